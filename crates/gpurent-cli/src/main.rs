@@ -1,0 +1,64 @@
+//! `gpurent`: the command-line interface over gpurent-core. Every subcommand makes the same core
+//! calls as the desktop app. With `--json`, stdout carries exactly one JSON document (documented in
+//! the README and kept stable); errors are then `{"error": {code, message, detail?}}` on stdout and
+//! exit code 2 for bad input, 1 for everything else.
+
+mod cards;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use gpurent_core::app::App;
+use gpurent_core::clock::SystemClock;
+use gpurent_core::paths::Paths;
+use gpurent_core::CoreError;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpurent",
+    version,
+    about = "Rent a cloud GPU, set it up for PyTorch, move your files, stop paying.",
+    long_about = "gpurent's command-line interface. It drives the same core as the desktop app.\n\
+                  Use --json for machine-readable output (see README: CLI JSON)."
+)]
+struct Cli {
+    /// Keep all gpurent files (config, data, logs, cache) under this directory
+    /// (same as setting GPURENT_HOME).
+    #[arg(long, global = true, value_name = "DIR", env = "GPURENT_HOME")]
+    data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List GPU cards in the catalog (specs with sources and confidence).
+    Cards(cards::CardsArgs),
+}
+
+fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
+    let paths = Paths::resolve(data_dir)?;
+    App::open(
+        paths,
+        Arc::new(SystemClock),
+        gpurent_core::settings::os_locale(),
+    )
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (json, result) = match &cli.command {
+        Command::Cards(args) => (
+            args.json,
+            open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),
+        ),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output::fail(&e, json),
+    }
+}

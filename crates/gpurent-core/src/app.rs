@@ -1,0 +1,263 @@
+//! [`App`]: the facade both edges use. It owns the paths, the database, the clock and the registry
+//! of running operations; each Tauri command and each CLI subcommand is one call on it.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::cancel::{CancelRegistry, CancelToken};
+use crate::catalog::{Card, CardFilter, Catalog, Source};
+use crate::clock::Clock;
+use crate::error::{Coded, CoreError};
+use crate::events::{Progress, ProgressSink};
+use crate::paths::Paths;
+use crate::selfcheck::{self, SelfCheckReport};
+use crate::settings::{Language, Settings};
+use crate::store::Store;
+
+/// A card with its sources resolved, for the detail panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CardDetail {
+    pub card: Card,
+    pub sources: Vec<Source>,
+}
+
+/// What the UI needs to render settings and pick its language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SettingsView {
+    pub settings: Settings,
+    /// The language to show now (the choice, or the OS locale's when the choice is "system").
+    pub effective_language: Language,
+    pub os_locale: Option<String>,
+    pub version: String,
+    pub data_dir: String,
+    /// Set when the settings file was damaged at startup (it was kept aside; defaults are used).
+    pub warning: Option<crate::ipc::ErrorPayload>,
+}
+
+#[derive(Debug)]
+pub struct App {
+    paths: Paths,
+    store: Mutex<Store>,
+    ops: CancelRegistry,
+    clock: Arc<dyn Clock>,
+    os_locale: Option<String>,
+    settings_warning: Mutex<Option<crate::ipc::ErrorPayload>>,
+}
+
+impl std::fmt::Debug for dyn Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+impl App {
+    /// Create the directories, open and migrate the database.
+    pub fn open(
+        paths: Paths,
+        clock: Arc<dyn Clock>,
+        os_locale: Option<String>,
+    ) -> Result<App, CoreError> {
+        paths.ensure()?;
+        let store = Store::open(&paths.database())?;
+        let warning = match Settings::load(&paths.settings()) {
+            (_, Some(e)) => {
+                tracing::warn!(code = e.code(), "settings could not be read: {e}");
+                Some(crate::ipc::ErrorPayload::from_error(&e))
+            }
+            _ => None,
+        };
+        Ok(App {
+            paths,
+            store: Mutex::new(store),
+            ops: CancelRegistry::new(),
+            clock,
+            os_locale,
+            settings_warning: Mutex::new(warning),
+        })
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    // ---- catalog ----
+
+    pub fn catalog_list(&self, filter: &CardFilter) -> Result<Vec<Card>, CoreError> {
+        Catalog::bundled()?.list(filter)
+    }
+
+    pub fn catalog_card(&self, id: &str) -> Result<CardDetail, CoreError> {
+        let cat = Catalog::bundled()?;
+        let card = cat.get(id)?.clone();
+        let sources = cat.sources_for(&card);
+        Ok(CardDetail { card, sources })
+    }
+
+    // ---- settings ----
+
+    pub fn settings_view(&self) -> SettingsView {
+        let (settings, _) = Settings::load(&self.paths.settings());
+        SettingsView {
+            effective_language: settings.effective_language(self.os_locale.as_deref()),
+            settings,
+            os_locale: self.os_locale.clone(),
+            version: crate::VERSION.to_string(),
+            data_dir: self.paths.data.display().to_string(),
+            warning: self.settings_warning.lock().ok().and_then(|w| w.clone()),
+        }
+    }
+
+    pub fn settings_set(&self, settings: &Settings) -> Result<SettingsView, CoreError> {
+        settings.save(&self.paths.settings())?;
+        if let Ok(mut w) = self.settings_warning.lock() {
+            *w = None;
+        }
+        Ok(self.settings_view())
+    }
+
+    // ---- long operations ----
+
+    /// Run long work as a registered operation: emits `Started{op_id}` first and `Finished` last,
+    /// records it in the database, and hands the work a cancel token.
+    pub fn run_op<T>(
+        &self,
+        kind: &str,
+        progress: &dyn ProgressSink,
+        work: impl FnOnce(&CancelToken) -> Result<T, CoreError>,
+    ) -> Result<T, CoreError> {
+        let guard = self.ops.begin();
+        self.with_store(|s| s.op_started(&guard.id, kind, self.clock.now_unix_ms()))?;
+        progress.emit(Progress::Started {
+            op_id: guard.id.clone(),
+        });
+        let result = work(&guard.token);
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.code(),
+        };
+        self.with_store(|s| s.op_finished(&guard.id, outcome, self.clock.now_unix_ms()))?;
+        progress.emit(Progress::Finished);
+        result
+    }
+
+    /// Cancel a running operation by the id its `Started` event carried.
+    pub fn cancel_op(&self, op_id: &str) -> Result<(), CoreError> {
+        self.ops.cancel(op_id)
+    }
+
+    /// The app's own health check.
+    pub fn self_check(&self, progress: &dyn ProgressSink) -> Result<SelfCheckReport, CoreError> {
+        self.run_op("self_check", progress, |token| {
+            selfcheck::run(&self.paths, progress, token)
+        })
+    }
+
+    fn with_store<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, CoreError>,
+    ) -> Result<T, CoreError> {
+        // A panic while holding the lock leaves the connection itself usable.
+        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        f(&guard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::settings::{LanguagePref, ThemePref};
+
+    fn app(root: &std::path::Path, locale: Option<&str>) -> App {
+        App::open(
+            Paths::under(root),
+            Arc::new(FixedClock(42)),
+            locale.map(String::from),
+        )
+        .expect("open")
+    }
+
+    #[test]
+    fn settings_follow_os_until_chosen_and_are_remembered() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let a = app(tmp.path(), Some("zh-CN"));
+        assert_eq!(a.settings_view().effective_language, Language::ZhCn);
+        a.settings_set(&Settings {
+            language: LanguagePref::En,
+            theme: ThemePref::Dark,
+        })
+        .expect("set");
+        drop(a);
+        let b = app(tmp.path(), Some("zh-CN"));
+        let v = b.settings_view();
+        assert_eq!(v.effective_language, Language::En);
+        assert_eq!(v.settings.theme, ThemePref::Dark);
+        assert!(v.warning.is_none());
+    }
+
+    #[test]
+    fn damaged_settings_surface_as_a_warning_not_a_failure() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let paths = Paths::under(tmp.path());
+        paths.ensure().expect("ensure");
+        std::fs::write(paths.settings(), "garbage").expect("write");
+        let a = app(tmp.path(), None);
+        let v = a.settings_view();
+        assert_eq!(
+            v.warning.map(|w| w.code).as_deref(),
+            Some("settings_damaged")
+        );
+        assert_eq!(v.settings, Settings::default());
+    }
+
+    #[test]
+    fn ops_are_logged_with_passed_in_time_and_cancellable() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let a = app(tmp.path(), None);
+        let events = Mutex::new(Vec::new());
+        let sink = |e: Progress| events.lock().expect("lock").push(e);
+        let r: Result<(), CoreError> = a.run_op("test", &sink, |token| {
+            let id = match &events.lock().expect("lock")[0] {
+                Progress::Started { op_id } => op_id.clone(),
+                other => panic!("first event {other:?}"),
+            };
+            a.cancel_op(&id).expect("cancel");
+            token.check()
+        });
+        assert!(matches!(r, Err(CoreError::Cancelled)));
+        assert_eq!(
+            events.lock().expect("lock").last(),
+            Some(&Progress::Finished)
+        );
+        let (started, outcome): (i64, String) = a
+            .with_store(|s| {
+                Ok(s.conn()
+                    .query_row("SELECT started_ms, outcome FROM operations", [], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?)
+            })
+            .expect("row");
+        assert_eq!((started, outcome.as_str()), (42, "cancelled"));
+        assert!(matches!(
+            a.cancel_op("op-999"),
+            Err(CoreError::UnknownOperation(_))
+        ));
+    }
+
+    #[test]
+    fn card_detail_resolves_sources() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let a = app(tmp.path(), None);
+        let d = a.catalog_card("h100-sxm").expect("detail");
+        assert_eq!(
+            d.sources.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+            vec!["S2", "S19"]
+        );
+        assert!(matches!(
+            a.catalog_card("nope"),
+            Err(CoreError::UnknownCard(_))
+        ));
+    }
+}

@@ -1,0 +1,33 @@
+//! # gpurent-core
+//!
+//! Everything gpurent knows and does, with no GUI in its dependency tree. The desktop shell
+//! (`src-tauri`) and the CLI (`gpurent-cli`) are thin edges over this crate.
+//!
+//! - [`app`]: the facade each Tauri command and CLI subcommand calls once.
+//! - [`paths`]: the one module that decides where files live (`GPURENT_HOME` redirects it).
+//! - [`catalog`]: GPU specs with sources and confidence, filters and plain-language advice.
+//! - [`store`]: SQLite with append-only migrations.
+//! - [`settings`]: language and theme preferences, written atomically.
+//! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
+//! - [`events`] and [`cancel`]: progress events and cancellation for long work.
+//! - [`selfcheck`]: the app's own health check, the first long operation on that plumbing.
+//! - [`clock`], [`secret`], [`logging`]: time passed in, redacted secrets, rotating file logs.
+
+pub mod app;
+pub mod cancel;
+pub mod catalog;
+pub mod clock;
+pub mod error;
+pub mod events;
+pub mod ipc;
+pub mod logging;
+pub mod paths;
+pub mod secret;
+pub mod selfcheck;
+pub mod settings;
+pub mod store;
+
+pub use error::{Coded, CoreError};
+
+/// The version of this build (the workspace version).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,102 @@
+//! The one place that decides where gpurent keeps files.
+//!
+//! Everything lives under four directories (config, data, logs, cache). By default they follow the
+//! platform's conventions (XDG on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
+//! Windows). Setting `GPURENT_HOME` (or the CLI's `--data-dir`) puts all four under one directory,
+//! for tests and portable installs.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::CoreError;
+
+/// Environment variable that redirects every gpurent directory under one root.
+pub const HOME_ENV: &str = "GPURENT_HOME";
+
+/// Where gpurent reads and writes. Cheap to clone; create once and pass around.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    pub config: PathBuf,
+    pub data: PathBuf,
+    pub logs: PathBuf,
+    pub cache: PathBuf,
+}
+
+impl Paths {
+    /// All four directories under one root: `<root>/config`, `<root>/data`, ...
+    pub fn under(root: impl AsRef<Path>) -> Self {
+        let root = root.as_ref();
+        Paths {
+            config: root.join("config"),
+            data: root.join("data"),
+            logs: root.join("logs"),
+            cache: root.join("cache"),
+        }
+    }
+
+    /// Resolve from an explicit override, then `GPURENT_HOME`, then the platform defaults.
+    pub fn resolve(override_root: Option<&Path>) -> Result<Self, CoreError> {
+        if let Some(root) = override_root {
+            return Ok(Self::under(root));
+        }
+        match std::env::var_os(HOME_ENV) {
+            Some(v) if !v.is_empty() => Ok(Self::under(PathBuf::from(v))),
+            _ => Self::platform(),
+        }
+    }
+
+    fn platform() -> Result<Self, CoreError> {
+        let dirs = directories::ProjectDirs::from("app", "gpurent", "gpurent")
+            .ok_or(CoreError::NoHomeDirectory)?;
+        Ok(Paths {
+            config: dirs.config_dir().to_path_buf(),
+            data: dirs.data_dir().to_path_buf(),
+            logs: dirs.data_local_dir().join("logs"),
+            cache: dirs.cache_dir().to_path_buf(),
+        })
+    }
+
+    /// Create all directories (idempotent).
+    pub fn ensure(&self) -> Result<(), CoreError> {
+        for dir in [&self.config, &self.data, &self.logs, &self.cache] {
+            std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// The SQLite database file.
+    pub fn database(&self) -> PathBuf {
+        self.data.join("gpurent.sqlite3")
+    }
+
+    /// The user's settings file.
+    pub fn settings(&self) -> PathBuf {
+        self.config.join("settings.json")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_root_puts_everything_under_it() {
+        let p = Paths::resolve(Some(Path::new("/x/y"))).expect("resolve");
+        assert_eq!(p.config, PathBuf::from("/x/y/config"));
+        assert_eq!(p.data, PathBuf::from("/x/y/data"));
+        assert_eq!(p.logs, PathBuf::from("/x/y/logs"));
+        assert_eq!(p.cache, PathBuf::from("/x/y/cache"));
+        assert_eq!(p.database(), PathBuf::from("/x/y/data/gpurent.sqlite3"));
+        assert_eq!(p.settings(), PathBuf::from("/x/y/config/settings.json"));
+    }
+
+    #[test]
+    fn ensure_creates_the_directories() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let p = Paths::under(tmp.path().join("home"));
+        p.ensure().expect("ensure");
+        for d in [&p.config, &p.data, &p.logs, &p.cache] {
+            assert!(d.is_dir(), "{} missing", d.display());
+        }
+        p.ensure().expect("second ensure is a no-op");
+    }
+}

@@ -1,0 +1,180 @@
+//! The SQLite database: state that must survive restarts (later: hosts, instance ledger, transfer
+//! journal). Schema changes are an ordered list of migrations; `PRAGMA user_version` records how
+//! many have run. Migrations are append-only: never edit one that has shipped.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::error::CoreError;
+
+/// Ordered schema migrations. Index + 1 is the schema version after it runs.
+const MIGRATIONS: &[&str] = &[
+    // 1: operation log (every long operation started through the op runner) and key/value metadata.
+    "CREATE TABLE operations (
+        id          TEXT PRIMARY KEY,
+        kind        TEXT NOT NULL,
+        started_ms  INTEGER NOT NULL,
+        finished_ms INTEGER,
+        outcome     TEXT            -- 'ok', 'cancelled' or an error code; NULL while running
+     );
+     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// An open database. Not `Sync`: the shell keeps it behind a mutex.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Open (creating if needed) and migrate to the current schema.
+    pub fn open(path: &Path) -> Result<Self, CoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
+        }
+        Self::init(Connection::open(path)?)
+    }
+
+    /// An in-memory database (tests).
+    pub fn open_in_memory() -> Result<Self, CoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self, CoreError> {
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        migrate(&mut conn)?;
+        Ok(Store { conn })
+    }
+
+    pub fn schema_version(&self) -> Result<i64, CoreError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Borrow the connection (domain modules add their own queries).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn meta_get(&self, key: &str) -> Result<Option<String>, CoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn meta_set(&self, key: &str, value: &str) -> Result<(), CoreError> {
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Record that an operation started.
+    pub fn op_started(&self, id: &str, kind: &str, now_ms: i64) -> Result<(), CoreError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO operations(id, kind, started_ms) VALUES (?1, ?2, ?3)",
+            params![id, kind, now_ms],
+        )?;
+        Ok(())
+    }
+
+    /// Record how an operation ended (`ok`, `cancelled` or an error code).
+    pub fn op_finished(&self, id: &str, outcome: &str, now_ms: i64) -> Result<(), CoreError> {
+        self.conn.execute(
+            "UPDATE operations SET finished_ms = ?2, outcome = ?3 WHERE id = ?1",
+            params![id, now_ms, outcome],
+        )?;
+        Ok(())
+    }
+
+    /// `PRAGMA quick_check`: `Ok(())` when the file is sound.
+    pub fn check_integrity(&self) -> Result<Result<(), String>, CoreError> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        Ok(if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(verdict)
+        })
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), CoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(CoreError::DatabaseTooNew {
+            found: current,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+        tracing::info!(version = i + 1, "database migrated");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_to_current_and_reopens() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("d/db.sqlite3");
+        {
+            let s = Store::open(&path).expect("open");
+            assert_eq!(s.schema_version().expect("v"), SCHEMA_VERSION);
+            s.meta_set("k", "v1").expect("set");
+            s.meta_set("k", "v2").expect("upsert");
+        }
+        let s = Store::open(&path).expect("reopen");
+        assert_eq!(s.meta_get("k").expect("get").as_deref(), Some("v2"));
+        assert_eq!(s.meta_get("missing").expect("get"), None);
+        assert_eq!(s.check_integrity().expect("check"), Ok(()));
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("db.sqlite3");
+        {
+            let c = Connection::open(&path).expect("open");
+            c.pragma_update(None, "user_version", 99).expect("set");
+        }
+        match Store::open(&path) {
+            Err(CoreError::DatabaseTooNew { found: 99, .. }) => {}
+            other => panic!("expected DatabaseTooNew, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn operation_log() {
+        let s = Store::open_in_memory().expect("open");
+        s.op_started("op-1", "self_check", 1000).expect("start");
+        s.op_finished("op-1", "ok", 1500).expect("finish");
+        let (fin, out): (i64, String) = s
+            .conn()
+            .query_row(
+                "SELECT finished_ms, outcome FROM operations WHERE id='op-1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("row");
+        assert_eq!((fin, out.as_str()), (1500, "ok"));
+    }
+}

@@ -1,0 +1,87 @@
+//! The UI's TypeScript types are generated from the Rust types (ts-rs) and committed under
+//! `ui/bindings/`. This test fails when they drift. Regenerate with:
+//!
+//! ```sh
+//! UPDATE_BINDINGS=1 cargo test -p gpurent-core --test bindings
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gpurent_core::app::{CardDetail, SettingsView};
+use gpurent_core::catalog::{Card, CardFilter};
+use gpurent_core::events::Progress;
+use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::selfcheck::SelfCheckReport;
+use gpurent_core::settings::Settings;
+use ts_rs::{Config, TS};
+
+/// Every type that crosses the IPC edge (their dependencies are exported with them).
+fn export_all(dir: &Path) {
+    let cfg = Config::new()
+        .with_out_dir(dir)
+        .with_large_int("number");
+    macro_rules! export {
+        ($($t:ty),* $(,)?) => { $( <$t as TS>::export_all(&cfg).expect(stringify!($t)); )* };
+    }
+    export!(
+        ErrorPayload,
+        Progress,
+        Card,
+        CardFilter,
+        CardDetail,
+        Settings,
+        SettingsView,
+        SelfCheckReport,
+    );
+}
+
+fn read_dir(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("read bindings dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "ts") {
+            let name = path
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            out.insert(name, std::fs::read_to_string(&path).expect("read"));
+        }
+    }
+    out
+}
+
+fn committed_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/bindings")
+}
+
+#[test]
+fn committed_bindings_match_rust_types() {
+    let fresh = tempfile::tempdir().expect("tmp");
+    export_all(fresh.path());
+    let generated = read_dir(fresh.path());
+    let committed_path = committed_dir();
+    if std::env::var_os("UPDATE_BINDINGS").is_some() {
+        std::fs::create_dir_all(&committed_path).expect("mkdir");
+        for old in read_dir(&committed_path).keys() {
+            std::fs::remove_file(committed_path.join(old)).expect("remove stale binding");
+        }
+        for (name, text) in &generated {
+            std::fs::write(committed_path.join(name), text).expect("write");
+        }
+    }
+    let committed = read_dir(&committed_path);
+    let names = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&committed),
+        names(&generated),
+        "ui/bindings has a different set of files; run UPDATE_BINDINGS=1 cargo test -p gpurent-core --test bindings"
+    );
+    for (name, text) in &generated {
+        assert_eq!(
+            &committed[name], text,
+            "ui/bindings/{name} is out of date; run UPDATE_BINDINGS=1 cargo test -p gpurent-core --test bindings"
+        );
+    }
+}

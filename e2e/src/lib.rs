@@ -1,0 +1,1 @@
+//! Intentionally empty: the journeys live in `tests/`.

@@ -1,0 +1,19 @@
+// Every app command is listed here so Tauri generates `allow-<command>` permissions for it; the
+// capability in capabilities/main.json then grants exactly these to the main window and nothing
+// else (least privilege: no core plugin permissions at all).
+const COMMANDS: &[&str] = &[
+    "catalog_list",
+    "catalog_card",
+    "settings_get",
+    "settings_set",
+    "selfcheck_run",
+    "op_cancel",
+];
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri-build failed");
+}

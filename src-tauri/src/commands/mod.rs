@@ -1,0 +1,5 @@
+//! One file per domain. Each handler: state → one core call → map error.
+
+pub mod catalog;
+pub mod ops;
+pub mod settings;

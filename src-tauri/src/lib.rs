@@ -1,0 +1,51 @@
+//! gpurent's desktop shell. It holds no logic: it builds the core [`App`] at startup, and each
+//! command (one file per domain under `commands/`) is state → one core call → error mapped at the
+//! edge. Progress of long work flows over a per-operation `tauri::ipc::Channel`.
+
+mod commands;
+mod edge;
+mod state;
+
+use std::sync::Arc;
+
+use gpurent_core::app::App;
+use gpurent_core::clock::SystemClock;
+use gpurent_core::paths::Paths;
+
+pub use state::AppState;
+
+/// Start the app: resolve paths (`GPURENT_HOME` redirects them), start file logging, open the
+/// core, then run the Tauri event loop.
+pub fn run() {
+    let startup = Paths::resolve(None).and_then(|paths| {
+        let guard = gpurent_core::logging::init_file_logging(&paths, "gpurent-app")?;
+        let app = App::open(
+            paths,
+            Arc::new(SystemClock),
+            gpurent_core::settings::os_locale(),
+        )?;
+        Ok((app, guard))
+    });
+    let (state, _log_guard) = match startup {
+        Ok((app, guard)) => (AppState::ready(app), Some(guard)),
+        Err(e) => (AppState::failed(&e), None),
+    };
+    tracing::info!(version = gpurent_core::VERSION, "gpurent app starting");
+
+    let result = tauri::Builder::default()
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            commands::catalog::catalog_list,
+            commands::catalog::catalog_card,
+            commands::settings::settings_get,
+            commands::settings::settings_set,
+            commands::ops::selfcheck_run,
+            commands::ops::op_cancel,
+        ])
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        tracing::error!("tauri stopped with an error: {e}");
+        eprintln!("gpurent could not start its window: {e}");
+        std::process::exit(1);
+    }
+}
