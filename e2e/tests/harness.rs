@@ -1,0 +1,236 @@
+//! Starts WebKitWebDriver (which starts the app) and wraps a fantoccini client with waits that
+//! poll the DOM (assert on the DOM, not on screenshot pixels).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+pub struct Session {
+    pub client: Client,
+    pub home: TempHome,
+    pub driver: Child,
+}
+
+/// A throwaway GPURENT_HOME, removed on drop.
+pub struct TempHome(PathBuf);
+
+impl TempHome {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A binary built into the same target dir as this test (`gpurent-app`, `bare-window`).
+pub fn app_binary(name: &str) -> PathBuf {
+    // target/debug/deps/webdriver-HASH -> target/debug/<name>
+    let exe = std::env::current_exe().expect("current exe");
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let app = debug.join(name);
+    assert!(
+        app.exists(),
+        "{} is missing: run `cargo build -p {name}` first",
+        app.display()
+    );
+    app
+}
+
+pub fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
+    std::fs::create_dir_all(&dir).expect("e2e/out");
+    dir
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+impl Session {
+    /// Start gpurent.
+    pub async fn start() -> Session {
+        Self::start_app(&app_binary("gpurent-app")).await
+    }
+
+    /// Start any Tauri binary through WebKitWebDriver.
+    pub async fn start_app(binary: &Path) -> Session {
+        assert!(
+            std::env::var_os("DISPLAY").is_some(),
+            "E2E needs an X display: run under xvfb-run"
+        );
+        let home = TempHome(std::env::temp_dir().join(format!(
+            "gpurent-e2e-{}-{}",
+            std::process::id(),
+            free_port()
+        )));
+        let port = free_port();
+        let driver = Command::new("WebKitWebDriver")
+            .arg(format!("--port={port}"))
+            .env("TAURI_WEBVIEW_AUTOMATION", "true")
+            .env("GPURENT_HOME", home.path())
+            .env("LANG", "en_US.UTF-8")
+            .env("LC_ALL", "en_US.UTF-8")
+            .env("LANGUAGE", "en_US")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start WebKitWebDriver (package webkit2gtk-driver)");
+        let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(
+            serde_json::json!({
+                "webkitgtk:browserOptions": { "binary": binary, "args": [] }
+            }),
+        )
+        .expect("caps");
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + TIMEOUT;
+        let client = loop {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(c) => break c,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => panic!("WebDriver session did not start: {e}"),
+            }
+        };
+        Session {
+            client,
+            home,
+            driver,
+        }
+    }
+
+    pub async fn wait_css(&self, css: &str) {
+        self.client
+            .wait()
+            .at_most(TIMEOUT)
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css} did not appear: {e}"));
+    }
+
+    pub async fn wait_gone(&self, css: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        while self.count(css).await > 0 {
+            assert!(Instant::now() < deadline, "{css} did not go away");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Poll until the first match of `css` has exactly `want` as its text.
+    pub async fn wait_text(&self, css: &str, want: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            if let Ok(e) = self.client.find(Locator::Css(css)).await {
+                if let Ok(t) = e.text().await {
+                    if t.trim() == want {
+                        return;
+                    }
+                    last = t;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{css}: wanted {want:?}, last saw {last:?}");
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        self.wait_css(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        e.text().await.expect("text").trim().to_string()
+    }
+
+    pub async fn count(&self, css: &str) -> usize {
+        self.client
+            .find_all(Locator::Css(css))
+            .await
+            .map(|v| v.len())
+            .unwrap_or(0)
+    }
+
+    pub async fn is_enabled(&self, css: &str) -> bool {
+        self.wait_css(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        e.is_enabled().await.expect("enabled")
+    }
+
+    pub async fn click(&self, css: &str) {
+        self.wait_css(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        // Bring it into view inside scrolling containers first (WebKit's driver only scrolls the page).
+        self.client
+            .execute(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+                vec![serde_json::Value::String(css.to_string())],
+            )
+            .await
+            .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
+        e.click().await.unwrap_or_else(|err| panic!("click {css}: {err:?}"));
+    }
+
+    pub async fn select(&self, css: &str, value: &str) {
+        self.wait_css(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        e.select_by_value(value)
+            .await
+            .unwrap_or_else(|err| panic!("select {value} in {css}: {err}"));
+    }
+
+    /// Screenshot of the whole X display (always current, unlike WebDriver's). Falls back to
+    /// WebDriver's own screenshot when ImageMagick's `import` is missing.
+    pub async fn screenshot(&self, name: &str) {
+        let path = out_dir().join(format!("{name}.png"));
+        // Let the compositor present the current DOM: two animation frames, then a short pause
+        // (under load the X window can lag the DOM by a few hundred ms).
+        let _ = self
+            .client
+            .execute_async(
+                "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
+                vec![],
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let x11 = Command::new("import")
+            .args(["-window", "root"])
+            .arg(&path)
+            .status();
+        if !matches!(x11, Ok(s) if s.success()) {
+            let png = self.client.screenshot().await.expect("screenshot");
+            std::fs::write(&path, png).expect("write screenshot");
+        }
+        eprintln!("screenshot: {}", path.display());
+    }
+
+    /// End the WebDriver session (closes the app); the driver stops on drop.
+    pub async fn finish(self) {
+        let _ = self.client.clone().close().await;
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // WebKitWebDriver stops its browser on SIGTERM; SIGKILL would leave it running.
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.driver.id().to_string())
+            .status();
+        let _ = self.driver.wait();
+    }
+}

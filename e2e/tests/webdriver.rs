@@ -1,0 +1,105 @@
+//! Journeys through the real gpurent app: WebKitWebDriver launches the debug binary under Xvfb
+//! (`xvfb-run`), with `GPURENT_HOME` pointing at a fresh temp dir so nothing of the developer's is
+//! touched. Screenshots are taken of the X display (`import -window root`) into `e2e/out/`.
+//!
+//! Run: `xvfb-run -a -s '-screen 0 1280x800x24' cargo test -p gpurent-e2e --test webdriver`
+//! (the app must be built first: `cargo build -p gpurent-app`).
+
+mod harness;
+
+use std::time::Instant;
+
+use fantoccini::Locator;
+use harness::Session;
+
+#[tokio::test]
+async fn catalog_language_and_selfcheck_journey() {
+    let started = Instant::now();
+    let s = Session::start().await;
+
+    // The rail: Pick a card works; later steps are visible but disabled with a description.
+    s.wait_css("body[data-ready='true']").await;
+    assert!(s.is_enabled("#nav-pick").await);
+    for later in ["keys", "hosts", "setup", "files", "monitor", "billing"] {
+        assert!(
+            !s.is_enabled(&format!("#nav-{later}")).await,
+            "{later} should be disabled"
+        );
+    }
+    assert_eq!(s.text("#nav-pick .rail-label").await, "Pick a card");
+
+    // Switch to 中文 in Settings: the whole UI follows and the choice is saved.
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    assert_eq!(s.text("#nav-pick .rail-label").await, "选卡");
+    let saved = std::fs::read_to_string(s.home.path().join("config/settings.json"))
+        .expect("settings.json written");
+    assert!(saved.contains("\"zh-CN\""), "{saved}");
+
+    // The catalog in Chinese, then back to English.
+    s.click("#nav-pick").await;
+    s.wait_text("h1", "GPU 显卡目录").await;
+    s.click("tr[data-card-id='rtx-4090'] td").await;
+    s.wait_css("#card-detail li[data-advice='infer7_to13b_and_lora']").await;
+    assert!(s
+        .text("#card-detail li[data-advice='infer7_to13b_and_lora']")
+        .await
+        .contains("24 GB 级"));
+    s.screenshot("catalog-zh").await;
+
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "en").await;
+    s.wait_text("h1", "Settings").await;
+
+    // Open the catalog, filter to >= 80 GB.
+    s.click("#nav-pick").await;
+    s.wait_text("h1", "GPU catalog").await;
+    s.wait_css("tr[data-card-id='rtx-4090']").await;
+    s.select("#filter-vram", "80").await;
+    s.wait_gone("tr[data-card-id='rtx-4090']").await;
+    for want in ["h100-sxm", "h200-sxm", "a100-80gb-sxm", "a100-80gb-pcie"] {
+        s.wait_css(&format!("tr[data-card-id='{want}']")).await;
+    }
+    let rows = s.count("#catalog-table tbody tr").await;
+    assert_eq!(rows, 10, "10 catalog cards have at least 80 GB");
+    assert_eq!(s.text("#catalog-count").await, "10 cards");
+
+    // Sort by bandwidth (descending first): B200 leads.
+    s.click("th[data-col='bw'] button").await;
+    s.wait_text("#catalog-table tbody tr:first-child td:first-child", "NVIDIA B200 (HGX)")
+        .await;
+
+    // The detail panel of a card, with its advice, specs and sources.
+    s.click("tr[data-card-id='h100-sxm'] td").await;
+    s.wait_text("#card-detail-name", "NVIDIA H100 SXM5").await;
+    let advice = s.text("#card-detail li[data-advice='multi_gpu_training']").await;
+    assert!(advice.contains("900 GB/s"), "{advice}");
+    assert_eq!(
+        s.text("#card-detail dd[data-field='mem_bw_gbps']").await,
+        "3,350 GB/s"
+    );
+    assert!(s.text("#card-detail .sources").await.contains("S2"));
+    s.screenshot("catalog-en").await;
+
+    // An unverified value is visibly marked.
+    s.click("tr[data-card-id='h20'] td").await;
+    s.wait_text("#card-detail-name", "NVIDIA H20").await;
+    let bf16 = s
+        .client
+        .find(Locator::Css("#card-detail dd[data-field='bf16_dense_tflops']"))
+        .await
+        .expect("bf16 cell");
+    assert_eq!(bf16.attr("class").await.expect("class").as_deref(), Some("unverified"));
+    assert!(bf16.text().await.expect("text").ends_with('*'));
+
+    // The self-check: a long operation with progress over a Channel.
+    s.click("#rail-settings").await;
+    s.click("#selfcheck-run").await;
+    s.wait_text("#selfcheck-line", "All checks passed.").await;
+    assert_eq!(s.count("#selfcheck-results li.ok").await, 4);
+    s.screenshot("settings-en").await;
+
+    s.finish().await;
+    eprintln!("E2E journey took {:.1} s", started.elapsed().as_secs_f64());
+}

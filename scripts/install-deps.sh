@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the system packages and npm dev tools gpurent needs on Debian/Ubuntu (idempotent).
+# Build: WebKitGTK 4.1 (Tauri v2), pkg-config, a C compiler. Test: Xvfb, WebKitWebDriver,
+# ImageMagick (screenshots), OpenSSH server (SSH tests), gnome-keyring + dbus (keychain tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+pkgs=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev
+      xvfb xauth webkit2gtk-driver imagemagick
+      openssh-server gnome-keyring libsecret-tools dbus libdbus-1-dev)
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+if ! dpkg -s "${pkgs[@]}" >/dev/null 2>&1; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+fi
+if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null; then
+  # rustup then installs the toolchain pinned in rust-toolchain.toml on first use.
+  $SUDO apt-get install -y -q --no-install-recommends curl ca-certificates
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v npm >/dev/null; then
+  $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi
+# typescript (tsc type-checks ui/) and @tauri-apps/cli (icons, installers), pinned by package-lock.json
+npm ci --no-audit --no-fund --loglevel=error

@@ -1,0 +1,29 @@
+// Typed wrappers over the Rust commands. Types come from ../bindings (generated from Rust).
+import { invoke, channel } from './tauri.js';
+
+/** @typedef {import('../bindings/Card').Card} Card */
+/** @typedef {import('../bindings/CardFilter').CardFilter} CardFilter */
+/** @typedef {import('../bindings/CardDetail').CardDetail} CardDetail */
+/** @typedef {import('../bindings/Settings').Settings} Settings */
+/** @typedef {import('../bindings/SettingsView').SettingsView} SettingsView */
+/** @typedef {import('../bindings/SelfCheckReport').SelfCheckReport} SelfCheckReport */
+/** @typedef {import('../bindings/Progress').Progress} Progress */
+
+/** @param {CardFilter} filter @returns {Promise<Card[]>} */
+export const catalogList = (filter) => invoke('catalog_list', { filter });
+
+/** @param {string} id @returns {Promise<CardDetail>} */
+export const catalogCard = (id) => invoke('catalog_card', { id });
+
+/** @returns {Promise<SettingsView>} */
+export const settingsGet = () => invoke('settings_get');
+
+/** @param {Settings} settings @returns {Promise<SettingsView>} */
+export const settingsSet = (settings) => invoke('settings_set', { settings });
+
+/** @param {(p: Progress) => void} onProgress @returns {Promise<SelfCheckReport>} */
+export const selfcheckRun = (onProgress) =>
+  invoke('selfcheck_run', { onProgress: channel(onProgress) });
+
+/** @param {string} opId @returns {Promise<null>} */
+export const opCancel = (opId) => invoke('op_cancel', { opId });

@@ -1,0 +1,94 @@
+// Entry point: the step rail, routing between screens, language and theme.
+import { settingsGet } from './api.js';
+import { showError } from './banner.js';
+import { byId, clear, el } from './dom.js';
+import { onLanguageChange, setLanguage, t } from './i18n.js';
+import { renderCatalog } from './views/catalog.js';
+import { renderSettings } from './views/settings.js';
+import { applyTheme } from './theme.js';
+
+/** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {(root: HTMLElement) => void | Promise<void>} Screen */
+
+/**
+ * The guided flow. Steps without a screen yet are shown disabled with their one-line description.
+ * @type {{ id: string, screen?: Screen }[]}
+ */
+const STEPS = [
+  { id: 'pick', screen: renderCatalog },
+  { id: 'keys' },
+  { id: 'hosts' },
+  { id: 'setup' },
+  { id: 'files' },
+  { id: 'monitor' },
+  { id: 'billing' },
+];
+
+/** @type {Record<string, Screen>} */
+const SCREENS = { settings: renderSettings };
+for (const s of STEPS) if (s.screen) SCREENS[s.id] = s.screen;
+
+let route = 'pick';
+
+function renderRail() {
+  const list = byId('rail-steps');
+  clear(list);
+  STEPS.forEach((step, i) => {
+    const enabled = Boolean(step.screen);
+    const button = el(
+      'button',
+      {
+        class: `rail-item${route === step.id ? ' active' : ''}`,
+        type: 'button',
+        id: `nav-${step.id}`,
+        'data-route': step.id,
+        disabled: !enabled,
+        'aria-current': route === step.id ? 'page' : undefined,
+        title: enabled ? t(`nav.${step.id}.desc`) : `${t(`nav.${step.id}.desc`)} — ${t('nav.soon')}`,
+      },
+      el('span', { class: 'rail-num', text: String(i + 1) }),
+      el(
+        'span',
+        { class: 'rail-text' },
+        el('span', { class: 'rail-label', text: t(`nav.${step.id}`) }),
+        enabled ? null : el('span', { class: 'rail-desc', text: t(`nav.${step.id}.desc`) }),
+      ),
+    );
+    list.append(el('li', {}, button));
+  });
+  const settings = byId('rail-settings');
+  settings.classList.toggle('active', route === 'settings');
+}
+
+/** @param {string} next */
+export async function navigate(next) {
+  if (!SCREENS[next]) return;
+  route = next;
+  renderRail();
+  const view = byId('view');
+  clear(view);
+  view.dataset.screen = next;
+  await SCREENS[next](view);
+}
+
+async function start() {
+  document.addEventListener('click', (ev) => {
+    const target = /** @type {HTMLElement | null} */ (ev.target instanceof Element ? ev.target.closest('[data-route]') : null);
+    if (target && !target.hasAttribute('disabled')) navigate(target.dataset.route ?? 'pick');
+  });
+  onLanguageChange(() => navigate(route));
+  try {
+    const view = await settingsGet();
+    applyTheme(view.settings.theme);
+    setLanguage(view.effective_language);
+    if (view.warning) showError(view.warning);
+  } catch (e) {
+    setLanguage(navigator.language.toLowerCase().startsWith('zh') ? 'zh-CN' : 'en');
+    showError(/** @type {ErrorPayload} */ (e));
+  }
+  await navigate(route);
+  document.body.dataset.ready = 'true';
+  performance.mark('gpurent-ready');
+}
+
+start();

@@ -1,0 +1,60 @@
+// Translations: zh-CN and en. `t(key, params)` looks up the current language, falls back to
+// English, then to the key itself. Static text in index.html carries data-i18n="key".
+import en from './i18n/en.js';
+import zh from './i18n/zh-CN.js';
+
+/** @typedef {import('../bindings/Language').Language} Language */
+/** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+/** @type {Record<Language, Record<string, string>>} */
+export const DICTIONARIES = { en, 'zh-CN': zh };
+
+/** @type {Language} */
+let current = 'en';
+/** @type {Set<() => void>} */
+const listeners = new Set();
+
+/** @returns {Language} */
+export const language = () => current;
+
+/** @param {Language} lang */
+export function setLanguage(lang) {
+  current = lang;
+  document.documentElement.lang = lang;
+  translateStatic(document);
+  for (const l of listeners) l();
+}
+
+/** Re-render when the language changes. @param {() => void} fn */
+export function onLanguageChange(fn) {
+  listeners.add(fn);
+}
+
+/**
+ * @param {string} key
+ * @param {Record<string, string | number>} [params]
+ */
+export function t(key, params = {}) {
+  const text = DICTIONARIES[current][key] ?? DICTIONARIES.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+}
+
+/** Translate an error payload by its code (never by its English message). @param {ErrorPayload} e */
+export function errorText(e) {
+  const key = `error.${e.code}`;
+  return key in DICTIONARIES.en ? t(key, { detail: e.detail ?? e.message }) : e.message;
+}
+
+/** @param {string | number} n @param {number} [digits] */
+export function num(n, digits = 1) {
+  const v = typeof n === 'number' ? n : Number(n);
+  return new Intl.NumberFormat(current, { maximumFractionDigits: digits }).format(v);
+}
+
+/** @param {ParentNode} root */
+export function translateStatic(root) {
+  for (const node of root.querySelectorAll('[data-i18n]')) {
+    const key = node.getAttribute('data-i18n');
+    if (key) node.textContent = t(key);
+  }
+}

@@ -1,0 +1,15 @@
+// The slice of Tauri's injected global API that ui/js/tauri.js uses (withGlobalTauri = true).
+// Only that module may touch window.__TAURI__.
+interface TauriChannel<T> {
+  onmessage: (message: T) => void;
+  readonly id: number;
+}
+
+interface Window {
+  __TAURI__?: {
+    core: {
+      invoke<T>(cmd: string, args?: Record<string, unknown>): Promise<T>;
+      Channel: new <T>() => TauriChannel<T>;
+    };
+  };
+}
