@@ -6,6 +6,8 @@
 //! - [`app`]: the facade each Tauri command and CLI subcommand calls once.
 //! - [`paths`]: the one module that decides where files live (`GPURENT_HOME` redirects it).
 //! - [`catalog`]: GPU specs with sources and confidence, filters and plain-language advice.
+//! - [`estimate`]: memory / speed / time / cost estimates per job, fit verdicts per card, explanations.
+//! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
 //! - [`store`]: SQLite with append-only migrations.
 //! - [`settings`]: language and theme preferences, written atomically.
 //! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
@@ -14,12 +16,15 @@
 //! - [`clock`], [`secret`], [`logging`]: time passed in, redacted secrets, rotating file logs.
 
 pub mod app;
+pub mod app_estimate;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;
 pub mod error;
+pub mod estimate;
 pub mod events;
 pub mod ipc;
+pub mod localgpu;
 pub mod logging;
 pub mod paths;
 pub mod secret;
