@@ -35,7 +35,8 @@ pub const DS_BUFFER_FACTOR: f64 = 1.5;
 
 /// ZeRO-2 per-GPU bytes. `older_formula`: `4·P + 16·P/G` (the docs' printout, 15.93 GiB for
 /// t5-3b on 8 GPUs); otherwise the current code's `2·P + 18·P/G`. With the optimizer offloaded:
-/// `2·P`. gpurent mirrors the older, documented formula in its own ZeRO-2 (memory.rs).
+/// `2·P`. gpurent's own model (memory.rs) uses the ZeRO paper's 16 bytes/param accounting
+/// (bf16 gradients, no separate fp32 gradient partition): `2·P + 14·P/G` for ZeRO-2.
 pub fn zero2_gpu_bytes(z: &ZeroInput, offload_optimizer: bool, older_formula: bool) -> f64 {
     let (p, g) = (z.params, z.gpus());
     match (offload_optimizer, older_formula) {

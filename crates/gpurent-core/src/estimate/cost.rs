@@ -260,7 +260,10 @@ mod tests {
         let r = rent_vs_buy(15_000.0, 450.0, 0.6, 2.27, 0.5);
         assert!((r.break_even_hours.expect("pays off") - 7_500.0).abs() < 1e-6);
         assert!((r.break_even_months.expect("months") - 7_500.0 / 365.25).abs() < 1e-6);
-        assert_eq!(rent_vs_buy(1.0, 1000.0, 1.0, 0.5, 0.5).break_even_hours, None);
+        assert_eq!(
+            rent_vs_buy(1.0, 1000.0, 1.0, 0.5, 0.5).break_even_hours,
+            None
+        );
     }
 
     #[test]

@@ -218,7 +218,10 @@ pub fn explain(
             gpus: f.gpus,
         });
     }
-    if let Some(f) = fits.iter().find(|f| f.verdict == FitVerdict::PartialOffload) {
+    if let Some(f) = fits
+        .iter()
+        .find(|f| f.verdict == FitVerdict::PartialOffload)
+    {
         if let Some(o) = &f.offload {
             out.push(Explanation::PartialOffload {
                 card_id: f.card_id.clone(),

@@ -98,7 +98,9 @@ pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
     let mut offload = None;
     let (verdict, gpus, mem) = match found {
         Some((n, _)) => {
-            let n = n.max(r.job.gpus).min(if r.job.task.is_training() { 64 } else { 8 });
+            let n = n
+                .max(r.job.gpus)
+                .min(if r.job.task.is_training() { 64 } else { 8 });
             let m = per_gpu(r, n, &mut scratch);
             (
                 if n == 1 {
@@ -136,7 +138,9 @@ pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
         if r.job.task.is_training() {
             speed::training_speed(r, card, gpus, &mut unc)
         } else {
-            let cpu_bytes = offload.as_ref().map_or(0.0, |o| o.cpu_gib * super::model::GIB);
+            let cpu_bytes = offload
+                .as_ref()
+                .map_or(0.0, |o| o.cpu_gib * super::model::GIB);
             speed::inference_speed(r, card, gpus, cpu_bytes, &mut unc)
         }
     });

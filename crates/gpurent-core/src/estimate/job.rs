@@ -181,6 +181,10 @@ pub struct TrainingSettings {
     /// Optimizer step fused into backward (torchtune `optimizer_in_bwd`): a gradient lives only
     /// until its parameter is updated, so at most the largest tensor's gradient is resident.
     pub optimizer_in_backward: bool,
+    /// QLoRA with PEFT's `prepare_model_for_kbit_training`: the parameters that stay unquantized
+    /// (embeddings, LM head, norms) are cast to fp32 (4 bytes instead of 2). On by default, as in
+    /// the Hugging Face QLoRA recipe; torchtune does not do it.
+    pub upcast_unquantized_fp32: bool,
 }
 
 impl Default for TrainingSettings {
@@ -194,6 +198,7 @@ impl Default for TrainingSettings {
             lora_targets: LoraTargets::AllLinear,
             loss: LossImpl::Unfused,
             optimizer_in_backward: false,
+            upcast_unquantized_fp32: true,
         }
     }
 }

@@ -242,7 +242,10 @@ pub fn inference(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMem
     let torch_bytes: f64;
     match job.engine {
         Engine::Transformers => {
-            match shape.as_ref().and_then(|s| hf_prefill_bytes_per_token(s, tp)) {
+            match shape
+                .as_ref()
+                .and_then(|s| hf_prefill_bytes_per_token(s, tp))
+            {
                 Some(b) => lines.push(line(MemoryItem::PrefillActivations, b * prompt)),
                 None => unc.push(Uncertain::new(
                     "activations_unknown_shape",
@@ -251,7 +254,10 @@ pub fn inference(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMem
             }
             torch_bytes = lines.iter().map(|l| l.gib).sum::<f64>() * GIB;
             lines.push(line(MemoryItem::CudaContext, CUDA_CONTEXT_GIB * GIB));
-            lines.push(line(MemoryItem::AllocatorSlack, ALLOCATOR_SLACK * torch_bytes));
+            lines.push(line(
+                MemoryItem::AllocatorSlack,
+                ALLOCATOR_SLACK * torch_bytes,
+            ));
         }
         Engine::Vllm => {
             let prof = f64::from(
@@ -259,7 +265,10 @@ pub fn inference(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMem
                     .max_num_batched_tokens
                     .unwrap_or(job.context_tokens.max(2048)),
             );
-            match shape.as_ref().and_then(|s| hf_prefill_bytes_per_token(s, tp)) {
+            match shape
+                .as_ref()
+                .and_then(|s| hf_prefill_bytes_per_token(s, tp))
+            {
                 Some(b) => lines.push(line(MemoryItem::ProfileActivations, b * prof)),
                 None => unc.push(Uncertain::new(
                     "activations_unknown_shape",
@@ -341,9 +350,14 @@ pub fn training(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMemo
             MemoryItem::LinearWeights,
             p.linear * r.quant.bits_per_weight / 8.0 / shard_w,
         ));
+        let bytes = if job.task == Task::Qlora && t.upcast_unquantized_fp32 {
+            4.0
+        } else {
+            2.0
+        };
         lines.push(line(
             MemoryItem::Embeddings16bit,
-            (p.embedding + p.lm_head) * 2.0 / shard_w,
+            (p.embedding + p.lm_head) * bytes / shard_w,
         ));
     } else {
         lines.push(line(MemoryItem::LinearWeights, base_bytes / shard_w));
@@ -355,13 +369,16 @@ pub fn training(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMemo
     let opt_bytes = t.optimizer.state_bytes(t.precision);
     match job.task {
         Task::Full | Task::Pretrain => {
+            // Gradients have the weights' type (2 bytes for bf16, 4 for an fp32 model).
+            let wb = r.quant.bits_per_weight / 8.0;
             let grads = if t.optimizer_in_backward {
-                p.embedding.max(p.lm_head) * 2.0
+                p.embedding.max(p.lm_head) * wb
             } else {
-                p.total * 2.0 / shard_g
+                p.total * wb / shard_g
             };
             lines.push(line(MemoryItem::Gradients, grads));
-            if t.precision == TrainPrecision::Mixed {
+            // An fp32 master copy only when the working weights are 16-bit.
+            if t.precision == TrainPrecision::Mixed && wb < 4.0 {
                 lines.push(line(MemoryItem::MasterWeights, p.total * 4.0 / shard_o));
             }
             lines.push(line(
@@ -409,10 +426,7 @@ pub fn training(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMemo
             } else {
                 s.layers * per
             };
-            lines.push(line(
-                MemoryItem::LayerActivations,
-                layers * tokens / act_tp,
-            ));
+            lines.push(line(MemoryItem::LayerActivations, layers * tokens / act_tp));
             if let Some(v) = s.vocab {
                 lines.push(line(
                     MemoryItem::Logits,
@@ -437,7 +451,10 @@ pub fn training(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMemo
     }
     let torch_bytes = lines.iter().map(|l| l.gib).sum::<f64>() * GIB;
     lines.push(line(MemoryItem::CudaContext, CUDA_CONTEXT_GIB * GIB));
-    lines.push(line(MemoryItem::AllocatorSlack, ALLOCATOR_SLACK * torch_bytes));
+    lines.push(line(
+        MemoryItem::AllocatorSlack,
+        ALLOCATOR_SLACK * torch_bytes,
+    ));
     PerGpuMemory::from_lines(lines)
 }
 
@@ -470,7 +487,11 @@ pub fn llama_cpp_offload(r: &Resolved, capacity_gib: f64) -> Option<OffloadPlan>
     } else {
         p.lm_head
     }) * bpw;
-    let kv_layer = r.model.kv_bytes_per_token(job.kv_cache.bytes_per_element())? / s.layers * ctx;
+    let kv_layer = r
+        .model
+        .kv_bytes_per_token(job.kv_cache.bytes_per_element())?
+        / s.layers
+        * ctx;
     let layer = p.linear * bpw / s.layers + kv_layer;
     let reserve = OLLAMA_RESERVE_GIB * GIB;
     let cap = capacity_gib * GIB;

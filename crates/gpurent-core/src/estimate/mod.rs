@@ -24,8 +24,8 @@ pub use cost::{Billing, BillingRule, CostSettings, JobCost, Offer, RentVsBuy};
 pub use explain::Explanation;
 pub use fit::{CardFit, FitVerdict, RankedOffer};
 pub use job::{
-    Engine, Job, KvCacheDtype, LoraTargets, LossImpl, Optimizer, Parallelism, Task,
-    TrainPrecision, TrainingSettings, VllmSettings,
+    Engine, Job, KvCacheDtype, LoraTargets, LossImpl, Optimizer, Parallelism, Task, TrainPrecision,
+    TrainingSettings, VllmSettings,
 };
 pub use memory::{MemoryBreakdown, MemoryItem, MemoryLine, OffloadPlan, PerGpuMemory};
 pub use model::{ModelCatalog, ModelSpec, ParamSplit, QuantFormat, GIB};
@@ -87,7 +87,10 @@ impl Resolved {
         }
         if let Some(m) = job.mfu {
             if !(m > 0.0 && m <= 1.0) {
-                return Err(CoreError::invalid("mfu", "MFU is a fraction between 0 and 1"));
+                return Err(CoreError::invalid(
+                    "mfu",
+                    "MFU is a fraction between 0 and 1",
+                ));
             }
         }
         let u = job.vllm.gpu_memory_utilization;

@@ -140,8 +140,8 @@ pub fn inference_speed(
         }
         // Large batches turn compute-bound: 2·N FLOPs per token.
         if let Some(pk) = peak {
-            let compute = 2.0 * p.total * f64::from(job.batch.max(1))
-                / (n * pk * 1e12 * PREFILL_EFFICIENCY);
+            let compute =
+                2.0 * p.total * f64::from(job.batch.max(1)) / (n * pk * 1e12 * PREFILL_EFFICIENCY);
             step = step.max(compute);
         }
         if step.is_finite() {
@@ -167,7 +167,11 @@ pub fn inference_speed(
     }
     let prefill = peak.map(|pk| {
         let attn = r.model.shape().map_or(0.0, |s| {
-            4.0 * s.layers * s.heads * s.head_dim * f64::from(job.prompt_tokens.unwrap_or(job.context_tokens)) / 2.0
+            4.0 * s.layers
+                * s.heads
+                * s.head_dim
+                * f64::from(job.prompt_tokens.unwrap_or(job.context_tokens))
+                / 2.0
         });
         n * pk * 1e12 * PREFILL_EFFICIENCY / (2.0 * p.total + attn)
     });
