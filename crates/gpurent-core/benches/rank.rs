@@ -37,12 +37,20 @@ fn bench(c: &mut Criterion) {
     let settings = CostSettings::default();
     c.bench_function("fit all cards + rank 10k offers", |b| {
         b.iter(|| {
-            let mut fits: Vec<_> = cards.cards().iter().map(|card| fit_card(&r, card)).collect();
+            let mut fits: Vec<_> = cards
+                .cards()
+                .iter()
+                .map(|card| fit_card(&r, card))
+                .collect();
             rank_cards(&mut fits);
             black_box(rank_offers(&fits, black_box(&offers), &settings))
         })
     });
-    let mut fits: Vec<_> = cards.cards().iter().map(|card| fit_card(&r, card)).collect();
+    let mut fits: Vec<_> = cards
+        .cards()
+        .iter()
+        .map(|card| fit_card(&r, card))
+        .collect();
     rank_cards(&mut fits);
     c.bench_function("rank 10k offers (fits precomputed)", |b| {
         b.iter(|| black_box(rank_offers(&fits, black_box(&offers), &settings)))

@@ -52,15 +52,26 @@ mod tests {
         };
         let e = app.estimate(&job).expect("estimate");
         assert_eq!(e.task, Task::Infer);
-        let h100 = e.fits.iter().find(|f| f.card_id == "h100-sxm").expect("h100 row");
+        let h100 = e
+            .fits
+            .iter()
+            .find(|f| f.card_id == "h100-sxm")
+            .expect("h100 row");
         assert_eq!(h100.verdict, FitVerdict::FitsOn1);
         assert_eq!(app.models().expect("models").len(), 10);
-        assert!(app.quant_formats().expect("quants").iter().any(|q| q.id == "q4_k_m"));
+        assert!(app
+            .quant_formats()
+            .expect("quants")
+            .iter()
+            .any(|q| q.id == "q4_k_m"));
         let bad = Job {
             model: Some("nope".into()),
             ..Default::default()
         };
-        assert!(matches!(app.estimate(&bad), Err(CoreError::InvalidInput { .. })));
+        assert!(matches!(
+            app.estimate(&bad),
+            Err(CoreError::InvalidInput { .. })
+        ));
         assert!(app.local_gpus().is_ok());
     }
 }
