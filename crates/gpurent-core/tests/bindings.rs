@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
+use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
 use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
 use ts_rs::{Config, TS};
 
 /// Every type that crosses the IPC edge (their dependencies are exported with them).
 fn export_all(dir: &Path) {
-    let cfg = Config::new()
-        .with_out_dir(dir)
-        .with_large_int("number");
+    let cfg = Config::new().with_out_dir(dir).with_large_int("number");
     macro_rules! export {
         ($($t:ty),* $(,)?) => { $( <$t as TS>::export_all(&cfg).expect(stringify!($t)); )* };
     }
@@ -33,6 +33,11 @@ fn export_all(dir: &Path) {
         Settings,
         SettingsView,
         SelfCheckReport,
+        Job,
+        Estimate,
+        ModelSpec,
+        QuantFormat,
+        LocalGpuReport,
     );
 }
 
