@@ -79,9 +79,10 @@ impl Session {
             .arg(format!("--port={port}"))
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             .env("GPURENT_HOME", home.path())
-            .env("LANG", "en_US.UTF-8")
-            .env("LC_ALL", "en_US.UTF-8")
-            .env("LANGUAGE", "en_US")
+            // An English OS locale that exists on every Debian (en_US may not be generated).
+            .env("LANG", "C.UTF-8")
+            .env("LC_ALL", "C.UTF-8")
+            .env("LANGUAGE", "en")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
