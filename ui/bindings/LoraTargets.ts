@@ -3,4 +3,4 @@
 /**
  * Which linear layers get LoRA adapters.
  */
-export type LoraTargets = "q_v" | "attention" | "all_linear";
+export type LoraTargets = "qv" | "attention" | "all_linear";

@@ -14,6 +14,6 @@ gpu_memory_utilization: number,
 enforce_eager: boolean, 
 /**
  * Tokens in the start-up profiling forward; None = max(context, 2048) as vLLM 0.6 did
- * without chunked prefill.
+ * without chunked prefill (contexts up to 32K), 8,192 (chunked prefill) above.
  */
 max_num_batched_tokens: number | null, };

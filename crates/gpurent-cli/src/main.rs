@@ -4,6 +4,7 @@
 //! exit code 2 for bad input, 1 for everything else.
 
 mod cards;
+mod estimate;
 mod output;
 
 use std::path::PathBuf;
@@ -38,6 +39,10 @@ struct Cli {
 enum Command {
     /// List GPU cards in the catalog (specs with sources and confidence).
     Cards(cards::CardsArgs),
+    /// Memory, fit per card, speed, time and cost for a job (docs/estimator.md).
+    Estimate(Box<estimate::EstimateArgs>),
+    /// List the model catalog and weight formats.
+    Models(estimate::ModelsArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -55,6 +60,14 @@ fn main() -> ExitCode {
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),
+        ),
+        Command::Estimate(args) => (
+            args.json,
+            open_app(cli.data_dir.as_deref()).and_then(|app| estimate::run(&app, args)),
+        ),
+        Command::Models(args) => (
+            args.json,
+            open_app(cli.data_dir.as_deref()).and_then(|app| estimate::run_models(&app, args)),
         ),
     };
     match result {

@@ -44,7 +44,7 @@ pub enum Explanation {
     },
     /// The weights alone exceed the largest single card.
     WeightsExceedLargestCard { weights_gib: f64, card_gb: f64 },
-    /// The smallest setup that fits.
+    /// The smallest setup that fits (fewest GPUs, then least memory, then fastest).
     BestFit {
         card_id: String,
         gpus: u32,

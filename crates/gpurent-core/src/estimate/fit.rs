@@ -180,12 +180,14 @@ pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
     }
 }
 
-/// Catalog cards in the order a newcomer wants: fits on one, then on few, then speed.
+/// Catalog cards in the order a newcomer wants without prices: fits on one, then on few; among
+/// those the smallest card that is enough (memory is what costs), then the faster.
 pub fn rank_cards(fits: &mut [CardFit]) {
     fits.sort_by(|a, b| {
         a.verdict
             .cmp(&b.verdict)
             .then(a.gpus.cmp(&b.gpus))
+            .then_with(|| a.vram_gb.total_cmp(&b.vram_gb))
             .then_with(|| speed_key(b).total_cmp(&speed_key(a)))
     });
 }
@@ -241,7 +243,10 @@ pub fn rank_offers(
         .enumerate()
         .filter_map(|(i, o)| {
             let f = by_id.get(o.card_id.as_str())?;
-            if f.verdict == FitVerdict::DoesNotFit || !(o.price_per_gpu_hour >= 0.0) {
+            if f.verdict == FitVerdict::DoesNotFit
+                || !o.price_per_gpu_hour.is_finite()
+                || o.price_per_gpu_hour < 0.0
+            {
                 return None;
             }
             let per_hour = o.price_per_gpu_hour * f64::from(f.gpus);

@@ -48,8 +48,10 @@ pub enum KvCacheDtype {
     /// fp8 (vLLM `kv_cache_dtype=fp8`), 1 byte.
     Fp8,
     /// llama.cpp q8_0: 34 bytes per 32 elements [S32].
+    #[serde(rename = "q8_0")]
     Q8_0,
     /// llama.cpp q4_0: 18 bytes per 32 elements [S32] (needs flash attention in Ollama).
+    #[serde(rename = "q4_0")]
     Q4_0,
 }
 
@@ -88,10 +90,12 @@ pub enum Optimizer {
     /// AdamW with two fp32 states (8 bytes/param; 4 in pure-bf16 training).
     Adamw,
     /// bitsandbytes 8-bit AdamW (2 bytes/param).
+    #[serde(rename = "adamw_8bit")]
     Adamw8bit,
     /// bitsandbytes paged AdamW (fp32 states in unified memory: may spill to host RAM).
     PagedAdamw,
     /// bitsandbytes paged 8-bit AdamW.
+    #[serde(rename = "paged_adamw_8bit")]
     PagedAdamw8bit,
     /// SGD with momentum (one state).
     SgdMomentum,
@@ -134,6 +138,7 @@ pub enum TrainPrecision {
 #[serde(rename_all = "snake_case")]
 pub enum LoraTargets {
     /// q_proj + v_proj (PEFT's and torchtune's classic default).
+    #[serde(rename = "qv")]
     QV,
     /// q, k, v, o.
     Attention,
@@ -212,7 +217,7 @@ pub struct VllmSettings {
     /// No CUDA graphs (saves their memory, costs speed).
     pub enforce_eager: bool,
     /// Tokens in the start-up profiling forward; None = max(context, 2048) as vLLM 0.6 did
-    /// without chunked prefill.
+    /// without chunked prefill (contexts up to 32K), 8,192 (chunked prefill) above.
     pub max_num_batched_tokens: Option<u32>,
 }
 

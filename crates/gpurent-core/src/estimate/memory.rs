@@ -260,11 +260,14 @@ pub fn inference(r: &Resolved, gpus: u32, unc: &mut Vec<Uncertain>) -> PerGpuMem
             ));
         }
         Engine::Vllm => {
-            let prof = f64::from(
-                job.vllm
-                    .max_num_batched_tokens
-                    .unwrap_or(job.context_tokens.max(2048)),
-            );
+            // vLLM 0.6 profiled max(max_model_len, 2048) tokens at once up to 32K (validation
+            // B2); longer contexts use chunked prefill, whose V1 default batch is 8,192 tokens.
+            let default = if job.context_tokens > 32_768 {
+                8192
+            } else {
+                job.context_tokens.max(2048)
+            };
+            let prof = f64::from(job.vllm.max_num_batched_tokens.unwrap_or(default));
             match shape
                 .as_ref()
                 .and_then(|s| hf_prefill_bytes_per_token(s, tp))

@@ -197,7 +197,7 @@ pub fn c2() -> Vec<Row> {
     let (m, u) = mem(&ft("t0-3b", 2.851, Task::Full), 1);
     assert!(has(&u, "activations_unknown_shape"));
     let gb = m.allocated_gib() * GIB / 1e9;
-    assert!(gb <= 47.14 && gb >= 47.14 * (1.0 - TRAIN));
+    assert!((47.14 * (1.0 - TRAIN)..=47.14).contains(&gb));
     rows.push(unc("C2", "T0_3B full FT (states only)", Some(gb), Some(47.14), "GB",
         "T5 encoder-decoder shape not in the catalog: states only, a lower bound within 20 % (asserted)"));
     for (id, p) in [("mt0-xxl", 12.0), ("bloomz-7b1", 7.0)] {
