@@ -154,7 +154,12 @@ impl App {
         })
     }
 
-    fn with_store<T>(
+    /// The injected clock's time.
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_unix_ms()
+    }
+
+    pub(crate) fn with_store<T>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, CoreError>,
     ) -> Result<T, CoreError> {

@@ -9,6 +9,7 @@
 //! - [`estimate`]: memory / speed / time / cost estimates per job, fit verdicts per card, explanations.
 //! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
 //! - [`store`]: SQLite with append-only migrations.
+//! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
 //! - [`settings`]: language and theme preferences, written atomically.
 //! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
 //! - [`events`] and [`cancel`]: progress events and cancellation for long work.
@@ -27,6 +28,7 @@ pub mod ipc;
 pub mod localgpu;
 pub mod logging;
 pub mod paths;
+pub mod prices;
 pub mod secret;
 pub mod selfcheck;
 pub mod settings;

@@ -19,6 +19,12 @@ const MIGRATIONS: &[&str] = &[
         outcome     TEXT            -- 'ok', 'cancelled' or an error code; NULL while running
      );
      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    // 2: the user's own GPU prices (gpurent ships none it cannot source), one offer per card.
+    "CREATE TABLE card_prices (
+        card_id    TEXT PRIMARY KEY,
+        offer_json TEXT NOT NULL,   -- estimate::Offer as JSON
+        updated_ms INTEGER NOT NULL
+     );",
 ];
 
 /// The schema version this build writes.
