@@ -9,8 +9,10 @@
 
 #[path = "validation/cases_a_b.rs"]
 mod cases_a_b;
-#[path = "validation/cases_c_d.rs"]
-mod cases_c_d;
+#[path = "validation/cases_c.rs"]
+mod cases_c;
+#[path = "validation/cases_d.rs"]
+mod cases_d;
 #[path = "validation/support.rs"]
 mod support;
 
@@ -29,16 +31,16 @@ fn all_rows() -> Vec<Row> {
         cases_a_b::b3,
         cases_a_b::b4,
         cases_a_b::b5,
-        cases_c_d::c1,
-        cases_c_d::c2,
-        cases_c_d::c3,
-        cases_c_d::c4,
-        cases_c_d::c5,
-        cases_c_d::d1,
-        cases_c_d::d2,
-        cases_c_d::d3,
-        cases_c_d::d4,
-        cases_c_d::d5,
+        cases_c::c1,
+        cases_c::c2,
+        cases_c::c3,
+        cases_c::c4,
+        cases_c::c5,
+        cases_d::d1,
+        cases_d::d2,
+        cases_d::d3,
+        cases_d::d4,
+        cases_d::d5,
     ] {
         rows.extend(f());
     }
@@ -69,16 +71,16 @@ case_test!(
     b3_ollama_kv_cache => cases_a_b::b3,
     b4_ollama_partial_offload_footprint => cases_a_b::b4,
     b5_stable_diffusion_not_modelled => cases_a_b::b5,
-    c1_torchtune_training_memory => cases_c_d::c1,
-    c2_peft_table => cases_c_d::c2,
-    c3_long_context_qlora => cases_c_d::c3,
-    c4_qlora_paper_claims => cases_c_d::c4,
-    c5_torchtitan_pretraining_memory => cases_c_d::c5,
-    d1_mfu_from_throughput => cases_c_d::d1,
-    d2_user_guide_training_time => cases_c_d::d2,
-    d3_model_card_gpu_hours => cases_c_d::d3,
-    d4_decode_speed => cases_c_d::d4,
-    d5_llama_cpp_quant_speed_ratios => cases_c_d::d5,
+    c1_torchtune_training_memory => cases_c::c1,
+    c2_peft_table => cases_c::c2,
+    c3_long_context_qlora => cases_c::c3,
+    c4_qlora_paper_claims => cases_c::c4,
+    c5_torchtitan_pretraining_memory => cases_c::c5,
+    d1_mfu_from_throughput => cases_d::d1,
+    d2_user_guide_training_time => cases_d::d2,
+    d3_model_card_gpu_hours => cases_d::d3,
+    d4_decode_speed => cases_d::d4,
+    d5_llama_cpp_quant_speed_ratios => cases_d::d5,
 );
 
 #[test]
