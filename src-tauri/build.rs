@@ -8,6 +8,14 @@ const COMMANDS: &[&str] = &[
     "settings_set",
     "selfcheck_run",
     "op_cancel",
+    "estimate_run",
+    "estimate_defaults",
+    "estimate_models",
+    "estimate_quants",
+    "local_gpus",
+    "prices_list",
+    "price_set",
+    "price_delete",
 ];
 
 fn main() {

@@ -158,6 +158,36 @@ impl Session {
         e.text().await.expect("text").trim().to_string()
     }
 
+    pub async fn attr(&self, css: &str, name: &str) -> String {
+        self.wait_css(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        e.attr(name)
+            .await
+            .expect("attr")
+            .unwrap_or_else(|| panic!("{css} has no {name}"))
+    }
+
+    /// Scroll an element to the top of its scrolling container (for screenshots).
+    pub async fn scroll_to(&self, css: &str) {
+        self.wait_css(css).await;
+        self.client
+            .execute(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+                vec![serde_json::Value::String(css.to_string())],
+            )
+            .await
+            .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
+    }
+
+    /// Type into an input and commit it (a `change` event, as when the user leaves the field).
+    pub async fn type_into(&self, css: &str, text: &str) {
+        self.click(css).await;
+        let e = self.client.find(Locator::Css(css)).await.expect(css);
+        e.send_keys(&format!("{text}\u{E007}"))
+            .await
+            .unwrap_or_else(|err| panic!("type into {css}: {err:?}"));
+    }
+
     pub async fn count(&self, css: &str) -> usize {
         self.client
             .find_all(Locator::Css(css))

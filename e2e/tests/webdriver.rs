@@ -39,6 +39,7 @@ async fn catalog_language_and_selfcheck_journey() {
 
     // The catalog in Chinese, then back to English.
     s.click("#nav-pick").await;
+    s.click("#tab-catalog").await;
     s.wait_text("h1", "GPU 显卡目录").await;
     s.click("tr[data-card-id='rtx-4090'] td").await;
     s.wait_css("#card-detail li[data-advice='infer7_to13b_and_lora']").await;
@@ -54,6 +55,7 @@ async fn catalog_language_and_selfcheck_journey() {
 
     // Open the catalog, filter to >= 80 GB.
     s.click("#nav-pick").await;
+    s.click("#tab-catalog").await;
     s.wait_text("h1", "GPU catalog").await;
     s.wait_css("tr[data-card-id='rtx-4090']").await;
     s.select("#filter-vram", "80").await;
@@ -102,4 +104,63 @@ async fn catalog_language_and_selfcheck_journey() {
 
     s.finish().await;
     eprintln!("E2E journey took {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test]
+async fn qlora_70b_estimate_journey() {
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+    // Pick a card opens on the estimate tab.
+    s.click("#tab-estimate").await;
+    s.click("#preset-qlora70b").await;
+    s.wait_css("#est-total").await;
+    assert_eq!(s.count("#est-bar .seg[data-bucket='weights']").await, 1);
+    for b in ["weights", "activations", "optimizer", "overhead"] {
+        assert!(
+            s.text(&format!("#est-breakdown li[data-bucket='{b}']"))
+                .await
+                .ends_with("GiB"),
+            "{b}"
+        );
+    }
+    // A 48 GB card fits on one; a 24 GB card does not.
+    for card in ["l40s", "rtx-a6000"] {
+        let v = s
+            .attr(&format!("tr[data-card-id='{card}'] td.verdict"), "data-verdict")
+            .await;
+        assert_eq!(v, "fits_on1", "{card}");
+    }
+    let v4090 = s
+        .attr("tr[data-card-id='rtx-4090'] td.verdict", "data-verdict")
+        .await;
+    assert_ne!(v4090, "fits_on1");
+    // Your own GPU comes first; here there is none, which is a normal answer.
+    let local = s.text("#est-local").await;
+    assert!(local.contains("No local NVIDIA GPU found"), "{local}");
+    let why_en = s.text("#est-why li[data-key='memory_summary']").await;
+    assert!(why_en.contains("GiB per GPU"), "{why_en}");
+    s.scroll_to("#est-total").await;
+    s.screenshot("estimate-en").await;
+
+    // The explanation in Chinese.
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    s.click("#nav-pick").await;
+    s.wait_css("#est-why li[data-key='memory_summary']").await;
+    let why_zh = s.text("#est-why li[data-key='memory_summary']").await;
+    assert!(why_zh.contains("每张需要"), "{why_zh}");
+    assert_eq!(
+        s.attr("tr[data-card-id='l40s'] td.verdict", "data-verdict").await,
+        "fits_on1"
+    );
+    assert_eq!(s.text("tr[data-card-id='l40s'] td.verdict").await, "单卡可行");
+    s.scroll_to("#est-why").await;
+    s.screenshot("estimate-zh").await;
+
+    // A price typed for a card is remembered and prices the job.
+    s.click("#tab-estimate").await;
+    s.type_into("input.price[data-card='l40s']", "1.5").await;
+    s.wait_gone("#est-noprices").await;
+    s.finish().await;
 }

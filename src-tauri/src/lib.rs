@@ -41,6 +41,14 @@ pub fn run() {
             commands::settings::settings_set,
             commands::ops::selfcheck_run,
             commands::ops::op_cancel,
+            commands::estimate::estimate_run,
+            commands::estimate::estimate_defaults,
+            commands::estimate::estimate_models,
+            commands::estimate::estimate_quants,
+            commands::estimate::local_gpus,
+            commands::estimate::prices_list,
+            commands::estimate::price_set,
+            commands::estimate::price_delete,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -27,3 +27,34 @@ export const selfcheckRun = (onProgress) =>
 
 /** @param {string} opId @returns {Promise<null>} */
 export const opCancel = (opId) => invoke('op_cancel', { opId });
+
+/** @typedef {import('../bindings/Job').Job} Job */
+/** @typedef {import('../bindings/Estimate').Estimate} Estimate */
+/** @typedef {import('../bindings/ModelSpec').ModelSpec} ModelSpec */
+/** @typedef {import('../bindings/QuantFormat').QuantFormat} QuantFormat */
+/** @typedef {import('../bindings/LocalGpuReport').LocalGpuReport} LocalGpuReport */
+/** @typedef {import('../bindings/Offer').Offer} Offer */
+
+/** @param {Job} job @returns {Promise<Estimate>} */
+export const estimateRun = (job) => invoke('estimate_run', { job });
+
+/** @returns {Promise<Job>} */
+export const estimateDefaults = () => invoke('estimate_defaults');
+
+/** @returns {Promise<ModelSpec[]>} */
+export const estimateModels = () => invoke('estimate_models');
+
+/** @returns {Promise<QuantFormat[]>} */
+export const estimateQuants = () => invoke('estimate_quants');
+
+/** @returns {Promise<LocalGpuReport>} */
+export const localGpus = () => invoke('local_gpus');
+
+/** @returns {Promise<Offer[]>} */
+export const pricesList = () => invoke('prices_list');
+
+/** @param {Offer} offer @returns {Promise<Offer[]>} */
+export const priceSet = (offer) => invoke('price_set', { offer });
+
+/** @param {string} cardId @returns {Promise<Offer[]>} */
+export const priceDelete = (cardId) => invoke('price_delete', { cardId });

@@ -3,7 +3,7 @@ import { settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
-import { renderCatalog } from './views/catalog.js';
+import { renderPick } from './views/pick.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
 
@@ -15,7 +15,7 @@ import { applyTheme } from './theme.js';
  * @type {{ id: string, screen?: Screen }[]}
  */
 const STEPS = [
-  { id: 'pick', screen: renderCatalog },
+  { id: 'pick', screen: renderPick },
   { id: 'keys' },
   { id: 'hosts' },
   { id: 'setup' },

@@ -1,13 +1,15 @@
 // Translations: zh-CN and en. `t(key, params)` looks up the current language, falls back to
 // English, then to the key itself. Static text in index.html carries data-i18n="key".
 import en from './i18n/en.js';
+import enEstimate from './i18n/en-estimate.js';
 import zh from './i18n/zh-CN.js';
+import zhEstimate from './i18n/zh-CN-estimate.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
-export const DICTIONARIES = { en, 'zh-CN': zh };
+export const DICTIONARIES = { en: { ...en, ...enEstimate }, 'zh-CN': { ...zh, ...zhEstimate } };
 
 /** @type {Language} */
 let current = 'en';

@@ -1,0 +1,49 @@
+//! Pick a card: job estimates, the model catalog, the local GPU and the user's prices.
+
+use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
+use gpurent_core::localgpu::LocalGpuReport;
+use tauri::State;
+
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+#[tauri::command]
+pub async fn estimate_run(state: State<'_, AppState>, job: Job) -> CmdResult<Estimate> {
+    state.app()?.estimate(&job).map_err(err)
+}
+
+/// A job with every default filled in (the UI edits it; defaults live in Rust only).
+#[tauri::command]
+pub async fn estimate_defaults() -> CmdResult<Job> {
+    Ok(Job::default())
+}
+
+#[tauri::command]
+pub async fn estimate_models(state: State<'_, AppState>) -> CmdResult<Vec<ModelSpec>> {
+    state.app()?.models().map_err(err)
+}
+
+#[tauri::command]
+pub async fn estimate_quants(state: State<'_, AppState>) -> CmdResult<Vec<QuantFormat>> {
+    state.app()?.quant_formats().map_err(err)
+}
+
+#[tauri::command]
+pub async fn local_gpus(state: State<'_, AppState>) -> CmdResult<LocalGpuReport> {
+    state.app()?.local_gpus().map_err(err)
+}
+
+#[tauri::command]
+pub async fn prices_list(state: State<'_, AppState>) -> CmdResult<Vec<Offer>> {
+    state.app()?.prices().map_err(err)
+}
+
+#[tauri::command]
+pub async fn price_set(state: State<'_, AppState>, offer: Offer) -> CmdResult<Vec<Offer>> {
+    state.app()?.price_set(&offer).map_err(err)
+}
+
+#[tauri::command]
+pub async fn price_delete(state: State<'_, AppState>, card_id: String) -> CmdResult<Vec<Offer>> {
+    state.app()?.price_delete(&card_id).map_err(err)
+}

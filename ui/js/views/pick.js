@@ -1,0 +1,25 @@
+// Step 1, "Pick a card": two tabs, the job estimate (default) and the card catalog.
+import { el } from '../dom.js';
+import { t } from '../i18n.js';
+import { renderCatalog } from './catalog.js';
+import { renderEstimate } from './estimate.js';
+
+/** @type {'estimate' | 'catalog'} */
+let tab = 'estimate';
+
+/** @param {HTMLElement} root */
+export async function renderPick(root) {
+  const body = el('div', { class: 'tab-body' });
+  const tabs = el('div', { class: 'tabs', role: 'tablist' });
+  for (const id of /** @type {const} */ (['estimate', 'catalog'])) {
+    const b = el('button', { type: 'button', role: 'tab', id: `tab-${id}`, class: tab === id ? 'tab active' : 'tab', 'aria-selected': tab === id ? 'true' : 'false', text: t(`pick.tab.${id}`) });
+    b.addEventListener('click', () => {
+      tab = id;
+      root.replaceChildren();
+      renderPick(root);
+    });
+    tabs.append(b);
+  }
+  root.append(tabs, body);
+  await (tab === 'estimate' ? renderEstimate(body) : renderCatalog(body));
+}
