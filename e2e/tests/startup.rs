@@ -48,7 +48,12 @@ fn descendants(root: u32, procs: &[(u32, u32, u64)]) -> Vec<u32> {
     let mut i = 0;
     while i < all.len() {
         let p = all[i];
-        all.extend(procs.iter().filter(|(_, pp, _)| *pp == p).map(|(c, _, _)| *c));
+        all.extend(
+            procs
+                .iter()
+                .filter(|(_, pp, _)| *pp == p)
+                .map(|(c, _, _)| *c),
+        );
         i += 1;
     }
     all

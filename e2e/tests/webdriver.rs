@@ -42,7 +42,8 @@ async fn catalog_language_and_selfcheck_journey() {
     s.click("#tab-catalog").await;
     s.wait_text("h1", "GPU 显卡目录").await;
     s.click("tr[data-card-id='rtx-4090'] td").await;
-    s.wait_css("#card-detail li[data-advice='infer7_to13b_and_lora']").await;
+    s.wait_css("#card-detail li[data-advice='infer7_to13b_and_lora']")
+        .await;
     assert!(s
         .text("#card-detail li[data-advice='infer7_to13b_and_lora']")
         .await
@@ -69,13 +70,18 @@ async fn catalog_language_and_selfcheck_journey() {
 
     // Sort by bandwidth (descending first): B200 leads.
     s.click("th[data-col='bw'] button").await;
-    s.wait_text("#catalog-table tbody tr:first-child td:first-child", "NVIDIA B200 (HGX)")
-        .await;
+    s.wait_text(
+        "#catalog-table tbody tr:first-child td:first-child",
+        "NVIDIA B200 (HGX)",
+    )
+    .await;
 
     // The detail panel of a card, with its advice, specs and sources.
     s.click("tr[data-card-id='h100-sxm'] td").await;
     s.wait_text("#card-detail-name", "NVIDIA H100 SXM5").await;
-    let advice = s.text("#card-detail li[data-advice='multi_gpu_training']").await;
+    let advice = s
+        .text("#card-detail li[data-advice='multi_gpu_training']")
+        .await;
     assert!(advice.contains("900 GB/s"), "{advice}");
     assert_eq!(
         s.text("#card-detail dd[data-field='mem_bw_gbps']").await,
@@ -89,10 +95,15 @@ async fn catalog_language_and_selfcheck_journey() {
     s.wait_text("#card-detail-name", "NVIDIA H20").await;
     let bf16 = s
         .client
-        .find(Locator::Css("#card-detail dd[data-field='bf16_dense_tflops']"))
+        .find(Locator::Css(
+            "#card-detail dd[data-field='bf16_dense_tflops']",
+        ))
         .await
         .expect("bf16 cell");
-    assert_eq!(bf16.attr("class").await.expect("class").as_deref(), Some("unverified"));
+    assert_eq!(
+        bf16.attr("class").await.expect("class").as_deref(),
+        Some("unverified")
+    );
     assert!(bf16.text().await.expect("text").ends_with('*'));
 
     // The self-check: a long operation with progress over a Channel.
@@ -126,7 +137,10 @@ async fn qlora_70b_estimate_journey() {
     // A 48 GB card fits on one; a 24 GB card does not.
     for card in ["l40s", "rtx-a6000"] {
         let v = s
-            .attr(&format!("tr[data-card-id='{card}'] td.verdict"), "data-verdict")
+            .attr(
+                &format!("tr[data-card-id='{card}'] td.verdict"),
+                "data-verdict",
+            )
             .await;
         assert_eq!(v, "fits_on1", "{card}");
     }
@@ -151,10 +165,14 @@ async fn qlora_70b_estimate_journey() {
     let why_zh = s.text("#est-why li[data-key='memory_summary']").await;
     assert!(why_zh.contains("每张需要"), "{why_zh}");
     assert_eq!(
-        s.attr("tr[data-card-id='l40s'] td.verdict", "data-verdict").await,
+        s.attr("tr[data-card-id='l40s'] td.verdict", "data-verdict")
+            .await,
         "fits_on1"
     );
-    assert_eq!(s.text("tr[data-card-id='l40s'] td.verdict").await, "单卡可行");
+    assert_eq!(
+        s.text("tr[data-card-id='l40s'] td.verdict").await,
+        "单卡可行"
+    );
     s.scroll_to("#est-why").await;
     s.screenshot("estimate-zh").await;
 

@@ -1,3 +1,6 @@
+// Shared by several test binaries; each uses a different subset of it.
+#![allow(dead_code)]
+
 //! Starts WebKitWebDriver (which starts the app) and wraps a fantoccini client with waits that
 //! poll the DOM (assert on the DOM, not on screenshot pixels).
 
@@ -9,6 +12,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
+#[derive(Debug)]
 pub struct Session {
     pub client: Client,
     pub home: TempHome,
@@ -16,6 +20,7 @@ pub struct Session {
 }
 
 /// A throwaway GPURENT_HOME, removed on drop.
+#[derive(Debug)]
 pub struct TempHome(PathBuf);
 
 impl TempHome {
@@ -87,12 +92,11 @@ impl Session {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start WebKitWebDriver (package webkit2gtk-driver)");
-        let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(
-            serde_json::json!({
+        let caps: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({
                 "webkitgtk:browserOptions": { "binary": binary, "args": [] }
-            }),
-        )
-        .expect("caps");
+            }))
+            .expect("caps");
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + TIMEOUT;
         let client = loop {
@@ -213,7 +217,9 @@ impl Session {
             )
             .await
             .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
-        e.click().await.unwrap_or_else(|err| panic!("click {css}: {err:?}"));
+        e.click()
+            .await
+            .unwrap_or_else(|err| panic!("click {css}: {err:?}"));
     }
 
     pub async fn select(&self, css: &str, value: &str) {
