@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Prepare this machine for the SSH tests (crates/gpurent-testhost): the login user `gputest` and
+# sshd's privilege-separation directory. Run once as root before the tests (they run in parallel
+# and must never create the user themselves: concurrent useradd calls race). Idempotent.
+#
+# - useradd creates a *locked* account ('!' in /etc/shadow), which sshd refuses with UsePAM no even
+#   for public-key logins; a password hash set with chpasswd (or '*') unlocks it.
+# - The password is a fixed, public test value used only by the loopback sshd fixture's
+#   password-login tests (gpurent_testhost::TEST_PASSWORD); the fixture listens on 127.0.0.1 only.
+set -euo pipefail
+
+user=gputest
+password='gpurent-test-pw'   # keep in sync with gpurent_testhost::TEST_PASSWORD
+
+if [ "$(id -u)" != 0 ]; then
+  echo "setup-test-host.sh: must run as root (creates user $user)" >&2
+  exit 1
+fi
+if [ ! -x /usr/sbin/sshd ]; then
+  echo "setup-test-host.sh: /usr/sbin/sshd is missing (apt-get install openssh-server)" >&2
+  exit 1
+fi
+
+if ! id -u "$user" >/dev/null 2>&1; then
+  useradd -m -s /bin/bash "$user"
+fi
+# Set the known test password with a fixed salt, so the hash is deterministic and a rerun only
+# compares strings (usermod locks /etc/shadow; keep reruns cheap).
+hash=$(openssl passwd -6 -salt gpurentfixture "$password")
+if [ "$(getent shadow "$user" | cut -d: -f2)" != "$hash" ]; then
+  usermod -p "$hash" "$user"
+fi
+mkdir -p -m 0755 /run/sshd
+echo "test host ready: user $user, /run/sshd"
