@@ -25,6 +25,19 @@ const MIGRATIONS: &[&str] = &[
         offer_json TEXT NOT NULL,   -- estimate::Offer as JSON
         updated_ms INTEGER NOT NULL
      );",
+    // 3: SSH keys (metadata only; the private key lives in the OS keychain under keychain_account).
+    "CREATE TABLE keys (
+        label            TEXT PRIMARY KEY,
+        algorithm        TEXT NOT NULL,      -- OpenSSH name: ssh-ed25519, ssh-rsa, ...
+        bits             INTEGER,            -- RSA size; NULL where fixed
+        fingerprint      TEXT NOT NULL UNIQUE, -- SHA256:...
+        public_key       TEXT NOT NULL,      -- the authorized_keys line
+        comment          TEXT NOT NULL,
+        has_passphrase   INTEGER NOT NULL,
+        origin           TEXT NOT NULL,      -- 'generated' | 'imported'
+        keychain_account TEXT NOT NULL UNIQUE,
+        created_ms       INTEGER NOT NULL
+     );",
 ];
 
 /// The schema version this build writes.
