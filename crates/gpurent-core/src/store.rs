@@ -38,6 +38,41 @@ const MIGRATIONS: &[&str] = &[
         keychain_account TEXT NOT NULL UNIQUE,
         created_ms       INTEGER NOT NULL
      );",
+    // 4: saved SSH hosts, their pinned host keys (target and jump host) and the re-pin history.
+    "CREATE TABLE hosts (
+        label          TEXT PRIMARY KEY,
+        address        TEXT NOT NULL,
+        port           INTEGER NOT NULL,
+        user           TEXT NOT NULL,
+        jump_address   TEXT,              -- ssh -J host; NULL when direct
+        jump_port      INTEGER,
+        jump_user      TEXT,
+        key_label      TEXT,              -- keys.label used to log in (no foreign key: keys may go)
+        provider       TEXT,
+        notes          TEXT,
+        created_ms     INTEGER NOT NULL,
+        last_used_ms   INTEGER,
+        last_check_json TEXT              -- remote::HostCheck as JSON
+     );
+     CREATE TABLE host_keys (
+        host_label  TEXT NOT NULL REFERENCES hosts(label) ON DELETE CASCADE ON UPDATE CASCADE,
+        role        TEXT NOT NULL,        -- 'target' | 'jump'
+        key_type    TEXT NOT NULL,        -- ssh-ed25519, ecdsa-sha2-nistp256, ...
+        key_base64  TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,        -- SHA256:...
+        pinned_ms   INTEGER NOT NULL,
+        source      TEXT NOT NULL,        -- 'user' | 'known_hosts' | 'repin'
+        PRIMARY KEY (host_label, role)
+     );
+     CREATE TABLE host_key_history (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        host_label      TEXT NOT NULL REFERENCES hosts(label) ON DELETE CASCADE ON UPDATE CASCADE,
+        role            TEXT NOT NULL,
+        changed_ms      INTEGER NOT NULL,
+        changed_by      TEXT NOT NULL,    -- who confirmed the re-pin (OS user name or 'user')
+        old_fingerprint TEXT NOT NULL,
+        new_fingerprint TEXT NOT NULL
+     );",
 ];
 
 /// The schema version this build writes.
