@@ -12,7 +12,7 @@ const COMMANDS: &[&str] = &[
     "estimate_defaults",
     "estimate_models",
     "estimate_quants",
-    "local_gpus",
+    "local_fit",
     "prices_list",
     "price_set",
     "price_delete",

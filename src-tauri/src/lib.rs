@@ -45,7 +45,7 @@ pub fn run() {
             commands::estimate::estimate_defaults,
             commands::estimate::estimate_models,
             commands::estimate::estimate_quants,
-            commands::estimate::local_gpus,
+            commands::estimate::local_fit,
             commands::estimate::prices_list,
             commands::estimate::price_set,
             commands::estimate::price_delete,

@@ -32,7 +32,7 @@ export const opCancel = (opId) => invoke('op_cancel', { opId });
 /** @typedef {import('../bindings/Estimate').Estimate} Estimate */
 /** @typedef {import('../bindings/ModelSpec').ModelSpec} ModelSpec */
 /** @typedef {import('../bindings/QuantFormat').QuantFormat} QuantFormat */
-/** @typedef {import('../bindings/LocalGpuReport').LocalGpuReport} LocalGpuReport */
+/** @typedef {import('../bindings/LocalFitReport').LocalFitReport} LocalFitReport */
 /** @typedef {import('../bindings/Offer').Offer} Offer */
 
 /** @param {Job} job @returns {Promise<Estimate>} */
@@ -47,8 +47,8 @@ export const estimateModels = () => invoke('estimate_models');
 /** @returns {Promise<QuantFormat[]>} */
 export const estimateQuants = () => invoke('estimate_quants');
 
-/** @returns {Promise<LocalGpuReport>} */
-export const localGpus = () => invoke('local_gpus');
+/** @param {Job} job @returns {Promise<LocalFitReport>} */
+export const localFit = (job) => invoke('local_fit', { job });
 
 /** @returns {Promise<Offer[]>} */
 export const pricesList = () => invoke('prices_list');

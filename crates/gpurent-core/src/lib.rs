@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod app_estimate;
+pub mod app_local;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;

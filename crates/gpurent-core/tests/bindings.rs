@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpurent_core::app::{CardDetail, SettingsView};
+use gpurent_core::app_local::LocalFitReport;
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
@@ -38,6 +39,7 @@ fn export_all(dir: &Path) {
         ModelSpec,
         QuantFormat,
         LocalGpuReport,
+        LocalFitReport,
     );
 }
 

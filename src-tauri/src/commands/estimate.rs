@@ -1,7 +1,7 @@
 //! Pick a card: job estimates, the model catalog, the local GPU and the user's prices.
 
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
-use gpurent_core::localgpu::LocalGpuReport;
+use gpurent_core::app_local::LocalFitReport;
 use tauri::State;
 
 use crate::edge::{err, CmdResult};
@@ -28,9 +28,10 @@ pub async fn estimate_quants(state: State<'_, AppState>) -> CmdResult<Vec<QuantF
     state.app()?.quant_formats().map_err(err)
 }
 
+/// The job on this computer's own GPUs (the first row of the ranking).
 #[tauri::command]
-pub async fn local_gpus(state: State<'_, AppState>) -> CmdResult<LocalGpuReport> {
-    state.app()?.local_gpus().map_err(err)
+pub async fn local_fit(state: State<'_, AppState>, job: Job) -> CmdResult<LocalFitReport> {
+    state.app()?.local_fit(&job).map_err(err)
 }
 
 #[tauri::command]

@@ -81,8 +81,6 @@ export default {
   'est.local.none': 'No local NVIDIA GPU found',
   'est.local.nodriver': 'No local NVIDIA GPU found (no NVIDIA driver on this computer)',
   'est.local.found': '{name}, {gib} GiB',
-  'est.local.fits': 'Fits',
-  'est.local.nofit': 'Does not fit',
   'est.price.none': 'gpurent ships no prices: enter what your platform charges per GPU-hour and it is remembered.',
   'est.price.save': 'Save',
   'est.price.placeholder': 'e.g. 2.5',

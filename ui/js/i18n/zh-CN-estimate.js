@@ -81,8 +81,6 @@ export default {
   'est.local.none': '未发现本地 NVIDIA GPU',
   'est.local.nodriver': '未发现本地 NVIDIA GPU（这台电脑没有 NVIDIA 驱动）',
   'est.local.found': '{name}，{gib} GiB',
-  'est.local.fits': '装得下',
-  'est.local.nofit': '装不下',
   'est.price.none': 'gpurent 不内置任何价格：填入你所用平台每 GPU·小时的价格，gpurent 会记住。',
   'est.price.save': '保存',
   'est.price.placeholder': '如 2.5',

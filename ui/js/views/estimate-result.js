@@ -1,6 +1,6 @@
 // The answer to a job: memory bar against card sizes, the plain-language "why", what is
 // uncertain, and every card ranked — your own GPU first — with your prices and the job's cost.
-import { localGpus, priceSet } from '../api.js';
+import { priceSet } from '../api.js';
 import { showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
@@ -11,6 +11,7 @@ import { num, t } from '../i18n.js';
 /** @typedef {import('../../bindings/Offer').Offer} Offer */
 /** @typedef {import('../../bindings/MemoryBreakdown').MemoryBreakdown} MemoryBreakdown */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../bindings/LocalFitReport').LocalFitReport} LocalFitReport */
 
 /** @type {(keyof MemoryBreakdown)[]} */
 const BUCKETS = ['weights', 'kv_cache', 'activations', 'gradients', 'optimizer', 'overhead'];
@@ -20,14 +21,15 @@ const MARK_CARDS = ['rtx-4090', 'l40s', 'h100-sxm'];
 /**
  * @param {HTMLElement} root
  * @param {Estimate} e
+ * @param {LocalFitReport} local
  * @param {Offer[]} offers
  * @param {() => void} rerun
  */
-export async function renderResult(root, e, offers, rerun) {
+export function renderResult(root, e, local, offers, rerun) {
   clear(root);
   /** @type {Map<string, string>} */
   const names = new Map(e.fits.map((f) => [f.card_id, f.card_name]));
-  root.append(memoryCard(e), whyCard(e, names), await cardsTable(e, offers, rerun));
+  root.append(memoryCard(e), whyCard(e, names), cardsTable(e, local, offers, rerun));
 }
 
 /** @param {Estimate} e */
@@ -149,16 +151,17 @@ function timeText(f) {
 
 /**
  * @param {Estimate} e
+ * @param {LocalFitReport} local
  * @param {Offer[]} offers
  * @param {() => void} rerun
  */
-async function cardsTable(e, offers, rerun) {
+function cardsTable(e, local, offers, rerun) {
   const training = e.task !== 'infer';
   const currency = offers[0]?.currency ?? 'USD';
   const head = el('tr');
   for (const k of ['card', 'verdict', 'mem', 'speed', 'time', 'price', 'cost']) head.append(el('th', { scope: 'col', text: t(`est.col.${k}`) }));
   const body = el('tbody');
-  body.append(await localRow(e));
+  body.append(...localRows(local, training));
   for (const f of e.fits) {
     const ranked = e.ranking.find((r) => r.card_id === f.card_id);
     const offer = offers.find((o) => o.card_id === f.card_id);
@@ -192,25 +195,27 @@ async function cardsTable(e, offers, rerun) {
     el('div', { class: 'table-wrap' }, el('table', { class: 'data', id: 'est-cards' }, el('thead', {}, head), body)));
 }
 
-/** The local GPU, first row: "none found" is a normal answer. @param {Estimate} e */
-async function localRow(e) {
-  const row = el('tr', { id: 'est-local', class: 'local' });
-  let label = t('est.local.none');
-  let verdict = '';
-  try {
-    const r = await localGpus();
-    if (r.status === 'found') {
-      const g = r.gpus[0];
-      label = r.gpus.map((x) => t('est.local.found', { name: x.name, gib: num(x.total_gib) })).join(' · ');
-      verdict = g && g.total_gib >= e.per_gpu_gib.total ? t('est.local.fits') : t('est.local.nofit');
-    } else if (r.reason === 'no_driver') {
-      label = t('est.local.nodriver');
-    }
-  } catch (err) {
-    showError(/** @type {ErrorPayload} */ (err));
+/**
+ * Your own GPUs first: the job checked against the memory CUDA reports for each. "None found" is a
+ * normal answer.
+ * @param {LocalFitReport} local
+ * @param {boolean} training
+ * @returns {HTMLElement[]}
+ */
+function localRows(local, training) {
+  const who = (/** @type {string} */ text) => el('td', {}, el('strong', { text: t('est.local') }), ' ', el('span', { class: 'muted', text }));
+  if (local.status === 'no_local_gpu') {
+    const label = local.reason === 'no_driver' ? t('est.local.nodriver') : t('est.local.none');
+    const cell = who(label);
+    cell.setAttribute('colspan', '7');
+    return [el('tr', { id: 'est-local', class: 'local' }, cell)];
   }
-  const who = el('td', { colspan: verdict ? undefined : '7' }, el('strong', { text: t('est.local') }), ' ', el('span', { class: 'muted', text: label }));
-  row.append(who);
-  if (verdict) row.append(el('td', { class: 'verdict', text: verdict }), el('td', { colspan: '5' }));
-  return row;
+  return local.fits.map(({ gpu, fit }, i) =>
+    el('tr', { id: i === 0 ? 'est-local' : `est-local-${i}`, class: `local fit-${fit.verdict}`, 'data-local-index': String(gpu.index) },
+      who(t('est.local.found', { name: gpu.name, gib: num(gpu.total_gib) })),
+      el('td', { class: 'verdict', 'data-verdict': fit.verdict, text: verdictText(fit) }),
+      el('td', { class: 'num', text: `${num(fit.per_gpu_gib)} / ${num(fit.budget_gib)} GiB` }),
+      el('td', { class: 'num', text: speedText(fit, training) }),
+      el('td', { class: 'num', text: timeText(fit) }),
+      el('td', { colspan: '2' })));
 }

@@ -1,6 +1,6 @@
 // Pick a card → Estimate a job: presets, a job form, and the result (estimate-result.js).
 // All arithmetic happens in Rust (gpurent-core::estimate); this file only edits a Job.
-import { estimateDefaults, estimateModels, estimateQuants, estimateRun, pricesList } from '../api.js';
+import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { el } from '../dom.js';
 import { t } from '../i18n.js';
@@ -93,9 +93,9 @@ export async function renderEstimate(root) {
       // The user's saved prices price the job (gpurent ships none).
       const offers = await pricesList();
       const job = { ...state.job, cost: { ...state.job.cost, offers } };
-      const estimate = await estimateRun(job);
+      const [estimate, local] = await Promise.all([estimateRun(job), localFit(job)]);
       hideError();
-      await renderResult(result, estimate, offers, run);
+      renderResult(result, estimate, local, offers, run);
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
     }
