@@ -180,5 +180,18 @@ async fn qlora_70b_estimate_journey() {
     s.click("#tab-estimate").await;
     s.type_into("input.price[data-card='l40s']", "1.5").await;
     s.wait_gone("#est-noprices").await;
+    assert_eq!(
+        s.attr("input.price[data-card='l40s']", "value").await,
+        "1.5",
+        "the price is remembered and shown after re-estimating"
+    );
+
+    // Rent or buy: with a card price and a power tariff, the break-even appears.
+    s.click("#est-cost summary").await;
+    s.type_into("#est-buy", "7000").await;
+    s.type_into("#est-kwh", "0.15").await;
+    s.wait_css("#est-why li[data-key='rent_vs_buy']").await;
+    let rvb = s.text("#est-why li[data-key='rent_vs_buy']").await;
+    assert!(rvb.contains("NVIDIA L40S"), "{rvb}");
     s.finish().await;
 }

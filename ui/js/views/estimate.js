@@ -187,6 +187,32 @@ function buildForm(form, job, models, quants, onChange) {
     field('est-tokens', t('est.tokens'), tokens),
     field('est-optimizer', t('est.optimizer'), optimizer),
     el('label', { class: 'check' }, ckpt, el('span', { text: t('est.gradckpt') })));
+  const cost = job.cost;
+  const money = {
+    gen: number('est-gen-tokens', job.generate_tokens === null ? null : job.generate_tokens / 1e6),
+    storageGb: number('est-storage-gb', cost.storage_gb || null),
+    storagePrice: number('est-storage-price', cost.storage_price_per_gb_month || null),
+    egressGb: number('est-egress-gb', cost.egress_gb || null),
+    egressPrice: number('est-egress-price', cost.egress_price_per_gb || null),
+    ckpt: number('est-ckpt', cost.checkpoint_interval_minutes),
+    buy: number('est-buy', cost.buy_price_per_gpu),
+    kwh: number('est-kwh', cost.electricity_price_per_kwh),
+    util: number('est-util', Math.round(cost.utilisation * 100)),
+  };
+  const costBox = el('details', { class: 'cost-box', id: 'est-cost', open: cost.buy_price_per_gpu !== null || undefined },
+    el('summary', { text: t('est.cost.title') }),
+    el('div', { class: 'form-row' },
+      field('est-gen-tokens', t('est.cost.gen'), money.gen),
+      field('est-storage-gb', t('est.cost.storage_gb'), money.storageGb),
+      field('est-storage-price', t('est.cost.storage_price'), money.storagePrice),
+      field('est-egress-gb', t('est.cost.egress_gb'), money.egressGb),
+      field('est-egress-price', t('est.cost.egress_price'), money.egressPrice)),
+    el('div', { class: 'form-row' },
+      field('est-ckpt', t('est.cost.ckpt'), money.ckpt),
+      field('est-buy', t('est.cost.buy'), money.buy),
+      field('est-kwh', t('est.cost.kwh'), money.kwh),
+      field('est-util', t('est.cost.util'), money.util)),
+    el('p', { class: 'muted small', text: t('est.cost.hint') }));
   const engineField = field('est-engine', t('est.engine'), engine);
   const sync = () => {
     const isTraining = task.value !== 'infer';
@@ -204,6 +230,8 @@ function buildForm(form, job, models, quants, onChange) {
       return v === null ? null : Math.round(v);
     };
     const tok = readNum(tokens);
+    const gen = readNum(money.gen);
+    const util = readNum(money.util);
     return {
       ...job,
       model: isCustom ? null : model.value,
@@ -218,6 +246,18 @@ function buildForm(form, job, models, quants, onChange) {
       gpus: int(gpus) ?? 0,
       train_tokens: tok === null ? null : tok * 1e9,
       training: { ...job.training, optimizer: /** @type {Optimizer} */ (optimizer.value), grad_checkpointing: ckpt.checked },
+      generate_tokens: gen === null ? null : gen * 1e6,
+      cost: {
+        ...job.cost,
+        storage_gb: readNum(money.storageGb) ?? 0,
+        storage_price_per_gb_month: readNum(money.storagePrice) ?? 0,
+        egress_gb: readNum(money.egressGb) ?? 0,
+        egress_price_per_gb: readNum(money.egressPrice) ?? 0,
+        checkpoint_interval_minutes: readNum(money.ckpt),
+        buy_price_per_gpu: readNum(money.buy),
+        electricity_price_per_kwh: readNum(money.kwh),
+        utilisation: util === null ? job.cost.utilisation : Math.min(Math.max(util / 100, 0), 1),
+      },
     };
   };
   form.addEventListener('change', () => {
@@ -239,5 +279,6 @@ function buildForm(form, job, models, quants, onChange) {
       field('est-batch', t('est.batch'), batch),
       field('est-gpus', t('est.gpus'), gpus)),
     training,
+    costBox,
   );
 }
