@@ -44,6 +44,8 @@ pub struct App {
     clock: Arc<dyn Clock>,
     os_locale: Option<String>,
     settings_warning: Mutex<Option<crate::ipc::ErrorPayload>>,
+    /// Where private keys live: the OS keychain (tests swap it with `App::with_keystore`).
+    pub(crate) keystore: Box<dyn crate::keys::KeyStore>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -75,6 +77,7 @@ impl App {
             clock,
             os_locale,
             settings_warning: Mutex::new(warning),
+            keystore: Box::new(crate::keys::OsKeyStore::default()),
         })
     }
 

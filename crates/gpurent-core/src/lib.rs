@@ -10,6 +10,8 @@
 //! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
 //! - [`store`]: SQLite with append-only migrations.
 //! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
+//! - [`keys`]: SSH keys whose private half lives only in the OS keychain ([`app_keys`] on the
+//!   facade); [`hostparse`]: pasted console text (`ssh -p … user@host`, 密码：…) into a host.
 //! - [`settings`]: language and theme preferences, written atomically.
 //! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
 //! - [`events`] and [`cancel`]: progress events and cancellation for long work.
@@ -18,6 +20,7 @@
 
 pub mod app;
 pub mod app_estimate;
+pub mod app_keys;
 pub mod app_local;
 pub mod cancel;
 pub mod catalog;
@@ -25,7 +28,9 @@ pub mod clock;
 pub mod error;
 pub mod estimate;
 pub mod events;
+pub mod hostparse;
 pub mod ipc;
+pub mod keys;
 pub mod localgpu;
 pub mod logging;
 pub mod paths;
