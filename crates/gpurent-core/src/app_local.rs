@@ -133,14 +133,7 @@ impl App {
 mod tests {
     use super::*;
     use crate::estimate::{FitVerdict, Task};
-    use crate::localgpu::{ProbeOutcome, RawGpu};
-
-    struct Fake(ProbeOutcome);
-    impl GpuProbe for Fake {
-        fn probe(&self) -> ProbeOutcome {
-            self.0.clone()
-        }
-    }
+    use crate::localgpu::{FakeProbe as Fake, ProbeOutcome, RawGpu};
 
     fn one(name: &str, gib: f64) -> ProbeOutcome {
         ProbeOutcome::Devices {
@@ -177,7 +170,10 @@ mod tests {
         let fits = found(local_fits(&job("qwen2.5-7b", Task::Infer), rep).expect("fit"));
         assert_eq!(fits[0].fit.verdict, FitVerdict::FitsOn1);
         assert!((fits[0].fit.usable_gib - 23.64).abs() < 1e-6);
-        assert!(fits[0].fit.speed.is_some(), "a catalog match keeps its speed");
+        assert!(
+            fits[0].fit.speed.is_some(),
+            "a catalog match keeps its speed"
+        );
         let rep = localgpu::report(&gpu, catalog.cards());
         let fits = found(local_fits(&job("llama-3.1-70b", Task::Infer), rep).expect("fit"));
         assert_ne!(fits[0].fit.verdict, FitVerdict::FitsOn1);

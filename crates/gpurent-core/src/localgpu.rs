@@ -189,17 +189,23 @@ pub fn report(probe: &dyn GpuProbe, cards: &[crate::catalog::Card]) -> LocalGpuR
     }
 }
 
+/// A probe that answers what it was given (tests of this and other modules).
+#[cfg(test)]
+pub(crate) struct FakeProbe(pub ProbeOutcome);
+
+#[cfg(test)]
+impl GpuProbe for FakeProbe {
+    fn probe(&self) -> ProbeOutcome {
+        self.0.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
 
-    struct Fake(ProbeOutcome);
-    impl GpuProbe for Fake {
-        fn probe(&self) -> ProbeOutcome {
-            self.0.clone()
-        }
-    }
+    use FakeProbe as Fake;
 
     fn cards() -> &'static [crate::catalog::Card] {
         Catalog::bundled().expect("catalog").cards()
