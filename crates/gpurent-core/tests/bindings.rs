@@ -13,7 +13,9 @@ use gpurent_core::app_local::LocalFitReport;
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
+use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
@@ -40,6 +42,9 @@ fn export_all(dir: &Path) {
         QuantFormat,
         LocalGpuReport,
         LocalFitReport,
+        KeyInfo,
+        KeyAlgorithm,
+        ParsedHostSummary,
     );
 }
 
