@@ -5,6 +5,7 @@
 
 mod cards;
 mod estimate;
+mod key;
 mod output;
 
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ enum Command {
     Estimate(Box<estimate::EstimateArgs>),
     /// List the model catalog and weight formats.
     Models(estimate::ModelsArgs),
+    /// SSH keys kept in the OS keychain: new, list, import, export-pub, delete (docs/cli-keys.md).
+    Key(key::KeyArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -57,6 +60,7 @@ fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
+        Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),
