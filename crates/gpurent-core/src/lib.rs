@@ -8,6 +8,8 @@
 //! - [`catalog`]: GPU specs with sources and confidence, filters and plain-language advice.
 //! - [`estimate`]: memory / speed / time / cost estimates per job, fit verdicts per card, explanations.
 //! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
+//! - [`compat`]: driver / CUDA / PyTorch / GPU-architecture compatibility data.
+//! - [`wizard`]: the setup wizard's probe, parser, diagnosis, fix plan and verify (SSH-independent).
 //! - [`store`]: SQLite with append-only migrations.
 //! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
 //! - [`keys`]: SSH keys whose private half lives only in the OS keychain ([`app_keys`] on the
@@ -22,9 +24,11 @@ pub mod app;
 pub mod app_estimate;
 pub mod app_keys;
 pub mod app_local;
+pub mod app_wizard;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;
+pub mod compat;
 pub mod error;
 pub mod estimate;
 pub mod events;
@@ -39,6 +43,7 @@ pub mod secret;
 pub mod selfcheck;
 pub mod settings;
 pub mod store;
+pub mod wizard;
 
 pub use error::{Coded, CoreError};
 

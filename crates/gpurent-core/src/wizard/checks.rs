@@ -1,0 +1,223 @@
+//! The host-level checks (CUDA toolkit, disk, network) and the verdict.
+
+use super::diagnose::{finding, fix};
+use super::facts::{DiskFree, Facts};
+use super::host;
+use super::plan::{Host, DISK_NEEDED_MIB, DISK_TIGHT_MIB};
+use super::report::*;
+use crate::compat::{CudaVer, Ver};
+
+/// No nvcc (info), or one whose major differs from PyTorch's, newer than the driver, or off PATH.
+pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
+    if !f.sections.iter().any(|s| s == "nvcc") {
+        return None;
+    }
+    if !f.nvcc.found {
+        let cmds = tc
+            .and_then(|c| host::toolkit_install(f, c.major, c.minor))
+            .unwrap_or_default();
+        return Some(finding(
+            Diagnosis::CudaToolkitMissing { torch_cuda: tc.map(|c| c.to_string()) },
+            Severity::Info,
+            Step::Cuda,
+            vec!["nvcc: not found".into()],
+            fix(FixKind::Optional, cmds, vec![FixNote::OnlyForExtensions]),
+            "No CUDA toolkit (nvcc). pip's PyTorch does not need it; only compiling CUDA extensions does.".into(),
+        ));
+    }
+    let n = f.nvcc.release.as_deref().and_then(CudaVer::parse)?;
+    let major_differs = tc.is_some_and(|c| c.major != n.major);
+    let newer_than_driver = h.driver_cuda.is_some_and(|c| n > c && n.major != c.major);
+    if !(major_differs || newer_than_driver || !f.nvcc.on_path) {
+        return None;
+    }
+    let mut notes = vec![FixNote::OnlyForExtensions];
+    let mut cmds = match tc.filter(|_| major_differs) {
+        Some(c) => host::toolkit_install(f, c.major, c.minor).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if !f.nvcc.on_path && cmds.is_empty() {
+        notes.push(FixNote::AddCudaToPath);
+        cmds.push("export PATH=/usr/local/cuda/bin:$PATH".into());
+    }
+    let path = f
+        .nvcc
+        .path
+        .as_ref()
+        .map(|p| format!(" ({p})"))
+        .unwrap_or_default();
+    Some(finding(
+        Diagnosis::CudaToolkitMismatch {
+            nvcc: n.to_string(),
+            torch_cuda: tc.map(|c| c.to_string()),
+            driver_cuda: h.driver_cuda.map(|c| c.to_string()),
+            on_path: f.nvcc.on_path,
+        },
+        Severity::Warning,
+        Step::Cuda,
+        vec![format!("nvcc: release {n}{path}")],
+        fix(FixKind::Optional, cmds, notes),
+        "The CUDA toolkit (nvcc) does not match PyTorch's CUDA major or the driver, or is not on PATH: building CUDA extensions would fail.".into(),
+    ))
+}
+
+/// Free space where the install writes: an error when a planned install cannot fit.
+pub fn disk(f: &Facts, dk: Option<&DiskFree>, plan: Option<&TorchPlan>) -> Option<Finding> {
+    let dk = dk?;
+    let planned = plan.is_some();
+    if !((planned && dk.available_mib < DISK_TIGHT_MIB) || dk.available_mib < 5 * 1024) {
+        return None;
+    }
+    let too_little = planned && dk.available_mib < DISK_NEEDED_MIB;
+    let py = f
+        .python
+        .executable
+        .clone()
+        .unwrap_or_else(|| "python3".into());
+    Some(finding(
+        Diagnosis::DiskLow {
+            path: dk.path.clone(),
+            available_mib: dk.available_mib,
+            needed_mib: DISK_NEEDED_MIB,
+        },
+        if too_little {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        Step::Host,
+        vec![format!(
+            "{}: {} MiB free of {} MiB (mount {})",
+            dk.path, dk.available_mib, dk.total_mib, dk.mount
+        )],
+        fix(
+            FixKind::Manual,
+            vec![
+                format!("{py} -m pip cache purge"),
+                format!("du -sh {}/* 2>/dev/null | sort -h | tail", dk.path),
+            ],
+            Vec::new(),
+        ),
+        format!(
+            "Only {} MiB free in {}; a CUDA PyTorch install needs about {} MiB.",
+            dk.available_mib, dk.path, DISK_NEEDED_MIB
+        ),
+    ))
+}
+
+/// download.pytorch.org unreachable: a warning when a mirror serves the plan, an error when a
+/// plan needs wheels and nothing answered.
+pub fn network(f: &Facts, plan: Option<&TorchPlan>) -> Option<Finding> {
+    let official = f
+        .reach
+        .iter()
+        .find(|r| r.url.starts_with("https://download.pytorch.org"))
+        .filter(|r| !r.reachable)?;
+    let mirror = plan
+        .filter(|p| p.source != WheelSource::Official)
+        .map(|p| p.index_url.clone());
+    let blocked = plan.is_some() && mirror.is_none();
+    let fx = plan.and_then(|p| {
+        let notes = p
+            .notes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n,
+                    FixNote::UsesMirror { .. } | FixNote::PypiDefaultBuildOnly { .. }
+                )
+            })
+            .cloned()
+            .collect();
+        let kind = if blocked {
+            FixKind::Manual
+        } else {
+            FixKind::RunHere
+        };
+        fix(
+            kind,
+            if blocked {
+                Vec::new()
+            } else {
+                p.commands.clone()
+            },
+            notes,
+        )
+    });
+    let msg = match &mirror {
+        Some(u) => format!(
+            "download.pytorch.org is unreachable from this host; wheels come from the mirror {u}."
+        ),
+        None => format!(
+            "download.pytorch.org is unreachable from this host ({}).",
+            official.detail
+        ),
+    };
+    Some(finding(
+        Diagnosis::PytorchIndexUnreachable { mirror },
+        if blocked {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        Step::Host,
+        f.reach
+            .iter()
+            .map(|r| format!("{} {}", r.url, r.detail))
+            .collect(),
+        fx,
+        msg,
+    ))
+}
+
+/// Blocked when an error has no fix that can run here; fixable when an error or warning has one.
+pub fn verdict_of(findings: &[Finding]) -> Verdict {
+    let mut blockers: Vec<(Blocker, &'static str)> = Vec::new();
+    let mut fixable: Vec<String> = Vec::new();
+    for f in findings {
+        let kind = f.fix.as_ref().map(|x| x.kind);
+        match (f.severity, kind) {
+            (Severity::Error, Some(FixKind::RunHere))
+            | (Severity::Warning, Some(FixKind::RunHere)) => {
+                fixable.push(f.diagnosis.code().into())
+            }
+            (Severity::Error, k) => {
+                let b = match k {
+                    Some(FixKind::Reboot) => Blocker::Reboot,
+                    Some(FixKind::DriverUpgrade) => Blocker::DriverUpgrade,
+                    Some(FixKind::DifferentHost) => Blocker::DifferentHost,
+                    _ => Blocker::Manual,
+                };
+                blockers.push((b, f.diagnosis.code()));
+            }
+            _ => {}
+        }
+    }
+    if let Some(needs) = blockers.iter().map(|(b, _)| *b).max() {
+        let mut codes: Vec<String> = blockers.iter().map(|(_, c)| c.to_string()).collect();
+        codes.dedup();
+        return Verdict::Blocked { needs, codes };
+    }
+    if fixable.is_empty() {
+        Verdict::Ready
+    } else {
+        fixable.dedup();
+        Verdict::Fixable { codes: fixable }
+    }
+}
+
+impl TorchPlan {
+    /// True when the plan installs for the probed interpreter's Python version.
+    pub(super) fn env_uses_host_python(&self, f: &Facts) -> bool {
+        match (&self.env, f.python.version.as_deref().and_then(Ver::parse)) {
+            (PlanEnv::Active { .. }, _) => true,
+            (PlanEnv::NewVenv { base_python, .. }, _)
+                if Some(base_python) == f.python.executable.as_ref() =>
+            {
+                true
+            }
+            (_, Some(v)) => format!("{}.{}", v.major(), v.minor()) == self.python_version,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The setup wizard's core, independent of SSH: the one-round-trip probe script and its parser,
+//! the diagnosis with stable codes, the fix planner, pip progress parsing, and the GPU verify
+//! script. The SSH path is "run [`probe::SCRIPT`] on the host, feed its output to
+//! [`crate::app::App::doctor_from_probe`]": the same parser and diagnosis as offline.
+
+pub mod cards;
+pub mod checks;
+pub mod diagnose;
+pub mod facts;
+pub mod host;
+pub mod parse;
+pub mod plan;
+pub mod probe;
+pub mod report;
+
+pub use diagnose::diagnose;
+pub use facts::*;
+pub use report::*;
