@@ -155,9 +155,10 @@ pub fn parse(input: &str) -> Result<ParsedHost, HostParseError> {
     // The normalised copy still holds the password: keep it in a Secret so it is wiped.
     let normalized = Secret::new(text::normalize(input));
     let extracted = text::extract_password(normalized.expose());
-    let mut cmd = from_commands(&extracted.rest)?
-        .or_else(|| from_fields(&extracted.rest))
-        .ok_or(HostParseError::NoHost)?;
+    let mut cmd = match from_commands(&extracted.rest)? {
+        Some(c) => c,
+        None => from_fields(&extracted.rest)?.ok_or(HostParseError::NoHost)?,
+    };
     let host = cmd.host.take().ok_or(HostParseError::NoHost)?;
     let host = valid_host(&host)?;
     let user = match cmd.user.take() {
@@ -203,13 +204,12 @@ fn from_commands(rest: &str) -> Result<Option<args::Command>, HostParseError> {
             text::Program::Url => {
                 let url = line.split_whitespace().next().unwrap_or("");
                 let url = url.trim_end_matches([',', '.', ')', '"', '\'']);
-                args::destination(url).map(|d| {
-                    let mut c = args::Command::default();
-                    c.host = Some(d.host);
-                    c.user = d.user;
-                    c.port = d.port;
-                    c.strong = true;
-                    c
+                args::destination(url).map(|d| args::Command {
+                    host: Some(d.host),
+                    user: d.user,
+                    port: d.port,
+                    strong: true,
+                    ..Default::default()
                 })
             }
             prog => words::split(line).and_then(|w| {
@@ -264,28 +264,30 @@ fn looks_like_address(h: &str) -> bool {
 }
 
 /// Labelled fields, or a bare `user@host` in prose.
-fn from_fields(rest: &str) -> Option<args::Command> {
+fn from_fields(rest: &str) -> Result<Option<args::Command>, HostParseError> {
     let f = text::labelled_fields(rest);
-    let mut c = args::Command::default();
     if let Some(h) = f.host {
-        let d = args::destination(&h).ok()?;
-        c.host = Some(d.host);
-        c.port = d.port;
-        c.user = d.user;
-        if let Some(p) = f.port {
-            c.port = Some(args::parse_port(&p).ok()?);
-        }
-        if let Some(u) = f.user {
-            c.user.get_or_insert(u);
-        }
-        return Some(c);
+        let d = args::destination(&h)?;
+        let port = match f.port {
+            Some(p) => Some(args::parse_port(&p)?),
+            None => d.port,
+        };
+        return Ok(Some(args::Command {
+            host: Some(d.host),
+            port,
+            user: d.user.or(f.user),
+            ..Default::default()
+        }));
     }
-    let token = text::bare_user_at_host(rest)?;
-    let d = args::destination(&token).ok()?;
-    c.host = Some(d.host);
-    c.user = d.user;
-    c.port = d.port;
-    Some(c)
+    let Some(token) = text::bare_user_at_host(rest) else {
+        return Ok(None);
+    };
+    Ok(args::destination(&token).ok().map(|d| args::Command {
+        host: Some(d.host),
+        user: d.user,
+        port: d.port,
+        ..Default::default()
+    }))
 }
 
 fn cut(s: &str) -> String {

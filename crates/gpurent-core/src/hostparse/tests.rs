@@ -193,6 +193,7 @@ fn errors_are_specific() {
             "jump_chain_unsupported",
         ),
         ("ssh root@主机.example.com", "invalid_host"),
+        ("Host: gpu.example.com\nPort: 0", "invalid_port"),
     ];
     for (text, code) in table {
         match parse(text) {
