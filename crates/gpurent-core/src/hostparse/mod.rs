@@ -59,6 +59,9 @@ pub enum ParseWarning {
     ConflictingUser { used: String, ignored: String },
     /// More than one identity file; the first is kept.
     ExtraIdentityFilesIgnored,
+    /// No command was found; the address is a `user@host` picked out of the text (it could be an
+    /// e-mail address): show it for confirmation.
+    AddressGuessed,
 }
 
 /// A host read from pasted text. Not serializable (it may hold a password): the UI gets
@@ -286,6 +289,7 @@ fn from_fields(rest: &str) -> Result<Option<args::Command>, HostParseError> {
         host: Some(d.host),
         user: d.user,
         port: d.port,
+        warnings: vec![ParseWarning::AddressGuessed],
         ..Default::default()
     }))
 }
