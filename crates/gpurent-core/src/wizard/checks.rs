@@ -194,7 +194,11 @@ pub fn verdict_of(findings: &[Finding]) -> Verdict {
         }
     }
     if let Some(needs) = blockers.iter().map(|(b, _)| *b).max() {
-        let mut codes: Vec<String> = blockers.iter().map(|(_, c)| c.to_string()).collect();
+        let mut codes: Vec<String> = blockers
+            .iter()
+            .filter(|(b, _)| *b == needs)
+            .map(|(_, c)| c.to_string())
+            .collect();
         codes.dedup();
         return Verdict::Blocked { needs, codes };
     }

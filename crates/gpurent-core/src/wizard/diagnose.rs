@@ -409,11 +409,10 @@ pub fn diagnose(facts: Facts, opts: &DoctorOptions) -> Result<Report, CoreError>
     }
 
     // 5. Toolkit (only for building extensions), disk, network.
-    let tc = torch_cuda.or_else(|| {
-        plan_out
-            .as_ref()
-            .and_then(|p| CudaVer::parse(&p.wheel_cuda))
-    });
+    let tc = plan_out
+        .as_ref()
+        .and_then(|p| CudaVer::parse(&p.wheel_cuda))
+        .or(torch_cuda);
     if gpu_ok {
         out.extend(checks::toolkit(f, &h, tc));
     }

@@ -293,6 +293,16 @@ fn pick<'a>(
     )))
 }
 
+/// The conda base prefix from `conda env list` (`base  *  /opt/conda`).
+fn conda_base(f: &Facts) -> Option<String> {
+    f.python
+        .conda_envs
+        .iter()
+        .find(|l| l.split_whitespace().next() == Some("base"))
+        .and_then(|l| l.split_whitespace().last())
+        .map(String::from)
+}
+
 /// Make the install plan, or say why none exists.
 pub fn plan(
     f: &Facts,
@@ -318,108 +328,107 @@ pub fn plan(
         .executable
         .clone()
         .unwrap_or_else(|| "python3".into());
-    let (chosen, env, python) = if let Some(c) =
-        pick(f, compat, host, host.python.as_ref(), pin.as_ref())?
-    {
-        let in_env = f.python.in_venv
-            || f.python
-                .conda_prefix
-                .as_deref()
-                .is_some_and(|p| py_exec.starts_with(p));
-        let env = if in_env || !f.python.externally_managed {
-            notes.push(FixNote::ActiveEnv {
-                python: py_exec.clone(),
-            });
-            PlanEnv::Active {
-                python: py_exec.clone(),
-            }
+    let (chosen, env, python) =
+        if let Some(c) = pick(f, compat, host, host.python.as_ref(), pin.as_ref())? {
+            let in_env = f.python.in_venv
+                || f.python
+                    .conda_prefix
+                    .as_deref()
+                    .is_some_and(|p| py_exec.starts_with(p));
+            let env = if in_env || !f.python.externally_managed {
+                notes.push(FixNote::ActiveEnv {
+                    python: py_exec.clone(),
+                });
+                PlanEnv::Active {
+                    python: py_exec.clone(),
+                }
+            } else {
+                if !f.python.venv_module {
+                    commands.extend(super::host::venv_module_install(f));
+                }
+                commands.push(format!("{py_exec} -m venv {VENV}"));
+                notes.push(FixNote::NewVenv { path: VENV.into() });
+                PlanEnv::NewVenv {
+                    path: VENV.into(),
+                    base_python: py_exec.clone(),
+                }
+            };
+            let python = match &env {
+                PlanEnv::Active { python } => python.clone(),
+                _ => format!("{VENV}/bin/python"),
+            };
+            (c, env, python)
         } else {
-            if !f.python.venv_module {
-                commands.extend(super::host::venv_module_install(f));
-            }
-            commands.push(format!("{py_exec} -m venv {VENV}"));
-            notes.push(FixNote::NewVenv { path: VENV.into() });
-            PlanEnv::NewVenv {
-                path: VENV.into(),
-                base_python: py_exec.clone(),
-            }
-        };
-        let python = match &env {
-            PlanEnv::Active { python } => python.clone(),
-            _ => format!("{VENV}/bin/python"),
-        };
-        (c, env, python)
-    } else {
-        // This Python has no wheel: use another interpreter on the host, or a conda env.
-        let Some((best, _)) = candidates(compat, host, None, pin.as_ref(), false)
-            .first()
-            .copied()
-        else {
-            return Ok(Err(
-                match candidates(compat, host, host.python.as_ref(), pin.as_ref(), true).first() {
+            // This Python has no wheel: use another interpreter on the host, or a conda env.
+            let Some((best, _)) = candidates(compat, host, None, pin.as_ref(), false)
+                .first()
+                .copied()
+            else {
+                let relaxed = candidates(compat, host, host.python.as_ref(), pin.as_ref(), true);
+                let relaxed = if relaxed.is_empty() {
+                    candidates(compat, host, None, pin.as_ref(), true)
+                } else {
+                    relaxed
+                };
+                return Ok(Err(match relaxed.first() {
+                    // The lowest CUDA that gets the newest release: the widest choice of hosts.
                     Some((w, _)) => NoPlan::DriverTooOld {
-                        needs_cuda: w.cuda,
+                        needs_cuda: relaxed
+                            .iter()
+                            .filter(|(x, _)| x.torch == w.torch)
+                            .map(|(x, _)| x.cuda)
+                            .min()
+                            .unwrap_or(w.cuda),
                         torch: w.torch.clone(),
                     },
-                    None => match candidates(compat, host, None, pin.as_ref(), true).first() {
-                        Some((w, _)) => NoPlan::DriverTooOld {
-                            needs_cuda: w.cuda,
-                            torch: w.torch.clone(),
-                        },
-                        None => NoPlan::ArchUnsupported,
-                    },
+                    None => NoPlan::ArchUnsupported,
+                }));
+            };
+            let unsupported = NoPlan::PythonUnsupported {
+                torch: best.torch.clone(),
+                python_min: best.python_min.clone(),
+                python_max: best.python_max.clone(),
+            };
+            let other = f
+                .python
+                .interpreters
+                .iter()
+                .filter_map(|p| {
+                    let v = Ver::parse(p.rsplit("python").next()?)?;
+                    (v.0.len() == 2 && best.supports_python(&v)).then(|| (v, p.clone()))
+                })
+                .max_by(|a, b| a.0.cmp(&b.0));
+            let (base, ver) = if let Some((v, p)) = other {
+                (p, v)
+            } else if let Some(root) = f.python.conda.as_ref().and_then(|_| conda_base(f)) {
+                let ver = best.python_max.clone();
+                let name = format!("gpurent-py{ver}");
+                let py = format!("{root}/envs/{name}/bin/python");
+                commands.push(format!(
+                    "[ -x {py} ] || conda create -y -n {name} python={ver}"
+                ));
+                notes.push(FixNote::NewCondaEnv {
+                    name,
+                    python: ver.to_string(),
+                });
+                (py, ver)
+            } else {
+                return Ok(Err(unsupported));
+            };
+            let Some(c) = pick(f, compat, host, Some(&ver), pin.as_ref())? else {
+                return Ok(Err(unsupported));
+            };
+            commands.push(format!("{base} -m venv {VENV}"));
+            notes.push(FixNote::NewVenv { path: VENV.into() });
+            (
+                c,
+                PlanEnv::NewVenv {
+                    path: VENV.into(),
+                    base_python: base,
                 },
-            ));
+                format!("{VENV}/bin/python"),
+            )
         };
-        let unsupported = NoPlan::PythonUnsupported {
-            torch: best.torch.clone(),
-            python_min: best.python_min.clone(),
-            python_max: best.python_max.clone(),
-        };
-        let other = f
-            .python
-            .interpreters
-            .iter()
-            .filter_map(|p| {
-                let v = Ver::parse(p.rsplit("python").next()?)?;
-                (v.0.len() == 2 && best.supports_python(&v)).then(|| (v, p.clone()))
-            })
-            .max_by(|a, b| a.0.cmp(&b.0));
-        let (base, ver) = if let Some((v, p)) = other {
-            (p, v)
-        } else if let Some(conda) = &f.python.conda {
-            let ver = best.python_max.clone();
-            let name = format!("gpurent-py{ver}");
-            let root = conda
-                .trim_end_matches("/conda")
-                .trim_end_matches("/bin")
-                .trim_end_matches("/condabin");
-            let py = format!("{root}/envs/{name}/bin/python");
-            commands.push(format!(
-                "[ -x {py} ] || {conda} create -y -n {name} python={ver}"
-            ));
-            notes.push(FixNote::NewCondaEnv {
-                name,
-                python: ver.to_string(),
-            });
-            (py, ver)
-        } else {
-            return Ok(Err(unsupported));
-        };
-        let Some(c) = pick(f, compat, host, Some(&ver), pin.as_ref())? else {
-            return Ok(Err(unsupported));
-        };
-        commands.push(format!("{base} -m venv {VENV}"));
-        notes.push(FixNote::NewVenv { path: VENV.into() });
-        (
-            c,
-            PlanEnv::NewVenv {
-                path: VENV.into(),
-                base_python: base,
-            },
-            format!("{VENV}/bin/python"),
-        )
-    };
     let (w, support, src) = chosen;
     // Same env with a CPU build or another variant of the same release: pip would keep it.
     let installed = f

@@ -145,13 +145,18 @@ s_python() {
 print("executable=" + sys.executable)
 print("version=" + sys.version.split()[0])
 print("in_venv=" + str(sys.prefix != getattr(sys, "base_prefix", sys.prefix)))
-std = sysconfig.get_path("stdlib") or ""
-print("externally_managed=" + str(os.path.exists(os.path.join(std, "EXTERNALLY-MANAGED"))))
+print("stdlib=" + (sysconfig.get_path("stdlib") or ""))
 try:
     import venv, ensurepip
     print("venv_module=True")
 except Exception:
-    print("venv_module=False")'
+    print("venv_module=False")' >"$T/py" 2>&1
+  rc=$?
+  cat "$T/py"
+  # PEP 668 marker (EXTERNALLY-MANAGED beside the stdlib): pip refuses system installs.
+  std=$(sed -n 's/^stdlib=//p' "$T/py")
+  if [ -n "$std" ] && [ -f "$R$std/EXTERNALLY-MANAGED" ]; then echo "externally_managed=True"; else echo "externally_managed=False"; fi
+  return $rc
 }
 
 s_pip() {
