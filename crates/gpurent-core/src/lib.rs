@@ -12,6 +12,8 @@
 //! - [`wizard`]: the setup wizard's probe, parser, diagnosis, fix plan and verify (SSH-independent).
 //! - [`store`]: SQLite with append-only migrations.
 //! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
+//! - [`remote`]: SSH to rented hosts (typed outcomes, pinned host keys, exec, key install,
+//!   `~/.ssh/config`); [`app_hosts`] puts it on the facade.
 //! - [`keys`]: SSH keys whose private half lives only in the OS keychain ([`app_keys`] on the
 //!   facade); [`hostparse`]: pasted console text (`ssh -p … user@host`, 密码：…) into a host.
 //! - [`settings`]: language and theme preferences, written atomically.
@@ -22,6 +24,7 @@
 
 pub mod app;
 pub mod app_estimate;
+pub mod app_hosts;
 pub mod app_keys;
 pub mod app_local;
 pub mod app_wizard;
@@ -39,6 +42,7 @@ pub mod localgpu;
 pub mod logging;
 pub mod paths;
 pub mod prices;
+pub mod remote;
 pub mod secret;
 pub mod selfcheck;
 pub mod settings;

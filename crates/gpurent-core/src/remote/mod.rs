@@ -1,0 +1,30 @@
+//! Reaching rented hosts over SSH (`ssh2`, blocking libssh2): connections with typed outcomes,
+//! pinned host keys, exec without deadlock, key install and hardening, and `~/.ssh/config` blocks.
+//! The design and every outcome code are in `docs/remote.md`.
+//!
+//! - [`connect`]: DNS/TCP/handshake timeouts, host key check hook, key-from-memory or password
+//!   login, jump hosts ([`jump`]).
+//! - [`hostkey`]: fingerprints, the user's `known_hosts`, the pinning decision.
+//! - [`exec`]: run a command, read stdout and stderr interleaved, cancel.
+//! - [`install`]: append our key to `authorized_keys`, prove a key login, switch passwords off.
+//! - [`sshconfig`]: the marked `Host gpurent-<label>` block, ssh-agent, VS Code links.
+//! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells.
+//! - [`error`]: [`RemoteError`], every outcome with its stable code.
+//!
+//! Blocking calls: in async contexts run them on a blocking thread (`spawn_blocking`).
+
+pub mod connect;
+pub mod error;
+pub mod exec;
+pub mod hostkey;
+pub mod hosts;
+pub mod install;
+pub mod jump;
+pub mod quote;
+pub mod sshconfig;
+
+pub use connect::{connect, open, Auth, ConnectOptions, Connection, Endpoint};
+pub use error::{RemoteError, Role, Stage};
+pub use exec::{exec, exec_with, ExecOptions, ExecOutput, OutStream};
+pub use hosts::{Host, HostCheck, HostSpec, JumpSpec, PinnedKey, RepinRecord};
+pub use quote::{sh_c, shell_join, shell_quote};
