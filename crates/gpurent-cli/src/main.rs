@@ -4,6 +4,7 @@
 //! exit code 2 for bad input, 1 for everything else.
 
 mod cards;
+mod doctor;
 mod estimate;
 mod key;
 mod output;
@@ -38,6 +39,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Diagnose a GPU host for PyTorch: probe facts, findings, verdict and the fix (docs/cli-doctor.md).
+    Doctor(doctor::DoctorArgs),
     /// List GPU cards in the catalog (specs with sources and confidence).
     Cards(cards::CardsArgs),
     /// Memory, fit per card, speed, time and cost for a job (docs/estimator.md).
@@ -60,6 +63,10 @@ fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
+        Command::Doctor(args) => (
+            args.json,
+            open_app(cli.data_dir.as_deref()).and_then(|app| doctor::run(&app, args)),
+        ),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,

@@ -19,6 +19,7 @@ use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
+use gpurent_core::wizard::{DoctorOptions, Report, VerifyReport};
 use ts_rs::{Config, TS};
 
 /// Every type that crosses the IPC edge (their dependencies are exported with them).
@@ -45,6 +46,9 @@ fn export_all(dir: &Path) {
         KeyInfo,
         KeyAlgorithm,
         ParsedHostSummary,
+        Report,
+        DoctorOptions,
+        VerifyReport,
     );
 }
 

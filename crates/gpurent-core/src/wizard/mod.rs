@@ -9,10 +9,13 @@ pub mod diagnose;
 pub mod facts;
 pub mod host;
 pub mod parse;
+pub mod pip;
 pub mod plan;
 pub mod probe;
 pub mod report;
+pub mod verify;
 
 pub use diagnose::diagnose;
 pub use facts::*;
 pub use report::*;
+pub use verify::{VerifiedGpu, VerifyReport};

@@ -1,0 +1,139 @@
+//! `gpurent doctor`: diagnose a GPU host for PyTorch (driver, CUDA, Python, PyTorch, disk,
+//! network): facts, findings with stable codes, the verdict and the exact fix (docs/cli-doctor.md).
+//!
+//! Now: `--from-probe FILE` diagnoses the saved output of the probe script (`--print-probe`
+//! prints it: `ssh HOST sh -s < probe.sh > probe.txt`). The `doctor <host>` form runs the same
+//! script over SSH and feeds the same `App::doctor_from_probe_with`; it is added with the remote
+//! module.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Args;
+use gpurent_core::app::App;
+use gpurent_core::wizard::{DoctorOptions, FixNote, Report, Severity, Verdict};
+use gpurent_core::CoreError;
+
+use crate::output::print_json;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Diagnose the saved output of gpurent's probe script ("-" reads stdin).
+    #[arg(long, value_name = "FILE")]
+    pub from_probe: Option<PathBuf>,
+    /// Plan for this PyTorch release (2.3 = the newest 2.3.x).
+    #[arg(long, value_name = "VERSION")]
+    pub torch: Option<String>,
+    /// Print the probe script and exit (run it on a host: ssh HOST sh -s < probe.sh).
+    #[arg(long, conflicts_with = "from_probe")]
+    pub print_probe: bool,
+    /// Print the report as JSON (docs/cli-doctor.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read(path: &PathBuf) -> Result<String, CoreError> {
+    if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| CoreError::io(path, e))?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(path).map_err(|e| CoreError::io(path, e))
+}
+
+pub fn run(app: &App, args: &DoctorArgs) -> Result<(), CoreError> {
+    if args.print_probe {
+        print!("{}", app.wizard_probe_script());
+        return Ok(());
+    }
+    let Some(path) = &args.from_probe else {
+        return Err(CoreError::invalid(
+            "from_probe",
+            "give --from-probe FILE (the saved output of `gpurent doctor --print-probe` run on the host)",
+        ));
+    };
+    let raw = read(path)?;
+    let opts = DoctorOptions {
+        torch: args.torch.clone(),
+    };
+    let report = app.doctor_from_probe_with(&raw, &opts)?;
+    if args.json {
+        return print_json(&report);
+    }
+    print_text(&report);
+    Ok(())
+}
+
+fn print_text(r: &Report) {
+    match &r.verdict {
+        Verdict::Ready => println!("Verdict: READY - PyTorch runs on the GPU."),
+        Verdict::Fixable { codes } => {
+            println!("Verdict: FIXABLE here ({}).", codes.join(", "))
+        }
+        Verdict::Blocked { needs, codes } => println!(
+            "Verdict: BLOCKED - needs {} ({}).",
+            serde_json::to_value(needs)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+                .replace('_', " "),
+            codes.join(", ")
+        ),
+    }
+    for f in &r.findings {
+        let sev = match f.severity {
+            Severity::Error => "ERROR",
+            Severity::Warning => "WARN ",
+            Severity::Info => "info ",
+        };
+        println!("\n[{sev}] {}: {}", f.diagnosis.code(), f.message);
+        for e in &f.evidence {
+            println!("    | {e}");
+        }
+        for n in f.fix.iter().flat_map(|x| x.notes.iter()) {
+            if let Some(t) = note_text(n) {
+                println!("    -> {t}");
+            }
+        }
+    }
+    if let Some(p) = &r.plan {
+        println!(
+            "\nFix: PyTorch {} ({}, CUDA {}) for Python {}:",
+            p.torch, p.variant, p.wheel_cuda, p.python_version
+        );
+        for c in &p.commands {
+            println!("    {c}");
+        }
+    } else if let Some(fix) = r
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .find_map(|f| f.fix.as_ref().filter(|x| !x.commands.is_empty()))
+    {
+        println!("\nFix:");
+        for c in &fix.commands {
+            println!("    {c}");
+        }
+    }
+    println!("\n(compatibility data as of {})", r.data_as_of);
+}
+
+/// The notes worth a line in the text form (the UI translates all of them by key).
+fn note_text(n: &FixNote) -> Option<String> {
+    Some(match n {
+        FixNote::RentHostWithCuda { min_cuda, min_driver } => format!(
+            "rent a host whose nvidia-smi shows CUDA Version >= {min_cuda}{}",
+            min_driver.as_ref().map(|d| format!(" (driver >= {d})")).unwrap_or_default()
+        ),
+        FixNote::DriverBranch { branch, .. } => format!("install NVIDIA driver branch {branch}"),
+        FixNote::RebootFollows => "a reboot follows".into(),
+        FixNote::UsesMirror { url, .. } => format!("wheels come from the mirror {url}"),
+        FixNote::MinorVersionCompat { wheel_cuda, driver_cuda } => format!(
+            "CUDA {wheel_cuda} wheels on a CUDA {driver_cuda} driver run under minor-version compatibility"
+        ),
+        FixNote::NewVenv { path } => format!("creates the virtual environment {path}"),
+        _ => return None,
+    })
+}
