@@ -346,3 +346,62 @@ fn facts_of_a_scenario_are_parsed_from_the_fake_tools() {
         "cu118 on an 11.4 driver runs under minor-version compatibility"
     );
 }
+
+/// The fix loop without SSH: run the plan's commands on the fake host (its `/usr/bin/python3` is
+/// the fake interpreter in its bin dir), with a pip that fails midway the first time; pip's
+/// output gives cumulative bytes and the failure's cause; re-running converges and the re-probe
+/// says ready.
+#[test]
+fn a_fix_that_fails_midway_converges_when_re_run() {
+    use gpurent_core::events::Progress;
+    use gpurent_core::wizard::pip::{PipFailure, PipOutcome, PipProgress};
+
+    let mut host = FakeHost::new("rtx4090_torch_cpu");
+    host.vars.insert("FAKE_PIP_FAIL".into(), "network".into());
+    host.vars.insert("FAKE_PIP_FAIL_ONCE".into(), "1".into());
+    let a = app(host.dir.path());
+    let plan = a
+        .doctor_from_probe(&host.probe())
+        .expect("doctor")
+        .plan
+        .expect("plan");
+    let python = host.bin().join("python3");
+    let run = |cmd: &str| {
+        let cmd = cmd.replace("/usr/bin/python3", &python.to_string_lossy());
+        let out = host.sh().arg("-c").arg(&cmd).output().expect("run");
+        let mut p = PipProgress::new();
+        let bytes: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| match p.feed(l) {
+                Some(Progress::Bytes { done_bytes, .. }) => Some(done_bytes),
+                _ => None,
+            })
+            .collect();
+        (out.status.success(), p, bytes)
+    };
+    let cmd = plan.commands.last().expect("pip command");
+    let (ok, p, bytes) = run(cmd);
+    assert!(!ok);
+    assert!(
+        matches!(
+            p.outcome(),
+            PipOutcome::Failed {
+                failure: PipFailure::Network,
+                ..
+            }
+        ),
+        "{:?}",
+        p.outcome()
+    );
+    assert!(
+        bytes.windows(2).all(|w| w[0] <= w[1]) && p.done_bytes() > 781_000_000,
+        "{bytes:?}"
+    );
+    let (ok, p, _) = run(cmd);
+    assert!(ok);
+    assert_eq!(p.outcome(), PipOutcome::Installed);
+    let after = a.doctor_from_probe(&host.probe()).expect("re-check");
+    assert_eq!(after.verdict, Verdict::Ready, "{:?}", after.codes());
+    assert_eq!(after.facts.torch.version.as_deref(), Some("2.14.0+cu126"));
+    assert!(after.plan.is_none());
+}
