@@ -131,8 +131,10 @@ pub enum RemoteError {
     UnknownHost(String),
     #[error("a host called '{0}' already exists")]
     HostExists(String),
-    #[error("no private key is available for '{0}' (keys are not wired into this build yet)")]
+    #[error("no key is chosen for host '{0}' (pass a key label)")]
     KeyUnavailable(String),
+    #[error(transparent)]
+    Key(#[from] crate::keys::KeyError),
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -218,6 +220,7 @@ impl Coded for RemoteError {
             RemoteError::UnknownHost(_) => "unknown_host",
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
+            RemoteError::Key(e) => e.code(),
             RemoteError::Core(e) => e.code(),
         }
     }
@@ -242,6 +245,7 @@ impl Coded for RemoteError {
             } => Some(format!("{old_fingerprint} -> {new_fingerprint}")),
             RemoteError::TrustMismatch { actual, .. } => Some(actual.clone()),
             RemoteError::TimedOut { stage, .. } => Some(format!("{stage:?}").to_lowercase()),
+            RemoteError::Key(e) => e.detail(),
             RemoteError::Core(e) => e.detail(),
             _ => None,
         }
