@@ -6,6 +6,7 @@
 mod cards;
 mod doctor;
 mod estimate;
+mod host;
 mod key;
 mod output;
 
@@ -49,6 +50,8 @@ enum Command {
     Models(estimate::ModelsArgs),
     /// SSH keys kept in the OS keychain: new, list, import, export-pub, delete (docs/cli-keys.md).
     Key(key::KeyArgs),
+    /// Saved SSH hosts: add from a pasted command, list, check, re-pin, ssh config (docs/remote.md).
+    Host(host::HostArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -63,6 +66,7 @@ fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
+        Command::Host(args) => return host::main(cli.data_dir.as_deref(), args),
         Command::Doctor(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| doctor::run(&app, args)),

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpurent_core::app::{CardDetail, SettingsView};
+use gpurent_core::app_hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
 use gpurent_core::app_local::LocalFitReport;
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
@@ -17,6 +18,7 @@ use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
+use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
 use gpurent_core::wizard::{DoctorOptions, Report, VerifyReport};
@@ -42,6 +44,11 @@ fn export_all(dir: &Path) {
         ModelSpec,
         QuantFormat,
         LocalGpuReport,
+        Host,
+        HostCheck,
+        HostAddRequest,
+        KeyInstallReport,
+        SshConfigResult,
         LocalFitReport,
         KeyInfo,
         KeyAlgorithm,
