@@ -28,7 +28,6 @@ done
 
 step "end-to-end journeys in the real app (Xvfb + WebKitWebDriver)"
 cargo build --locked -p gpurent-app
-xvfb-run -a -s '-screen 0 1280x800x24' \
-  cargo test --locked -p gpurent-e2e --test webdriver -- --test-threads=1
+bash scripts/e2e.sh
 
 step "all checks passed in $(( $(date +%s) - t0 )) s"

@@ -16,6 +16,10 @@ const COMMANDS: &[&str] = &[
     "prices_list",
     "price_set",
     "price_delete",
+    "key_list",
+    "key_new",
+    "key_import",
+    "key_delete",
 ];
 
 fn main() {

@@ -195,3 +195,82 @@ async fn qlora_70b_estimate_journey() {
     assert!(rvb.contains("NVIDIA L40S"), "{rvb}");
     s.finish().await;
 }
+
+/// Lines of the private keys the keychain holds for gpurent (PEM body lines), via secret-tool.
+fn keychain_private_lines() -> Vec<String> {
+    let out = std::process::Command::new("secret-tool")
+        .args(["search", "--all", "service", "gpurent"])
+        .output()
+        .expect("secret-tool (libsecret-tools)");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .map(|l| l.trim_start_matches("secret = ").trim().to_string())
+        .filter(|l| l.len() >= 60 && !l.contains(' ') && !l.starts_with("-----"))
+        .collect()
+}
+
+/// Every file under `dir`, read as bytes.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                out.push((p, bytes));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn keys_journey_keeps_the_private_key_in_the_keychain() {
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+    s.click("#nav-keys").await;
+    s.wait_css("#key-empty").await;
+    s.fill("#key-label", "laptop").await;
+    s.click("#key-create").await;
+    s.wait_css(".card.key[data-key='laptop']").await;
+    let line = s.text("code.pubkey[data-label='laptop']").await;
+    assert!(line.starts_with("ssh-ed25519 AAAA"), "{line}");
+    let fp = s.text(".card.key[data-key='laptop'] .fingerprint").await;
+    assert!(fp.starts_with("SHA256:"), "{fp}");
+    s.screenshot("keys-en").await;
+
+    // The private key is in the Secret Service, and nowhere under gpurent's folders.
+    let secret_lines = keychain_private_lines();
+    assert!(
+        !secret_lines.is_empty(),
+        "the keychain holds the private key"
+    );
+    for (path, bytes) in files_under(s.home.path()) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("PRIVATE KEY"),
+            "{} holds a private key",
+            path.display()
+        );
+        for l in &secret_lines {
+            assert!(
+                !text.contains(l.as_str()),
+                "{} holds key bytes",
+                path.display()
+            );
+        }
+    }
+
+    // Delete asks first.
+    s.click(".card.key[data-key='laptop'] button.danger.ghost")
+        .await;
+    s.click("#key-delete-yes-laptop").await;
+    s.wait_css("#key-empty").await;
+    assert!(
+        keychain_private_lines().is_empty(),
+        "deleted from the keychain too"
+    );
+    s.finish().await;
+}

@@ -49,6 +49,10 @@ pub fn run() {
             commands::estimate::prices_list,
             commands::estimate::price_set,
             commands::estimate::price_delete,
+            commands::keys::key_list,
+            commands::keys::key_new,
+            commands::keys::key_import,
+            commands::keys::key_delete,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

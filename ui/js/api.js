@@ -58,3 +58,18 @@ export const priceSet = (offer) => invoke('price_set', { offer });
 
 /** @param {string} cardId @returns {Promise<Offer[]>} */
 export const priceDelete = (cardId) => invoke('price_delete', { cardId });
+
+/** @typedef {import('../bindings/KeyInfo').KeyInfo} KeyInfo */
+/** @typedef {import('../bindings/KeyAlgorithm').KeyAlgorithm} KeyAlgorithm */
+
+/** @returns {Promise<KeyInfo[]>} */
+export const keyList = () => invoke('key_list');
+
+/** @param {string} label @param {KeyAlgorithm} algorithm @param {string | null} passphrase @returns {Promise<KeyInfo>} */
+export const keyNew = (label, algorithm, passphrase) => invoke('key_new', { label, algorithm, passphrase });
+
+/** @param {string} label @param {string} path @param {string | null} passphrase @returns {Promise<KeyInfo>} */
+export const keyImport = (label, path, passphrase) => invoke('key_import', { label, path, passphrase });
+
+/** @param {string} label @returns {Promise<KeyInfo[]>} */
+export const keyDelete = (label) => invoke('key_delete', { label });

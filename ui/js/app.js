@@ -3,6 +3,7 @@ import { settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
+import { renderKeys } from './views/keys.js';
 import { renderPick } from './views/pick.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
@@ -16,7 +17,7 @@ import { applyTheme } from './theme.js';
  */
 const STEPS = [
   { id: 'pick', screen: renderPick },
-  { id: 'keys' },
+  { id: 'keys', screen: renderKeys },
   { id: 'hosts' },
   { id: 'setup' },
   { id: 'files' },

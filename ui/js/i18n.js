@@ -1,15 +1,17 @@
 // Translations: zh-CN and en. `t(key, params)` looks up the current language, falls back to
 // English, then to the key itself. Static text in index.html carries data-i18n="key".
 import en from './i18n/en.js';
+import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
 import zh from './i18n/zh-CN.js';
+import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
-export const DICTIONARIES = { en: { ...en, ...enEstimate }, 'zh-CN': { ...zh, ...zhEstimate } };
+export const DICTIONARIES = { en: { ...en, ...enEstimate, ...enAccess }, 'zh-CN': { ...zh, ...zhEstimate, ...zhAccess } };
 
 /** @type {Language} */
 let current = 'en';

@@ -1,5 +1,7 @@
 //! A wrapper for secret strings (passwords, private keys, API tokens). Its `Debug` and `Display`
-//! never show the value, it implements no `Serialize`, and the memory is overwritten on drop.
+//! never show the value, it implements no `Serialize` (so it can never be written out by serde),
+//! and the memory is overwritten on drop. It does implement `Deserialize`, so an IPC argument
+//! (a passphrase typed in the UI) lands directly in a `Secret`.
 
 use std::fmt;
 
@@ -27,6 +29,12 @@ impl fmt::Display for Secret {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Secret)
+    }
+}
+
 impl Drop for Secret {
     fn drop(&mut self) {
         // Overwrite in place; `String` has no safe zeroing API, so take its bytes.
@@ -50,5 +58,11 @@ mod tests {
         assert_eq!(format!("{s}"), "<redacted>");
         assert_eq!(s.expose(), "hunter2");
         assert!(!format!("{s:?}{s}").contains("hunter2"));
+    }
+
+    #[test]
+    fn deserializes_from_a_plain_string() {
+        let s: Secret = serde_json::from_str("\"pass phrase\"").expect("json");
+        assert_eq!(s.expose(), "pass phrase");
     }
 }

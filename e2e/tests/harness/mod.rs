@@ -183,13 +183,22 @@ impl Session {
             .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
     }
 
-    /// Type into an input and commit it (a `change` event, as when the user leaves the field).
-    pub async fn type_into(&self, css: &str, text: &str) {
+    /// Replace an input's text.
+    pub async fn fill(&self, css: &str, text: &str) {
         self.click(css).await;
         let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.send_keys(&format!("{text}\u{E007}"))
+        e.clear()
+            .await
+            .unwrap_or_else(|err| panic!("clear {css}: {err:?}"));
+        e.send_keys(text)
             .await
             .unwrap_or_else(|err| panic!("type into {css}: {err:?}"));
+    }
+
+    /// Replace an input's text and commit it (Enter: a `change` event, as when the user leaves
+    /// the field).
+    pub async fn type_into(&self, css: &str, text: &str) {
+        self.fill(css, &format!("{text}\u{E007}")).await;
     }
 
     pub async fn count(&self, css: &str) -> usize {

@@ -1,7 +1,7 @@
 //! Pick a card: job estimates, the model catalog, the local GPU and the user's prices.
 
-use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
 use gpurent_core::app_local::LocalFitReport;
+use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
 use tauri::State;
 
 use crate::edge::{err, CmdResult};

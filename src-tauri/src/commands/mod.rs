@@ -2,5 +2,6 @@
 
 pub mod catalog;
 pub mod estimate;
+pub mod keys;
 pub mod ops;
 pub mod settings;

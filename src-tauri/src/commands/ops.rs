@@ -25,7 +25,7 @@ pub async fn selfcheck_run(
 }
 
 /// Run blocking core work off the async runtime's worker threads.
-async fn blocking<T: Send + 'static>(
+pub async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> CmdResult<T> + Send + 'static,
 ) -> CmdResult<T> {
     tauri::async_runtime::spawn_blocking(work)
