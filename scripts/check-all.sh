@@ -10,14 +10,25 @@ t0=$(date +%s)
 step "format"
 cargo fmt --all --check
 
-step "UI types (tsc --checkJs over ui/, against the generated bindings)"
+step "UI types (tsc --checkJs over ui/, against the generated bindings) and translations"
 npx --no-install tsc -p ui/jsconfig.json
+node scripts/check-i18n.mjs
 
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
-step "unit and integration tests (includes the bindings drift test)"
+step "unit and integration tests (bindings drift, real loopback sshd, fake GPU hosts)"
+# The SSH tests log in as a test user on a loopback sshd they start themselves; creating the user
+# needs root, once. Under CI=true a missing fixture fails the SSH tests instead of skipping them.
+if [ "$(id -u)" = 0 ]; then bash scripts/setup-test-host.sh; else
+  echo "not root: SSH tests will skip unless scripts/setup-test-host.sh was run as root"; fi
 cargo test --locked --workspace --exclude gpurent-e2e
+
+step "keychain round trips against the real Secret Service (gnome-keyring, private D-Bus session)"
+bash scripts/test-keychain.sh
+
+step "fuzz the pasted-host parser for 30 s (no panic allowed)"
+bash scripts/fuzz.sh 30
 
 step "no Tauri in the core or CLI dependency trees"
 for p in gpurent-core gpurent-cli; do

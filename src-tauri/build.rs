@@ -20,6 +20,13 @@ const COMMANDS: &[&str] = &[
     "key_new",
     "key_import",
     "key_delete",
+    "host_list",
+    "host_preview",
+    "host_add",
+    "host_check",
+    "host_repin",
+    "host_ssh_config",
+    "host_delete",
 ];
 
 fn main() {

@@ -274,3 +274,99 @@ async fn keys_journey_keeps_the_private_key_in_the_keychain() {
     );
     s.finish().await;
 }
+
+#[tokio::test]
+async fn hosts_journey_paste_trust_install_check_repin() {
+    if !gpurent_testhost::sshd_available() {
+        return;
+    }
+    let mut sshd = gpurent_testhost::Sshd::start_with(gpurent_testhost::SshdOptions {
+        password_auth: true,
+        ..Default::default()
+    })
+    .expect("start sshd");
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+
+    // A key first (the Hosts step installs it with the pasted password).
+    s.click("#nav-keys").await;
+    s.fill("#key-label", "laptop").await;
+    s.click("#key-create").await;
+    s.wait_css(".card.key[data-key='laptop']").await;
+
+    // Paste what an AutoDL-style console shows, password included.
+    s.click("#nav-hosts").await;
+    let paste = format!(
+        "登录指令：ssh -p {} {}@{} 密码：{}",
+        sshd.port(),
+        sshd.user(),
+        sshd.host(),
+        gpurent_testhost::TEST_PASSWORD
+    );
+    s.fill("#host-paste", &paste).await;
+    s.wait_css("#host-preview .ok-text").await;
+    s.fill("#host-label", "gpu1").await;
+    s.click("#host-add").await;
+
+    // First contact: the fingerprint prompt shows exactly the server's key.
+    s.wait_css("#hostkey-prompt:not([hidden])").await;
+    let fp = s.text("#hostkey-fingerprint").await;
+    assert_eq!(fp, sshd.host_key_fingerprint().expect("fingerprint"));
+    s.screenshot("hosts-prompt-en").await;
+    s.click("#hostkey-trust").await;
+    s.wait_css(".card.host[data-host='gpu1']").await;
+    let status = s.text("#host-status").await;
+    assert!(status.contains("installed"), "{status}");
+    assert!(
+        std::fs::read_to_string(sshd.home().join(".ssh/authorized_keys"))
+            .expect("authorized_keys")
+            .contains("gpurent-laptop"),
+        "our key is on the host"
+    );
+
+    // Check: host key verified, key login, latency.
+    s.click("button.check[data-host='gpu1']").await;
+    s.wait_css(".check-line[data-host='gpu1'][data-ok='true']")
+        .await;
+
+    // ~/.ssh/config block and the VS Code link.
+    s.click("button.sshconfig[data-host='gpu1']").await;
+    let uri = s.text(".card.host[data-host='gpu1'] .vscode-uri").await;
+    assert!(
+        uri.starts_with("vscode://vscode-remote/ssh-remote+gpurent-gpu1"),
+        "{uri}"
+    );
+    s.screenshot("hosts-en").await;
+
+    // The machine is re-created: a hard stop, then an explicit re-pin.
+    sshd.swap_host_key().expect("swap host key");
+    s.click("button.check[data-host='gpu1']").await;
+    s.wait_css("#host-changed-gpu1").await;
+    s.screenshot("hosts-changed-en").await;
+    s.click("#host-repin-gpu1").await;
+    s.wait_gone("#host-changed-gpu1").await;
+    s.click("button.check[data-host='gpu1']").await;
+    s.wait_css(".check-line[data-host='gpu1'][data-ok='true']")
+        .await;
+
+    // Neither the password nor private-key bytes are anywhere in gpurent's folders or logs.
+    let secret_lines = keychain_private_lines();
+    assert!(!secret_lines.is_empty());
+    for (path, bytes) in files_under(s.home.path()) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(gpurent_testhost::TEST_PASSWORD),
+            "{} holds the password",
+            path.display()
+        );
+        assert!(!text.contains("PRIVATE KEY"), "{}", path.display());
+        for l in &secret_lines {
+            assert!(
+                !text.contains(l.as_str()),
+                "{} holds key bytes",
+                path.display()
+            );
+        }
+    }
+    s.finish().await;
+}

@@ -53,6 +53,13 @@ pub fn run() {
             commands::keys::key_new,
             commands::keys::key_import,
             commands::keys::key_delete,
+            commands::hosts::host_list,
+            commands::hosts::host_preview,
+            commands::hosts::host_add,
+            commands::hosts::host_check,
+            commands::hosts::host_repin,
+            commands::hosts::host_ssh_config,
+            commands::hosts::host_delete,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -73,3 +73,31 @@ export const keyImport = (label, path, passphrase) => invoke('key_import', { lab
 
 /** @param {string} label @returns {Promise<KeyInfo[]>} */
 export const keyDelete = (label) => invoke('key_delete', { label });
+
+/** @typedef {import('../bindings/Host').Host} Host */
+/** @typedef {import('../bindings/HostCheck').HostCheck} HostCheck */
+/** @typedef {import('../bindings/PasteAdd').PasteAdd} PasteAdd */
+/** @typedef {import('../bindings/HostAddOutcome').HostAddOutcome} HostAddOutcome */
+/** @typedef {import('../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
+/** @typedef {import('../bindings/SshConfigResult').SshConfigResult} SshConfigResult */
+
+/** @returns {Promise<Host[]>} */
+export const hostList = () => invoke('host_list');
+
+/** @param {string} text @returns {Promise<ParsedHostSummary>} */
+export const hostPreview = (text) => invoke('host_preview', { text });
+
+/** @param {PasteAdd} req @param {(p: Progress) => void} onProgress @returns {Promise<HostAddOutcome>} */
+export const hostAdd = (req, onProgress) => invoke('host_add', { req, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostCheck>} */
+export const hostCheck = (label, onProgress) => invoke('host_check', { label, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {string} fingerprint @returns {Promise<Host>} */
+export const hostRepin = (label, fingerprint) => invoke('host_repin', { label, fingerprint });
+
+/** @param {string} label @returns {Promise<SshConfigResult>} */
+export const hostSshConfig = (label) => invoke('host_ssh_config', { label });
+
+/** @param {string} label @returns {Promise<null>} */
+export const hostDelete = (label) => invoke('host_delete', { label });

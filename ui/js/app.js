@@ -3,6 +3,7 @@ import { settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
+import { renderHosts } from './views/hosts.js';
 import { renderKeys } from './views/keys.js';
 import { renderPick } from './views/pick.js';
 import { renderSettings } from './views/settings.js';
@@ -18,7 +19,7 @@ import { applyTheme } from './theme.js';
 const STEPS = [
   { id: 'pick', screen: renderPick },
   { id: 'keys', screen: renderKeys },
-  { id: 'hosts' },
+  { id: 'hosts', screen: renderHosts },
   { id: 'setup' },
   { id: 'files' },
   { id: 'monitor' },

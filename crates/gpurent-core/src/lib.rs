@@ -25,6 +25,7 @@
 pub mod app;
 pub mod app_estimate;
 pub mod app_hosts;
+pub mod app_hosts_flow;
 pub mod app_hosts_keys;
 pub mod app_keys;
 pub mod app_local;

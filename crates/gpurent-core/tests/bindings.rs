@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::app_hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
+use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
 use gpurent_core::app_local::LocalFitReport;
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
@@ -50,6 +51,8 @@ fn export_all(dir: &Path) {
         KeyInstallReport,
         SshConfigResult,
         LocalFitReport,
+        PasteAdd,
+        HostAddOutcome,
         KeyInfo,
         KeyAlgorithm,
         ParsedHostSummary,

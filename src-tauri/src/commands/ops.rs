@@ -9,7 +9,7 @@ use crate::edge::{err, CmdResult};
 use crate::AppState;
 
 /// Forward core progress events to the UI's channel (a closed channel is not an error).
-fn sink(channel: Channel<Progress>) -> impl Fn(Progress) + Send + Sync {
+pub fn sink(channel: Channel<Progress>) -> impl Fn(Progress) + Send + Sync {
     move |event| {
         let _ = channel.send(event);
     }

@@ -135,6 +135,9 @@ pub enum RemoteError {
     KeyUnavailable(String),
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),
+    /// The pasted text could not be read as an SSH login.
+    #[error(transparent)]
+    Paste(#[from] crate::hostparse::HostParseError),
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -221,6 +224,7 @@ impl Coded for RemoteError {
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
             RemoteError::Key(e) => e.code(),
+            RemoteError::Paste(e) => e.code(),
             RemoteError::Core(e) => e.code(),
         }
     }
@@ -246,6 +250,7 @@ impl Coded for RemoteError {
             RemoteError::TrustMismatch { actual, .. } => Some(actual.clone()),
             RemoteError::TimedOut { stage, .. } => Some(format!("{stage:?}").to_lowercase()),
             RemoteError::Key(e) => e.detail(),
+            RemoteError::Paste(e) => e.detail(),
             RemoteError::Core(e) => e.detail(),
             _ => None,
         }

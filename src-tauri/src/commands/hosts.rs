@@ -1,0 +1,90 @@
+//! Hosts: paste any platform's SSH command, pin the host key, install our key, check, ssh config.
+
+use gpurent_core::app_hosts::{SshConfigResult, SshEnv};
+use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::events::Progress;
+use gpurent_core::hostparse::ParsedHostSummary;
+use gpurent_core::remote::hosts::{Host, HostCheck};
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::ops::{blocking, sink};
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+/// The user's own `~/.ssh` files and agent (an edge concern: where this OS keeps them).
+fn env() -> CmdResult<SshEnv> {
+    SshEnv::detect().map_err(err)
+}
+
+#[tauri::command]
+pub async fn host_list(state: State<'_, AppState>) -> CmdResult<Vec<Host>> {
+    state.app()?.host_list().map_err(err)
+}
+
+#[tauri::command]
+pub async fn host_preview(
+    state: State<'_, AppState>,
+    text: String,
+) -> CmdResult<ParsedHostSummary> {
+    state.app()?.host_paste_preview(&text).map_err(err)
+}
+
+#[tauri::command]
+pub async fn host_add(
+    state: State<'_, AppState>,
+    req: PasteAdd,
+    on_progress: Channel<Progress>,
+) -> CmdResult<HostAddOutcome> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.host_add_pasted(&req, &env, &sink(on_progress), &CancelToken::new())
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn host_check(
+    state: State<'_, AppState>,
+    label: String,
+    on_progress: Channel<Progress>,
+) -> CmdResult<HostCheck> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.host_check_saved(&label, &env, &sink(on_progress), &CancelToken::new())
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn host_repin(
+    state: State<'_, AppState>,
+    label: String,
+    fingerprint: String,
+) -> CmdResult<Host> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.host_repin_saved(&label, &fingerprint, &env, &CancelToken::new())
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn host_ssh_config(
+    state: State<'_, AppState>,
+    label: String,
+) -> CmdResult<SshConfigResult> {
+    state
+        .app()?
+        .host_ssh_config_saved(&label, &env()?)
+        .map_err(err)
+}
+
+#[tauri::command]
+pub async fn host_delete(state: State<'_, AppState>, label: String) -> CmdResult<()> {
+    state.app()?.host_delete(&label, &env()?).map_err(err)
+}

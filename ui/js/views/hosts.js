@@ -1,0 +1,274 @@
+// Step 3, Hosts: paste what the platform shows; confirm the machine's fingerprint on first
+// contact; gpurent installs your key with the pasted password (once) and remembers the host.
+import { hostAdd, hostCheck, hostDelete, hostList, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
+import { hideError, showError } from '../banner.js';
+import { clear, el } from '../dom.js';
+import { language, t } from '../i18n.js';
+
+/** @typedef {import('../../bindings/Host').Host} Host */
+/** @typedef {import('../../bindings/HostCheck').HostCheck} HostCheck */
+/** @typedef {import('../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
+/** @typedef {import('../../bindings/ParseWarning').ParseWarning} ParseWarning */
+/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+const FINGERPRINT = /SHA256:[A-Za-z0-9+/=]+/g;
+
+/** @param {string} text */
+const fingerprints = (text) => text.match(FINGERPRINT) ?? [];
+
+/** @param {ParseWarning} w */
+function warningText(w) {
+  const { kind, ...params } = w;
+  return t(`warn.${kind}`, /** @type {Record<string, string | number>} */ (params));
+}
+
+/** @param {{ user: string, host?: string, address?: string, port: number }} h */
+const target = (h) => `${h.user}@${h.host ?? h.address}:${h.port}`;
+
+/** @param {Host} h */
+function sshCommand(h) {
+  const jump = h.jump ? ` -J ${h.jump.user}@${h.jump.address}:${h.jump.port}` : '';
+  return `ssh -p ${h.port}${jump} ${h.user}@${h.address}`;
+}
+
+/** @param {HTMLElement} root */
+export async function renderHosts(root) {
+  const status = el('p', { class: 'muted', id: 'host-status', role: 'status' });
+  const list = el('div', { id: 'host-list' });
+  const paste = /** @type {HTMLTextAreaElement} */ (el('textarea', { id: 'host-paste', rows: '3', spellcheck: 'false', placeholder: t('hosts.paste.placeholder') }));
+  const preview = el('div', { id: 'host-preview', class: 'preview muted' });
+  const label = /** @type {HTMLInputElement} */ (el('input', { id: 'host-label', type: 'text', autocomplete: 'off' }));
+  const keySel = /** @type {HTMLSelectElement} */ (el('select', { id: 'host-key' }));
+  const add = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add', class: 'primary', text: t('hosts.add.button') }));
+  const prompt = el('div', { id: 'hostkey-prompt', class: 'prompt', hidden: true });
+
+  try {
+    const keys = await keyList();
+    if (keys.length === 0) keySel.append(el('option', { value: '', text: t('hosts.key.none') }));
+    for (const k of keys) keySel.append(el('option', { value: k.label, text: `${k.label} (${k.algorithm})` }));
+  } catch (e) {
+    showError(/** @type {ErrorPayload} */ (e));
+  }
+
+  /** @type {ParsedHostSummary | null} */
+  let parsed = null;
+  let timer = 0;
+  paste.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(async () => {
+      clear(preview);
+      parsed = null;
+      if (!paste.value.trim()) return;
+      try {
+        parsed = await hostPreview(paste.value);
+        preview.append(el('p', { text: `${t('hosts.preview', { target: target(parsed) })}${parsed.jump ? ` ${t('hosts.preview.jump', { jump: `${parsed.jump.user ?? parsed.user}@${parsed.jump.host}:${parsed.jump.port}` })}` : ''}` }));
+        if (parsed.has_password) preview.append(el('p', { class: 'ok-text', text: keySel.value ? t('hosts.preview.password') : t('hosts.preview.nokey') }));
+        if (parsed.warnings.length) {
+          const ul = el('ul', { class: 'warnings' });
+          for (const w of parsed.warnings) ul.append(el('li', { 'data-kind': w.kind, text: warningText(w) }));
+          preview.append(ul);
+        }
+      } catch (e) {
+        preview.append(el('p', { class: 'bad-text', text: t(`error.${/** @type {ErrorPayload} */ (e).code}`) }));
+      }
+    }, 200);
+  });
+
+  async function refresh() {
+    try {
+      renderList(list, await hostList(), status, refresh);
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  }
+
+  /** @param {string[]} trust */
+  async function connect(trust) {
+    add.disabled = true;
+    status.textContent = t('hosts.adding');
+    try {
+      const out = await hostAdd({ text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust }, () => {});
+      hideError();
+      prompt.hidden = true;
+      paste.value = ''; // the pasted password is gone from the page too
+      clear(preview);
+      const l = out.host.label;
+      status.textContent = out.install
+        ? (out.install.outcome === 'added' ? t('hosts.installed', { label: l }) : t('hosts.installed.already', { label: l }))
+        : t('hosts.added', { label: l });
+      await refresh();
+    } catch (e) {
+      const err = /** @type {ErrorPayload} */ (e);
+      status.textContent = '';
+      if (err.code === 'host_key_unknown') {
+        const fp = fingerprints(`${err.detail ?? ''} ${err.message}`)[0] ?? '';
+        showPrompt(prompt, parsed ? target(parsed) : '', fp, () => connect([...trust, fp]));
+      } else {
+        showError(err);
+      }
+    } finally {
+      add.disabled = false;
+    }
+  }
+  add.addEventListener('click', () => connect([]));
+
+  root.append(
+    el('h1', { text: t('hosts.title') }),
+    el('p', { class: 'lead', text: t('hosts.intro') }),
+    el('div', { class: 'card wide' },
+      el('h2', { text: t('hosts.add') }),
+      el('label', { class: 'field', for: 'host-paste' }, el('span', { text: t('hosts.paste') }), paste),
+      preview,
+      el('div', { class: 'form-row' },
+        el('label', { class: 'field', for: 'host-label' }, el('span', { text: t('hosts.label') }), label),
+        el('label', { class: 'field', for: 'host-key' }, el('span', { text: t('hosts.key') }), keySel)),
+      add,
+      prompt),
+    status,
+    list,
+  );
+  await refresh();
+}
+
+/**
+ * The first-contact question: show the fingerprint; continue only when the user trusts it.
+ * @param {HTMLElement} box
+ * @param {string} who
+ * @param {string} fp
+ * @param {() => void} onTrust
+ */
+function showPrompt(box, who, fp, onTrust) {
+  clear(box);
+  const trust = el('button', { type: 'button', id: 'hostkey-trust', class: 'primary', text: t('hosts.prompt.trust') });
+  const cancel = el('button', { type: 'button', id: 'hostkey-cancel', text: t('hosts.prompt.cancel') });
+  trust.addEventListener('click', onTrust);
+  cancel.addEventListener('click', () => { box.hidden = true; });
+  box.append(
+    el('h3', { text: t('hosts.prompt.title') }),
+    el('p', { text: t('hosts.prompt.body', { target: who }) }),
+    el('code', { id: 'hostkey-fingerprint', class: 'fingerprint big-fp', text: fp }),
+    el('div', { class: 'row' }, trust, cancel));
+  box.hidden = false;
+}
+
+/** @param {HostCheck | null} c */
+function lastCheckText(c) {
+  if (!c) return t('hosts.never');
+  const when = new Date(c.checked_ms).toLocaleString(language());
+  const result = c.key_login_ok ? t('hosts.last.ok', { ms: Math.round(c.latency_ms ?? 0) }) : t('hosts.last.bad');
+  return t('hosts.last', { when, result });
+}
+
+/**
+ * @param {HTMLElement} list
+ * @param {Host[]} hosts
+ * @param {HTMLElement} status
+ * @param {() => Promise<void>} refresh
+ */
+function renderList(list, hosts, status, refresh) {
+  clear(list);
+  if (hosts.length === 0) {
+    list.append(el('p', { class: 'muted', id: 'host-empty', text: t('hosts.empty') }));
+    return;
+  }
+  for (const h of hosts) {
+    const line = el('p', { class: 'check-line', 'data-host': h.label, text: lastCheckText(h.last_check) });
+    const extra = el('div', { class: 'host-extra' });
+    const check = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check primary', 'data-host': h.label, text: t('hosts.check') }));
+    check.addEventListener('click', async () => {
+      check.disabled = true;
+      line.dataset.ok = '';
+      line.textContent = t('hosts.checking');
+      clear(extra);
+      try {
+        const c = await hostCheck(h.label, () => {});
+        hideError();
+        line.textContent = c.key_login_ok
+          ? t('hosts.check.ok', { ms: Math.round(c.latency_ms ?? 0) })
+          : t('hosts.check.nokey', { problem: c.key_login_problem ? t(`error.${c.key_login_problem}`) : '?' });
+        line.dataset.ok = String(c.key_login_ok);
+      } catch (e) {
+        const err = /** @type {ErrorPayload} */ (e);
+        line.dataset.ok = 'false';
+        line.textContent = t(`error.${err.code}`);
+        if (err.code === 'host_key_changed') changed(extra, h, err, status, refresh);
+        else showError(err);
+      } finally {
+        check.disabled = false;
+      }
+    });
+    const config = el('button', { type: 'button', class: 'sshconfig', 'data-host': h.label, text: t('hosts.sshconfig') });
+    config.addEventListener('click', async () => {
+      clear(extra);
+      try {
+        const r = await hostSshConfig(h.label);
+        extra.append(el('p', { class: 'small', text: t('hosts.sshconfig.done', { alias: r.alias, path: r.config_path, cmd: r.ssh_command }) }));
+        if (r.backup_path) extra.append(el('p', { class: 'muted small', text: t('hosts.sshconfig.backup', { path: r.backup_path }) }));
+        extra.append(el('p', { class: 'muted small', text: r.agent_running ? t('hosts.sshconfig.agent') : t('hosts.sshconfig.noagent') }));
+        extra.append(el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.vscode')}: ` }), el('code', { class: 'vscode-uri', text: r.vscode_uri })));
+      } catch (e) {
+        showError(/** @type {ErrorPayload} */ (e));
+      }
+    });
+    const copy = el('button', { type: 'button', text: t('hosts.copycmd') });
+    copy.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(sshCommand(h));
+        status.textContent = t('hosts.copied');
+      } catch {
+        status.textContent = sshCommand(h);
+      }
+    });
+    const del = el('button', { type: 'button', class: 'danger ghost', text: t('hosts.delete') });
+    del.addEventListener('click', () => {
+      clear(extra);
+      const yes = el('button', { type: 'button', class: 'danger', id: `host-delete-yes-${h.label}`, text: t('hosts.delete') });
+      const no = el('button', { type: 'button', text: t('hosts.cancel') });
+      yes.addEventListener('click', async () => {
+        try {
+          await hostDelete(h.label);
+          await refresh();
+        } catch (e) {
+          showError(/** @type {ErrorPayload} */ (e));
+        }
+      });
+      no.addEventListener('click', () => clear(extra));
+      extra.append(el('div', { class: 'confirm' }, el('span', { text: t('hosts.delete.confirm', { label: h.label }) }), ' ', yes, ' ', no));
+    });
+    const pinned = h.host_keys.map((k) => `${k.key_type} ${k.fingerprint}`).join(' · ');
+    list.append(el('div', { class: 'card wide host', 'data-host': h.label },
+      el('div', { class: 'row' }, el('strong', { text: h.label }), el('code', { text: sshCommand(h) })),
+      el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.pinned')}: ` }), el('code', { class: 'fingerprint', text: pinned })),
+      h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
+      line,
+      el('div', { class: 'row' }, check, config, copy, del),
+      extra));
+  }
+}
+
+/**
+ * A changed host key: explain, and offer the explicit re-pin.
+ * @param {HTMLElement} box
+ * @param {Host} h
+ * @param {ErrorPayload} err
+ * @param {HTMLElement} status
+ * @param {() => Promise<void>} refresh
+ */
+function changed(box, h, err, status, refresh) {
+  const fps = fingerprints(`${err.detail ?? ''} ${err.message}`);
+  const [oldFp, newFp] = [fps[0] ?? '?', fps[fps.length - 1] ?? '?'];
+  const repin = el('button', { type: 'button', class: 'danger', id: `host-repin-${h.label}`, text: t('hosts.repin') });
+  repin.addEventListener('click', async () => {
+    try {
+      await hostRepin(h.label, newFp);
+      status.textContent = t('hosts.repinned', { label: h.label });
+      await refresh();
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
+  box.append(el('div', { class: 'prompt bad', id: `host-changed-${h.label}` },
+    el('h3', { text: t('hosts.changed.title') }),
+    el('p', { text: t('hosts.changed.body', { old: oldFp, new: newFp }) }),
+    repin));
+}
