@@ -123,13 +123,17 @@ impl App {
     // ---- long operations ----
 
     /// Run long work as a registered operation: emits `Started{op_id}` first and `Finished` last,
-    /// records it in the database, and hands the work a cancel token.
-    pub fn run_op<T>(
+    /// records it (kind, start, end, outcome code) in the database, and hands the work a cancel
+    /// token. Works with any domain error that can carry a core error.
+    pub fn run_op<T, E>(
         &self,
         kind: &str,
         progress: &dyn ProgressSink,
-        work: impl FnOnce(&CancelToken) -> Result<T, CoreError>,
-    ) -> Result<T, CoreError> {
+        work: impl FnOnce(&CancelToken) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: Coded + From<CoreError>,
+    {
         let guard = self.ops.begin();
         self.with_store(|s| s.op_started(&guard.id, kind, self.clock.now_unix_ms()))?;
         progress.emit(Progress::Started {

@@ -47,8 +47,20 @@ impl App {
     }
 
     /// Parse, pin the confirmed host key, save; then, if the paste had a password and a key was
-    /// chosen, install the key with that password and verify a key login.
+    /// chosen, install the key with that password and verify a key login. A registered operation
+    /// (its id comes first in `progress`, for `cancel_op`).
     pub fn host_add_pasted(
+        &self,
+        req: &PasteAdd,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<HostAddOutcome, RemoteError> {
+        self.run_op("host_add", progress, |cancel| {
+            self.host_add_pasted_with(req, env, progress, cancel)
+        })
+    }
+
+    fn host_add_pasted_with(
         &self,
         req: &PasteAdd,
         env: &SshEnv,
@@ -91,16 +103,18 @@ impl App {
         Ok(HostAddOutcome { host, install })
     }
 
-    /// Connect to a saved host with its key: host key, key login, latency.
+    /// Connect to a saved host with its key: host key, key login, latency. A registered
+    /// operation.
     pub fn host_check_saved(
         &self,
         label: &str,
         env: &SshEnv,
         progress: &dyn ProgressSink,
-        cancel: &CancelToken,
     ) -> Result<HostCheck, RemoteError> {
-        let key = self.host_key_for(label, None)?;
-        self.host_check(label, env, &key, progress, cancel)
+        self.run_op("host_check", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.host_check(label, env, &key, progress, cancel)
+        })
     }
 
     /// Accept a changed host key the user confirmed (recorded as changed by the desktop user).

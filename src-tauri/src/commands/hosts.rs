@@ -39,7 +39,7 @@ pub async fn host_add(
 ) -> CmdResult<HostAddOutcome> {
     let (app, env) = (state.shared()?, env()?);
     blocking(move || {
-        app.host_add_pasted(&req, &env, &sink(on_progress), &CancelToken::new())
+        app.host_add_pasted(&req, &env, &sink(on_progress))
             .map_err(err)
     })
     .await
@@ -53,7 +53,7 @@ pub async fn host_check(
 ) -> CmdResult<HostCheck> {
     let (app, env) = (state.shared()?, env()?);
     blocking(move || {
-        app.host_check_saved(&label, &env, &sink(on_progress), &CancelToken::new())
+        app.host_check_saved(&label, &env, &sink(on_progress))
             .map_err(err)
     })
     .await
