@@ -1,26 +1,56 @@
 //! `gpurent doctor`: diagnose a GPU host for PyTorch (driver, CUDA, Python, PyTorch, disk,
 //! network): facts, findings with stable codes, the verdict and the exact fix (docs/cli-doctor.md).
 //!
-//! Now: `--from-probe FILE` diagnoses the saved output of the probe script (`--print-probe`
-//! prints it: `ssh HOST sh -s < probe.sh > probe.txt`). The `doctor <host>` form runs the same
-//! script over SSH and feeds the same `App::doctor_from_probe_with`; it is added with the remote
-//! module.
+//! `doctor <host>` probes a saved host over SSH, `--fix` runs the fix there, `--verify` the GPU
+//! check (see `doctor_host.rs`); `--from-probe FILE` diagnoses a saved probe offline
+//! (`--print-probe` prints the script: `ssh HOST sh -s < probe.sh > probe.txt`). Both feed the
+//! same `App::doctor_from_probe_with`.
+
+#[path = "doctor_host.rs"]
+mod host_mode;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::Args;
 use gpurent_core::app::App;
+use gpurent_core::app_doctor::DoctorError;
 use gpurent_core::wizard::{DoctorOptions, FixNote, Report, Severity, Verdict};
 use gpurent_core::CoreError;
 
-use crate::output::print_json;
+use crate::output::{fail, print_json};
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
+    /// A saved host (`gpurent host list`): probe it over SSH.
+    #[arg(conflicts_with_all = ["from_probe", "print_probe"])]
+    pub host: Option<String>,
     /// Diagnose the saved output of gpurent's probe script ("-" reads stdin).
     #[arg(long, value_name = "FILE")]
     pub from_probe: Option<PathBuf>,
+    /// Run the fix on the host: shows the exact commands, asks on a terminal (or --yes), streams
+    /// the output with progress, then re-checks.
+    #[arg(long, requires = "host", conflicts_with_all = ["verify", "stop_fix"])]
+    pub fix: bool,
+    /// Run this finding's fix (its code) instead of the install plan.
+    #[arg(long, requires = "fix", value_name = "CODE")]
+    pub code: Option<String>,
+    /// Do not ask before running the fix.
+    #[arg(long, requires = "fix")]
+    pub yes: bool,
+    /// Run the GPU check (matmul TFLOPS, copy GB/s, VRAM vs the catalog) with the host's Python.
+    #[arg(long, requires = "host", conflicts_with = "stop_fix")]
+    pub verify: bool,
+    /// Kill a fix left running on the host (e.g. after Ctrl-C).
+    #[arg(long, requires = "host")]
+    pub stop_fix: bool,
+    /// Log in with this gpurent key instead of the host's.
+    #[arg(long, requires = "host")]
+    pub key: Option<String>,
+    /// The key's passphrase from the first line of standard input.
+    #[arg(long, requires = "host")]
+    pub passphrase_stdin: bool,
     /// Plan for this PyTorch release (2.3 = the newest 2.3.x).
     #[arg(long, value_name = "VERSION")]
     pub torch: Option<String>,
@@ -43,6 +73,22 @@ fn read(path: &PathBuf) -> Result<String, CoreError> {
     std::fs::read_to_string(path).map_err(|e| CoreError::io(path, e))
 }
 
+/// `gpurent doctor`: errors as `{"error": ...}` with `--json` (exit 2 for bad input, 1 otherwise).
+pub fn main(data_dir: Option<&Path>, args: &DoctorArgs) -> ExitCode {
+    let app = match crate::open_app(data_dir) {
+        Ok(app) => app,
+        Err(e) => return fail(&e, args.json),
+    };
+    let result = match &args.host {
+        Some(host) => host_mode::run(&app, host, args),
+        None => run(&app, args).map_err(DoctorError::from),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, args.json),
+    }
+}
+
 pub fn run(app: &App, args: &DoctorArgs) -> Result<(), CoreError> {
     if args.print_probe {
         print!("{}", app.wizard_probe_script());
@@ -51,7 +97,7 @@ pub fn run(app: &App, args: &DoctorArgs) -> Result<(), CoreError> {
     let Some(path) = &args.from_probe else {
         return Err(CoreError::invalid(
             "from_probe",
-            "give --from-probe FILE (the saved output of `gpurent doctor --print-probe` run on the host)",
+            "give a saved host (gpurent doctor HOST) or --from-probe FILE (the saved output of `gpurent doctor --print-probe` run on the host)",
         ));
     };
     let raw = read(path)?;

@@ -67,10 +67,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
         Command::Host(args) => return host::main(cli.data_dir.as_deref(), args),
-        Command::Doctor(args) => (
-            args.json,
-            open_app(cli.data_dir.as_deref()).and_then(|app| doctor::run(&app, args)),
-        ),
+        Command::Doctor(args) => return doctor::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,

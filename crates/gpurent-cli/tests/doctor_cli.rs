@@ -170,3 +170,30 @@ fn the_printed_probe_runs_here_and_degrades_cleanly_without_a_gpu() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("Verdict: "), "{text}");
 }
+
+/// `doctor <host>`: an unknown host is the SSH layer's `unknown_host`; `--fix` off a terminal
+/// without `--yes` is refused before anything connects; the host form excludes `--from-probe`.
+#[test]
+fn doctor_host_form_errors_are_coded() {
+    let home = tempfile::tempdir().expect("tmp");
+    let out = gpurent(home.path(), &["doctor", "nosuch", "--json"], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json(&out)["error"]["code"], "unknown_host");
+
+    let out = gpurent(home.path(), &["doctor", "nosuch", "--fix", "--json"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let e = json(&out);
+    assert_eq!(
+        (e["error"]["code"].as_str(), e["error"]["detail"].as_str()),
+        (Some("invalid_input"), Some("yes"))
+    );
+
+    let out = gpurent(
+        home.path(),
+        &["doctor", "nosuch", "--from-probe", "x.txt", "--json"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "clap refuses the mix: {out:?}");
+    let out = gpurent(home.path(), &["doctor", "--verify"], None);
+    assert_eq!(out.status.code(), Some(2), "--verify needs a host: {out:?}");
+}

@@ -151,7 +151,7 @@ fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
 
 /// The key check run on every presented host key of one connection attempt. Keys to pin are
 /// collected in `to_pin`; nothing is written until the whole connection succeeded.
-fn verifier<'a>(
+pub(crate) fn verifier<'a>(
     host: Option<&'a Host>,
     env: &'a SshEnv,
     trust: &'a [String],

@@ -10,6 +10,7 @@
 //! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
 //! - [`compat`]: driver / CUDA / PyTorch / GPU-architecture compatibility data.
 //! - [`wizard`]: the setup wizard's probe, parser, diagnosis, fix plan and verify (SSH-independent).
+//!   [`app_doctor`] runs it over SSH (probe, fix with progress and cancel, verify).
 //! - [`store`]: SQLite with append-only migrations.
 //! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
 //! - [`remote`]: SSH to rented hosts (typed outcomes, pinned host keys, exec, key install,
@@ -23,6 +24,7 @@
 //! - [`clock`], [`secret`], [`logging`]: time passed in, redacted secrets, rotating file logs.
 
 pub mod app;
+pub mod app_doctor;
 pub mod app_estimate;
 pub mod app_hosts;
 pub mod app_hosts_flow;

@@ -2,193 +2,16 @@
 //! real probe script runs LOCALLY with `sh`, in a cleared environment whose PATH is a per-test
 //! directory of links to the fake tools (`nvidia-smi`, `nvcc`, `python3` with a fake `torch`,
 //! `pip`, `curl`, `df`, `id`, `conda`) and a whitelist of system utilities, and its output goes
-//! through `App::doctor_from_probe_with`, exactly as a probe fetched over SSH will. Each scenario
-//! asserts the finding codes, the verdict and the exact fix command. (Over SSH the same scenario
-//! files serve the loopback sshd fixture once it lands.)
+//! through `App::doctor_from_probe_with`, exactly as a probe fetched over SSH does. Each scenario
+//! asserts the finding codes, the verdict and the exact fix command from the shared table
+//! (`wizard_common`); `wizard_ssh.rs` runs the same table over a real loopback sshd.
 
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+mod wizard_common;
 
-use gpurent_core::app::App;
-use gpurent_core::clock::FixedClock;
-use gpurent_core::paths::Paths;
-use gpurent_core::wizard::{probe, DoctorOptions, FixNote, Report, Severity, Verdict};
+use std::path::Path;
 
-const SYS_TOOLS: &[&str] = &[
-    "sh", "dash", "bash", "mktemp", "rm", "mkdir", "timeout", "cat", "tail", "head", "date",
-    "uname", "nproc", "getconf", "grep", "awk", "mawk", "gawk", "sed", "env", "cut", "sort", "tr",
-    "dirname", "basename", "touch", "cp", "chmod", "sleep", "wc", "ls", "printf", "od",
-];
-
-fn fakegpu() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakegpu")
-}
-
-/// The machine's real interpreter the fake `python3` wraps.
-fn real_python() -> PathBuf {
-    ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .expect("the scenario suite needs a system python3 (/usr/bin/python3)")
-}
-
-/// `KEY=VALUE` lines (quotes stripped), comments skipped.
-pub fn load(path: &Path) -> BTreeMap<String, String> {
-    std::fs::read_to_string(path)
-        .expect("scenario")
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().trim_matches('"').to_string()))
-        .collect()
-}
-
-/// A fake host: its bin dir, fake root, home and pip state, under one temp dir.
-#[derive(Debug)]
-pub struct FakeHost {
-    pub dir: tempfile::TempDir,
-    pub file: PathBuf,
-    pub vars: BTreeMap<String, String>,
-}
-
-impl FakeHost {
-    pub fn new(name: &str) -> FakeHost {
-        let file = fakegpu().join("scenarios").join(format!("{name}.env"));
-        let vars = load(&file);
-        let dir = tempfile::tempdir().expect("tmp");
-        let bin = dir.path().join("bin");
-        for d in ["bin", "root", "home", "state"] {
-            std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
-        }
-        let mut absent: Vec<&str> = vars
-            .get("FAKE_ABSENT")
-            .map(|v| v.split_whitespace().collect())
-            .unwrap_or_default();
-        if !vars.contains_key("FAKE_CONDA_ROOT") {
-            absent.push("conda");
-        }
-        for e in std::fs::read_dir(fakegpu().join("bin")).expect("fake bin") {
-            let p = e.expect("entry").path();
-            let n = p.file_name().expect("name").to_string_lossy().into_owned();
-            if !absent.contains(&n.as_str()) {
-                std::os::unix::fs::symlink(&p, bin.join(&n)).expect("link");
-            }
-        }
-        for t in SYS_TOOLS {
-            let target = ["/usr/bin", "/bin"]
-                .iter()
-                .map(|d| Path::new(d).join(t))
-                .find(|p| p.exists());
-            if let (Some(target), false) = (target, bin.join(t).exists()) {
-                std::os::unix::fs::symlink(target, bin.join(t)).expect("link");
-            }
-        }
-        let st = Command::new("/bin/sh")
-            .arg(fakegpu().join("mkroot.sh"))
-            .arg(&file)
-            .arg(dir.path().join("root"))
-            .env("FAKE_REAL_PYTHON", real_python())
-            .status()
-            .expect("mkroot");
-        assert!(st.success(), "mkroot {name}");
-        FakeHost { dir, file, vars }
-    }
-
-    pub fn bin(&self) -> PathBuf {
-        self.dir.path().join("bin")
-    }
-
-    /// A `sh` command in the host's cleared environment.
-    pub fn sh(&self) -> Command {
-        let mut c = Command::new("/bin/sh");
-        c.env_clear()
-            .env("PATH", self.bin())
-            .env("HOME", self.dir.path().join("home"))
-            .env("GPURENT_PROBE_ROOT", self.dir.path().join("root"))
-            .env("FAKEGPU_DIR", fakegpu())
-            .env("FAKEGPU_STATE", self.dir.path().join("state"))
-            .env("FAKEGPU_SCENARIO", &self.file)
-            .env("FAKE_REAL_PYTHON", real_python())
-            .current_dir(self.dir.path().join("home"));
-        for (k, v) in &self.vars {
-            if !k.starts_with("EXPECT_") {
-                c.env(k, v);
-            }
-        }
-        c
-    }
-
-    /// Run the real probe script; its stdout.
-    pub fn probe(&self) -> String {
-        let mut child = self
-            .sh()
-            .arg("-s")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("sh");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(probe::SCRIPT.as_bytes())
-            .expect("write");
-        let out = child.wait_with_output().expect("probe");
-        assert!(
-            out.status.success(),
-            "probe exit {:?}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("utf8")
-    }
-}
-
-pub fn app(tmp: &Path) -> App {
-    App::open(
-        Paths::under(tmp.join("gpurent")),
-        Arc::new(FixedClock(1)),
-        None,
-    )
-    .expect("open")
-}
-
-/// The fix a user is shown first: the install plan, else the first error's commands.
-pub fn primary_fix(r: &Report) -> String {
-    if let Some(p) = &r.plan {
-        return p.commands.join(" && ");
-    }
-    r.findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .find_map(|f| f.fix.as_ref().filter(|x| !x.commands.is_empty()))
-        .map(|x| x.commands.join(" && "))
-        .unwrap_or_default()
-}
-
-const SECTIONS: &[&str] = &[
-    "meta",
-    "os",
-    "kernel",
-    "cpu",
-    "memory",
-    "disk",
-    "container",
-    "nvidia_smi",
-    "nvidia_smi_query",
-    "nvidia_smi_apps",
-    "nvidia_proc",
-    "nvcc",
-    "python",
-    "pip",
-    "net",
-    "torch",
-];
+use gpurent_core::wizard::{Report, Verdict};
+use wizard_common::{app, assert_expected, assert_sections, fakegpu, options, FakeHost};
 
 fn check(name: &str) -> Report {
     let host = FakeHost::new(name);
@@ -197,83 +20,11 @@ fn check(name: &str) -> Report {
     if let Some(d) = std::env::var_os("GPURENT_SCENARIO_DUMP") {
         std::fs::write(Path::new(&d).join(format!("{name}.probe")), &raw).expect("dump");
     }
-    for s in SECTIONS {
-        assert!(
-            raw.contains(&format!("@@gpurent@@ begin {s}\n"))
-                && raw.contains(&format!("@@gpurent@@ end {s} rc=")),
-            "{name}: section {s} missing:\n{raw}"
-        );
-    }
-    let v = &host.vars;
-    let opts = DoctorOptions {
-        torch: v.get("EXPECT_PIN").cloned(),
-    };
+    assert_sections(name, &raw);
     let r = app(host.dir.path())
-        .doctor_from_probe_with(&raw, &opts)
+        .doctor_from_probe_with(&raw, &options(&host.vars))
         .expect("doctor");
-    let ctx = || {
-        format!(
-            "{name}: {}\n{}",
-            serde_json::to_string_pretty(&r.findings).unwrap_or_default(),
-            raw
-        )
-    };
-    let mut got: Vec<&str> = r.codes();
-    got.sort_unstable();
-    let mut want: Vec<&str> = v["EXPECT_CODES"].split_whitespace().collect();
-    want.sort_unstable();
-    assert_eq!(got, want, "codes of {}", ctx());
-    let (status, needs) = match &r.verdict {
-        Verdict::Ready => ("ready", String::new()),
-        Verdict::Fixable { .. } => ("fixable", String::new()),
-        Verdict::Blocked { needs, .. } => (
-            "blocked",
-            serde_json::to_value(needs)
-                .expect("json")
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-        ),
-    };
-    assert_eq!(status, v["EXPECT_VERDICT"], "verdict of {}", ctx());
-    assert_eq!(
-        needs,
-        v.get("EXPECT_NEEDS").cloned().unwrap_or_default(),
-        "needs of {}",
-        ctx()
-    );
-    assert_eq!(primary_fix(&r), v["EXPECT_FIX"], "fix of {}", ctx());
-    if let Some(c) = v.get("EXPECT_RENT_CUDA") {
-        let rent = r
-            .findings
-            .iter()
-            .flat_map(|f| f.fix.iter().flat_map(|x| x.notes.iter()))
-            .find_map(|n| match n {
-                FixNote::RentHostWithCuda { min_cuda, .. } => Some(min_cuda.clone()),
-                _ => None,
-            });
-        assert_eq!(
-            rent.as_deref(),
-            Some(c.as_str()),
-            "rent filter of {}",
-            ctx()
-        );
-    }
-    // Every finding carries evidence, and every error says how it is fixed or why it cannot be.
-    for f in &r.findings {
-        assert!(
-            !f.evidence.is_empty(),
-            "{name}: {} without evidence",
-            f.diagnosis.code()
-        );
-        assert!(
-            f.severity != Severity::Error
-                || f.fix.is_some()
-                || !matches!(r.verdict, Verdict::Fixable { .. }),
-            "{name}: {} without fix",
-            f.diagnosis.code()
-        );
-    }
+    assert_expected(name, &host.vars, &raw, &r);
     r
 }
 
@@ -281,38 +32,16 @@ macro_rules! scenarios {
     ($($name:ident),* $(,)?) => { $( #[test] fn $name() { check(stringify!($name)); } )* };
 }
 
-scenarios!(
-    rtx4090_torch_cpu,
-    rtx5090_torch_cu124,
-    v100_driver470_torch_cu121,
-    nvml_mismatch,
-    no_devices_vast,
-    no_gpu,
-    container_old_host_driver,
-    h20_vm_cuda122,
-    vm_driver_450_debian,
-    py313_pinned_torch23,
-    index_unreachable_cn,
-    offline,
-    low_disk,
-    disk_full,
-    ready_h100,
-    python_missing,
-    driver_not_loaded,
-    gpu_lost,
-    gpu_busy,
-    debian_externally_managed,
-    toolkit_mismatch_off_path,
-);
+for_each_scenario!(scenarios);
 
 #[test]
 fn every_scenario_file_has_a_test() {
-    let src = include_str!("wizard_scenarios.rs");
+    let src = include_str!("wizard_common/mod.rs");
     for e in std::fs::read_dir(fakegpu().join("scenarios")).expect("dir") {
         let p = e.expect("entry").path();
         let stem = p.file_stem().expect("stem").to_string_lossy().into_owned();
         assert!(
-            src.contains(&format!("    {stem},\n")),
+            src.contains(&format!("            {stem},\n")),
             "scenario {stem} is not in the suite"
         );
     }

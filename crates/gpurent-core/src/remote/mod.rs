@@ -6,6 +6,7 @@
 //!   login, jump hosts ([`jump`]).
 //! - [`hostkey`]: fingerprints, the user's `known_hosts`, the pinning decision.
 //! - [`exec`]: run a command, read stdout and stderr interleaved, cancel.
+//! - [`job`]: long work in its own process group with a pid file, so a cancel kills it on the host.
 //! - [`install`]: append our key to `authorized_keys`, prove a key login, switch passwords off.
 //! - [`sshconfig`]: the marked `Host gpurent-<label>` block, ssh-agent, VS Code links.
 //! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells.
@@ -19,6 +20,7 @@ pub mod exec;
 pub mod hostkey;
 pub mod hosts;
 pub mod install;
+pub mod job;
 pub mod jump;
 pub mod quote;
 pub mod sshconfig;

@@ -14,3 +14,4 @@ class _Version:
 version = _Version()
 
 from . import backends, cuda  # noqa: E402,F401
+from ._compute import Tensor, bfloat16, device, dtype, empty, empty_like, float16, matmul, randn, uint8  # noqa: E402,F401

@@ -1,6 +1,8 @@
 import os
 import warnings
 
+from .._compute import Event  # noqa: F401
+
 
 def _ver(s):
     try:
@@ -77,3 +79,11 @@ def get_arch_list():
     if not _state()[0]:
         return []
     return os.environ.get("FAKE_TORCH_ARCH", "").split()
+
+
+def synchronize(device=None):
+    _check(0)
+
+
+def empty_cache():
+    pass

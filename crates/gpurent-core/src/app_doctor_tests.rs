@@ -1,0 +1,75 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::clock::FixedClock;
+use crate::paths::Paths;
+
+fn app(root: &std::path::Path) -> App {
+    App::open(Paths::under(root), Arc::new(FixedClock(1_700)), None).expect("open")
+}
+
+const NO_GPU: &str = "@@gpurent@@ probe v1\n@@gpurent@@ begin nvidia_smi\n@@gpurent@@ stderr nvidia_smi\nsh: 1: nvidia-smi: not found\n@@gpurent@@ end nvidia_smi rc=127\n";
+
+#[test]
+fn probe_file_names_belong_to_their_label_only() {
+    assert_eq!(probe_file_order("box", "box-1700.txt"), Some((1700, 0)));
+    assert_eq!(probe_file_order("box", "box-1700.2.txt"), Some((1700, 2)));
+    assert_eq!(
+        probe_file_order("box", "box-1-1700.txt"),
+        None,
+        "label box-1"
+    );
+    assert_eq!(probe_file_order("box", "box-.txt"), None);
+    assert_eq!(probe_file_order("box-1", "box-1-1700.txt"), Some((1700, 0)));
+}
+
+#[test]
+fn probes_are_kept_under_the_data_dir_with_the_app_clock_and_never_overwritten() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a = app(tmp.path());
+    assert_eq!(a.doctor_latest_probe("box").expect("none"), None);
+    let first = a.save_probe("box", "one").expect("save");
+    let second = a.save_probe("box", "two").expect("save");
+    a.save_probe("box-1", "other host").expect("save");
+    assert_eq!(first, a.paths().data.join("probes/box-1700.txt"));
+    assert_eq!(second, a.paths().data.join("probes/box-1700.1.txt"));
+    assert_eq!(std::fs::read_to_string(&first).expect("read"), "one");
+    assert_eq!(a.doctor_latest_probe("box").expect("latest"), Some(second));
+}
+
+#[test]
+fn a_blocked_or_ready_host_has_nothing_to_run_and_errors_have_codes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let r = app(tmp.path()).doctor_from_probe(NO_GPU).expect("report");
+    let e = fix_commands(&r, None).expect_err("blocked");
+    assert_eq!(e.code(), "nothing_to_fix");
+    assert!(e.to_string().contains("no_nvidia_gpu"), "{e}");
+    let e = fix_commands(&r, Some("no_nvidia_gpu")).expect_err("different host");
+    assert_eq!(e.code(), "nothing_to_fix");
+    let failed = DoctorError::FixFailed {
+        command: "pip install torch".into(),
+        exit_status: Some(1),
+        failure: Some(PipFailure::Network),
+        line: Some("ReadTimeoutError".into()),
+        done_bytes: 42,
+    };
+    assert_eq!(failed.code(), "fix_failed_network");
+    assert_eq!(
+        failed.detail().as_deref(),
+        Some("ReadTimeoutError (42 bytes downloaded)")
+    );
+    assert_eq!(
+        DoctorError::FixBusy { pgid: 7 }.code(),
+        "fix_already_running"
+    );
+}
+
+#[test]
+fn verify_runs_with_gpurent_venv_first_then_the_probed_interpreter() {
+    let mut f = Facts::default();
+    assert_eq!(best_python(&f), "python3");
+    f.python.executable = Some("/usr/bin/python3".into());
+    assert_eq!(best_python(&f), "/usr/bin/python3");
+    f.python.gpurent_venv = Some("/root/gpurent-venv/".into());
+    assert_eq!(best_python(&f), "/root/gpurent-venv/bin/python");
+}

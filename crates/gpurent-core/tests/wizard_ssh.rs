@@ -1,0 +1,481 @@
+//! The wizard over SSH, against a REAL loopback sshd (`gpurent-testhost`) serving the fake GPU
+//! hosts of `tests/fakegpu/`: a drop-in `SetEnv` puts the scenario's bin dir first (only the fake
+//! tools and a whitelist of system utilities, as in the local suite), its fake root, home and
+//! pip state, and `FAKEGPU_SCENARIO` (the fake tools source it) into every session. Each scenario
+//! of the shared table (`wizard_common`) runs through `App::doctor_host`; the fix runner meets a
+//! pip that fails midway, then converges; a cancel mid-install leaves nothing running on the
+//! host; verify runs the real `verify.py` against the fake torch's timed matmul and copy.
+//!
+//! Needs `/usr/sbin/sshd`, the `gputest` user (`scripts/setup-test-host.sh`) and root: skipped
+//! with a message otherwise, except under `CI=true` where that fails.
+
+mod remote_common;
+mod wizard_common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use gpurent_core::app_doctor::{fix_commands, DoctorError, HostReport};
+use gpurent_core::app_hosts::LoginKey;
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::wizard::pip::{PipFailure, PipOutcome};
+use gpurent_core::wizard::verify::Suspicion;
+use gpurent_core::wizard::Verdict;
+use gpurent_core::Coded;
+use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
+use remote_common::{add_confirmed, login_key, spec, world, World};
+use wizard_common::{assert_expected, assert_sections, fakegpu, options, real_python, FakeHost};
+
+const LABEL: &str = "gpu";
+
+/// A fake GPU host behind a real sshd, saved in an App as `gpu`.
+struct Remote {
+    host: FakeHost,
+    w: World,
+    key: LoginKey,
+    sshd: Sshd,
+}
+
+fn id_of(flag: &str) -> u32 {
+    let out = std::process::Command::new("id")
+        .args([flag, TEST_USER])
+        .output()
+        .expect("id");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("numeric id")
+}
+
+/// `SetEnv "K=V" ...` for the scenario: the same environment the local suite gives `sh`.
+fn set_env_line(host: &FakeHost) -> String {
+    let d = host.dir.path();
+    let mut pairs = vec![
+        ("PATH".to_string(), host.bin().display().to_string()),
+        ("HOME".into(), d.join("home").display().to_string()),
+        (
+            "GPURENT_PROBE_ROOT".into(),
+            d.join("root").display().to_string(),
+        ),
+        ("FAKEGPU_DIR".into(), fakegpu().display().to_string()),
+        (
+            "FAKEGPU_STATE".into(),
+            d.join("state").display().to_string(),
+        ),
+        ("FAKEGPU_SCENARIO".into(), host.file.display().to_string()),
+        (
+            "FAKE_REAL_PYTHON".into(),
+            real_python().display().to_string(),
+        ),
+    ];
+    for (k, v) in &host.vars {
+        if !k.starts_with("EXPECT_") {
+            pairs.push((k.clone(), v.clone()));
+        }
+    }
+    let quoted: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| {
+            assert!(!v.contains('"'), "{k}: no quotes in SetEnv values");
+            format!("\"{k}={v}\"")
+        })
+        .collect();
+    format!("SetEnv {}\n", quoted.join(" "))
+}
+
+/// Start scenario `name` (with `extra` variables; `{bin}` in a value is the host's bin dir) behind
+/// a fresh sshd; `None` when sshd can't run here.
+fn remote(name: &str, extra: &[(&str, &str)]) -> Option<Remote> {
+    if !sshd_available() {
+        return None;
+    }
+    let mut host = FakeHost::new(name);
+    for (k, v) in extra {
+        let v = v.replace("{bin}", &host.bin().display().to_string());
+        host.vars.insert(k.to_string(), v);
+    }
+    // The login user walks the host dir and owns its home and pip state.
+    let d = host.dir.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for sub in ["home", "state"] {
+        std::os::unix::fs::chown(d.join(sub), Some(id_of("-u")), Some(id_of("-g"))).expect("chown");
+    }
+    let mut sshd = Sshd::start().expect("sshd");
+    // Included before the fixture's own SetEnv: sshd keeps the first SetEnv it reads.
+    std::fs::write(
+        sshd.config_dropin_dir().join("fakegpu.conf"),
+        set_env_line(&host),
+    )
+    .expect("drop-in");
+    sshd.restart().expect("restart");
+    let k = UserKey::generate("wizard-ssh").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let w = world();
+    let key = login_key(&k, "k1");
+    add_confirmed(&w, LABEL, spec(&sshd), Some(&key));
+    Some(Remote { host, w, key, sshd })
+}
+
+impl Remote {
+    fn doctor(&self) -> HostReport {
+        self.w
+            .app
+            .doctor_host(
+                LABEL,
+                &self.w.env,
+                &self.key,
+                &options(&self.host.vars),
+                &NoProgress,
+                &CancelToken::new(),
+            )
+            .expect("doctor_host")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.host.dir.path().join("state")
+    }
+}
+
+fn check_over_ssh(name: &str) {
+    let Some(r) = remote(name, &[]) else {
+        return;
+    };
+    let steps = Mutex::new(Vec::new());
+    let sink = |p: Progress| {
+        if let Progress::Step { step, .. } = p {
+            steps.lock().expect("lock").push(step);
+        }
+    };
+    let rep =
+        r.w.app
+            .doctor_host(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &options(&r.host.vars),
+                &sink,
+                &CancelToken::new(),
+            )
+            .expect("doctor_host");
+    assert_eq!(*steps.lock().expect("lock"), vec!["connect", "probe"]);
+    assert_eq!(rep.host, LABEL);
+    let saved = Path::new(&rep.probe_path);
+    assert_eq!(saved, r.w.app.paths().data.join("probes/gpu-1000.txt"));
+    let raw = std::fs::read_to_string(saved).expect("saved probe");
+    assert_sections(name, &raw);
+    assert!(
+        r.sshd
+            .log()
+            .contains(&format!("Accepted publickey for {TEST_USER}")),
+        "{name}: the probe came over the sshd"
+    );
+    assert_expected(name, &r.host.vars, &raw, &rep.report);
+    // The JSON is the --from-probe report plus the host and the saved probe.
+    let json = serde_json::to_value(&rep).expect("json");
+    assert_eq!(json["probe_path"], rep.probe_path.as_str());
+    assert_eq!(
+        json["verdict"],
+        serde_json::to_value(&rep.report.verdict).expect("verdict")
+    );
+}
+
+macro_rules! scenarios {
+    ($($name:ident),* $(,)?) => { $( #[test] fn $name() { check_over_ssh(stringify!($name)); } )* };
+}
+
+for_each_scenario!(scenarios);
+
+/// Processes on the host whose environment belongs to this fake host (zombies excluded).
+fn host_processes(state: &Path) -> Vec<String> {
+    let needle = format!("FAKEGPU_STATE={}", state.display());
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let p = e.path();
+        let stat = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'));
+        let env = std::fs::read(p.join("environ")).unwrap_or_default();
+        if !zombie && env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    found
+}
+
+/// Over SSH `/usr/bin/python3` would be this machine's real interpreter: the fake one in the
+/// host's bin dir reports itself as the executable instead, so the plan runs it.
+const FAKE_PY: (&str, &str) = ("FAKE_PY_EXECUTABLE", "{bin}/python3");
+
+fn events() -> (Mutex<Vec<Progress>>, CancelToken) {
+    (Mutex::new(Vec::new()), CancelToken::new())
+}
+
+#[test]
+fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies() {
+    let Some(r) = remote(
+        "rtx4090_torch_cpu",
+        &[
+            ("FAKE_PIP_FAIL", "network"),
+            ("FAKE_PIP_FAIL_ONCE", "1"),
+            FAKE_PY,
+            ("FAKE_VERIFY_TFLOPS", "120"),
+            ("FAKE_VERIFY_GBPS", "900"),
+        ],
+    ) else {
+        return;
+    };
+    let before = r.doctor();
+    let py = r.host.bin().join("python3").display().to_string();
+    // The table's fix, run with the fake interpreter.
+    let want = r.host.vars["EXPECT_FIX"].replace("/usr/bin/python3", &py);
+    let commands = fix_commands(&before.report, None).expect("fixable");
+    assert_eq!(commands.join(" && "), want);
+
+    let (seen, cancel) = events();
+    let sink = |p: Progress| seen.lock().expect("lock").push(p);
+    let fix = |sink: &dyn gpurent_core::events::ProgressSink| {
+        r.w.app.doctor_fix(
+            LABEL,
+            &r.w.env,
+            &r.key,
+            &before.report,
+            None,
+            &options(&r.host.vars),
+            sink,
+            &cancel,
+        )
+    };
+    let err = fix(&sink).expect_err("the first run fails midway");
+    let DoctorError::FixFailed {
+        command,
+        exit_status,
+        failure,
+        line,
+        done_bytes,
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(err.code(), "fix_failed_network");
+    assert_eq!((command.as_str(), *exit_status), (want.as_str(), Some(1)));
+    assert_eq!(*failure, Some(PipFailure::Network));
+    assert!(
+        line.as_deref()
+            .is_some_and(|l| l.contains("Read timed out")),
+        "{line:?}"
+    );
+    let events = std::mem::take(&mut *seen.lock().expect("lock"));
+    let bytes: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::Bytes { done_bytes, .. } => Some(*done_bytes),
+            _ => None,
+        })
+        .collect();
+    assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{bytes:?}");
+    // torch (781 MB) finished, cudnn 40 % of 664.8 MB when the network dropped.
+    assert_eq!(*done_bytes, 781_000_000 + 265_900_000);
+    assert_eq!(bytes.last(), Some(done_bytes));
+    let logs: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::Log { line } => Some(line.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logs.first().copied(), Some(format!("$ {want}").as_str()));
+    assert!(logs.contains(&"Collecting torch==2.14.0"), "{logs:?}");
+    assert!(!logs.iter().any(|l| l.contains("@@gpurent@@")), "{logs:?}");
+
+    // Re-running the same fix converges; the re-probe says ready.
+    let done = fix(&sink).expect("the re-run converges");
+    assert_eq!(done.commands, commands);
+    assert_eq!(done.pip, PipOutcome::Installed);
+    assert_eq!(done.downloaded_bytes, 781_000_000 + 664_800_000 + 7_000_000);
+    assert_eq!(
+        done.after.report.verdict,
+        Verdict::Ready,
+        "{:?}",
+        done.after.report.codes()
+    );
+    assert_eq!(
+        done.after.report.facts.torch.version.as_deref(),
+        Some("2.14.0+cu126")
+    );
+    assert_ne!(done.after.probe_path, before.probe_path);
+    let steps: Vec<String> = seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter_map(|e| match e {
+            Progress::Step { step, .. } => Some(step.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, vec!["connect", "fix_command", "recheck"]);
+    // Nothing left to run now.
+    let again = r.w.app.doctor_fix(
+        LABEL,
+        &r.w.env,
+        &r.key,
+        &done.after.report,
+        None,
+        &options(&r.host.vars),
+        &NoProgress,
+        &CancelToken::new(),
+    );
+    assert_eq!(again.expect_err("ready").code(), "nothing_to_fix");
+
+    // Verify with the interpreter the re-probe names, on the fake torch's timed matmul and copy.
+    let v =
+        r.w.app
+            .doctor_verify(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .expect("verify");
+    assert_eq!(v.python, py);
+    assert_eq!(
+        v.probe_path, done.after.probe_path,
+        "facts of the newest probe"
+    );
+    assert_eq!(v.verify.torch.as_deref(), Some("2.14.0+cu126"));
+    let g = &v.verify.gpus[0];
+    assert_eq!(g.card_id.as_deref(), Some("rtx-4090"));
+    assert!(
+        (g.matmul_tflops.expect("tflops") - 120.0).abs() < 0.5,
+        "{g:?}"
+    );
+    assert!((g.copy_gbps.expect("gbps") - 900.0).abs() < 1.0, "{g:?}");
+    assert!(v.verify.ok, "{:?}", v.verify);
+}
+
+#[test]
+fn cancelling_mid_install_kills_the_install_on_the_host_and_a_re_run_converges() {
+    let Some(r) = remote(
+        "rtx4090_torch_cpu",
+        // The first run goes quiet for 3 s after each progress line, as pip does while it
+        // resolves or when the network stalls: closing the channel alone would not stop it.
+        &[
+            FAKE_PY,
+            ("FAKE_PIP_DELAY", "3"),
+            ("FAKE_PIP_DELAY_ONCE", "1"),
+        ],
+    ) else {
+        return;
+    };
+    let before = r.doctor();
+    let state = r.state();
+    let (seen, cancel) = events();
+    let running_at_cancel = Mutex::new(Vec::new());
+    let sink = |p: Progress| {
+        // Cancel as the first download starts (pip then goes quiet).
+        if matches!(p, Progress::Bytes { .. }) && !cancel.is_cancelled() {
+            *running_at_cancel.lock().expect("lock") = host_processes(&state);
+            cancel.cancel();
+        }
+        seen.lock().expect("lock").push(p);
+    };
+    let started = Instant::now();
+    let err =
+        r.w.app
+            .doctor_fix(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &before.report,
+                None,
+                &options(&r.host.vars),
+                &sink,
+                &cancel,
+            )
+            .expect_err("cancelled");
+    assert_eq!(err.code(), "cancelled", "{err:?}");
+    let at_cancel = running_at_cancel.lock().expect("lock").clone();
+    assert!(
+        at_cancel.iter().any(|c| c.contains("/bin/pip")),
+        "pip was running when cancelled: {at_cancel:?}"
+    );
+    // Nothing of the job is left (not pip, not its sleep, not the wrapper), well before pip's
+    // quiet 3 s would end by itself.
+    let deadline = Instant::now() + Duration::from_millis(800);
+    let mut left = host_processes(&state);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        left = host_processes(&state);
+    }
+    assert!(left.is_empty(), "left running on the host: {left:?}");
+    assert!(!r
+        .host
+        .dir
+        .path()
+        .join("home/.gpurent/jobs/fix.pid")
+        .exists());
+    assert!(!state.join("installed.env").exists(), "pip did not finish");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "the cancel did not wait for the install ({:?})",
+        started.elapsed()
+    );
+    // Safe to re-run after a cancel.
+    let done =
+        r.w.app
+            .doctor_fix(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &before.report,
+                None,
+                &options(&r.host.vars),
+                &NoProgress,
+                &CancelToken::new(),
+            )
+            .expect("re-run");
+    assert_eq!(done.after.report.verdict, Verdict::Ready);
+}
+
+#[test]
+fn verify_flags_a_card_far_below_its_spec_and_probes_first_when_nothing_is_saved() {
+    let Some(r) = remote(
+        "ready_h100",
+        &[
+            FAKE_PY,
+            ("FAKE_VERIFY_TFLOPS", "300"),
+            ("FAKE_VERIFY_GBPS", "2900"),
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(r.w.app.doctor_latest_probe(LABEL).expect("probes"), None);
+    let v =
+        r.w.app
+            .doctor_verify(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .expect("verify");
+    assert_eq!(
+        r.w.app
+            .doctor_latest_probe(LABEL)
+            .expect("probes")
+            .as_deref(),
+        Some(Path::new(&v.probe_path))
+    );
+    assert_eq!(v.python, r.host.bin().join("python3").display().to_string());
+    assert!(v.verify.cuda_available);
+    assert!(!v.verify.ok);
+    let g = &v.verify.gpus[0];
+    assert_eq!(g.card_id.as_deref(), Some("h100-sxm"));
+    assert!(g.suspect());
+    assert!(
+        g.suspicions.iter().any(|s| matches!(
+            s,
+            Suspicion::SlowMatmul { achieved_tflops, .. } if (*achieved_tflops - 300.0).abs() < 0.5
+        )),
+        "{:?}",
+        g.suspicions
+    );
+    assert!(!g
+        .suspicions
+        .iter()
+        .any(|s| matches!(s, Suspicion::SlowMemory { .. })));
+}
