@@ -27,6 +27,9 @@ const COMMANDS: &[&str] = &[
     "host_repin",
     "host_ssh_config",
     "host_delete",
+    "doctor_run",
+    "doctor_fix",
+    "doctor_verify",
 ];
 
 fn main() {

@@ -370,3 +370,106 @@ async fn hosts_journey_paste_trust_install_check_repin() {
     }
     s.finish().await;
 }
+
+/// The fake GPU tools (nvidia-smi, nvcc, python3 with a fake torch, pip) of the wizard's suites.
+fn fakegpu_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/gpurent-core/tests/fakegpu")
+}
+
+#[tokio::test]
+async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
+    if !gpurent_testhost::sshd_available() {
+        return;
+    }
+    // An RTX 4090 host with driver 550 whose PyTorch is a CPU-only build, behind a real sshd.
+    let mut host = gpurent_testhost::fakegpu::FakeHost::new(&fakegpu_dir(), "rtx4090_torch_cpu")
+        .expect("fake host");
+    // The fake interpreter names itself, so the fix's `python3 -m pip` runs the fake pip (never
+    // this machine's); the fake torch times its matmul and copy at these rates.
+    let py = host.bin().join("python3").display().to_string();
+    for (k, v) in [
+        ("FAKE_PY_EXECUTABLE", py.as_str()),
+        ("FAKE_VERIFY_TFLOPS", "120"),
+        ("FAKE_VERIFY_GBPS", "900"),
+    ] {
+        host.vars.insert(k.into(), v.into());
+    }
+    let sshd = host.serve().expect("serve");
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+
+    s.click("#nav-keys").await;
+    s.fill("#key-label", "laptop").await;
+    s.click("#key-create").await;
+    let public_line = s.text("code.pubkey[data-label='laptop']").await;
+    sshd.authorize(&public_line).expect("authorize our key");
+
+    s.click("#nav-hosts").await;
+    s.fill(
+        "#host-paste",
+        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
+    )
+    .await;
+    s.fill("#host-label", "gpu1").await;
+    s.click("#host-add").await;
+    s.click("#hostkey-trust").await;
+    s.wait_css(".card.host[data-host='gpu1']").await;
+
+    // The wizard: one probe, the step list, the finding with its evidence and exact fix.
+    s.click("#nav-setup").await;
+    s.click("#setup-run").await;
+    s.wait_css("#setup-findings .finding[data-code='torch_cpu_only']")
+        .await;
+    assert_eq!(s.attr("#setup-verdict", "data-status").await, "fixable");
+    assert_eq!(
+        s.attr("#setup-steps li[data-step='pytorch']", "class")
+            .await,
+        "fail"
+    );
+    assert_eq!(
+        s.attr("#setup-steps li[data-step='gpu_driver']", "class")
+            .await,
+        "ok"
+    );
+    let title = s
+        .text(".finding[data-code='torch_cpu_only'] .finding-title")
+        .await;
+    assert!(title.contains("2.3.0+cpu"), "{title}");
+    let commands = s
+        .text(".finding[data-code='torch_cpu_only'] pre.commands")
+        .await;
+    assert!(
+        commands.contains("--index-url https://download.pytorch.org/whl/cu126"),
+        "{commands}"
+    );
+    s.click(".finding[data-code='torch_cpu_only'] details.evidence summary")
+        .await;
+    assert!(s
+        .text(".finding[data-code='torch_cpu_only'] details.evidence pre")
+        .await
+        .contains("+cpu"));
+    s.screenshot("setup-found-en").await;
+
+    // Run the fix: live output, then the re-probe turns every step green.
+    s.click("#fix-torch_cpu_only").await;
+    s.wait_css("#setup-verdict[data-status='ready']").await;
+    for step in ["connect", "gpu_driver", "cuda", "python", "pytorch"] {
+        let class = s
+            .attr(&format!("#setup-steps li[data-step='{step}']"), "class")
+            .await;
+        assert!(class == "ok" || class == "warn", "{step}: {class}");
+    }
+    assert!(s
+        .text("#setup-log")
+        .await
+        .contains("Successfully installed"));
+    assert_eq!(s.count("#setup-findings .finding.sev-error").await, 0);
+
+    // Verify on the GPU (the fake torch times a matmul and a copy).
+    s.click("#setup-verify").await;
+    s.wait_css("#setup-verify-result").await;
+    s.wait_css("#setup-steps li[data-step='verify'].ok, #setup-steps li[data-step='verify'].warn")
+        .await;
+    s.screenshot("setup-ready-en").await;
+    s.finish().await;
+}

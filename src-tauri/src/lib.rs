@@ -60,6 +60,9 @@ pub fn run() {
             commands::hosts::host_repin,
             commands::hosts::host_ssh_config,
             commands::hosts::host_delete,
+            commands::setup::doctor_run,
+            commands::setup::doctor_fix,
+            commands::setup::doctor_verify,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

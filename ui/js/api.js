@@ -101,3 +101,16 @@ export const hostSshConfig = (label) => invoke('host_ssh_config', { label });
 
 /** @param {string} label @returns {Promise<null>} */
 export const hostDelete = (label) => invoke('host_delete', { label });
+
+/** @typedef {import('../bindings/HostReport').HostReport} HostReport */
+/** @typedef {import('../bindings/FixReport').FixReport} FixReport */
+/** @typedef {import('../bindings/HostVerify').HostVerify} HostVerify */
+
+/** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostReport>} */
+export const doctorRun = (label, onProgress) => invoke('doctor_run', { label, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {string | null} code @param {(p: Progress) => void} onProgress @returns {Promise<FixReport>} */
+export const doctorFix = (label, code, onProgress) => invoke('doctor_fix', { label, code, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
+export const doctorVerify = (label, onProgress) => invoke('doctor_verify', { label, onProgress: channel(onProgress) });

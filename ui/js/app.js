@@ -6,6 +6,7 @@ import { onLanguageChange, setLanguage, t } from './i18n.js';
 import { renderHosts } from './views/hosts.js';
 import { renderKeys } from './views/keys.js';
 import { renderPick } from './views/pick.js';
+import { renderSetup } from './views/setup.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
 
@@ -20,7 +21,7 @@ const STEPS = [
   { id: 'pick', screen: renderPick },
   { id: 'keys', screen: renderKeys },
   { id: 'hosts', screen: renderHosts },
-  { id: 'setup' },
+  { id: 'setup', screen: renderSetup },
   { id: 'files' },
   { id: 'monitor' },
   { id: 'billing' },

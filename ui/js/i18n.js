@@ -3,15 +3,20 @@
 import en from './i18n/en.js';
 import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
+import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
+import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
-export const DICTIONARIES = { en: { ...en, ...enEstimate, ...enAccess }, 'zh-CN': { ...zh, ...zhEstimate, ...zhAccess } };
+export const DICTIONARIES = {
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup },
+};
 
 /** @type {Language} */
 let current = 'en';

@@ -31,6 +31,7 @@ pub mod app_hosts_flow;
 pub mod app_hosts_keys;
 pub mod app_keys;
 pub mod app_local;
+pub mod app_setup;
 pub mod app_wizard;
 pub mod cancel;
 pub mod catalog;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpurent_core::app::{CardDetail, SettingsView};
+use gpurent_core::app_doctor::{FixReport, HostReport, HostVerify};
 use gpurent_core::app_hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
 use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
 use gpurent_core::app_local::LocalFitReport;
@@ -52,6 +53,9 @@ fn export_all(dir: &Path) {
         SshConfigResult,
         LocalFitReport,
         PasteAdd,
+        HostReport,
+        FixReport,
+        HostVerify,
         HostAddOutcome,
         KeyInfo,
         KeyAlgorithm,

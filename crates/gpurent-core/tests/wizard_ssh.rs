@@ -12,7 +12,6 @@
 mod remote_common;
 mod wizard_common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -27,7 +26,7 @@ use gpurent_core::wizard::Verdict;
 use gpurent_core::Coded;
 use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
 use remote_common::{add_confirmed, login_key, spec, world, World};
-use wizard_common::{assert_expected, assert_sections, fakegpu, options, real_python, FakeHost};
+use wizard_common::{assert_expected, assert_sections, options, FakeHost};
 
 const LABEL: &str = "gpu";
 
@@ -37,53 +36,6 @@ struct Remote {
     w: World,
     key: LoginKey,
     sshd: Sshd,
-}
-
-fn id_of(flag: &str) -> u32 {
-    let out = std::process::Command::new("id")
-        .args([flag, TEST_USER])
-        .output()
-        .expect("id");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("numeric id")
-}
-
-/// `SetEnv "K=V" ...` for the scenario: the same environment the local suite gives `sh`.
-fn set_env_line(host: &FakeHost) -> String {
-    let d = host.dir.path();
-    let mut pairs = vec![
-        ("PATH".to_string(), host.bin().display().to_string()),
-        ("HOME".into(), d.join("home").display().to_string()),
-        (
-            "GPURENT_PROBE_ROOT".into(),
-            d.join("root").display().to_string(),
-        ),
-        ("FAKEGPU_DIR".into(), fakegpu().display().to_string()),
-        (
-            "FAKEGPU_STATE".into(),
-            d.join("state").display().to_string(),
-        ),
-        ("FAKEGPU_SCENARIO".into(), host.file.display().to_string()),
-        (
-            "FAKE_REAL_PYTHON".into(),
-            real_python().display().to_string(),
-        ),
-    ];
-    for (k, v) in &host.vars {
-        if !k.starts_with("EXPECT_") {
-            pairs.push((k.clone(), v.clone()));
-        }
-    }
-    let quoted: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| {
-            assert!(!v.contains('"'), "{k}: no quotes in SetEnv values");
-            format!("\"{k}={v}\"")
-        })
-        .collect();
-    format!("SetEnv {}\n", quoted.join(" "))
 }
 
 /// Start scenario `name` (with `extra` variables; `{bin}` in a value is the host's bin dir) behind
@@ -97,20 +49,7 @@ fn remote(name: &str, extra: &[(&str, &str)]) -> Option<Remote> {
         let v = v.replace("{bin}", &host.bin().display().to_string());
         host.vars.insert(k.to_string(), v);
     }
-    // The login user walks the host dir and owns its home and pip state.
-    let d = host.dir.path();
-    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    for sub in ["home", "state"] {
-        std::os::unix::fs::chown(d.join(sub), Some(id_of("-u")), Some(id_of("-g"))).expect("chown");
-    }
-    let mut sshd = Sshd::start().expect("sshd");
-    // Included before the fixture's own SetEnv: sshd keeps the first SetEnv it reads.
-    std::fs::write(
-        sshd.config_dropin_dir().join("fakegpu.conf"),
-        set_env_line(&host),
-    )
-    .expect("drop-in");
-    sshd.restart().expect("restart");
+    let sshd = host.serve().expect("serve the fake host over sshd");
     let k = UserKey::generate("wizard-ssh").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
     let w = world();

@@ -15,6 +15,7 @@
 //! clear message when `sshd` or the user is missing — except under `CI=true`, where it panics so CI
 //! can never silently skip the SSH suite.
 
+pub mod fakegpu;
 mod net;
 mod sshd;
 

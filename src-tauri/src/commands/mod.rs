@@ -6,3 +6,4 @@ pub mod hosts;
 pub mod keys;
 pub mod ops;
 pub mod settings;
+pub mod setup;

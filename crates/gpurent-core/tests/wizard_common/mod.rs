@@ -17,6 +17,7 @@ use gpurent_core::clock::FixedClock;
 use gpurent_core::paths::Paths;
 use gpurent_core::wizard::{probe, DoctorOptions, FixNote, Report, Severity, Verdict};
 use gpurent_core::Coded;
+use gpurent_testhost::fakegpu;
 
 /// Calls `$m!(name, ...)` with every scenario of the table (each must have a `.env` file).
 #[macro_export]
@@ -48,108 +49,44 @@ macro_rules! for_each_scenario {
     };
 }
 
-const SYS_TOOLS: &[&str] = &[
-    "sh", "dash", "bash", "mktemp", "rm", "mkdir", "timeout", "cat", "tail", "head", "date",
-    "uname", "nproc", "getconf", "grep", "awk", "mawk", "gawk", "sed", "env", "cut", "sort", "tr",
-    "dirname", "basename", "touch", "cp", "chmod", "sleep", "wc", "ls", "printf", "od", "setsid",
-];
-
 pub fn fakegpu() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakegpu")
 }
 
 /// The machine's real interpreter the fake `python3` wraps.
 pub fn real_python() -> PathBuf {
-    ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .expect("the scenario suite needs a system python3 (/usr/bin/python3)")
+    fakegpu::real_python().expect("the scenario suite needs a system python3 (/usr/bin/python3)")
 }
 
-/// `KEY=VALUE` lines (quotes stripped), comments skipped.
-pub fn load(path: &Path) -> BTreeMap<String, String> {
-    std::fs::read_to_string(path)
-        .expect("scenario")
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().trim_matches('"').to_string()))
-        .collect()
-}
-
-/// A fake host: its bin dir, fake root, home and pip state, under one temp dir.
+/// A fake host of this crate's `tests/fakegpu` (the layout lives in `gpurent-testhost`, shared
+/// with the app's E2E journeys).
 #[derive(Debug)]
-pub struct FakeHost {
-    pub dir: tempfile::TempDir,
-    pub file: PathBuf,
-    pub vars: BTreeMap<String, String>,
+pub struct FakeHost(pub fakegpu::FakeHost);
+
+impl std::ops::Deref for FakeHost {
+    type Target = fakegpu::FakeHost;
+    fn deref(&self) -> &fakegpu::FakeHost {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for FakeHost {
+    fn deref_mut(&mut self) -> &mut fakegpu::FakeHost {
+        &mut self.0
+    }
 }
 
 impl FakeHost {
     pub fn new(name: &str) -> FakeHost {
-        let file = fakegpu().join("scenarios").join(format!("{name}.env"));
-        let vars = load(&file);
-        let dir = tempfile::tempdir().expect("tmp");
-        let bin = dir.path().join("bin");
-        for d in ["bin", "root", "home", "state"] {
-            std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
-        }
-        let mut absent: Vec<&str> = vars
-            .get("FAKE_ABSENT")
-            .map(|v| v.split_whitespace().collect())
-            .unwrap_or_default();
-        if !vars.contains_key("FAKE_CONDA_ROOT") {
-            absent.push("conda");
-        }
-        for e in std::fs::read_dir(fakegpu().join("bin")).expect("fake bin") {
-            let p = e.expect("entry").path();
-            let n = p.file_name().expect("name").to_string_lossy().into_owned();
-            if !absent.contains(&n.as_str()) {
-                std::os::unix::fs::symlink(&p, bin.join(&n)).expect("link");
-            }
-        }
-        for t in SYS_TOOLS {
-            let target = ["/usr/bin", "/bin"]
-                .iter()
-                .map(|d| Path::new(d).join(t))
-                .find(|p| p.exists());
-            if let (Some(target), false) = (target, bin.join(t).exists()) {
-                std::os::unix::fs::symlink(target, bin.join(t)).expect("link");
-            }
-        }
-        let st = Command::new("/bin/sh")
-            .arg(fakegpu().join("mkroot.sh"))
-            .arg(&file)
-            .arg(dir.path().join("root"))
-            .env("FAKE_REAL_PYTHON", real_python())
-            .status()
-            .expect("mkroot");
-        assert!(st.success(), "mkroot {name}");
-        FakeHost { dir, file, vars }
-    }
-
-    pub fn bin(&self) -> PathBuf {
-        self.dir.path().join("bin")
+        FakeHost(fakegpu::FakeHost::new(&fakegpu(), name).expect("fake host"))
     }
 
     /// A `sh` command in the host's cleared environment.
     pub fn sh(&self) -> Command {
         let mut c = Command::new("/bin/sh");
         c.env_clear()
-            .env("PATH", self.bin())
-            .env("HOME", self.dir.path().join("home"))
-            .env("GPURENT_PROBE_ROOT", self.dir.path().join("root"))
-            .env("FAKEGPU_DIR", fakegpu())
-            .env("FAKEGPU_STATE", self.dir.path().join("state"))
-            .env("FAKEGPU_SCENARIO", &self.file)
-            .env("FAKE_REAL_PYTHON", real_python())
+            .envs(self.env().expect("host environment"))
             .current_dir(self.dir.path().join("home"));
-        for (k, v) in &self.vars {
-            if !k.starts_with("EXPECT_") {
-                c.env(k, v);
-            }
-        }
         c
     }
 

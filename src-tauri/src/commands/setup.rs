@@ -1,0 +1,58 @@
+//! Setup: probe, diagnose, fix and verify driver / CUDA / PyTorch on a saved host.
+
+use gpurent_core::app_doctor::{FixReport, HostReport, HostVerify};
+use gpurent_core::app_hosts::SshEnv;
+use gpurent_core::events::Progress;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::ops::{blocking, sink};
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+fn env() -> CmdResult<SshEnv> {
+    SshEnv::detect().map_err(err)
+}
+
+#[tauri::command]
+pub async fn doctor_run(
+    state: State<'_, AppState>,
+    label: String,
+    on_progress: Channel<Progress>,
+) -> CmdResult<HostReport> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.setup_probe(&label, &env, &sink(on_progress))
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn doctor_fix(
+    state: State<'_, AppState>,
+    label: String,
+    code: Option<String>,
+    on_progress: Channel<Progress>,
+) -> CmdResult<FixReport> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.setup_fix(&label, code.as_deref(), &env, &sink(on_progress))
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn doctor_verify(
+    state: State<'_, AppState>,
+    label: String,
+    on_progress: Channel<Progress>,
+) -> CmdResult<HostVerify> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.setup_verify(&label, &env, &sink(on_progress))
+            .map_err(err)
+    })
+    .await
+}
