@@ -471,5 +471,13 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     s.wait_css("#setup-steps li[data-step='verify'].ok, #setup-steps li[data-step='verify'].warn")
         .await;
     s.screenshot("setup-ready-en").await;
+
+    // The same screen in Chinese (the report is kept; every sentence comes from its codes).
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    s.click("#nav-setup").await;
+    s.wait_text("#setup-verdict", "就绪：这台机器上的 PyTorch 可以使用 GPU。").await;
+    s.screenshot("setup-ready-zh").await;
     s.finish().await;
 }
