@@ -27,6 +27,8 @@ const COMMANDS: &[&str] = &[
     "host_repin",
     "host_ssh_config",
     "host_delete",
+    "host_open_terminal",
+    "host_open_vscode",
     "doctor_run",
     "doctor_fix",
     "doctor_verify",

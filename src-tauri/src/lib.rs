@@ -60,6 +60,8 @@ pub fn run() {
             commands::hosts::host_repin,
             commands::hosts::host_ssh_config,
             commands::hosts::host_delete,
+            commands::hosts::host_open_terminal,
+            commands::hosts::host_open_vscode,
             commands::setup::doctor_run,
             commands::setup::doctor_fix,
             commands::setup::doctor_verify,

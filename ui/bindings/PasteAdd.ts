@@ -15,4 +15,9 @@ key_label: string | null,
 /**
  * Host-key fingerprints the user confirmed (`SHA256:…`).
  */
-trust: Array<string>, };
+trust: Array<string>, 
+/**
+ * After a verified key login, switch password logins off on the host (not for container
+ * hosts, whose sshd config is reset when they restart).
+ */
+disable_password_login: boolean, };

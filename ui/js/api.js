@@ -114,3 +114,9 @@ export const doctorFix = (label, code, onProgress) => invoke('doctor_fix', { lab
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
 export const doctorVerify = (label, onProgress) => invoke('doctor_verify', { label, onProgress: channel(onProgress) });
+
+/** @param {string} label @returns {Promise<string[]>} */
+export const hostOpenTerminal = (label) => invoke('host_open_terminal', { label });
+
+/** @param {string} label @returns {Promise<string>} */
+export const hostOpenVscode = (label) => invoke('host_open_vscode', { label });

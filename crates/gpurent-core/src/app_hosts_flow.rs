@@ -17,6 +17,7 @@ use crate::app_hosts::{KeyInstall, KeyInstallReport, SshConfigResult, SshEnv};
 use crate::cancel::CancelToken;
 use crate::events::ProgressSink;
 use crate::hostparse::{self, ParsedHostSummary};
+use crate::launch;
 use crate::remote::hosts::{Host, HostCheck, HostSpec};
 use crate::remote::RemoteError;
 
@@ -30,6 +31,10 @@ pub struct PasteAdd {
     pub key_label: Option<String>,
     /// Host-key fingerprints the user confirmed (`SHA256:…`).
     pub trust: Vec<String>,
+    /// After a verified key login, switch password logins off on the host (not for container
+    /// hosts, whose sshd config is reset when they restart).
+    #[serde(default)]
+    pub disable_password_login: bool,
 }
 
 /// What adding did.
@@ -91,7 +96,7 @@ impl App {
                 &KeyInstall {
                     password,
                     key,
-                    disable_password_login: false,
+                    disable_password_login: req.disable_password_login,
                 },
                 env,
                 progress,
@@ -134,6 +139,39 @@ impl App {
             key.as_ref(),
             cancel,
         )
+    }
+
+    /// Open a terminal running `ssh gpurent-<label>`: writes the config block and loads the key
+    /// into the running ssh-agent first (the private key never touches the disk). Returns the
+    /// command line that started.
+    pub fn host_open_terminal(
+        &self,
+        label: &str,
+        env: &SshEnv,
+    ) -> Result<Vec<String>, RemoteError> {
+        let cfg = self.host_ssh_config_saved(label, env)?;
+        let key = self.host_key_for(label, None)?;
+        self.host_agent_add(env, &key, Some(12 * 3600))?;
+        launch::spawn_first(&launch::terminal_commands(
+            launch::Os::current(),
+            &cfg.alias,
+        ))
+        .map_err(|e| RemoteError::invalid("terminal", format!("no terminal could be started: {e}")))
+    }
+
+    /// Open the host in VS Code Remote-SSH (config block + agent, then the `vscode://` link).
+    pub fn host_open_vscode(&self, label: &str, env: &SshEnv) -> Result<String, RemoteError> {
+        let cfg = self.host_ssh_config_saved(label, env)?;
+        let key = self.host_key_for(label, None)?;
+        self.host_agent_add(env, &key, Some(12 * 3600))?;
+        launch::spawn_first(&[launch::open_uri_command(
+            launch::Os::current(),
+            &cfg.vscode_uri,
+        )])
+        .map_err(|e| {
+            RemoteError::invalid("vscode", format!("the link could not be opened: {e}"))
+        })?;
+        Ok(cfg.vscode_uri)
     }
 
     /// Write the `Host gpurent-<label>` block for a saved host (its key's public half).

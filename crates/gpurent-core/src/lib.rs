@@ -43,6 +43,7 @@ pub mod events;
 pub mod hostparse;
 pub mod ipc;
 pub mod keys;
+pub mod launch;
 pub mod localgpu;
 pub mod logging;
 pub mod paths;

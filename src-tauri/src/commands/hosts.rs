@@ -88,3 +88,19 @@ pub async fn host_ssh_config(
 pub async fn host_delete(state: State<'_, AppState>, label: String) -> CmdResult<()> {
     state.app()?.host_delete(&label, &env()?).map_err(err)
 }
+
+#[tauri::command]
+pub async fn host_open_terminal(
+    state: State<'_, AppState>,
+    label: String,
+) -> CmdResult<Vec<String>> {
+    state
+        .app()?
+        .host_open_terminal(&label, &env()?)
+        .map_err(err)
+}
+
+#[tauri::command]
+pub async fn host_open_vscode(state: State<'_, AppState>, label: String) -> CmdResult<String> {
+    state.app()?.host_open_vscode(&label, &env()?).map_err(err)
+}

@@ -1,6 +1,6 @@
 // Step 3, Hosts: paste what the platform shows; confirm the machine's fingerprint on first
 // contact; gpurent installs your key with the pasted password (once) and remembers the host.
-import { hostAdd, hostCheck, hostDelete, hostList, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
+import { hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, t } from '../i18n.js';
@@ -40,6 +40,7 @@ export async function renderHosts(root) {
   const label = /** @type {HTMLInputElement} */ (el('input', { id: 'host-label', type: 'text', autocomplete: 'off' }));
   const keySel = /** @type {HTMLSelectElement} */ (el('select', { id: 'host-key' }));
   const add = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add', class: 'primary', text: t('hosts.add.button') }));
+  const harden = /** @type {HTMLInputElement} */ (el('input', { id: 'host-harden', type: 'checkbox' }));
   const prompt = el('div', { id: 'hostkey-prompt', class: 'prompt', hidden: true });
 
   try {
@@ -87,7 +88,7 @@ export async function renderHosts(root) {
     add.disabled = true;
     status.textContent = t('hosts.adding');
     try {
-      const out = await hostAdd({ text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust }, () => {});
+      const out = await hostAdd({ text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust, disable_password_login: harden.checked }, () => {});
       hideError();
       prompt.hidden = true;
       paste.value = ''; // the pasted password is gone from the page too
@@ -122,6 +123,8 @@ export async function renderHosts(root) {
       el('div', { class: 'form-row' },
         el('label', { class: 'field', for: 'host-label' }, el('span', { text: t('hosts.label') }), label),
         el('label', { class: 'field', for: 'host-key' }, el('span', { text: t('hosts.key') }), keySel)),
+      el('label', { class: 'check' }, harden, el('span', { text: t('hosts.harden') })),
+      el('p', { class: 'muted small', text: t('hosts.harden.hint') }),
       add,
       prompt),
     status,
@@ -210,6 +213,24 @@ function renderList(list, hosts, status, refresh) {
         showError(/** @type {ErrorPayload} */ (e));
       }
     });
+    const term = el('button', { type: 'button', class: 'terminal', 'data-host': h.label, text: t('hosts.terminal') });
+    term.addEventListener('click', async () => {
+      try {
+        await hostOpenTerminal(h.label);
+        status.textContent = t('hosts.opened');
+      } catch (e) {
+        showError(/** @type {ErrorPayload} */ (e));
+      }
+    });
+    const code = el('button', { type: 'button', class: 'vscode', 'data-host': h.label, text: t('hosts.vscode.open') });
+    code.addEventListener('click', async () => {
+      try {
+        await hostOpenVscode(h.label);
+        status.textContent = t('hosts.opened');
+      } catch (e) {
+        showError(/** @type {ErrorPayload} */ (e));
+      }
+    });
     const copy = el('button', { type: 'button', text: t('hosts.copycmd') });
     copy.addEventListener('click', async () => {
       try {
@@ -241,7 +262,7 @@ function renderList(list, hosts, status, refresh) {
       el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.pinned')}: ` }), el('code', { class: 'fingerprint', text: pinned })),
       h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
       line,
-      el('div', { class: 'row' }, check, config, copy, del),
+      el('div', { class: 'row' }, check, config, term, code, copy, del),
       extra));
   }
 }
