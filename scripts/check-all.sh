@@ -4,8 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-step() { printf '\n==> %s\n' "$*"; }
 t0=$(date +%s)
+ts=$t0
+# Each step prints how long the previous one took (CI must stay under 60 min on 2 cores).
+step() {
+  now=$(date +%s)
+  [ "$now" = "$t0" ] || printf '    (%d s)\n' $((now - ts))
+  ts=$now
+  printf '\n==> %s\n' "$*"
+}
 
 step "format"
 cargo fmt --all --check
