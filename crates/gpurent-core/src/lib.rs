@@ -17,6 +17,8 @@
 //!   `~/.ssh/config`); [`app_hosts`] puts it on the facade.
 //! - [`keys`]: SSH keys whose private half lives only in the OS keychain ([`app_keys`] on the
 //!   facade); [`hostparse`]: pasted console text (`ssh -p … user@host`, 密码：…) into a host.
+//! - [`transfer`]: uploads/downloads with resume, SHA-256 verify, tar streams for many files
+//!   ([`app_transfer`] on the facade; `docs/transfer.md`).
 //! - [`settings`]: language and theme preferences, written atomically.
 //! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
 //! - [`events`] and [`cancel`]: progress events and cancellation for long work.
@@ -32,6 +34,7 @@ pub mod app_hosts_keys;
 pub mod app_keys;
 pub mod app_local;
 pub mod app_setup;
+pub mod app_transfer;
 pub mod app_wizard;
 pub mod cancel;
 pub mod catalog;
@@ -53,6 +56,7 @@ pub mod secret;
 pub mod selfcheck;
 pub mod settings;
 pub mod store;
+pub mod transfer;
 pub mod wizard;
 
 pub use error::{Coded, CoreError};

@@ -73,6 +73,41 @@ const MIGRATIONS: &[&str] = &[
         old_fingerprint TEXT NOT NULL,
         new_fingerprint TEXT NOT NULL
      );",
+    // 5: the transfer journal: one row per transfer (file or folder), and per file its chunks with
+    // the SHA-256 of the source bytes and whether they were sent / verified on the other side.
+    "CREATE TABLE transfers (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        host_label      TEXT NOT NULL,     -- hosts.label (no foreign key: the journal outlives hosts)
+        direction       TEXT NOT NULL,     -- 'upload' | 'download'
+        kind            TEXT NOT NULL,     -- 'file' | 'tree'
+        local_path      TEXT NOT NULL,
+        remote_path     TEXT NOT NULL,
+        temp_path       TEXT NOT NULL,     -- where bytes land before the rename
+        options_json    TEXT NOT NULL,     -- transfer::TransferOptions
+        state           TEXT NOT NULL,     -- pending | partial | done | failed | cancelled
+        total_bytes     INTEGER,
+        done_bytes      INTEGER NOT NULL,
+        files_total     INTEGER NOT NULL,
+        files_done      INTEGER NOT NULL,
+        source_size     INTEGER,
+        source_mtime_ms INTEGER,
+        sha256          TEXT,
+        verified        INTEGER NOT NULL,
+        attempts        INTEGER NOT NULL,
+        error_code      TEXT,
+        error_message   TEXT,
+        created_ms      INTEGER NOT NULL,
+        updated_ms      INTEGER NOT NULL
+     );
+     CREATE TABLE transfer_chunks (
+        transfer_id INTEGER NOT NULL REFERENCES transfers(id) ON DELETE CASCADE,
+        idx         INTEGER NOT NULL,
+        offset      INTEGER NOT NULL,
+        len         INTEGER NOT NULL,
+        sha256      TEXT,                  -- of the source bytes, once read
+        state       TEXT NOT NULL,         -- pending | sent | verified
+        PRIMARY KEY (transfer_id, idx)
+     );",
 ];
 
 /// The schema version this build writes.

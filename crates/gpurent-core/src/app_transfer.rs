@@ -1,0 +1,399 @@
+//! Transfers on the [`App`] facade, by host label: put, get, resume, the journal, a pre-flight
+//! scan of local folders, and the remote file pane (list, mkdir, rename, delete). Put, get and
+//! resume are registered operations (`Started{op_id}` first, cancellable by id, recorded). The key
+//! comes from the keychain (`host_key_for`), or is passed in (`*_as`, e.g. the CLI's
+//! `--identity`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::app::App;
+use crate::app_hosts::{verifier, LoginKey, SshEnv};
+use crate::cancel::CancelToken;
+use crate::events::ProgressSink;
+use crate::remote::connect::{open, Auth, KeyVerifier};
+use crate::remote::{shell_quote, Connection, Host, RemoteError};
+use crate::store::Store;
+use crate::transfer::engine::{self, Ctx, Journal};
+use crate::transfer::journal::{self, NewTransfer};
+use crate::transfer::meter::Meter;
+use crate::transfer::{
+    base_name, proc, remote_dir, remote_fs, remote_join, scan, temp_name, Direction, ItemKind,
+    RemoteListing, ScanReport, TransferError, TransferOptions, TransferReport, TransferSummary,
+};
+
+impl Journal for App {
+    fn with_journal(
+        &self,
+        f: &mut dyn FnMut(&Store) -> Result<(), TransferError>,
+    ) -> Result<(), TransferError> {
+        let mut r = Ok(());
+        self.with_store(|s| {
+            r = f(s);
+            Ok(())
+        })?;
+        r
+    }
+    fn journal_now_ms(&self) -> i64 {
+        self.now_ms()
+    }
+}
+
+/// Open a logged-in connection to a saved host (pinned host key checked).
+fn connect_host(
+    host: &Host,
+    env: &SshEnv,
+    key: &LoginKey,
+    cancel: &CancelToken,
+) -> Result<Connection, RemoteError> {
+    let mut none = Vec::new();
+    let mut verify = verifier(Some(host), env, &[], None, &mut none);
+    let verify: &mut KeyVerifier<'_> = &mut verify;
+    let jump = host.jump_endpoint();
+    let mut c = open(
+        &host.target(),
+        jump.as_ref().map(|j| (j, Auth::Key(&key.pem))),
+        &env.connect,
+        verify,
+        cancel,
+    )?;
+    c.login(&host.user, Auth::Key(&key.pem))?;
+    Ok(c)
+}
+
+impl App {
+    fn transfer_key(&self, label: &str, key: Option<&LoginKey>) -> Result<Option<LoginKey>, TransferError> {
+        match key {
+            Some(_) => Ok(None),
+            None => Ok(Some(self.host_key_for(label, None)?)),
+        }
+    }
+
+    /// Run journalled transfers one after the other (each holds one of the process-wide slots);
+    /// the first error is returned after all ran (unless cancelled).
+    fn run_transfers(
+        &self,
+        host: &Host,
+        env: &SshEnv,
+        key: &LoginKey,
+        ids: &[i64],
+        meter: &Meter<'_>,
+        cancel: &CancelToken,
+        t0: Instant,
+    ) -> Result<TransferReport, TransferError> {
+        let connect = |c: &CancelToken| connect_host(host, env, key, c);
+        let ctx = Ctx {
+            connect: &connect,
+            journal: self,
+            meter,
+            cancel,
+        };
+        let mut out = Vec::new();
+        let mut first_err = None;
+        for id in ids {
+            match engine::run(&ctx, *id) {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    let stop = cancel.is_cancelled();
+                    first_err.get_or_insert(e);
+                    if stop {
+                        break;
+                    }
+                }
+            }
+        }
+        meter.emit(true);
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        Ok(TransferReport {
+            transfers: out,
+            wire_bytes: meter.wire_bytes(),
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Upload files and folders into `remote_dir` (created if missing) on a saved host.
+    pub fn transfer_put(
+        &self,
+        label: &str,
+        locals: &[PathBuf],
+        remote_dir: &str,
+        opts: &TransferOptions,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.transfer_put_as(label, None, locals, remote_dir, opts, env, progress)
+    }
+
+    /// [`App::transfer_put`] with a given key instead of the host's key from the keychain.
+    #[allow(clippy::too_many_arguments)]
+    pub fn transfer_put_as(
+        &self,
+        label: &str,
+        key: Option<&LoginKey>,
+        locals: &[PathBuf],
+        remote_dir_in: &str,
+        opts: &TransferOptions,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.run_op("transfer_put", progress, |cancel| {
+            let t0 = Instant::now();
+            let host = self.host_get(label)?;
+            let loaded = self.transfer_key(label, key)?;
+            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            if locals.is_empty() {
+                return Err(TransferError::invalid("locals", "nothing to upload"));
+            }
+            let meter = Meter::new(progress);
+            let mut items = Vec::new();
+            for l in locals {
+                let meta = std::fs::metadata(l).map_err(|e| TransferError::local(l, &e))?;
+                let name = l
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(base_name)
+                    .ok_or_else(|| TransferError::invalid("locals", format!("{} has no usable name", l.display())))?
+                    .to_string();
+                let (kind, size, files) = if meta.is_dir() {
+                    let entries = scan::walk(l, &opts.excludes)?;
+                    let f: Vec<_> = entries.iter().filter(|e| e.kind == scan::EntryKind::File).collect();
+                    (ItemKind::Tree, f.iter().map(|e| e.size).sum(), f.len() as u64)
+                } else {
+                    (ItemKind::File, meta.len(), 1)
+                };
+                items.push((l.clone(), name, kind, size, files));
+            }
+            let dir = remote_dir(remote_dir_in);
+            if !dir.is_empty() {
+                let conn = connect_host(&host, env, key, cancel)?;
+                let q = shell_quote(&dir)?;
+                proc::run_ok(&conn, "mkdir", &dir, &format!("mkdir -p -- {q}"), None, cancel)?;
+            }
+            let mut ids = Vec::new();
+            for (l, name, kind, size, files) in &items {
+                meter.add_total(Some(*size), *files);
+                let local = std::path::absolute(l).unwrap_or_else(|_| l.clone());
+                let fin = remote_join(&dir, name);
+                let now = self.now_ms();
+                let id = self.with_journal_t(|s| {
+                    let id = journal::create(
+                        s,
+                        &NewTransfer {
+                            host_label: label,
+                            direction: Direction::Upload,
+                            kind: *kind,
+                            local_path: &local.to_string_lossy(),
+                            remote_path: &fin,
+                            options: opts,
+                            total_bytes: Some(*size),
+                            files_total: *files,
+                            source_size: None,
+                            source_mtime_ms: None,
+                        },
+                        now,
+                    )?;
+                    journal::set_temp_path(s, id, &remote_join(&dir, &temp_name(name, id)))?;
+                    Ok(id)
+                })?;
+                ids.push(id);
+            }
+            self.run_transfers(&host, env, key, &ids, &meter, cancel, t0)
+        })
+    }
+
+    /// Download remote files and folders into `local_dir` (created if missing).
+    pub fn transfer_get(
+        &self,
+        label: &str,
+        remotes: &[String],
+        local_dir: &Path,
+        opts: &TransferOptions,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.transfer_get_as(label, None, remotes, local_dir, opts, env, progress)
+    }
+
+    /// [`App::transfer_get`] with a given key.
+    #[allow(clippy::too_many_arguments)]
+    pub fn transfer_get_as(
+        &self,
+        label: &str,
+        key: Option<&LoginKey>,
+        remotes: &[String],
+        local_dir: &Path,
+        opts: &TransferOptions,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.run_op("transfer_get", progress, |cancel| {
+            let t0 = Instant::now();
+            let host = self.host_get(label)?;
+            let loaded = self.transfer_key(label, key)?;
+            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            if remotes.is_empty() {
+                return Err(TransferError::invalid("remotes", "nothing to download"));
+            }
+            std::fs::create_dir_all(local_dir).map_err(|e| TransferError::local(local_dir, &e))?;
+            let local_dir = std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
+            let meter = Meter::new(progress);
+            let conn = connect_host(&host, env, key, cancel)?;
+            let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
+            let mut ids = Vec::new();
+            for r in remotes {
+                let src = remote_dir(r);
+                let name = base_name(&src)
+                    .ok_or_else(|| TransferError::invalid("remotes", format!("{r} has no file name")))?
+                    .to_string();
+                let st = sftp
+                    .stat(Path::new(&src))
+                    .map_err(|e| engine::sftp_error(&e, &src))?;
+                let kind = if st.is_dir() { ItemKind::Tree } else { ItemKind::File };
+                let size = (kind == ItemKind::File).then(|| st.size.unwrap_or(0));
+                meter.add_total(size, u64::from(kind == ItemKind::File));
+                let fin = local_dir.join(&name);
+                let now = self.now_ms();
+                let id = self.with_journal_t(|s| {
+                    let id = journal::create(
+                        s,
+                        &NewTransfer {
+                            host_label: label,
+                            direction: Direction::Download,
+                            kind,
+                            local_path: &fin.to_string_lossy(),
+                            remote_path: &src,
+                            options: opts,
+                            total_bytes: size,
+                            files_total: u64::from(kind == ItemKind::File),
+                            source_size: size,
+                            source_mtime_ms: None,
+                        },
+                        now,
+                    )?;
+                    let tmp = local_dir.join(temp_name(&name, id));
+                    journal::set_temp_path(s, id, &tmp.to_string_lossy())?;
+                    Ok(id)
+                })?;
+                ids.push(id);
+            }
+            drop(sftp);
+            drop(conn);
+            self.run_transfers(&host, env, key, &ids, &meter, cancel, t0)
+        })
+    }
+
+    /// Continue a transfer from its last verified chunk (after a cut, a restart or a sleep).
+    pub fn transfer_resume(
+        &self,
+        id: i64,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.transfer_resume_as(id, None, env, progress)
+    }
+
+    /// [`App::transfer_resume`] with a given key.
+    pub fn transfer_resume_as(
+        &self,
+        id: i64,
+        key: Option<&LoginKey>,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError> {
+        self.run_op("transfer_resume", progress, |cancel| {
+            let t0 = Instant::now();
+            let rec = self.with_journal_t(|s| journal::require(s, id))?;
+            let label = rec.summary.host_label.as_str();
+            let host = self.host_get(label)?;
+            let loaded = self.transfer_key(label, key)?;
+            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let meter = Meter::new(progress);
+            meter.add_total(rec.summary.total_bytes, rec.summary.files_total);
+            self.run_transfers(&host, env, key, &[id], &meter, cancel, t0)
+        })
+    }
+
+    /// The journal, newest first (one host, or all).
+    pub fn transfer_list(&self, label: Option<&str>) -> Result<Vec<TransferSummary>, TransferError> {
+        self.with_journal_t(|s| journal::list(s, label))
+    }
+
+    /// What uploading these paths would send, and what looks unintended (`.git`,
+    /// `node_modules`, virtualenvs, caches, huge files), before anything is sent.
+    pub fn transfer_scan_local(
+        &self,
+        paths: &[PathBuf],
+        excludes: &[String],
+    ) -> Result<ScanReport, TransferError> {
+        scan::scan(paths, excludes)
+    }
+
+    fn with_journal_t<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, TransferError>,
+    ) -> Result<T, TransferError> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.with_journal(&mut |s| {
+            if let Some(f) = f.take() {
+                out = Some(f(s)?);
+            }
+            Ok(())
+        })?;
+        out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
+    }
+
+    fn with_remote<T>(
+        &self,
+        label: &str,
+        key: Option<&LoginKey>,
+        env: &SshEnv,
+        f: impl FnOnce(&Connection, &CancelToken) -> Result<T, TransferError>,
+    ) -> Result<T, TransferError> {
+        let host = self.host_get(label)?;
+        let loaded = self.transfer_key(label, key)?;
+        let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+        let cancel = CancelToken::new();
+        let conn = connect_host(&host, env, key, &cancel)?;
+        f(&conn, &cancel)
+    }
+
+    /// A remote folder's entries (`""`/`~` is the login folder).
+    pub fn remote_ls(&self, label: &str, dir: &str, env: &SshEnv) -> Result<RemoteListing, TransferError> {
+        self.remote_ls_as(label, None, dir, env)
+    }
+
+    pub fn remote_ls_as(
+        &self,
+        label: &str,
+        key: Option<&LoginKey>,
+        dir: &str,
+        env: &SshEnv,
+    ) -> Result<RemoteListing, TransferError> {
+        self.with_remote(label, key, env, |c, _| remote_fs::ls(c, dir))
+    }
+
+    /// Create one remote folder (its parent must exist).
+    pub fn remote_mkdir(&self, label: &str, path: &str, env: &SshEnv) -> Result<(), TransferError> {
+        self.with_remote(label, None, env, |c, _| remote_fs::mkdir(c, path))
+    }
+
+    /// Rename a remote file or folder (never over an existing name).
+    pub fn remote_rename(&self, label: &str, from: &str, to: &str, env: &SshEnv) -> Result<(), TransferError> {
+        self.with_remote(label, None, env, |c, _| remote_fs::rename(c, from, to))
+    }
+
+    /// Delete a remote file, link or empty folder; a folder with contents only with `recursive`
+    /// (the UI asks first). The login folder, its parents and `/` are refused.
+    pub fn remote_delete(
+        &self,
+        label: &str,
+        path: &str,
+        recursive: bool,
+        env: &SshEnv,
+    ) -> Result<(), TransferError> {
+        self.with_remote(label, None, env, |c, cancel| remote_fs::delete(c, path, recursive, cancel))
+    }
+}

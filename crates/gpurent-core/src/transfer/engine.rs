@@ -1,0 +1,280 @@
+//! Running one journalled transfer to the end: connect, run the item (file or folder, up or
+//! down), and on a lost connection reconnect and resume from the last verified chunk, up to
+//! `retries` times; then leave it `partial` (resumable later). Cancel and hard failures remove the
+//! temporary files. A process-wide limit keeps at most [`MAX_ACTIVE`] transfers moving at once.
+
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use crate::cancel::CancelToken;
+use crate::error::Coded;
+use crate::remote::{shell_quote, Connection, RemoteError};
+use crate::store::Store;
+use crate::transfer::journal::{self, Record};
+use crate::transfer::meter::Meter;
+use crate::transfer::{
+    file_down, file_up, proc, tree, Direction, ItemKind, TransferError, TransferState,
+    TransferSummary,
+};
+
+/// Opens a fresh, logged-in connection to the transfer's host.
+pub type Connector<'a> = dyn Fn(&CancelToken) -> Result<Connection, RemoteError> + Sync + 'a;
+
+/// Where the journal lives (the App's store) and the injected clock.
+pub trait Journal: Sync {
+    fn with_journal(
+        &self,
+        f: &mut dyn FnMut(&Store) -> Result<(), TransferError>,
+    ) -> Result<(), TransferError>;
+    fn journal_now_ms(&self) -> i64;
+}
+
+/// Everything a running transfer needs.
+pub struct Ctx<'a> {
+    pub connect: &'a Connector<'a>,
+    pub journal: &'a dyn Journal,
+    pub meter: &'a Meter<'a>,
+    pub cancel: &'a CancelToken,
+}
+
+impl std::fmt::Debug for Ctx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish()
+    }
+}
+
+impl Ctx<'_> {
+    /// Run `f` on the journal's store.
+    pub fn j<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, TransferError>,
+    ) -> Result<T, TransferError> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.journal.with_journal(&mut |s| {
+            if let Some(f) = f.take() {
+                out = Some(f(s)?);
+            }
+            Ok(())
+        })?;
+        out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
+    }
+
+    pub fn now(&self) -> i64 {
+        self.journal.journal_now_ms()
+    }
+
+    pub fn log(&self, line: impl Into<String>) {
+        self.meter.log(line.into());
+    }
+}
+
+/// At most this many transfers move at once in this process (others wait their turn).
+pub const MAX_ACTIVE: usize = 3;
+
+static ACTIVE: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// A slot of the process-wide limit; freed on drop.
+#[derive(Debug)]
+pub struct Slot(());
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut n = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+        *n = n.saturating_sub(1);
+        FREED.notify_one();
+    }
+}
+
+/// Wait for a free slot (cancellable).
+pub fn slot(cancel: &CancelToken) -> Result<Slot, TransferError> {
+    let mut n = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+    while *n >= MAX_ACTIVE {
+        cancel.check()?;
+        n = FREED
+            .wait_timeout(n, Duration::from_millis(200))
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
+    }
+    *n += 1;
+    Ok(Slot(()))
+}
+
+/// Run (or resume) journalled transfer `id` to the end.
+pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
+    let _slot = slot(ctx.cancel)?;
+    let rec = ctx.j(|s| journal::require(s, id))?;
+    if rec.summary.state == TransferState::Done {
+        return Ok(rec.summary);
+    }
+    let retries = rec.options.retries.unwrap_or(3);
+    let mut lost = 0u32;
+    loop {
+        let now = ctx.now();
+        ctx.j(|s| journal::begin_attempt(s, id, now))?;
+        let result = (ctx.connect)(ctx.cancel)
+            .map_err(TransferError::from)
+            .and_then(|conn| {
+                let rec = ctx.j(|s| journal::require(s, id))?;
+                let r = run_item(ctx, &conn, &rec);
+                if let Err(e) = &r {
+                    if !e.is_link_failure() && !matches!(e, TransferError::AlreadyExists { .. }) {
+                        cleanup(ctx, Some(&conn), &rec);
+                    }
+                }
+                r
+            });
+        let e = match result {
+            Ok(s) => return Ok(s),
+            Err(e) => e,
+        };
+        let now = ctx.now();
+        if e.is_link_failure() && !ctx.cancel.is_cancelled() {
+            let detail = e.to_string();
+            ctx.j(|s| {
+                journal::set_state(
+                    s,
+                    id,
+                    TransferState::Partial,
+                    Some(("connection_lost", &detail)),
+                    now,
+                )
+            })?;
+            if lost < retries {
+                lost += 1;
+                ctx.log(format!("connection lost ({detail}); resuming (try {lost} of {retries})"));
+                let wait = Duration::from_millis(250 << lost.min(4));
+                std::thread::sleep(wait);
+                continue;
+            }
+            return Err(TransferError::ConnectionLost {
+                transfer_id: id,
+                detail,
+            });
+        }
+        let cancelled = ctx.cancel.is_cancelled() || e.code() == "cancelled";
+        let (state, err) = if cancelled {
+            (TransferState::Cancelled, TransferError::cancelled())
+        } else {
+            (TransferState::Failed, e)
+        };
+        if cancelled {
+            let rec = ctx.j(|s| journal::require(s, id))?;
+            cleanup(ctx, None, &rec);
+        }
+        let msg = err.to_string();
+        ctx.j(|s| journal::set_state(s, id, state, Some((err.code(), &msg)), now))?;
+        return Err(err);
+    }
+}
+
+fn run_item(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<TransferSummary, TransferError> {
+    match (rec.summary.direction, rec.summary.kind) {
+        (Direction::Upload, ItemKind::File) => file_up::run(ctx, conn, rec),
+        (Direction::Download, ItemKind::File) => file_down::run(ctx, conn, rec),
+        (Direction::Upload, ItemKind::Tree) => tree::upload(ctx, conn, rec),
+        (Direction::Download, ItemKind::Tree) => tree::download(ctx, conn, rec),
+    }?;
+    let id = rec.summary.id;
+    Ok(ctx.j(|s| journal::require(s, id))?.summary)
+}
+
+/// Remove a transfer's temporary file or folder (remote for uploads, local for downloads).
+pub fn cleanup(ctx: &Ctx<'_>, conn: Option<&Connection>, rec: &Record) {
+    if rec.temp_path.is_empty() {
+        return;
+    }
+    match rec.summary.direction {
+        Direction::Download => {
+            let p = std::path::Path::new(&rec.temp_path);
+            let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+        }
+        Direction::Upload => {
+            let Ok(q) = shell_quote(&rec.temp_path) else {
+                return;
+            };
+            let script = format!("rm -rf -- {q}");
+            let fresh;
+            let conn = match conn {
+                Some(c) => c,
+                None => match (ctx.connect)(&CancelToken::new()) {
+                    Ok(c) => {
+                        fresh = c;
+                        &fresh
+                    }
+                    Err(_) => return,
+                },
+            };
+            let _ = proc::run(conn, &script, None, &CancelToken::new());
+        }
+    }
+}
+
+/// Put a finished temp file/folder under its final remote name. `overwrite`: replace what is
+/// there (a file atomically; a folder is moved aside, the new one moved in, the old removed).
+pub fn place_remote(
+    conn: &Connection,
+    tmp: &str,
+    fin: &str,
+    overwrite: bool,
+    cancel: &CancelToken,
+) -> Result<(), TransferError> {
+    let (t, f) = (shell_quote(tmp)?, shell_quote(fin)?);
+    let o = shell_quote(&format!("{tmp}.old"))?;
+    let ow = if overwrite { 1 } else { 0 };
+    let script = format!(
+        "T={t}; F={f}; O={o}\n\
+         if [ -L \"$F\" ]; then [ {ow} = 1 ] || exit 4; rm -f -- \"$F\" || exit 3\n\
+         elif [ -d \"$F\" ]; then [ {ow} = 1 ] || exit 4; mv -- \"$F\" \"$O\" || exit 3\n\
+         elif [ -e \"$F\" ]; then [ {ow} = 1 ] || exit 4; if [ -d \"$T\" ]; then mv -- \"$F\" \"$O\" || exit 3; fi\n\
+         fi\n\
+         mv -f -- \"$T\" \"$F\" && rm -rf -- \"$O\""
+    );
+    let out = proc::run(conn, &script, None, cancel)?;
+    match out.status {
+        Some(0) => Ok(()),
+        Some(4) => Err(TransferError::AlreadyExists { path: fin.into() }),
+        _ => Err(TransferError::from_stderr("rename", fin, &out.stderr)),
+    }
+}
+
+/// Whether a remote path exists (a dangling link counts).
+pub fn remote_exists(conn: &Connection, path: &str) -> Result<bool, TransferError> {
+    let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
+    match sftp.lstat(std::path::Path::new(path)) {
+        Ok(_) => Ok(true),
+        Err(e) => match e.code() {
+            ssh2::ErrorCode::SFTP(2) => Ok(false),
+            _ => Err(sftp_error(&e, path)),
+        },
+    }
+}
+
+/// An SFTP status into an outcome (a dead link stays resumable).
+pub fn sftp_error(e: &ssh2::Error, path: &str) -> TransferError {
+    match e.code() {
+        ssh2::ErrorCode::SFTP(2) => TransferError::RemoteFileMissing { path: path.into() },
+        ssh2::ErrorCode::SFTP(3) => TransferError::PermissionDenied {
+            path: path.into(),
+            detail: e.to_string(),
+        },
+        ssh2::ErrorCode::SFTP(14) | ssh2::ErrorCode::SFTP(15) => TransferError::RemoteDiskFull {
+            path: path.into(),
+            detail: e.to_string(),
+        },
+        ssh2::ErrorCode::SFTP(_) => TransferError::RemoteCommandFailed {
+            what: "sftp".into(),
+            detail: format!("{path}: {e}"),
+        },
+        ssh2::ErrorCode::Session(_) => TransferError::ssh(e),
+    }
+}
+
+/// An I/O error from an SFTP file: its ssh2 error when it carries one.
+pub fn sftp_io_error(e: &std::io::Error, path: &str) -> TransferError {
+    match e.get_ref().and_then(|i| i.downcast_ref::<ssh2::Error>()) {
+        Some(se) => sftp_error(se, path),
+        None => proc::io_lost(e),
+    }
+}

@@ -1,0 +1,409 @@
+//! Folders as one tar stream over an exec channel instead of one request per file: up, `tar -x`
+//! into a temporary folder on the host; down, `tar -c` read into a temporary folder here. Every
+//! file is then hashed on both ends in one batch; on resume (or after a mismatch) only the files
+//! whose hashes differ go again. The folder is renamed into place when all match.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::remote::{shell_quote, Connection};
+use crate::transfer::engine::{self, Ctx};
+use crate::transfer::file_down::place_local;
+use crate::transfer::journal::{self, Record};
+use crate::transfer::proc::{self, Stream, DOWNLOAD_WINDOW};
+use crate::transfer::scan::{self, EntryKind};
+use crate::transfer::{hash, TransferError};
+
+type Hashes = HashMap<Vec<u8>, String>;
+
+fn rel_bytes(p: &Path) -> Vec<u8> {
+    p.as_os_str().as_bytes().to_vec()
+}
+
+/// Data written into the channel, counted; a cancel stops it.
+struct ChanWriter<'s, 'c> {
+    st: &'s mut Stream,
+    ctx: &'s Ctx<'c>,
+}
+
+impl Write for ChanWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        self.st.write_all(buf)?;
+        self.ctx.meter.wire(buf.len() as u64);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A file's bytes for the archive: exactly `left` bytes (zero-filled if the file shrank; the
+/// hash check then catches it), hashed and counted as they go.
+struct Source<'a, 'c> {
+    f: File,
+    left: u64,
+    h: Sha256,
+    ctx: &'a Ctx<'c>,
+}
+
+impl Read for Source<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let want = (self.left.min(buf.len() as u64)) as usize;
+        let mut n = self.f.read(&mut buf[..want])?;
+        if n == 0 {
+            buf[..want].fill(0);
+            n = want;
+        }
+        self.h.update(&buf[..n]);
+        self.left -= n as u64;
+        self.ctx.meter.add(n as u64);
+        Ok(n)
+    }
+}
+
+pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), TransferError> {
+    let id = rec.summary.id;
+    let root = Path::new(&rec.summary.local_path);
+    let (tmp, fin) = (rec.temp_path.as_str(), rec.summary.remote_path.as_str());
+    let entries = scan::walk(root, &rec.options.excludes)?;
+    let files: Vec<&scan::Entry> = entries.iter().filter(|e| e.kind == EntryKind::File).collect();
+    let total: u64 = files.iter().map(|e| e.size).sum();
+    ctx.j(|s| journal::set_totals(s, id, Some(total), files.len() as u64))?;
+    let resume = engine::remote_exists(conn, tmp)?;
+    if !resume && !rec.options.overwrite && engine::remote_exists(conn, fin)? {
+        return Err(TransferError::AlreadyExists { path: fin.into() });
+    }
+    let rels: Vec<Vec<u8>> = files.iter().map(|e| rel_bytes(&e.rel)).collect();
+    let mut local: Hashes = HashMap::new();
+    let mut todo: Vec<&scan::Entry> = files.clone();
+    if resume {
+        for e in &files {
+            local.insert(rel_bytes(&e.rel), hash::local_file(&root.join(&e.rel), None, ctx.cancel)?);
+        }
+        let remote = hash::remote_tree(conn, tmp, &rels, ctx.cancel)?;
+        todo.retain(|e| remote.get(&rel_bytes(&e.rel)) != local.get(&rel_bytes(&e.rel)));
+        let good: u64 = total - todo.iter().map(|e| e.size).sum::<u64>();
+        ctx.meter.add(good);
+        ctx.log(format!(
+            "{fin}: resuming; {} of {} files already on the host",
+            files.len() - todo.len(),
+            files.len()
+        ));
+    }
+    for round in 0..2 {
+        if !todo.is_empty() || (round == 0 && !resume) {
+            let with_dirs = round == 0 && !resume;
+            send_tar(ctx, conn, root, tmp, &entries, &todo, with_dirs, &mut local)?;
+        }
+        let remote = hash::remote_tree(conn, tmp, &rels, ctx.cancel)?;
+        let bad: Vec<&scan::Entry> = files
+            .iter()
+            .copied()
+            .filter(|e| remote.get(&rel_bytes(&e.rel)) != local.get(&rel_bytes(&e.rel)))
+            .collect();
+        if bad.is_empty() {
+            engine::place_remote(conn, tmp, fin, rec.options.overwrite, ctx.cancel)?;
+            let now = ctx.now();
+            ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
+            for _ in &files {
+                ctx.meter.file_done();
+            }
+            return Ok(());
+        }
+        let first = &bad[0].rel;
+        if round == 1 {
+            return Err(TransferError::VerifyMismatch {
+                path: format!("{fin}/{}", first.display()),
+                local_sha256: local.get(&rel_bytes(first)).cloned().unwrap_or_default(),
+                remote_sha256: remote.get(&rel_bytes(first)).cloned().unwrap_or_default(),
+            });
+        }
+        ctx.log(format!("{fin}: {} files differ; sending them once more", bad.len()));
+        ctx.meter.rewind(bad.iter().map(|e| e.size).sum());
+        todo = bad;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send_tar(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    root: &Path,
+    tmp: &str,
+    entries: &[scan::Entry],
+    files: &[&scan::Entry],
+    with_dirs: bool,
+    local: &mut Hashes,
+) -> Result<(), TransferError> {
+    let q = shell_quote(tmp)?;
+    let script = format!("mkdir -p -- {q} && tar -x --no-same-owner -f - -C {q}");
+    let mut st = Stream::open(conn, &script, None)?;
+    let res = (|| -> std::io::Result<()> {
+        let mut b = tar::Builder::new(ChanWriter { st: &mut st, ctx });
+        b.mode(tar::HeaderMode::Complete);
+        if with_dirs {
+            for e in entries.iter().filter(|e| e.kind != EntryKind::File) {
+                let p = root.join(&e.rel);
+                let meta = std::fs::symlink_metadata(&p)?;
+                let mut h = tar::Header::new_gnu();
+                h.set_metadata(&meta);
+                if e.kind == EntryKind::Symlink {
+                    let target = std::fs::read_link(&p)?;
+                    b.append_link(&mut h, &e.rel, target)?;
+                } else {
+                    h.set_size(0);
+                    b.append_data(&mut h, &e.rel, std::io::empty())?;
+                }
+            }
+        }
+        for e in files {
+            let p = root.join(&e.rel);
+            let f = File::open(&p)?;
+            let meta = f.metadata()?;
+            let mut h = tar::Header::new_gnu();
+            h.set_metadata(&meta);
+            h.set_size(meta.len());
+            let mut src = Source {
+                f,
+                left: meta.len(),
+                h: Sha256::new(),
+                ctx,
+            };
+            b.append_data(&mut h, &e.rel, &mut src)?;
+            local.insert(rel_bytes(&e.rel), hash::hex(&src.h.finalize()));
+        }
+        b.finish()
+    })();
+    if let Err(e) = res {
+        if ctx.cancel.is_cancelled() {
+            st.kill(conn);
+            return Err(TransferError::cancelled());
+        }
+        if e.get_ref().and_then(|i| i.downcast_ref::<ssh2::Error>()).is_none()
+            && e.kind() != std::io::ErrorKind::Other
+        {
+            st.kill(conn);
+            return Err(TransferError::local(root, &e));
+        }
+        return Err(st.failure("tar -x", tmp).unwrap_or_else(|| proc::io_lost(&e)));
+    }
+    st.send_eof()?;
+    let (status, err) = st.finish()?;
+    if status != Some(0) {
+        return Err(TransferError::from_stderr("tar -x", tmp, &err));
+    }
+    Ok(())
+}
+
+/// Regular files under a remote folder with their sizes (relative paths as bytes).
+fn remote_files(
+    conn: &Connection,
+    src: &str,
+    ctx: &Ctx<'_>,
+) -> Result<Vec<(Vec<u8>, u64)>, TransferError> {
+    let script = format!(
+        "cd -- {} || exit 2\nfind . -type f -printf '%s %P\\0'",
+        shell_quote(src)?
+    );
+    let out = proc::run_ok(conn, "find", src, &script, None, ctx.cancel)?;
+    let mut v = Vec::new();
+    for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        if let Some(sp) = rec.iter().position(|b| *b == b' ') {
+            let size = String::from_utf8_lossy(&rec[..sp]).parse().unwrap_or(0);
+            v.push((rec[sp + 1..].to_vec(), size));
+        }
+    }
+    Ok(v)
+}
+
+pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), TransferError> {
+    let id = rec.summary.id;
+    let src = rec.summary.remote_path.as_str();
+    let tmp = PathBuf::from(&rec.temp_path);
+    let fin = Path::new(&rec.summary.local_path);
+    let listing = remote_files(conn, src, ctx)?;
+    let total: u64 = listing.iter().map(|l| l.1).sum();
+    ctx.j(|s| journal::set_totals(s, id, Some(total), listing.len() as u64))?;
+    let resume = tmp.exists();
+    if !resume && !rec.options.overwrite && fin.exists() {
+        return Err(TransferError::AlreadyExists {
+            path: fin.display().to_string(),
+        });
+    }
+    std::fs::create_dir_all(&tmp).map_err(|e| TransferError::local(&tmp, &e))?;
+    let rels: Vec<Vec<u8>> = listing.iter().map(|l| l.0.clone()).collect();
+    let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
+    let mut local: Hashes = HashMap::new();
+    if resume {
+        for (rel, size) in &listing {
+            let p = tmp.join(std::ffi::OsStr::from_bytes(rel));
+            if std::fs::metadata(&p).is_ok_and(|m| m.len() == *size) {
+                local.insert(rel.clone(), hash::local_file(&p, None, ctx.cancel)?);
+            }
+        }
+    }
+    let mut todo: Vec<Vec<u8>> = rels
+        .iter()
+        .filter(|r| local.get(*r) != remote.get(*r))
+        .cloned()
+        .collect();
+    let sizes: HashMap<&Vec<u8>, u64> = listing.iter().map(|(r, s)| (r, *s)).collect();
+    ctx.meter
+        .add(total - todo.iter().map(|r| sizes.get(r).copied().unwrap_or(0)).sum::<u64>());
+    for round in 0..2 {
+        if !todo.is_empty() || (round == 0 && !resume) {
+            let everything = round == 0 && !resume;
+            fetch_tar(ctx, conn, src, &tmp, if everything { None } else { Some(&todo) }, id, &mut local)?;
+        }
+        let bad: Vec<Vec<u8>> = rels
+            .iter()
+            .filter(|r| local.get(*r) != remote.get(*r))
+            .cloned()
+            .collect();
+        if bad.is_empty() {
+            place_local(&tmp, fin, rec.options.overwrite)?;
+            let now = ctx.now();
+            ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
+            for _ in &rels {
+                ctx.meter.file_done();
+            }
+            return Ok(());
+        }
+        if round == 1 {
+            return Err(TransferError::VerifyMismatch {
+                path: fin.join(std::ffi::OsStr::from_bytes(&bad[0])).display().to_string(),
+                local_sha256: local.get(&bad[0]).cloned().unwrap_or_default(),
+                remote_sha256: remote.get(&bad[0]).cloned().unwrap_or_default(),
+            });
+        }
+        ctx.meter
+            .rewind(bad.iter().map(|r| sizes.get(r).copied().unwrap_or(0)).sum());
+        todo = bad;
+    }
+    Ok(())
+}
+
+/// A relative archive path made safe: normal components only.
+fn safe_rel(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+fn fetch_tar(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    src: &str,
+    tmp: &Path,
+    only: Option<&Vec<Vec<u8>>>,
+    id: i64,
+    local: &mut Hashes,
+) -> Result<(), TransferError> {
+    let qs = shell_quote(src)?;
+    let list = format!(".gpurent-list-{id}");
+    let script = match only {
+        None => format!("tar -c -f - -C {qs} ."),
+        Some(names) => {
+            let mut data = Vec::new();
+            for n in names {
+                data.extend_from_slice(b"./");
+                data.extend_from_slice(n);
+                data.push(0);
+            }
+            let ql = shell_quote(&list)?;
+            proc::run_ok(conn, "list", &list, &format!("cat > {ql}"), Some(&data), ctx.cancel)?;
+            format!(
+                "L=\"$PWD\"/{ql}; tar -c -f - -C {qs} --null -T \"$L\"; s=$?; rm -f -- \"$L\"; exit $s"
+            )
+        }
+    };
+    let mut st = Stream::open(conn, &script, Some(DOWNLOAD_WINDOW))?;
+    let res = (|| -> Result<(), TransferError> {
+        let mut ar = tar::Archive::new(ChanReader { st: &mut st, ctx });
+        let entries = ar.entries().map_err(|e| proc::io_lost(&e))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| proc::io_lost(&e))?;
+            let path = entry.path().map_err(|e| proc::io_lost(&e))?.into_owned();
+            let Some(rel) = safe_rel(&path) else {
+                continue;
+            };
+            let dest = tmp.join(&rel);
+            match entry.header().entry_type() {
+                tar::EntryType::Directory => {
+                    std::fs::create_dir_all(&dest).map_err(|e| TransferError::local(&dest, &e))?;
+                }
+                tar::EntryType::Regular | tar::EntryType::Continuous => {
+                    if let Some(parent) = dest.parent() {
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| TransferError::local(parent, &e))?;
+                    }
+                    let mut f = File::create(&dest).map_err(|e| TransferError::local(&dest, &e))?;
+                    let mut h = Sha256::new();
+                    let mut buf = vec![0u8; 256 * 1024];
+                    loop {
+                        let n = entry.read(&mut buf).map_err(|e| proc::io_lost(&e))?;
+                        if n == 0 {
+                            break;
+                        }
+                        f.write_all(&buf[..n]).map_err(|e| TransferError::local(&dest, &e))?;
+                        h.update(&buf[..n]);
+                        ctx.meter.add(n as u64);
+                    }
+                    if let Ok(mode) = entry.header().mode() {
+                        use std::os::unix::fs::PermissionsExt;
+                        let _ = f.set_permissions(std::fs::Permissions::from_mode(mode & 0o777));
+                    }
+                    local.insert(rel_bytes(&rel), hash::hex(&h.finalize()));
+                }
+                other => ctx.log(format!("{}: {other:?} entries are not copied", rel.display())),
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        if ctx.cancel.is_cancelled() {
+            st.kill(conn);
+            return Err(TransferError::cancelled());
+        }
+        return Err(e);
+    }
+    let (status, err) = st.finish()?;
+    if status != Some(0) {
+        return Err(TransferError::from_stderr("tar -c", src, &err));
+    }
+    Ok(())
+}
+
+struct ChanReader<'s, 'c> {
+    st: &'s mut Stream,
+    ctx: &'s Ctx<'c>,
+}
+
+impl Read for ChanReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        let n = self.st.read(buf)?;
+        self.ctx.meter.wire(n as u64);
+        Ok(n)
+    }
+}
