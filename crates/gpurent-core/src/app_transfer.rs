@@ -62,13 +62,18 @@ fn connect_host(
 }
 
 impl App {
-    fn transfer_key(&self, label: &str, key: Option<&LoginKey>) -> Result<Option<LoginKey>, TransferError> {
+    fn transfer_key(
+        &self,
+        label: &str,
+        key: Option<&LoginKey>,
+    ) -> Result<Option<LoginKey>, TransferError> {
         match key {
             Some(_) => Ok(None),
             None => Ok(Some(self.host_key_for(label, None)?)),
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     /// Run journalled transfers one after the other (each holds one of the process-wide slots);
     /// the first error is returned after all ran (unless cancelled).
     fn run_transfers(
@@ -142,7 +147,9 @@ impl App {
             let t0 = Instant::now();
             let host = self.host_get(label)?;
             let loaded = self.transfer_key(label, key)?;
-            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let key = key
+                .or(loaded.as_ref())
+                .ok_or_else(|| TransferError::invalid("key", "none"))?;
             if locals.is_empty() {
                 return Err(TransferError::invalid("locals", "nothing to upload"));
             }
@@ -154,12 +161,24 @@ impl App {
                     .file_name()
                     .and_then(|n| n.to_str())
                     .and_then(base_name)
-                    .ok_or_else(|| TransferError::invalid("locals", format!("{} has no usable name", l.display())))?
+                    .ok_or_else(|| {
+                        TransferError::invalid(
+                            "locals",
+                            format!("{} has no usable name", l.display()),
+                        )
+                    })?
                     .to_string();
                 let (kind, size, files) = if meta.is_dir() {
                     let entries = scan::walk(l, &opts.excludes)?;
-                    let f: Vec<_> = entries.iter().filter(|e| e.kind == scan::EntryKind::File).collect();
-                    (ItemKind::Tree, f.iter().map(|e| e.size).sum(), f.len() as u64)
+                    let f: Vec<_> = entries
+                        .iter()
+                        .filter(|e| e.kind == scan::EntryKind::File)
+                        .collect();
+                    (
+                        ItemKind::Tree,
+                        f.iter().map(|e| e.size).sum(),
+                        f.len() as u64,
+                    )
                 } else {
                     (ItemKind::File, meta.len(), 1)
                 };
@@ -169,7 +188,14 @@ impl App {
             if !dir.is_empty() {
                 let conn = connect_host(&host, env, key, cancel)?;
                 let q = shell_quote(&dir)?;
-                proc::run_ok(&conn, "mkdir", &dir, &format!("mkdir -p -- {q}"), None, cancel)?;
+                proc::run_ok(
+                    &conn,
+                    "mkdir",
+                    &dir,
+                    &format!("mkdir -p -- {q}"),
+                    None,
+                    cancel,
+                )?;
             }
             let mut ids = Vec::new();
             for (l, name, kind, size, files) in &items {
@@ -232,12 +258,15 @@ impl App {
             let t0 = Instant::now();
             let host = self.host_get(label)?;
             let loaded = self.transfer_key(label, key)?;
-            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let key = key
+                .or(loaded.as_ref())
+                .ok_or_else(|| TransferError::invalid("key", "none"))?;
             if remotes.is_empty() {
                 return Err(TransferError::invalid("remotes", "nothing to download"));
             }
             std::fs::create_dir_all(local_dir).map_err(|e| TransferError::local(local_dir, &e))?;
-            let local_dir = std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
+            let local_dir =
+                std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
             let meter = Meter::new(progress);
             let conn = connect_host(&host, env, key, cancel)?;
             let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
@@ -245,12 +274,18 @@ impl App {
             for r in remotes {
                 let src = remote_dir(r);
                 let name = base_name(&src)
-                    .ok_or_else(|| TransferError::invalid("remotes", format!("{r} has no file name")))?
+                    .ok_or_else(|| {
+                        TransferError::invalid("remotes", format!("{r} has no file name"))
+                    })?
                     .to_string();
                 let st = sftp
                     .stat(Path::new(&src))
                     .map_err(|e| engine::sftp_error(&e, &src))?;
-                let kind = if st.is_dir() { ItemKind::Tree } else { ItemKind::File };
+                let kind = if st.is_dir() {
+                    ItemKind::Tree
+                } else {
+                    ItemKind::File
+                };
                 let size = (kind == ItemKind::File).then(|| st.size.unwrap_or(0));
                 meter.add_total(size, u64::from(kind == ItemKind::File));
                 let fin = local_dir.join(&name);
@@ -308,7 +343,9 @@ impl App {
             let label = rec.summary.host_label.as_str();
             let host = self.host_get(label)?;
             let loaded = self.transfer_key(label, key)?;
-            let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let key = key
+                .or(loaded.as_ref())
+                .ok_or_else(|| TransferError::invalid("key", "none"))?;
             let meter = Meter::new(progress);
             meter.add_total(rec.summary.total_bytes, rec.summary.files_total);
             self.run_transfers(&host, env, key, &[id], &meter, cancel, t0)
@@ -316,7 +353,10 @@ impl App {
     }
 
     /// The journal, newest first (one host, or all).
-    pub fn transfer_list(&self, label: Option<&str>) -> Result<Vec<TransferSummary>, TransferError> {
+    pub fn transfer_list(
+        &self,
+        label: Option<&str>,
+    ) -> Result<Vec<TransferSummary>, TransferError> {
         self.with_journal_t(|s| journal::list(s, label))
     }
 
@@ -354,14 +394,21 @@ impl App {
     ) -> Result<T, TransferError> {
         let host = self.host_get(label)?;
         let loaded = self.transfer_key(label, key)?;
-        let key = key.or(loaded.as_ref()).ok_or_else(|| TransferError::invalid("key", "none"))?;
+        let key = key
+            .or(loaded.as_ref())
+            .ok_or_else(|| TransferError::invalid("key", "none"))?;
         let cancel = CancelToken::new();
         let conn = connect_host(&host, env, key, &cancel)?;
         f(&conn, &cancel)
     }
 
     /// A remote folder's entries (`""`/`~` is the login folder).
-    pub fn remote_ls(&self, label: &str, dir: &str, env: &SshEnv) -> Result<RemoteListing, TransferError> {
+    pub fn remote_ls(
+        &self,
+        label: &str,
+        dir: &str,
+        env: &SshEnv,
+    ) -> Result<RemoteListing, TransferError> {
         self.remote_ls_as(label, None, dir, env)
     }
 
@@ -381,7 +428,13 @@ impl App {
     }
 
     /// Rename a remote file or folder (never over an existing name).
-    pub fn remote_rename(&self, label: &str, from: &str, to: &str, env: &SshEnv) -> Result<(), TransferError> {
+    pub fn remote_rename(
+        &self,
+        label: &str,
+        from: &str,
+        to: &str,
+        env: &SshEnv,
+    ) -> Result<(), TransferError> {
         self.with_remote(label, None, env, |c, _| remote_fs::rename(c, from, to))
     }
 
@@ -394,6 +447,8 @@ impl App {
         recursive: bool,
         env: &SshEnv,
     ) -> Result<(), TransferError> {
-        self.with_remote(label, None, env, |c, cancel| remote_fs::delete(c, path, recursive, cancel))
+        self.with_remote(label, None, env, |c, cancel| {
+            remote_fs::delete(c, path, recursive, cancel)
+        })
     }
 }

@@ -23,6 +23,9 @@ use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
+use gpurent_core::transfer::{
+    RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
+};
 use gpurent_core::wizard::{DoctorOptions, Report, VerifyReport};
 use ts_rs::{Config, TS};
 
@@ -63,6 +66,11 @@ fn export_all(dir: &Path) {
         Report,
         DoctorOptions,
         VerifyReport,
+        TransferOptions,
+        TransferReport,
+        TransferSummary,
+        ScanReport,
+        RemoteListing,
     );
 }
 

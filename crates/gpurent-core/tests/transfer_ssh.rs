@@ -44,29 +44,38 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
 
     let events = std::sync::Mutex::new(Vec::new());
     let sink = |e: Progress| events.lock().expect("lock").push(e);
-    let rep = r
-        .w
-        .app
-        .transfer_put_as(
-            "box",
-            Some(&r.key),
-            &[big.clone(), empty.clone(), tree.clone()],
-            &format!("{}/in coming/$(touch PWNED3)", r.sshd.home().display()),
-            &opts(),
-            &r.w.env,
-            &sink,
-        )
-        .expect("put");
+    let rep =
+        r.w.app
+            .transfer_put_as(
+                "box",
+                Some(&r.key),
+                &[big.clone(), empty.clone(), tree.clone()],
+                &format!("{}/in coming/$(touch PWNED3)", r.sshd.home().display()),
+                &opts(),
+                &r.w.env,
+                &sink,
+            )
+            .expect("put");
     assert_eq!(rep.transfers.len(), 3);
-    assert!(rep.transfers.iter().all(|t| t.state == TransferState::Done && t.verified));
+    assert!(rep
+        .transfers
+        .iter()
+        .all(|t| t.state == TransferState::Done && t.verified));
     assert_eq!(rep.transfers[2].kind, ItemKind::Tree);
     let dest = r.sshd.home().join("in coming/$(touch PWNED3)");
     assert_eq!(sha(&dest.join(big.file_name().expect("n"))), sha(&big));
-    assert_eq!(std::fs::read(dest.join("empty.txt")).expect("empty").len(), 0);
+    assert_eq!(
+        std::fs::read(dest.join("empty.txt")).expect("empty").len(),
+        0
+    );
     let up = dest.join(tree.file_name().expect("n"));
     let mut want = tree_hashes(&tree);
     want.retain(|(p, _)| p.to_string_lossy() != "skip.tmp");
-    assert_eq!(tree_hashes(&up), want, "tree arrived intact, .gitignore honoured");
+    assert_eq!(
+        tree_hashes(&up),
+        want,
+        "tree arrived intact, .gitignore honoured"
+    );
     assert!(up.join("empty dir").is_dir());
     assert!(leftovers(&dest).is_empty(), "{:?}", leftovers(&dest));
     for p in ["PWNED", "PWNED2", "PWNED3"] {
@@ -75,7 +84,10 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
     let ev = events.lock().expect("lock");
     assert!(matches!(ev.first(), Some(Progress::Started { .. })));
     let last_bytes = ev.iter().rev().find_map(|e| match e {
-        Progress::Bytes { done_bytes, total_bytes } => Some((*done_bytes, *total_bytes)),
+        Progress::Bytes {
+            done_bytes,
+            total_bytes,
+        } => Some((*done_bytes, *total_bytes)),
         _ => None,
     });
     let total: u64 = rep.transfers.iter().filter_map(|t| t.total_bytes).sum();
@@ -88,19 +100,31 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
         .iter()
         .map(|n| format!("{}/in coming/$(touch PWNED3)/{n}", r.sshd.home().display()))
         .collect();
-    let rep = r
-        .w
-        .app
-        .transfer_get_as("box", Some(&r.key), &remotes, &back, &opts(), &r.w.env, &NoProgress)
-        .expect("get");
-    assert!(rep.transfers.iter().all(|t| t.state == TransferState::Done && t.verified));
+    let rep =
+        r.w.app
+            .transfer_get_as(
+                "box",
+                Some(&r.key),
+                &remotes,
+                &back,
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect("get");
+    assert!(rep
+        .transfers
+        .iter()
+        .all(|t| t.state == TransferState::Done && t.verified));
     assert_eq!(sha(&back.join(big.file_name().expect("n"))), sha(&big));
     assert_eq!(tree_hashes(&back.join(tree.file_name().expect("n"))), want);
     assert!(leftovers(&back).is_empty());
 
     let list = r.w.app.transfer_list(Some("box")).expect("list");
     assert_eq!(list.len(), 5);
-    assert!(list.iter().all(|t| t.state == TransferState::Done && t.sha256.is_some()));
+    assert!(list
+        .iter()
+        .all(|t| t.state == TransferState::Done && t.sha256.is_some()));
 }
 
 #[test]
@@ -113,13 +137,23 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
     let f = r.w.tmp.path().join("w.bin");
     std::fs::write(&f, bytes(1_500_000, 3)).expect("write");
     std::fs::write(r.sshd.home().join("w.bin"), b"old").expect("old");
-    let e = r
-        .w
-        .app
-        .transfer_put_as("box", Some(&r.key), &[f.clone()], &h, &opts(), &r.w.env, &NoProgress)
-        .expect_err("exists");
+    let e =
+        r.w.app
+            .transfer_put_as(
+                "box",
+                Some(&r.key),
+                std::slice::from_ref(&f),
+                &h,
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect_err("exists");
     assert_eq!(e.code(), "already_exists");
-    assert_eq!(std::fs::read(r.sshd.home().join("w.bin")).expect("old"), b"old");
+    assert_eq!(
+        std::fs::read(r.sshd.home().join("w.bin")).expect("old"),
+        b"old"
+    );
     let o = TransferOptions {
         overwrite: true,
         method: Some(FileMethod::Sftp),
@@ -127,20 +161,42 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
         ..opts()
     };
     r.w.app
-        .transfer_put_as("box", Some(&r.key), &[f.clone()], &h, &o, &r.w.env, &NoProgress)
+        .transfer_put_as(
+            "box",
+            Some(&r.key),
+            std::slice::from_ref(&f),
+            &h,
+            &o,
+            &r.w.env,
+            &NoProgress,
+        )
         .expect("overwrite with 3 SFTP streams");
     assert_eq!(sha(&r.sshd.home().join("w.bin")), sha(&f));
-    let missing = r
-        .w
-        .app
-        .transfer_put_as("box", Some(&r.key), &[PathBuf::from("/nope/x")], &h, &o, &r.w.env, &NoProgress)
-        .expect_err("missing");
+    let missing =
+        r.w.app
+            .transfer_put_as(
+                "box",
+                Some(&r.key),
+                &[PathBuf::from("/nope/x")],
+                &h,
+                &o,
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect_err("missing");
     assert_eq!(missing.code(), "local_file_missing");
-    let gone = r
-        .w
-        .app
-        .transfer_get_as("box", Some(&r.key), &[format!("{h}/nope.bin")], r.w.tmp.path(), &o, &r.w.env, &NoProgress)
-        .expect_err("remote missing");
+    let gone =
+        r.w.app
+            .transfer_get_as(
+                "box",
+                Some(&r.key),
+                &[format!("{h}/nope.bin")],
+                r.w.tmp.path(),
+                &o,
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect_err("remote missing");
     assert_eq!(gone.code(), "remote_file_missing");
 }
 
@@ -151,15 +207,24 @@ fn without_openssl_or_sha256sum_the_host_still_verifies() {
     }
     let r = rig(None);
     for tool in ["openssl", "sha256sum"] {
-        r.sshd.install_bin(tool, "#!/bin/sh\nexit 127\n").expect("fake");
+        r.sshd
+            .install_bin(tool, "#!/bin/sh\nexit 127\n")
+            .expect("fake");
     }
     let f = r.w.tmp.path().join("f.bin");
     std::fs::write(&f, bytes(600_000, 11)).expect("write");
-    let rep = r
-        .w
-        .app
-        .transfer_put_as("box", Some(&r.key), &[f.clone()], &r.sshd.home().display().to_string(), &opts(), &r.w.env, &NoProgress)
-        .expect("put via fallback hash");
+    let rep =
+        r.w.app
+            .transfer_put_as(
+                "box",
+                Some(&r.key),
+                std::slice::from_ref(&f),
+                &r.sshd.home().display().to_string(),
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect("put via fallback hash");
     assert!(rep.transfers[0].verified);
     assert_eq!(rep.transfers[0].sha256.as_deref(), Some(sha(&f).as_str()));
 }
@@ -180,7 +245,10 @@ fn the_remote_pane_lists_creates_renames_and_deletes_any_name() {
     assert_eq!(l.absolute, home.display().to_string());
     for n in NASTY {
         let e = l.entries.iter().find(|e| e.name == *n).expect(n);
-        assert_eq!((e.kind, e.size_bytes), (RemoteEntryKind::File, n.len() as u64));
+        assert_eq!(
+            (e.kind, e.size_bytes),
+            (RemoteEntryKind::File, n.len() as u64)
+        );
         assert!(e.modified_s.is_some());
     }
     let d = format!("{hs}/新 folder $(x)");

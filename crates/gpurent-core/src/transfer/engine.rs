@@ -143,7 +143,9 @@ pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
             })?;
             if lost < retries {
                 lost += 1;
-                ctx.log(format!("connection lost ({detail}); resuming (try {lost} of {retries})"));
+                ctx.log(format!(
+                    "connection lost ({detail}); resuming (try {lost} of {retries})"
+                ));
                 let wait = Duration::from_millis(250 << lost.min(4));
                 std::thread::sleep(wait);
                 continue;
@@ -169,7 +171,11 @@ pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
     }
 }
 
-fn run_item(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<TransferSummary, TransferError> {
+fn run_item(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    rec: &Record,
+) -> Result<TransferSummary, TransferError> {
     match (rec.summary.direction, rec.summary.kind) {
         (Direction::Upload, ItemKind::File) => file_up::run(ctx, conn, rec),
         (Direction::Download, ItemKind::File) => file_down::run(ctx, conn, rec),

@@ -178,12 +178,17 @@ mod tests {
 
     #[test]
     fn stderr_is_read_into_actionable_codes() {
-        let full = TransferError::from_stderr("upload", "x", "cat: write error: No space left on device");
+        let full =
+            TransferError::from_stderr("upload", "x", "cat: write error: No space left on device");
         assert_eq!(full.code(), "remote_disk_full");
-        let perm = TransferError::from_stderr("upload", "x", "sh: 1: cannot create x: Permission denied");
+        let perm =
+            TransferError::from_stderr("upload", "x", "sh: 1: cannot create x: Permission denied");
         assert_eq!(perm.code(), "permission_denied");
         let other = TransferError::from_stderr("tar", "x", "tar: bad");
-        assert_eq!((other.code(), other.detail().as_deref()), ("remote_command_failed", Some("tar: bad")));
+        assert_eq!(
+            (other.code(), other.detail().as_deref()),
+            ("remote_command_failed", Some("tar: bad"))
+        );
         let lost = TransferError::from(RemoteError::ConnectionLost {
             stage: Stage::Exec,
             detail: "eof".into(),

@@ -27,7 +27,10 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
             .stat(Path::new(src))
             .map_err(|e| engine::sftp_error(&e, src))?;
         if st.is_dir() {
-            return Err(TransferError::invalid("remote", format!("{src} is a folder")));
+            return Err(TransferError::invalid(
+                "remote",
+                format!("{src} is a folder"),
+            ));
         }
         st.size.unwrap_or(0)
     };
@@ -49,7 +52,9 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
                 let mut f = File::open(tmp).map_err(|e| TransferError::local(tmp, &e))?;
                 let mut buf = vec![0u8; 1 << 20];
                 loop {
-                    let n = f.read(&mut buf).map_err(|e| TransferError::local(tmp, &e))?;
+                    let n = f
+                        .read(&mut buf)
+                        .map_err(|e| TransferError::local(tmp, &e))?;
                     if n == 0 {
                         break;
                     }

@@ -46,7 +46,10 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
     let changed = rec.source_size != Some(size) || rec.source_mtime_ms != mtime_ms(&meta);
     if chunks.is_empty() || changed || (chunks.len() > 1 && chunks[0].len != chunk) {
         if !chunks.is_empty() {
-            ctx.log(format!("{}: the source changed; starting over", local.display()));
+            ctx.log(format!(
+                "{}: the source changed; starting over",
+                local.display()
+            ));
         }
         let mt = mtime_ms(&meta);
         ctx.j(|s| {
@@ -71,10 +74,11 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         None if size >= PARALLEL_MIN && conn.round_trip_ms(1)? >= LONG_LINK_MS => AUTO_STREAMS,
         None => 1,
     };
-    let mut method = rec
-        .options
-        .method
-        .unwrap_or(if streams > 1 { FileMethod::Sftp } else { FileMethod::Stream });
+    let mut method = rec.options.method.unwrap_or(if streams > 1 {
+        FileMethod::Sftp
+    } else {
+        FileMethod::Stream
+    });
     for round in 0..2 {
         let pending: Vec<Chunk> = chunks
             .iter()
@@ -126,7 +130,11 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         ctx.meter.rewind(back);
         ctx.j(|s| journal::chunks_init(s, id, size, chunk))?;
         chunks = ctx.j(|s| journal::chunks(s, id))?;
-        method = if streams > 1 { FileMethod::Sftp } else { FileMethod::Stream };
+        method = if streams > 1 {
+            FileMethod::Sftp
+        } else {
+            FileMethod::Stream
+        };
     }
     Ok(())
 }
@@ -144,7 +152,11 @@ fn verify_sent(
         return Ok(0);
     }
     let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
-    let rsize = sftp.stat(Path::new(tmp)).ok().and_then(|s| s.size).unwrap_or(0);
+    let rsize = sftp
+        .stat(Path::new(tmp))
+        .ok()
+        .and_then(|s| s.size)
+        .unwrap_or(0);
     drop(sftp);
     let check: Vec<usize> = (0..chunks.len())
         .filter(|&i| {
@@ -201,9 +213,11 @@ fn mark_sent(ctx: &Ctx<'_>, tmp_id: i64, c: &Chunk, sha: &str) -> Result<(), Tra
 
 fn id_of(ctx: &Ctx<'_>, tmp: &str) -> Result<i64, TransferError> {
     ctx.j(|s| {
-        Ok(s
-            .conn()
-            .query_row("SELECT id FROM transfers WHERE temp_path = ?1", [tmp], |r| r.get(0))?)
+        Ok(s.conn().query_row(
+            "SELECT id FROM transfers WHERE temp_path = ?1",
+            [tmp],
+            |r| r.get(0),
+        )?)
     })
 }
 
@@ -247,7 +261,9 @@ fn stream_up(
             }
             h.update(&buf[..n]);
             if let Err(e) = st.write_all(&buf[..n]) {
-                return Err(st.failure("upload", tmp).unwrap_or_else(|| proc::io_lost(&e)));
+                return Err(st
+                    .failure("upload", tmp)
+                    .unwrap_or_else(|| proc::io_lost(&e)));
             }
             left -= n as u64;
             ctx.meter.wire(n as u64);
@@ -324,7 +340,12 @@ fn sftp_worker(
 ) -> Result<(), TransferError> {
     let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
     let mut rf = sftp
-        .open_mode(Path::new(tmp), ssh2::OpenFlags::WRITE, 0o644, ssh2::OpenType::File)
+        .open_mode(
+            Path::new(tmp),
+            ssh2::OpenFlags::WRITE,
+            0o644,
+            ssh2::OpenType::File,
+        )
         .map_err(|e| engine::sftp_error(&e, tmp))?;
     let lf = File::open(local).map_err(|e| TransferError::local(local, &e))?;
     let mut buf = Vec::new();
@@ -352,7 +373,9 @@ fn sftp_worker(
     }
 }
 
-/// OpenSSH's SFTP server reports a full disk as a generic failure: ask `df` whether that is it.
+/// OpenSSH's SFTP server reports a full disk as a generic failure, and ssh2 hands SFTP write
+/// errors over without their status: ask `df` on the same connection. If that fails too, the
+/// link is gone (resumable); if space is short, the disk is full; otherwise report the error.
 fn disk_full_or(
     conn: &Connection,
     tmp: &str,
@@ -360,9 +383,6 @@ fn disk_full_or(
     err: TransferError,
     ctx: &Ctx<'_>,
 ) -> TransferError {
-    if err.is_link_failure() {
-        return err;
-    }
     let dir = tmp.rsplit_once('/').map(|(d, _)| d).unwrap_or(".");
     let dir = if dir.is_empty() { "/" } else { dir };
     let Ok(q) = shell_quote(dir) else {
@@ -372,15 +392,21 @@ fn disk_full_or(
     match proc::run(conn, &script, None, ctx.cancel) {
         Ok(out) => {
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let avail_kib: Option<u64> = text.split_whitespace().nth(3).and_then(|v| v.parse().ok());
+            let avail_kib: Option<u64> =
+                text.split_whitespace().nth(3).and_then(|v| v.parse().ok());
             match avail_kib {
                 Some(a) if a * 1024 < need => TransferError::RemoteDiskFull {
                     path: tmp.into(),
                     detail: format!("{err}; df: {}", text.trim()),
                 },
+                _ if err.is_link_failure() => TransferError::RemoteCommandFailed {
+                    what: "sftp write".into(),
+                    detail: err.to_string(),
+                },
                 _ => err,
             }
         }
+        Err(e) if e.is_link_failure() => e,
         Err(_) => err,
     }
 }

@@ -22,7 +22,11 @@ pub fn sha256_hex(data: &[u8]) -> String {
 }
 
 /// SHA-256 of the first `len` bytes of a local file (`None`: all of it).
-pub fn local_file(path: &Path, len: Option<u64>, cancel: &CancelToken) -> Result<String, TransferError> {
+pub fn local_file(
+    path: &Path,
+    len: Option<u64>,
+    cancel: &CancelToken,
+) -> Result<String, TransferError> {
     let f = std::fs::File::open(path).map_err(|e| TransferError::local(path, &e))?;
     let mut r: Box<dyn Read> = match len {
         Some(n) => Box::new(f.take(n)),
@@ -32,7 +36,9 @@ pub fn local_file(path: &Path, len: Option<u64>, cancel: &CancelToken) -> Result
     let mut buf = vec![0u8; 1 << 20];
     loop {
         cancel.check()?;
-        let n = r.read(&mut buf).map_err(|e| TransferError::local(path, &e))?;
+        let n = r
+            .read(&mut buf)
+            .map_err(|e| TransferError::local(path, &e))?;
         if n == 0 {
             break;
         }
@@ -79,8 +85,9 @@ pub fn remote_file(
         None => format!("h < {q}"),
         Some(n) => format!("head -c {n} < {q} | h"),
     };
-    let script =
-        format!("{REMOTE_H}[ -e {q} ] || {{ echo 'No such file or directory' >&2; exit 2; }}\n{body}");
+    let script = format!(
+        "{REMOTE_H}[ -e {q} ] || {{ echo 'No such file or directory' >&2; exit 2; }}\n{body}"
+    );
     let out = proc::run(conn, &script, None, cancel)?;
     check_tool(&out)?;
     if out.status != Some(0) {
@@ -107,7 +114,11 @@ pub fn remote_chunks(
     if idxs.is_empty() {
         return Ok(Vec::new());
     }
-    let list = idxs.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    let list = idxs
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     let script = format!(
         "{REMOTE_H}for i in {list}; do dd if={} bs={chunk} skip=$i count=1 2>/dev/null | h; done",
         shell_quote(path)?

@@ -183,7 +183,10 @@ pub fn require(store: &Store, id: i64) -> Result<Record, TransferError> {
 }
 
 /// Newest first; all hosts when `host_label` is `None`.
-pub fn list(store: &Store, host_label: Option<&str>) -> Result<Vec<TransferSummary>, TransferError> {
+pub fn list(
+    store: &Store,
+    host_label: Option<&str>,
+) -> Result<Vec<TransferSummary>, TransferError> {
     let mut st = store.conn().prepare(&format!(
         "SELECT {COLS} FROM transfers WHERE ?1 IS NULL OR host_label = ?1 ORDER BY id DESC"
     ))?;
@@ -375,8 +378,14 @@ mod tests {
         assert_eq!(r.temp_path, "data/.a.bin.gpurent-1.part");
         finish(&store, id, "ff", 300).expect("finish");
         let s = &list(&store, Some("box")).expect("list")[0];
-        assert_eq!((s.state, s.done_bytes, s.verified), (TransferState::Done, 10, true));
+        assert_eq!(
+            (s.state, s.done_bytes, s.verified),
+            (TransferState::Done, 10, true)
+        );
         assert!(list(&store, Some("other")).expect("list").is_empty());
-        assert!(matches!(require(&store, 99), Err(TransferError::UnknownTransfer(99))));
+        assert!(matches!(
+            require(&store, 99),
+            Err(TransferError::UnknownTransfer(99))
+        ));
     }
 }

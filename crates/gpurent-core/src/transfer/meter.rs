@@ -63,7 +63,9 @@ impl<'a> Meter<'a> {
     pub fn rewind(&self, bytes: u64) {
         let _ = self
             .done
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |d| Some(d.saturating_sub(bytes)));
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |d| {
+                Some(d.saturating_sub(bytes))
+            });
     }
 
     pub fn wire(&self, bytes: u64) {
@@ -128,7 +130,10 @@ mod tests {
             .iter()
             .rev()
             .find_map(|e| match e {
-                Progress::Bytes { done_bytes, total_bytes } => Some((*done_bytes, *total_bytes)),
+                Progress::Bytes {
+                    done_bytes,
+                    total_bytes,
+                } => Some((*done_bytes, *total_bytes)),
                 _ => None,
             });
         assert_eq!(last_bytes, Some((60, Some(100))));

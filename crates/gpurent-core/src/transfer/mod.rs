@@ -72,7 +72,7 @@ pub enum FileMethod {
 }
 
 /// Choices for a put or get. Every field has a sensible default.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct TransferOptions {
     /// Extra gitignore-style patterns to leave out of folder uploads (`.gitignore` files are
@@ -90,19 +90,6 @@ pub struct TransferOptions {
     /// Reconnect-and-resume attempts after a lost connection before giving up
     /// (`connection_lost`, resumable later); `None`: 3.
     pub retries: Option<u32>,
-}
-
-impl Default for TransferOptions {
-    fn default() -> Self {
-        TransferOptions {
-            excludes: Vec::new(),
-            overwrite: false,
-            streams: None,
-            method: None,
-            chunk_bytes: None,
-            retries: None,
-        }
-    }
 }
 
 /// One transfer as the journal knows it (a file or a folder).

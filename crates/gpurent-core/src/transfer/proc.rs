@@ -119,14 +119,19 @@ pub const DOWNLOAD_WINDOW: u32 = 32 * 1024 * 1024;
 
 impl Stream {
     /// Start `script`; `window` sets our receive window (downloads).
-    pub fn open(conn: &Connection, script: &str, window: Option<u32>) -> Result<Stream, TransferError> {
+    pub fn open(
+        conn: &Connection,
+        script: &str,
+        window: Option<u32>,
+    ) -> Result<Stream, TransferError> {
         let sess = conn.session();
         let mut ch = match window {
             Some(w) => sess.channel_open("session", w, 32 * 1024, None),
             None => sess.channel_session(),
         }
         .map_err(|e| TransferError::ssh(&e))?;
-        ch.exec(&wrap(script)?).map_err(|e| TransferError::ssh(&e))?;
+        ch.exec(&wrap(script)?)
+            .map_err(|e| TransferError::ssh(&e))?;
         // The announced pid is the first thing on stderr.
         let mut line = Vec::new();
         let mut b = [0u8; 1];
@@ -174,7 +179,11 @@ impl Stream {
         let mut err = Vec::new();
         let _ = self.ch.stderr().read_to_end(&mut err);
         let text = String::from_utf8_lossy(&err);
-        let status = self.ch.wait_close().ok().and_then(|_| self.ch.exit_status().ok());
+        let status = self
+            .ch
+            .wait_close()
+            .ok()
+            .and_then(|_| self.ch.exit_status().ok());
         match status {
             Some(s) if s != 0 || !text.trim().is_empty() => {
                 Some(TransferError::from_stderr(what, path, &text))

@@ -7,7 +7,9 @@ use std::path::Path;
 use crate::cancel::CancelToken;
 use crate::remote::{shell_quote, Connection};
 use crate::transfer::engine::sftp_error;
-use crate::transfer::{proc, remote_dir, RemoteEntry, RemoteEntryKind, RemoteListing, TransferError};
+use crate::transfer::{
+    proc, remote_dir, RemoteEntry, RemoteEntryKind, RemoteListing, TransferError,
+};
 
 fn sftp(conn: &Connection) -> Result<ssh2::Sftp, TransferError> {
     conn.session().sftp().map_err(|e| TransferError::ssh(&e))
@@ -75,7 +77,8 @@ pub fn mkdir(conn: &Connection, path: &str) -> Result<(), TransferError> {
     if s.lstat(Path::new(&p)).is_ok() {
         return Err(TransferError::AlreadyExists { path: p });
     }
-    s.mkdir(Path::new(&p), 0o755).map_err(|e| sftp_error(&e, &p))
+    s.mkdir(Path::new(&p), 0o755)
+        .map_err(|e| sftp_error(&e, &p))
 }
 
 /// Rename (never over an existing name).

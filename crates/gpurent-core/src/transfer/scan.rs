@@ -84,10 +84,7 @@ fn collect(root: &Path, excludes: &[String], filtered: bool) -> Result<Vec<Entry
         let (kind, size) = match ft {
             Some(t) if t.is_symlink() => (EntryKind::Symlink, 0),
             Some(t) if t.is_dir() => (EntryKind::Dir, 0),
-            _ => (
-                EntryKind::File,
-                d.metadata().map(|m| m.len()).unwrap_or(0),
-            ),
+            _ => (EntryKind::File, d.metadata().map(|m| m.len()).unwrap_or(0)),
         };
         out.push(Entry {
             rel: rel.to_path_buf(),
@@ -208,7 +205,7 @@ mod tests {
         put(&root, ".venv/pyvenv.cfg", b"home = /usr");
         put(&root, ".venv/lib/site.py", b"py");
         put(&root, "secret.env", b"k=v");
-        let rep = scan(&[root.clone()], &["*.env".into()]).expect("scan");
+        let rep = scan(std::slice::from_ref(&root), &["*.env".into()]).expect("scan");
         let names: Vec<String> = walk(&root, &["*.env".into()])
             .expect("walk")
             .into_iter()
@@ -217,10 +214,19 @@ mod tests {
             .collect();
         assert!(names.contains(&"train.py".to_string()));
         assert!(names.contains(&".gitignore".to_string()));
-        assert!(!names.iter().any(|n| n.ends_with(".log") || n.starts_with("build")));
+        assert!(!names
+            .iter()
+            .any(|n| n.ends_with(".log") || n.starts_with("build")));
         assert!(!names.contains(&"secret.env".to_string()));
-        let kinds: Vec<_> = rep.warnings.iter().map(|w| (w.kind, w.path.as_str())).collect();
-        assert!(kinds.contains(&(ScanWarningKind::Git, "proj/.git")), "{kinds:?}");
+        let kinds: Vec<_> = rep
+            .warnings
+            .iter()
+            .map(|w| (w.kind, w.path.as_str()))
+            .collect();
+        assert!(
+            kinds.contains(&(ScanWarningKind::Git, "proj/.git")),
+            "{kinds:?}"
+        );
         assert!(kinds.contains(&(ScanWarningKind::NodeModules, "proj/node_modules")));
         assert!(kinds.contains(&(ScanWarningKind::Virtualenv, "proj/.venv")));
         assert_eq!(rep.files as usize, names.len());
@@ -230,7 +236,14 @@ mod tests {
             .iter()
             .find(|w| w.kind == ScanWarningKind::Virtualenv)
             .expect("venv");
-        let after = scan(&[root.clone()], &[venv.exclude.clone()]).expect("scan");
-        assert!(!after.warnings.iter().any(|w| w.kind == ScanWarningKind::Virtualenv));
+        let after = scan(
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&venv.exclude),
+        )
+        .expect("scan");
+        assert!(!after
+            .warnings
+            .iter()
+            .any(|w| w.kind == ScanWarningKind::Virtualenv));
     }
 }

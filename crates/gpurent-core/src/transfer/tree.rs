@@ -77,7 +77,10 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
     let root = Path::new(&rec.summary.local_path);
     let (tmp, fin) = (rec.temp_path.as_str(), rec.summary.remote_path.as_str());
     let entries = scan::walk(root, &rec.options.excludes)?;
-    let files: Vec<&scan::Entry> = entries.iter().filter(|e| e.kind == EntryKind::File).collect();
+    let files: Vec<&scan::Entry> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .collect();
     let total: u64 = files.iter().map(|e| e.size).sum();
     ctx.j(|s| journal::set_totals(s, id, Some(total), files.len() as u64))?;
     let resume = engine::remote_exists(conn, tmp)?;
@@ -89,7 +92,10 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
     let mut todo: Vec<&scan::Entry> = files.clone();
     if resume {
         for e in &files {
-            local.insert(rel_bytes(&e.rel), hash::local_file(&root.join(&e.rel), None, ctx.cancel)?);
+            local.insert(
+                rel_bytes(&e.rel),
+                hash::local_file(&root.join(&e.rel), None, ctx.cancel)?,
+            );
         }
         let remote = hash::remote_tree(conn, tmp, &rels, ctx.cancel)?;
         todo.retain(|e| remote.get(&rel_bytes(&e.rel)) != local.get(&rel_bytes(&e.rel)));
@@ -129,7 +135,10 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
                 remote_sha256: remote.get(&rel_bytes(first)).cloned().unwrap_or_default(),
             });
         }
-        ctx.log(format!("{fin}: {} files differ; sending them once more", bad.len()));
+        ctx.log(format!(
+            "{fin}: {} files differ; sending them once more",
+            bad.len()
+        ));
         ctx.meter.rewind(bad.iter().map(|e| e.size).sum());
         todo = bad;
     }
@@ -191,13 +200,17 @@ fn send_tar(
             st.kill(conn);
             return Err(TransferError::cancelled());
         }
-        if e.get_ref().and_then(|i| i.downcast_ref::<ssh2::Error>()).is_none()
+        if e.get_ref()
+            .and_then(|i| i.downcast_ref::<ssh2::Error>())
+            .is_none()
             && e.kind() != std::io::ErrorKind::Other
         {
             st.kill(conn);
             return Err(TransferError::local(root, &e));
         }
-        return Err(st.failure("tar -x", tmp).unwrap_or_else(|| proc::io_lost(&e)));
+        return Err(st
+            .failure("tar -x", tmp)
+            .unwrap_or_else(|| proc::io_lost(&e)));
     }
     st.send_eof()?;
     let (status, err) = st.finish()?;
@@ -260,12 +273,25 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
         .cloned()
         .collect();
     let sizes: HashMap<&Vec<u8>, u64> = listing.iter().map(|(r, s)| (r, *s)).collect();
-    ctx.meter
-        .add(total - todo.iter().map(|r| sizes.get(r).copied().unwrap_or(0)).sum::<u64>());
+    ctx.meter.add(
+        total
+            - todo
+                .iter()
+                .map(|r| sizes.get(r).copied().unwrap_or(0))
+                .sum::<u64>(),
+    );
     for round in 0..2 {
         if !todo.is_empty() || (round == 0 && !resume) {
             let everything = round == 0 && !resume;
-            fetch_tar(ctx, conn, src, &tmp, if everything { None } else { Some(&todo) }, id, &mut local)?;
+            fetch_tar(
+                ctx,
+                conn,
+                src,
+                &tmp,
+                if everything { None } else { Some(&todo) },
+                id,
+                &mut local,
+            )?;
         }
         let bad: Vec<Vec<u8>> = rels
             .iter()
@@ -283,7 +309,10 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
         }
         if round == 1 {
             return Err(TransferError::VerifyMismatch {
-                path: fin.join(std::ffi::OsStr::from_bytes(&bad[0])).display().to_string(),
+                path: fin
+                    .join(std::ffi::OsStr::from_bytes(&bad[0]))
+                    .display()
+                    .to_string(),
                 local_sha256: local.get(&bad[0]).cloned().unwrap_or_default(),
                 remote_sha256: remote.get(&bad[0]).cloned().unwrap_or_default(),
             });
@@ -329,7 +358,14 @@ fn fetch_tar(
                 data.push(0);
             }
             let ql = shell_quote(&list)?;
-            proc::run_ok(conn, "list", &list, &format!("cat > {ql}"), Some(&data), ctx.cancel)?;
+            proc::run_ok(
+                conn,
+                "list",
+                &list,
+                &format!("cat > {ql}"),
+                Some(&data),
+                ctx.cancel,
+            )?;
             format!(
                 "L=\"$PWD\"/{ql}; tar -c -f - -C {qs} --null -T \"$L\"; s=$?; rm -f -- \"$L\"; exit $s"
             )
@@ -363,7 +399,8 @@ fn fetch_tar(
                         if n == 0 {
                             break;
                         }
-                        f.write_all(&buf[..n]).map_err(|e| TransferError::local(&dest, &e))?;
+                        f.write_all(&buf[..n])
+                            .map_err(|e| TransferError::local(&dest, &e))?;
                         h.update(&buf[..n]);
                         ctx.meter.add(n as u64);
                     }
@@ -373,7 +410,10 @@ fn fetch_tar(
                     }
                     local.insert(rel_bytes(&rel), hash::hex(&h.finalize()));
                 }
-                other => ctx.log(format!("{}: {other:?} entries are not copied", rel.display())),
+                other => ctx.log(format!(
+                    "{}: {other:?} entries are not copied",
+                    rel.display()
+                )),
             }
         }
         Ok(())

@@ -48,7 +48,9 @@ pub fn rig(via_proxy: Option<Duration>) -> Rig {
 
 /// Deterministic pseudo-random bytes.
 pub fn bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             x ^= x << 13;
@@ -119,4 +121,67 @@ pub fn user_processes() -> Vec<String> {
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty() && !l.ends_with("sshd"))
         .collect()
+}
+
+/// A rig whose App keeps the key in an in-memory keychain (the `transfer_put` / `remote_*`
+/// methods that load the host's key themselves).
+pub fn rig_keychain(via_proxy: Option<Duration>) -> Rig {
+    use gpurent_core::keys::MemoryKeyStore;
+    let sshd = Sshd::start().expect("sshd");
+    let k = UserKey::generate("gpurent-transfer").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let app = gpurent_core::app::App::open(
+        gpurent_core::paths::Paths::under(tmp.path().join("gpurent")),
+        std::sync::Arc::new(gpurent_core::clock::FixedClock(1_000)),
+        None,
+    )
+    .expect("app")
+    .with_keystore(Box::new(MemoryKeyStore::new()));
+    let pem = tmp.path().join("id_ed25519");
+    std::fs::write(&pem, &k.private_pem).expect("pem");
+    app.key_import("laptop", &pem, None).expect("import");
+    let mut env = gpurent_core::app_hosts::SshEnv::under_home(&tmp.path().join("home"), None);
+    env.connect = opts();
+    let w = World { tmp, app, env };
+    let key = login_key(&k, "laptop");
+    let proxy = via_proxy.map(|d| {
+        DelayProxy::start(
+            format!("127.0.0.1:{}", sshd.port()).parse().expect("addr"),
+            d,
+        )
+        .expect("proxy")
+    });
+    let port = proxy.as_ref().map(|p| p.port()).unwrap_or(sshd.port());
+    add_confirmed(&w, "box", spec_port(&sshd, port), Some(&key));
+    Rig {
+        w,
+        sshd,
+        key,
+        proxy,
+    }
+}
+
+/// Processes started by this rig's sshd (their `HOME` is its home) other than sshd itself.
+pub fn rig_processes(r: &Rig) -> Vec<String> {
+    let want = format!("HOME={}", r.sshd.home().display());
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let p = e.path();
+        let Ok(env) = std::fs::read(p.join("environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+        if comm.trim() != "sshd" {
+            v.push(format!(
+                "{} {}",
+                e.file_name().to_string_lossy(),
+                comm.trim()
+            ));
+        }
+    }
+    v
 }
