@@ -32,6 +32,15 @@ const COMMANDS: &[&str] = &[
     "doctor_run",
     "doctor_fix",
     "doctor_verify",
+    "files_ls",
+    "files_mkdir",
+    "files_rename",
+    "files_delete",
+    "files_scan",
+    "files_put",
+    "files_get",
+    "files_transfers",
+    "files_resume",
 ];
 
 fn main() {

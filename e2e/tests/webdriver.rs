@@ -398,22 +398,7 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     let s = Session::start().await;
     s.wait_css("body[data-ready='true']").await;
 
-    s.click("#nav-keys").await;
-    s.fill("#key-label", "laptop").await;
-    s.click("#key-create").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd.authorize(&public_line).expect("authorize our key");
-
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
-    )
-    .await;
-    s.fill("#host-label", "gpu1").await;
-    s.click("#host-add").await;
-    s.click("#hostkey-trust").await;
-    s.wait_css(".card.host[data-host='gpu1']").await;
+    add_key_and_host(&s, &sshd, "gpu1").await;
 
     // The wizard: one probe, the step list, the finding with its evidence and exact fix.
     s.click("#nav-setup").await;
@@ -477,7 +462,144 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     s.select("#settings-language", "zh-CN").await;
     s.wait_text("h1", "设置").await;
     s.click("#nav-setup").await;
-    s.wait_text("#setup-verdict", "就绪：这台机器上的 PyTorch 可以使用 GPU。").await;
+    s.wait_text(
+        "#setup-verdict",
+        "就绪：这台机器上的 PyTorch 可以使用 GPU。",
+    )
+    .await;
     s.screenshot("setup-ready-zh").await;
+    s.finish().await;
+}
+
+/// Keys step: create `laptop`; authorize it on `sshd`; Hosts step: paste its SSH command, trust the
+/// fingerprint, save as `label`.
+async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
+    s.click("#nav-keys").await;
+    s.fill("#key-label", "laptop").await;
+    s.click("#key-create").await;
+    let public_line = s.text("code.pubkey[data-label='laptop']").await;
+    sshd.authorize(&public_line).expect("authorize our key");
+    s.click("#nav-hosts").await;
+    s.fill(
+        "#host-paste",
+        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
+    )
+    .await;
+    s.fill("#host-label", label).await;
+    s.click("#host-add").await;
+    s.click("#hostkey-trust").await;
+    s.wait_css(&format!(".card.host[data-host='{label}']"))
+        .await;
+}
+
+/// Relative path -> bytes of every file under `dir`.
+fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    files_under(dir)
+        .into_iter()
+        .map(|(p, b)| {
+            let rel = p
+                .strip_prefix(dir)
+                .expect("under dir")
+                .to_string_lossy()
+                .into_owned();
+            (rel, b)
+        })
+        .collect()
+}
+
+/// Same relative paths with the same bytes (reports names only, never contents).
+fn assert_same_tree(got: &std::path::Path, want: &std::path::Path) {
+    let (g, w) = (tree(got), tree(want));
+    let names =
+        |m: &std::collections::BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&g),
+        names(&w),
+        "{} vs {}",
+        got.display(),
+        want.display()
+    );
+    for (k, v) in &w {
+        assert!(
+            g[k] == *v,
+            "{k} differs ({} vs {} bytes)",
+            g[k].len(),
+            v.len()
+        );
+    }
+}
+
+#[tokio::test]
+async fn files_journey_drop_a_folder_upload_verify_download_compare() {
+    if !gpurent_testhost::sshd_available() {
+        return;
+    }
+    let sshd = gpurent_testhost::Sshd::start().expect("sshd");
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+    add_key_and_host(&s, &sshd, "gpu1").await;
+
+    // A folder of small files with awkward names, and one of a few MiB.
+    let work = s.home.path().join("work");
+    let payload = work.join("payload");
+    std::fs::create_dir_all(payload.join("子目录 with space")).expect("mkdir");
+    for i in 0..40u32 {
+        std::fs::write(
+            payload.join(format!("f{i:02}.txt")),
+            format!("file {i}\n").repeat(i as usize + 1),
+        )
+        .expect("write");
+    }
+    std::fs::write(
+        payload.join("子目录 with space/数据 $(x) 'q'.bin"),
+        b"\x00\x01tricky",
+    )
+    .expect("write");
+    let big: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(payload.join("big.bin"), &big).expect("write");
+
+    s.click("#nav-files").await;
+    s.wait_css("#remote-table").await;
+    // The login folder on the host (the sftp home); start from a clean slate there.
+    s.wait_css("#remote-list tr, #remote-list td").await;
+    let remote_dir = std::path::PathBuf::from(s.attr("#remote-path", "value").await);
+    let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
+    // The same DOM event the native drop handler dispatches (with real paths).
+    s.client
+        .execute(
+            "document.dispatchEvent(new CustomEvent('gpurent-files-dropped', { detail: { paths: [arguments[0]] } }))",
+            vec![serde_json::Value::String(payload.display().to_string())],
+        )
+        .await
+        .expect("drop");
+    s.wait_css(".transfer[data-state='done'][data-verified='true']")
+        .await;
+    s.wait_css("#remote-list tr[data-name='payload']").await;
+    assert_same_tree(&remote_dir.join("payload"), &payload);
+    s.screenshot("files-en").await;
+
+    // Download it back and compare.
+    let back = work.join("back");
+    std::fs::create_dir_all(&back).expect("mkdir");
+    s.click("#remote-list tr[data-name='payload'] input.pick")
+        .await;
+    s.fill("#download-dir", &back.display().to_string()).await;
+    s.click("#download").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while s
+        .count(".transfer[data-state='done'][data-verified='true']")
+        .await
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "download did not finish verified"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_same_tree(&back.join("payload"), &payload);
+    let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
     s.finish().await;
 }

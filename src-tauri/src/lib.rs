@@ -65,6 +65,15 @@ pub fn run() {
             commands::setup::doctor_run,
             commands::setup::doctor_fix,
             commands::setup::doctor_verify,
+            commands::files::files_ls,
+            commands::files::files_mkdir,
+            commands::files::files_rename,
+            commands::files::files_delete,
+            commands::files::files_scan,
+            commands::files::files_put,
+            commands::files::files_get,
+            commands::files::files_transfers,
+            commands::files::files_resume,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -120,3 +120,38 @@ export const hostOpenTerminal = (label) => invoke('host_open_terminal', { label 
 
 /** @param {string} label @returns {Promise<string>} */
 export const hostOpenVscode = (label) => invoke('host_open_vscode', { label });
+
+/** @typedef {import('../bindings/RemoteListing').RemoteListing} RemoteListing */
+/** @typedef {import('../bindings/ScanReport').ScanReport} ScanReport */
+/** @typedef {import('../bindings/TransferOptions').TransferOptions} TransferOptions */
+/** @typedef {import('../bindings/TransferReport').TransferReport} TransferReport */
+/** @typedef {import('../bindings/TransferSummary').TransferSummary} TransferSummary */
+
+export { FILES_DROPPED, forwardFileDrops } from './tauri.js';
+
+/** @param {string} label @param {string} dir @returns {Promise<RemoteListing>} */
+export const filesLs = (label, dir) => invoke('files_ls', { label, dir });
+
+/** @param {string} label @param {string} path @returns {Promise<null>} */
+export const filesMkdir = (label, path) => invoke('files_mkdir', { label, path });
+
+/** @param {string} label @param {string} from @param {string} to @returns {Promise<null>} */
+export const filesRename = (label, from, to) => invoke('files_rename', { label, from, to });
+
+/** @param {string} label @param {string} path @param {boolean} recursive @returns {Promise<null>} */
+export const filesDelete = (label, path, recursive) => invoke('files_delete', { label, path, recursive });
+
+/** @param {string[]} paths @param {string[]} excludes @returns {Promise<ScanReport>} */
+export const filesScan = (paths, excludes) => invoke('files_scan', { paths, excludes });
+
+/** @param {string} label @param {string[]} locals @param {string} remoteDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
+export const filesPut = (label, locals, remoteDir, opts, onProgress) => invoke('files_put', { label, locals, remoteDir, opts, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {string[]} remotes @param {string} localDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
+export const filesGet = (label, remotes, localDir, opts, onProgress) => invoke('files_get', { label, remotes, localDir, opts, onProgress: channel(onProgress) });
+
+/** @param {string | null} label @returns {Promise<TransferSummary[]>} */
+export const filesTransfers = (label) => invoke('files_transfers', { label });
+
+/** @param {number} id @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
+export const filesResume = (id, onProgress) => invoke('files_resume', { id, onProgress: channel(onProgress) });

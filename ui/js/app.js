@@ -1,5 +1,5 @@
 // Entry point: the step rail, routing between screens, language and theme.
-import { settingsGet } from './api.js';
+import { forwardFileDrops, settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
@@ -7,6 +7,7 @@ import { renderHosts } from './views/hosts.js';
 import { renderKeys } from './views/keys.js';
 import { renderPick } from './views/pick.js';
 import { renderSetup } from './views/setup.js';
+import { renderFiles } from './views/files.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
 
@@ -22,7 +23,7 @@ const STEPS = [
   { id: 'keys', screen: renderKeys },
   { id: 'hosts', screen: renderHosts },
   { id: 'setup', screen: renderSetup },
-  { id: 'files' },
+  { id: 'files', screen: renderFiles },
   { id: 'monitor' },
   { id: 'billing' },
 ];
@@ -80,6 +81,7 @@ async function start() {
     if (target && !target.hasAttribute('disabled')) navigate(target.dataset.route ?? 'pick');
   });
   onLanguageChange(() => navigate(route));
+  forwardFileDrops();
   try {
     const view = await settingsGet();
     applyTheme(view.settings.theme);

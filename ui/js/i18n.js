@@ -3,10 +3,12 @@
 import en from './i18n/en.js';
 import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
+import enFiles from './i18n/en-files.js';
 import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
+import zhFiles from './i18n/zh-CN-files.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
@@ -14,8 +16,8 @@ import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles },
 };
 
 /** @type {Language} */

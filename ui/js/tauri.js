@@ -46,3 +46,21 @@ function toPayload(e) {
   }
   return { code: 'internal', message: String(e) };
 }
+
+/** The DOM event the Files step listens to; the native drop handler below dispatches it. */
+export const FILES_DROPPED = 'gpurent-files-dropped';
+
+/**
+ * Forward the window's native drag-and-drop (which carries real file paths; files are never read
+ * in JS) as a DOM event `FILES_DROPPED` with `detail.paths`. Installed once at start-up.
+ */
+export function forwardFileDrops() {
+  const tauri = window.__TAURI__;
+  if (!tauri) return;
+  tauri.event
+    .listen('tauri://drag-drop', (/** @type {{ payload: { paths?: string[] } }} */ e) => {
+      const paths = e.payload.paths ?? [];
+      if (paths.length) document.dispatchEvent(new CustomEvent(FILES_DROPPED, { detail: { paths } }));
+    })
+    .catch(() => {});
+}

@@ -11,5 +11,8 @@ interface Window {
       invoke<T>(cmd: string, args?: Record<string, unknown>): Promise<T>;
       Channel: new <T>() => TauriChannel<T>;
     };
+    event: {
+      listen<T>(event: string, handler: (e: { payload: T }) => void): Promise<() => void>;
+    };
   };
 }

@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod estimate;
+pub mod files;
 pub mod hosts;
 pub mod keys;
 pub mod ops;

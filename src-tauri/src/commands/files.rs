@@ -1,0 +1,142 @@
+//! Files: the remote file pane and transfers (upload, download, resume) with progress.
+
+use std::path::PathBuf;
+
+use gpurent_core::app_hosts::SshEnv;
+use gpurent_core::events::Progress;
+use gpurent_core::transfer::{
+    RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
+};
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::ops::{blocking, sink};
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+fn env() -> CmdResult<SshEnv> {
+    SshEnv::detect().map_err(err)
+}
+
+#[tauri::command]
+pub async fn files_ls(
+    state: State<'_, AppState>,
+    label: String,
+    dir: String,
+) -> CmdResult<RemoteListing> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || app.remote_ls(&label, &dir, &env).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn files_mkdir(state: State<'_, AppState>, label: String, path: String) -> CmdResult<()> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || app.remote_mkdir(&label, &path, &env).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn files_rename(
+    state: State<'_, AppState>,
+    label: String,
+    from: String,
+    to: String,
+) -> CmdResult<()> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || app.remote_rename(&label, &from, &to, &env).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn files_delete(
+    state: State<'_, AppState>,
+    label: String,
+    path: String,
+    recursive: bool,
+) -> CmdResult<()> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.remote_delete(&label, &path, recursive, &env)
+            .map_err(err)
+    })
+    .await
+}
+
+/// What a drop would upload (counts, sizes, and things like .git or node_modules to skip).
+#[tauri::command]
+pub async fn files_scan(
+    state: State<'_, AppState>,
+    paths: Vec<PathBuf>,
+    excludes: Vec<String>,
+) -> CmdResult<ScanReport> {
+    let app = state.shared()?;
+    blocking(move || app.transfer_scan_local(&paths, &excludes).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn files_put(
+    state: State<'_, AppState>,
+    label: String,
+    locals: Vec<PathBuf>,
+    remote_dir: String,
+    opts: TransferOptions,
+    on_progress: Channel<Progress>,
+) -> CmdResult<TransferReport> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.transfer_put(
+            &label,
+            &locals,
+            &remote_dir,
+            &opts,
+            &env,
+            &sink(on_progress),
+        )
+        .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn files_get(
+    state: State<'_, AppState>,
+    label: String,
+    remotes: Vec<String>,
+    local_dir: PathBuf,
+    opts: TransferOptions,
+    on_progress: Channel<Progress>,
+) -> CmdResult<TransferReport> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.transfer_get(
+            &label,
+            &remotes,
+            &local_dir,
+            &opts,
+            &env,
+            &sink(on_progress),
+        )
+        .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn files_transfers(
+    state: State<'_, AppState>,
+    label: Option<String>,
+) -> CmdResult<Vec<TransferSummary>> {
+    state.app()?.transfer_list(label.as_deref()).map_err(err)
+}
+
+#[tauri::command]
+pub async fn files_resume(
+    state: State<'_, AppState>,
+    id: i64,
+    on_progress: Channel<Progress>,
+) -> CmdResult<TransferReport> {
+    let (app, env) = (state.shared()?, env()?);
+    blocking(move || {
+        app.transfer_resume(id, &env, &sink(on_progress))
+            .map_err(err)
+    })
+    .await
+}

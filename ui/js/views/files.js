@@ -1,0 +1,303 @@
+// Step 5, Files: the host's files beside a transfer queue. Drop files or folders onto the window
+// (the native drop gives real paths; nothing is read in JS) to upload into the folder shown;
+// select remote items to download. Transfers show bytes, rate and ETA, can be cancelled and
+// resumed after a cut, and say "verified" once SHA-256 matched on both ends.
+import { FILES_DROPPED, filesDelete, filesGet, filesLs, filesMkdir, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList, opCancel } from '../api.js';
+import { hideError, showError } from '../banner.js';
+import { clear, el } from '../dom.js';
+import { language, num, t } from '../i18n.js';
+
+/** @typedef {import('../../bindings/RemoteListing').RemoteListing} RemoteListing */
+/** @typedef {import('../../bindings/RemoteEntry').RemoteEntry} RemoteEntry */
+/** @typedef {import('../../bindings/TransferSummary').TransferSummary} TransferSummary */
+/** @typedef {import('../../bindings/ScanReport').ScanReport} ScanReport */
+/** @typedef {import('../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+const state = {
+  /** @type {string | null} */
+  host: null,
+  dir: '.',
+  /** @type {Set<string>} */
+  selected: new Set(),
+  downloadDir: '',
+};
+
+/** @param {number} b */
+function bytes(b) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = b;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${num(v, i === 0 ? 0 : 1)} ${units[i]}`;
+}
+
+/** @param {number} s */
+function duration(s) {
+  if (!Number.isFinite(s) || s < 0) return '—';
+  const m = Math.floor(s / 60);
+  return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : m > 0 ? `${m} min ${Math.round(s % 60)} s` : `${Math.round(s)} s`;
+}
+
+/** Live meter for one running operation: bytes, rate and ETA from cumulative events. */
+function meter() {
+  const line = el('p', { class: 'meter muted small' });
+  const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: 'meter-bar' }));
+  /** @type {string | null} */
+  let opId = null;
+  const t0 = performance.now();
+  /** @param {Progress} p */
+  const on = (p) => {
+    if (p.kind === 'started') opId = p.op_id;
+    if (p.kind !== 'bytes') return;
+    const secs = (performance.now() - t0) / 1000;
+    const rate = secs > 0 ? p.done_bytes / secs : 0;
+    if (p.total_bytes) { bar.max = p.total_bytes; bar.value = p.done_bytes; } else bar.removeAttribute('value');
+    const eta = p.total_bytes && rate > 0 ? (p.total_bytes - p.done_bytes) / rate : NaN;
+    line.textContent = t('files.meter', { done: bytes(p.done_bytes), total: p.total_bytes ? bytes(p.total_bytes) : '?', rate: `${bytes(rate)}/s`, eta: duration(eta) });
+  };
+  return { line, bar, on, op: () => opId };
+}
+
+/** @param {HTMLElement} root */
+export async function renderFiles(root) {
+  const hosts = await hostList().catch((e) => {
+    showError(/** @type {ErrorPayload} */ (e));
+    return [];
+  });
+  root.append(el('h1', { text: t('files.title') }), el('p', { class: 'lead', text: t('files.intro') }));
+  if (hosts.length === 0) {
+    root.append(el('p', { class: 'card', id: 'files-nohosts', text: t('setup.nohosts') }));
+    return;
+  }
+  if (!state.host || !hosts.some((h) => h.label === state.host)) state.host = hosts[0].label;
+  const hostSel = /** @type {HTMLSelectElement} */ (el('select', { id: 'files-host' }));
+  for (const h of hosts) hostSel.append(el('option', { value: h.label, text: h.label, selected: h.label === state.host }));
+
+  const pathInput = /** @type {HTMLInputElement} */ (el('input', { id: 'remote-path', type: 'text', value: state.dir, spellcheck: 'false' }));
+  const list = el('tbody', { id: 'remote-list' });
+  const queue = el('div', { id: 'transfers' });
+  const live = el('div', { id: 'files-live' });
+  const drop = el('div', { id: 'drop-zone', class: 'drop-zone' });
+  const localPath = /** @type {HTMLInputElement} */ (el('input', { id: 'local-path', type: 'text', spellcheck: 'false', placeholder: t('files.local.placeholder') }));
+  const downloadDir = /** @type {HTMLInputElement} */ (el('input', { id: 'download-dir', type: 'text', spellcheck: 'false', value: state.downloadDir, placeholder: t('files.download.placeholder') }));
+  const scanBox = el('div', { id: 'scan-box', hidden: true });
+  const label = () => hostSel.value;
+
+  async function ls(dir = state.dir) {
+    try {
+      const listing = await filesLs(label(), dir);
+      hideError();
+      state.dir = listing.absolute;
+      pathInput.value = listing.absolute;
+      state.selected.clear();
+      drawList(list, listing, { open: (d) => ls(d), refresh: () => ls(), label });
+      drop.textContent = t('files.drop', { dir: listing.absolute });
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  }
+
+  async function refreshQueue() {
+    try {
+      drawQueue(queue, await filesTransfers(label()), resume);
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  }
+
+  /** Run one transfer with its live meter and a cancel button. @param {string} what @param {(on: (p: Progress) => void) => Promise<unknown>} run */
+  async function track(what, run) {
+    const m = meter();
+    const cancel = el('button', { type: 'button', class: 'danger ghost', text: t('files.cancel') });
+    cancel.addEventListener('click', () => { const id = m.op(); if (id) opCancel(id).catch(() => {}); });
+    const row = el('div', { class: 'card wide running' }, el('strong', { text: what }), m.bar, m.line, cancel);
+    live.append(row);
+    try {
+      await run(m.on);
+      hideError();
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    } finally {
+      row.remove();
+      await Promise.all([refreshQueue(), ls()]);
+    }
+  }
+
+  /** @param {number} id */
+  function resume(id) {
+    return track(t('files.resuming', { id }), (on) => filesResume(id, on));
+  }
+
+  /** Scan first: warn about .git, node_modules, virtualenvs; the user picks what to skip. @param {string[]} paths */
+  async function upload(paths) {
+    /** @type {ScanReport} */
+    let scan;
+    try {
+      scan = await filesScan(paths, []);
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+      return;
+    }
+    const go = (/** @type {string[]} */ excludes) => {
+      scanBox.hidden = true;
+      const dir = state.dir;
+      track(t('files.uploading', { n: paths.length, dir }), (on) => filesPut(label(), paths, dir, { excludes, overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
+    };
+    if (scan.warnings.length === 0) return go([]);
+    clear(scanBox);
+    /** @type {HTMLInputElement[]} */
+    const boxes = [];
+    const ul = el('ul', { class: 'checks' });
+    for (const w of scan.warnings) {
+      const cb = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', checked: w.kind !== 'large_file', 'data-exclude': w.exclude }));
+      boxes.push(cb);
+      ul.append(el('li', {}, el('label', { class: 'check' }, cb, el('span', { text: t(`scan.${w.kind}`, { path: w.path, files: num(w.files, 0), size: bytes(w.bytes) }) }))));
+    }
+    const ok = el('button', { type: 'button', id: 'scan-upload', class: 'primary', text: t('files.scan.upload') });
+    ok.addEventListener('click', () => go(boxes.filter((b) => b.checked).map((b) => b.dataset.exclude ?? '').filter(Boolean)));
+    const cancel = el('button', { type: 'button', text: t('files.cancel') });
+    cancel.addEventListener('click', () => { scanBox.hidden = true; });
+    scanBox.append(el('h3', { text: t('files.scan.title', { files: num(scan.files, 0), size: bytes(scan.bytes) }) }), ul, el('div', { class: 'row' }, ok, cancel));
+    scanBox.hidden = false;
+  }
+
+  const onDrop = (/** @type {Event} */ ev) => {
+    const paths = /** @type {CustomEvent<{ paths: string[] }>} */ (ev).detail.paths;
+    if (root.isConnected) upload(paths);
+  };
+  document.addEventListener(FILES_DROPPED, onDrop);
+  // Stop listening once this screen is replaced.
+  new MutationObserver((_, obs) => { if (!root.isConnected || !root.contains(drop)) { document.removeEventListener(FILES_DROPPED, onDrop); obs.disconnect(); } })
+    .observe(document.body, { childList: true, subtree: true });
+
+  const uploadBtn = el('button', { type: 'button', id: 'upload', class: 'primary', text: t('files.upload') });
+  uploadBtn.addEventListener('click', () => { if (localPath.value.trim()) upload([localPath.value.trim()]); });
+  const downloadBtn = el('button', { type: 'button', id: 'download', text: t('files.download') });
+  downloadBtn.addEventListener('click', () => {
+    const picked = [...list.querySelectorAll('input.pick:checked')].map((c) => /** @type {HTMLInputElement} */ (c).value);
+    const to = downloadDir.value.trim();
+    state.downloadDir = to;
+    if (!picked.length || !to) return showError({ code: 'invalid_input', message: '', detail: t('files.download.need') });
+    track(t('files.downloading', { n: picked.length, dir: to }), (on) => filesGet(label(), picked, to, { excludes: [], overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
+  });
+  const go = el('button', { type: 'button', id: 'remote-go', text: t('files.go') });
+  go.addEventListener('click', () => ls(pathInput.value));
+  pathInput.addEventListener('keydown', (e) => { if (e.key === 'Enter') ls(pathInput.value); });
+  const up = el('button', { type: 'button', id: 'remote-up', text: t('files.up') });
+  up.addEventListener('click', () => ls(`${state.dir.replace(/\/+$/, '')}/..`));
+  const mk = el('button', { type: 'button', id: 'remote-mkdir', text: t('files.mkdir') });
+  mk.addEventListener('click', async () => {
+    const name = prompted.value.trim();
+    if (!name) return;
+    try {
+      await filesMkdir(label(), `${state.dir.replace(/\/+$/, '')}/${name}`);
+      prompted.value = '';
+      await ls();
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
+  const prompted = /** @type {HTMLInputElement} */ (el('input', { id: 'remote-new-name', type: 'text', placeholder: t('files.mkdir.placeholder') }));
+  hostSel.addEventListener('change', () => { state.host = hostSel.value; state.dir = '.'; ls('.'); refreshQueue(); });
+
+  root.append(
+    el('div', { class: 'files-grid' },
+      el('section', { class: 'card wide' },
+        el('div', { class: 'form-row' }, el('label', { class: 'field' }, el('span', { text: t('setup.host') }), hostSel), el('label', { class: 'field grow' }, el('span', { text: t('files.folder') }), pathInput), go, up),
+        el('div', { class: 'table-wrap' }, el('table', { class: 'data', id: 'remote-table' },
+          el('thead', {}, el('tr', {}, el('th', {}), el('th', { text: t('files.col.name') }), el('th', { class: 'num', text: t('files.col.size') }), el('th', { text: t('files.col.modified') }), el('th', {}))),
+          list)),
+        el('div', { class: 'form-row' }, prompted, mk),
+        el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('files.download.to') }), downloadDir), downloadBtn)),
+      el('section', { class: 'card wide' },
+        drop,
+        el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('files.local') }), localPath), uploadBtn),
+        scanBox, live,
+        el('h2', { text: t('files.queue') }), queue)),
+  );
+  await Promise.all([ls(), refreshQueue()]);
+}
+
+/**
+ * @param {HTMLElement} body
+ * @param {RemoteListing} listing
+ * @param {{ open: (dir: string) => void, refresh: () => void, label: () => string }} ctx
+ */
+function drawList(body, listing, ctx) {
+  clear(body);
+  const dirsFirst = [...listing.entries].sort((a, b) => Number(b.kind === 'dir') - Number(a.kind === 'dir') || a.name.localeCompare(b.name));
+  for (const e of dirsFirst) {
+    const name = e.kind === 'dir'
+      ? el('button', { type: 'button', class: 'linkish dir', text: `${e.name}/` })
+      : el('span', { text: e.name });
+    if (e.kind === 'dir') name.addEventListener('click', () => ctx.open(e.path));
+    const actions = el('td', { class: 'actions' });
+    const ren = el('button', { type: 'button', class: 'ghost small', text: t('files.rename') });
+    const del = el('button', { type: 'button', class: 'danger ghost small', text: t('files.delete') });
+    ren.addEventListener('click', () => {
+      const input = /** @type {HTMLInputElement} */ (el('input', { type: 'text', value: e.name }));
+      const ok = el('button', { type: 'button', text: t('files.rename') });
+      ok.addEventListener('click', async () => {
+        try {
+          await filesRename(ctx.label(), e.path, `${listing.absolute.replace(/\/+$/, '')}/${input.value.trim()}`);
+          ctx.refresh();
+        } catch (err) {
+          showError(/** @type {ErrorPayload} */ (err));
+        }
+      });
+      clear(actions);
+      actions.append(input, ok);
+    });
+    del.addEventListener('click', () => {
+      const yes = el('button', { type: 'button', class: 'danger small', 'data-confirm': e.name, text: t('files.delete.yes', { name: e.name }) });
+      yes.addEventListener('click', async () => {
+        try {
+          await filesDelete(ctx.label(), e.path, e.kind === 'dir');
+          ctx.refresh();
+        } catch (err) {
+          showError(/** @type {ErrorPayload} */ (err));
+        }
+      });
+      clear(actions);
+      actions.append(yes);
+    });
+    actions.append(ren, del);
+    body.append(el('tr', { 'data-name': e.name, 'data-kind': e.kind },
+      el('td', {}, el('input', { type: 'checkbox', class: 'pick', value: e.path, 'aria-label': e.name })),
+      el('td', {}, name),
+      el('td', { class: 'num', text: e.kind === 'dir' ? '' : bytes(e.size_bytes) }),
+      el('td', { class: 'muted small', text: e.modified_s ? new Date(e.modified_s * 1000).toLocaleString(language(), { dateStyle: 'short', timeStyle: 'short' }) : '' }),
+      actions));
+  }
+  if (!listing.entries.length) body.append(el('tr', {}, el('td', { colspan: '5', class: 'muted', text: t('files.empty') })));
+}
+
+/**
+ * @param {HTMLElement} box
+ * @param {TransferSummary[]} items
+ * @param {(id: number) => void} resume
+ */
+function drawQueue(box, items, resume) {
+  clear(box);
+  if (!items.length) {
+    box.append(el('p', { class: 'muted', text: t('files.queue.empty') }));
+    return;
+  }
+  for (const x of items.slice(0, 30)) {
+    const name = x.direction === 'upload' ? x.local_path : x.remote_path;
+    const progress = x.total_bytes ? `${bytes(x.done_bytes)} / ${bytes(x.total_bytes)}` : bytes(x.done_bytes);
+    const row = el('div', { class: `transfer state-${x.state}`, 'data-id': String(x.id), 'data-state': x.state, 'data-verified': String(x.verified) },
+      el('span', { class: 'dir', text: x.direction === 'upload' ? '↑' : '↓' }),
+      el('span', { class: 'name', text: name.split('/').pop() ?? name }),
+      el('span', { class: 'muted small', text: progress }),
+      el('span', { class: `badge ${x.verified ? 'ok' : ''}`, text: x.verified ? t('files.verified') : t(`files.state.${x.state}`) }));
+    if (x.error_code) row.append(el('span', { class: 'bad-text small', text: t(`error.${x.error_code}`) }));
+    if (x.state === 'partial' || x.state === 'failed') {
+      const b = el('button', { type: 'button', class: 'small', 'data-resume': String(x.id), text: t('files.resume') });
+      b.addEventListener('click', () => resume(x.id));
+      row.append(b);
+    }
+    box.append(row);
+  }
+}
