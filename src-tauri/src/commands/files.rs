@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use gpurent_core::app_hosts::SshEnv;
 use gpurent_core::events::Progress;
 use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
@@ -11,12 +10,9 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
+use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
 use crate::AppState;
-
-fn env() -> CmdResult<SshEnv> {
-    SshEnv::detect().map_err(err)
-}
 
 #[tauri::command]
 pub async fn files_ls(
@@ -24,13 +20,13 @@ pub async fn files_ls(
     label: String,
     dir: String,
 ) -> CmdResult<RemoteListing> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.remote_ls(&label, &dir, &env).map_err(err)).await
 }
 
 #[tauri::command]
 pub async fn files_mkdir(state: State<'_, AppState>, label: String, path: String) -> CmdResult<()> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.remote_mkdir(&label, &path, &env).map_err(err)).await
 }
 
@@ -41,7 +37,7 @@ pub async fn files_rename(
     from: String,
     to: String,
 ) -> CmdResult<()> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.remote_rename(&label, &from, &to, &env).map_err(err)).await
 }
 
@@ -52,7 +48,7 @@ pub async fn files_delete(
     path: String,
     recursive: bool,
 ) -> CmdResult<()> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.remote_delete(&label, &path, recursive, &env)
             .map_err(err)
@@ -80,7 +76,7 @@ pub async fn files_put(
     opts: TransferOptions,
     on_progress: Channel<Progress>,
 ) -> CmdResult<TransferReport> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.transfer_put(
             &label,
@@ -104,7 +100,7 @@ pub async fn files_get(
     opts: TransferOptions,
     on_progress: Channel<Progress>,
 ) -> CmdResult<TransferReport> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.transfer_get(
             &label,
@@ -133,7 +129,7 @@ pub async fn files_resume(
     id: i64,
     on_progress: Channel<Progress>,
 ) -> CmdResult<TransferReport> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.transfer_resume(id, &env, &sink(on_progress))
             .map_err(err)

@@ -1,6 +1,6 @@
 //! Hosts: paste any platform's SSH command, pin the host key, install our key, check, ssh config.
 
-use gpurent_core::app_hosts::{SshConfigResult, SshEnv};
+use gpurent_core::app_hosts::SshConfigResult;
 use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::Progress;
@@ -10,13 +10,9 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
+use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
 use crate::AppState;
-
-/// The user's own `~/.ssh` files and agent (an edge concern: where this OS keeps them).
-fn env() -> CmdResult<SshEnv> {
-    SshEnv::detect().map_err(err)
-}
 
 #[tauri::command]
 pub async fn host_list(state: State<'_, AppState>) -> CmdResult<Vec<Host>> {
@@ -37,7 +33,7 @@ pub async fn host_add(
     req: PasteAdd,
     on_progress: Channel<Progress>,
 ) -> CmdResult<HostAddOutcome> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.host_add_pasted(&req, &env, &sink(on_progress))
             .map_err(err)
@@ -51,7 +47,7 @@ pub async fn host_check(
     label: String,
     on_progress: Channel<Progress>,
 ) -> CmdResult<HostCheck> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.host_check_saved(&label, &env, &sink(on_progress))
             .map_err(err)
@@ -65,7 +61,7 @@ pub async fn host_repin(
     label: String,
     fingerprint: String,
 ) -> CmdResult<Host> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.host_repin_saved(&label, &fingerprint, &env, &CancelToken::new())
             .map_err(err)
@@ -80,13 +76,13 @@ pub async fn host_ssh_config(
 ) -> CmdResult<SshConfigResult> {
     state
         .app()?
-        .host_ssh_config_saved(&label, &env()?)
+        .host_ssh_config_saved(&label, &ssh_env()?)
         .map_err(err)
 }
 
 #[tauri::command]
 pub async fn host_delete(state: State<'_, AppState>, label: String) -> CmdResult<()> {
-    state.app()?.host_delete(&label, &env()?).map_err(err)
+    state.app()?.host_delete(&label, &ssh_env()?).map_err(err)
 }
 
 #[tauri::command]
@@ -96,11 +92,14 @@ pub async fn host_open_terminal(
 ) -> CmdResult<Vec<String>> {
     state
         .app()?
-        .host_open_terminal(&label, &env()?)
+        .host_open_terminal(&label, &ssh_env()?)
         .map_err(err)
 }
 
 #[tauri::command]
 pub async fn host_open_vscode(state: State<'_, AppState>, label: String) -> CmdResult<String> {
-    state.app()?.host_open_vscode(&label, &env()?).map_err(err)
+    state
+        .app()?
+        .host_open_vscode(&label, &ssh_env()?)
+        .map_err(err)
 }

@@ -8,3 +8,12 @@ pub mod keys;
 pub mod ops;
 pub mod settings;
 pub mod setup;
+
+use gpurent_core::app_hosts::SshEnv;
+
+use crate::edge::{err, CmdResult};
+
+/// The user's own `~/.ssh` files and ssh-agent (an edge concern: where this OS keeps them).
+pub(crate) fn ssh_env() -> CmdResult<SshEnv> {
+    SshEnv::detect().map_err(err)
+}

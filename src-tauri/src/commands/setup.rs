@@ -1,18 +1,14 @@
 //! Setup: probe, diagnose, fix and verify driver / CUDA / PyTorch on a saved host.
 
 use gpurent_core::app_doctor::{FixReport, HostReport, HostVerify};
-use gpurent_core::app_hosts::SshEnv;
 use gpurent_core::events::Progress;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
+use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
 use crate::AppState;
-
-fn env() -> CmdResult<SshEnv> {
-    SshEnv::detect().map_err(err)
-}
 
 #[tauri::command]
 pub async fn doctor_run(
@@ -20,7 +16,7 @@ pub async fn doctor_run(
     label: String,
     on_progress: Channel<Progress>,
 ) -> CmdResult<HostReport> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.setup_probe(&label, &env, &sink(on_progress))
             .map_err(err)
@@ -35,7 +31,7 @@ pub async fn doctor_fix(
     code: Option<String>,
     on_progress: Channel<Progress>,
 ) -> CmdResult<FixReport> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.setup_fix(&label, code.as_deref(), &env, &sink(on_progress))
             .map_err(err)
@@ -49,7 +45,7 @@ pub async fn doctor_verify(
     label: String,
     on_progress: Channel<Progress>,
 ) -> CmdResult<HostVerify> {
-    let (app, env) = (state.shared()?, env()?);
+    let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.setup_verify(&label, &env, &sink(on_progress))
             .map_err(err)
