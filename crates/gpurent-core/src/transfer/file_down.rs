@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::remote::{shell_quote, Connection};
 use crate::transfer::engine::{self, Ctx};
 use crate::transfer::journal::{self, Record};
-use crate::transfer::proc::{self, Stream, DOWNLOAD_WINDOW};
+use crate::transfer::proc::{self, Stream};
 use crate::transfer::{hash, TransferError};
 
 pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), TransferError> {
@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
             } else {
                 format!("tail -c +{} -- {q}", start + 1)
             };
-            let mut st = Stream::open(conn, &script, Some(DOWNLOAD_WINDOW))?;
+            let mut st = Stream::open(conn, &script, proc::download_window(conn))?;
             let mut buf = vec![0u8; 1 << 20];
             let mut got = start;
             let mut since = 0u64;

@@ -114,8 +114,18 @@ impl std::fmt::Debug for Stream {
     }
 }
 
-/// Receive window for download channels: enough for ~300 MiB/s at 100 ms.
+/// Receive window for download channels on long links: enough for ~300 MiB/s at 100 ms.
 pub const DOWNLOAD_WINDOW: u32 = 32 * 1024 * 1024;
+
+/// The receive window for a download on this connection: 32 MiB on a long link; libssh2's
+/// default on a short one, where a deep queue of received packets only costs CPU (libssh2 walks
+/// its packet list on every read: 4× slower than `scp` on loopback with 32 MiB).
+pub fn download_window(conn: &Connection) -> Option<u32> {
+    match conn.round_trip_ms(1) {
+        Ok(ms) if ms >= 10.0 => Some(DOWNLOAD_WINDOW),
+        _ => None,
+    }
+}
 
 impl Stream {
     /// Start `script`; `window` sets our receive window (downloads).

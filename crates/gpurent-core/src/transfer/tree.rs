@@ -15,7 +15,7 @@ use crate::remote::{shell_quote, Connection};
 use crate::transfer::engine::{self, Ctx};
 use crate::transfer::file_down::place_local;
 use crate::transfer::journal::{self, Record};
-use crate::transfer::proc::{self, Stream, DOWNLOAD_WINDOW};
+use crate::transfer::proc::{self, Stream};
 use crate::transfer::scan::{self, EntryKind};
 use crate::transfer::{hash, TransferError};
 
@@ -371,7 +371,7 @@ fn fetch_tar(
             )
         }
     };
-    let mut st = Stream::open(conn, &script, Some(DOWNLOAD_WINDOW))?;
+    let mut st = Stream::open(conn, &script, proc::download_window(conn))?;
     let res = (|| -> Result<(), TransferError> {
         let mut ar = tar::Archive::new(ChanReader { st: &mut st, ctx });
         let entries = ar.entries().map_err(|e| proc::io_lost(&e))?;
