@@ -370,7 +370,7 @@ fn latency_through_the_delay_proxy_is_about_the_configured_round_trip() {
     let rtt = check.latency_ms.expect("latency");
     // 2 × 25 ms one-way; the upper bound only guards against counting several round trips.
     assert!(
-        (48.0..400.0).contains(&rtt),
+        (48.0..1000.0).contains(&rtt),
         "measured {rtt} ms for a 50 ms RTT"
     );
 }
