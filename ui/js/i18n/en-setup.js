@@ -77,4 +77,9 @@ export default {
   'note.only_for_extensions': 'Only needed to compile CUDA extensions.',
   'note.add_cuda_to_path': 'Add /usr/local/cuda/bin to PATH to use it.',
   'note.provider_fault': 'This is the platform’s problem: contact its support or rent another machine.',
+  'error.fix_failed_network': 'The fix stopped: the download failed (network). What was downloaded is kept; run the fix again to continue.',
+  'error.fix_failed_disk_full': 'The fix stopped: the host’s disk is full. Free space, then run it again.',
+  'error.fix_failed': 'A command of the fix failed. Its output is above; running it again is safe.',
+  'error.fix_already_running': 'A fix is already running on this host. Wait for it or stop it first.',
+  'error.nothing_to_fix': 'There is nothing gpurent can run here (the host is ready, or needs a reboot, a driver upgrade or another host).',
 };

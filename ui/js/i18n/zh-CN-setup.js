@@ -77,4 +77,9 @@ export default {
   'note.only_for_extensions': '只有编译 CUDA 扩展时才需要。',
   'note.add_cuda_to_path': '把 /usr/local/cuda/bin 加入 PATH 即可使用。',
   'note.provider_fault': '这是平台的问题：请联系平台客服或换一台机器。',
+  'error.fix_failed_network': '修复中断：下载失败（网络问题）。已下载的部分会保留；再次执行修复即可继续。',
+  'error.fix_failed_disk_full': '修复中断：主机磁盘已满。请腾出空间后再次执行。',
+  'error.fix_failed': '修复中的某条命令失败了。输出见上方；再次执行是安全的。',
+  'error.fix_already_running': '这台主机上已有修复在运行。请等待它结束或先停止它。',
+  'error.nothing_to_fix': '这里没有 gpurent 能执行的修复（主机已就绪，或需要重启、升级驱动或换一台主机）。',
 };
