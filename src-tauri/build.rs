@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "key_new",
     "key_import",
     "key_delete",
+    "key_export_private",
     "host_list",
     "host_preview",
     "host_add",

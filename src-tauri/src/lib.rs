@@ -53,6 +53,7 @@ pub fn run() {
             commands::keys::key_new,
             commands::keys::key_import,
             commands::keys::key_delete,
+            commands::keys::key_export_private,
             commands::hosts::host_list,
             commands::hosts::host_preview,
             commands::hosts::host_add,

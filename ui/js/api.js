@@ -155,3 +155,6 @@ export const filesTransfers = (label) => invoke('files_transfers', { label });
 
 /** @param {number} id @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
 export const filesResume = (id, onProgress) => invoke('files_resume', { id, onProgress: channel(onProgress) });
+
+/** @param {string} label @param {string} path @returns {Promise<string>} */
+export const keyExportPrivate = (label, path) => invoke('key_export_private', { label, path });

@@ -61,6 +61,18 @@ pub enum KeyCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the private key to a NEW file (mode 0600), exactly as the keychain holds it — only for
+    /// machines without an ssh-agent. Anything that can read your files can then copy the key.
+    ExportPrivate {
+        label: String,
+        file: PathBuf,
+        /// Required: you understand the key will then also live on disk.
+        #[arg(long)]
+        i_understand_the_risk: bool,
+        /// Print JSON: {"label": ..., "path": ...}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a key from the keychain and from gpurent (asks on a terminal unless --yes).
     Delete {
         label: String,
@@ -95,6 +107,7 @@ impl KeyCommand {
             | KeyCommand::List { json }
             | KeyCommand::Import { json, .. }
             | KeyCommand::ExportPub { json, .. }
+            | KeyCommand::ExportPrivate { json, .. }
             | KeyCommand::Delete { json, .. } => *json,
         }
     }
@@ -192,6 +205,24 @@ fn run(app: &App, cmd: &KeyCommand) -> Result<(), KeyError> {
                 }));
             }
             println!("{line}");
+            Ok(())
+        }
+        KeyCommand::ExportPrivate {
+            label,
+            file,
+            i_understand_the_risk,
+            json,
+        } => {
+            let path = app.key_export_private(label, file, *i_understand_the_risk)?;
+            if *json {
+                return out(print_json(
+                    &serde_json::json!({ "label": label, "path": path.display().to_string() }),
+                ));
+            }
+            eprintln!(
+                "gpurent: the private key of {label} is now also in {} (mode 0600). Delete it when you no longer need it.",
+                path.display()
+            );
             Ok(())
         }
         KeyCommand::Delete { label, yes, json } => {

@@ -15,6 +15,22 @@ use crate::secret::Secret;
 
 /// A fresh keychain account name: the label for people browsing their keychain, plus a random part
 /// so two gpurent data dirs (a test run, a portable install) never overwrite each other's items.
+/// Create `path` (never replacing a file) readable by its owner only, and write `text`.
+fn write_private_file(path: &Path, text: &str) -> Result<(), KeyError> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let io = |e: std::io::Error| KeyError::Core(crate::CoreError::io(path, e));
+    let mut f = opts.open(path).map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
 fn new_account(label: &str) -> String {
     format!(
         "ssh-key/{label}/{:016x}{:016x}",
@@ -114,6 +130,36 @@ impl App {
 
     /// Read what a rental console printed (an `ssh`/`scp` command, `ssh://` URL, or labelled
     /// fields, in Chinese or English) into host, port, user, jump host and password.
+    /// The explicit, warned escape hatch for machines without an ssh-agent: write the private key
+    /// exactly as the keychain holds it (still encrypted when it has a passphrase) to a NEW file
+    /// with mode 0600. Refused unless the caller passes `acknowledged_risk` (the UI and CLI ask
+    /// first), and never over an existing file. Returns the path written.
+    pub fn key_export_private(
+        &self,
+        label: &str,
+        path: &Path,
+        acknowledged_risk: bool,
+    ) -> Result<std::path::PathBuf, KeyError> {
+        if !acknowledged_risk {
+            return Err(KeyError::InvalidInput {
+                field: "acknowledged_risk".into(),
+                reason: "a private key on disk can be copied by anything that reads your files; confirm you want it".into(),
+            });
+        }
+        let row = self.row(label)?;
+        let stored = self.keystore.get(&row.keychain_account)?.ok_or_else(|| {
+            KeyError::MissingFromKeychain {
+                label: label.to_string(),
+            }
+        })?;
+        write_private_file(path, stored.expose())?;
+        tracing::warn!(
+            label,
+            "private key exported to a file at the user's request"
+        );
+        Ok(path.to_path_buf())
+    }
+
     pub fn parse_host_command(&self, text: &str) -> Result<ParsedHost, HostParseError> {
         hostparse::parse(text)
     }

@@ -229,3 +229,36 @@ fn parse_host_command_is_reachable_through_the_app() {
     );
     assert_eq!(h.password.as_ref().map(|p| p.expose()), Some("Ab12cd34"));
 }
+
+#[test]
+fn private_export_needs_consent_writes_owner_only_and_never_overwrites() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let ks = Arc::new(MemoryKeyStore::new());
+    let a = app(tmp.path(), &ks);
+    a.key_new("work", KeyAlgorithm::Ed25519, None).expect("new");
+    let out = tmp.path().join("exported_key");
+    let e = a
+        .key_export_private("work", &out, false)
+        .expect_err("needs consent");
+    assert_eq!(e.code(), "invalid_input");
+    assert!(!out.exists(), "nothing written without consent");
+
+    a.key_export_private("work", &out, true).expect("export");
+    let text = std::fs::read_to_string(&out).expect("read");
+    assert!(
+        text.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"),
+        "{}",
+        &text[..40]
+    );
+    let plain = a.load_private("work", None).expect("load");
+    assert_eq!(text, plain.expose(), "exactly what the keychain holds");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    std::fs::write(&out, "keep me").expect("overwrite marker");
+    assert!(a.key_export_private("work", &out, true).is_err());
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
+}

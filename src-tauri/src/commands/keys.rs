@@ -46,3 +46,17 @@ pub async fn key_import(
 pub async fn key_delete(state: State<'_, AppState>, label: String) -> CmdResult<Vec<KeyInfo>> {
     state.app()?.key_delete(&label).map_err(err)
 }
+
+/// The warned export of a private key to a new 0600 file (the UI asked first).
+#[tauri::command]
+pub async fn key_export_private(
+    state: State<'_, AppState>,
+    label: String,
+    path: String,
+) -> CmdResult<String> {
+    state
+        .app()?
+        .key_export_private(&label, std::path::Path::new(&path), true)
+        .map(|p| p.display().to_string())
+        .map_err(err)
+}

@@ -1,6 +1,6 @@
 // Step 3, Hosts: paste what the platform shows; confirm the machine's fingerprint on first
 // contact; gpurent installs your key with the pasted password (once) and remembers the host.
-import { hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
+import { keyExportPrivate, hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, t } from '../i18n.js';
@@ -208,6 +208,7 @@ function renderList(list, hosts, status, refresh) {
         extra.append(el('p', { class: 'small', text: t('hosts.sshconfig.done', { alias: r.alias, path: r.config_path, cmd: r.ssh_command }) }));
         if (r.backup_path) extra.append(el('p', { class: 'muted small', text: t('hosts.sshconfig.backup', { path: r.backup_path }) }));
         extra.append(el('p', { class: 'muted small', text: r.agent_running ? t('hosts.sshconfig.agent') : t('hosts.sshconfig.noagent') }));
+        if (!r.agent_running && h.key_label) extra.append(exportBox(h.key_label, status));
         extra.append(el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.vscode')}: ` }), el('code', { class: 'vscode-uri', text: r.vscode_uri })));
       } catch (e) {
         showError(/** @type {ErrorPayload} */ (e));
@@ -265,6 +266,32 @@ function renderList(list, hosts, status, refresh) {
       el('div', { class: 'row' }, check, config, term, code, copy, del),
       extra));
   }
+}
+
+/**
+ * No ssh-agent: offer the explicit, warned export of the private key to a new owner-only file.
+ * @param {string} keyLabel
+ * @param {HTMLElement} status
+ */
+function exportBox(keyLabel, status) {
+  const path = /** @type {HTMLInputElement} */ (el('input', { type: 'text', id: 'key-export-path', placeholder: t('hosts.export.placeholder') }));
+  const ack = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', id: 'key-export-ack' }));
+  const go = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger', id: 'key-export', text: t('hosts.export.button'), disabled: true }));
+  ack.addEventListener('change', () => { go.disabled = !ack.checked; });
+  go.addEventListener('click', async () => {
+    try {
+      const written = await keyExportPrivate(keyLabel, path.value.trim());
+      status.textContent = t('hosts.export.done', { path: written });
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
+  return el('details', { class: 'prompt bad' },
+    el('summary', { text: t('hosts.export.title') }),
+    el('p', { class: 'small', text: t('hosts.export.warning') }),
+    el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('hosts.export.path') }), path)),
+    el('label', { class: 'check' }, ack, el('span', { text: t('hosts.export.ack') })),
+    go);
 }
 
 /**
