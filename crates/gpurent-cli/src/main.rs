@@ -9,6 +9,7 @@ mod estimate;
 mod host;
 mod key;
 mod output;
+mod transfer;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,14 @@ enum Command {
     Key(key::KeyArgs),
     /// Saved SSH hosts: add from a pasted command, list, check, re-pin, ssh config (docs/remote.md).
     Host(host::HostArgs),
+    /// Upload files and folders to a saved host, verified and resumable (docs/transfer.md).
+    Put(transfer::PutArgs),
+    /// Download files and folders from a saved host, verified and resumable.
+    Get(transfer::GetArgs),
+    /// The transfer journal: pending, partial, done (with bytes).
+    Transfers(transfer::TransfersArgs),
+    /// Continue a transfer from its last verified byte.
+    Resume(transfer::ResumeArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -67,6 +76,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
         Command::Host(args) => return host::main(cli.data_dir.as_deref(), args),
+        Command::Put(args) => return transfer::put(cli.data_dir.as_deref(), args),
+        Command::Get(args) => return transfer::get(cli.data_dir.as_deref(), args),
+        Command::Transfers(args) => return transfer::list(cli.data_dir.as_deref(), args),
+        Command::Resume(args) => return transfer::resume(cli.data_dir.as_deref(), args),
         Command::Doctor(args) => return doctor::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (

@@ -1,0 +1,99 @@
+//! `gpurent put|get|transfers` as a black box against a real loopback sshd: JSON lines of
+//! progress then the result, the files verified on both ends, the journal listed.
+
+use std::process::{Command, Output, Stdio};
+
+use gpurent_testhost::{sshd_available, Sshd, UserKey};
+
+fn gpurent(home: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpurent"))
+        .arg("--data-dir")
+        .arg(home.join("data"))
+        .args(args)
+        .env_remove("GPURENT_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run gpurent")
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[test]
+fn put_and_get_print_json_lines_and_verify() {
+    if !sshd_available() {
+        return;
+    }
+    let sshd = Sshd::start().expect("sshd");
+    let k = UserKey::generate("cli").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id_file = home.path().join("id");
+    std::fs::write(&id_file, &k.private_pem).expect("key file");
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+
+    let src = home.path().join("数据 $(x).bin");
+    let data: Vec<u8> = (0..700_000u32).map(|i| (i * 31 % 251) as u8).collect();
+    std::fs::write(&src, &data).expect("write");
+    let dest = sshd.home().join("in");
+    let id = id_file.to_string_lossy().to_string();
+    let (s, d) = (
+        src.to_string_lossy().to_string(),
+        dest.to_string_lossy().to_string(),
+    );
+    let out = gpurent(home.path(), &["put", "box", &s, &d, "-i", &id, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let l = lines(&out);
+    assert_eq!(l[0]["kind"], "started");
+    assert!(l
+        .iter()
+        .any(|v| v["kind"] == "bytes" && v["done_bytes"] == 700_000));
+    let last = l.last().expect("result");
+    assert_eq!(last["kind"], "result");
+    assert_eq!(last["report"]["transfers"][0]["verified"], true);
+    assert_eq!(
+        std::fs::read(dest.join("数据 $(x).bin")).expect("arrived"),
+        data
+    );
+
+    let back = home.path().join("back");
+    let remote = dest.join("数据 $(x).bin").to_string_lossy().to_string();
+    let b = back.to_string_lossy().to_string();
+    let out = gpurent(
+        home.path(),
+        &["get", "box", &remote, &b, "-i", &id, "--json"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read(back.join("数据 $(x).bin")).expect("back"),
+        data
+    );
+
+    let again = gpurent(home.path(), &["put", "box", &s, &d, "-i", &id, "--json"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        lines(&again).last().expect("err")["error"]["code"],
+        "already_exists"
+    );
+
+    let out = gpurent(home.path(), &["transfers", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let t = v["transfers"].as_array().expect("array");
+    assert_eq!(t.len(), 3);
+    assert_eq!(t[2]["state"], "done");
+    assert_eq!(t[0]["state"], "failed");
+}
