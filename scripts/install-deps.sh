@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Install the system packages and npm dev tools gpurent needs on Debian/Ubuntu (idempotent).
 # Build: WebKitGTK 4.1 (Tauri v2), pkg-config, a C compiler. Test: Xvfb, WebKitWebDriver,
-# ImageMagick (screenshots), OpenSSH server (SSH tests), gnome-keyring + dbus (keychain tests).
+# ImageMagick + a CJK font (screenshots of the zh-CN UI), OpenSSH server (SSH tests), gnome-keyring + dbus (keychain tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
 pkgs=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev
-      xvfb xauth webkit2gtk-driver imagemagick
+      xvfb xauth webkit2gtk-driver imagemagick fonts-wqy-microhei
       openssh-server gnome-keyring libsecret-tools dbus libdbus-1-dev)
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
