@@ -345,7 +345,10 @@ async fn hosts_journey_paste_trust_install_check_repin() {
         "{uri}"
     );
     // No ssh-agent runs here: the warned private-key export is offered, locked until agreed to.
-    assert!(!s.is_enabled("#key-export").await, "export needs the acknowledgement");
+    assert!(
+        !s.is_enabled("#key-export").await,
+        "export needs the acknowledgement"
+    );
     s.screenshot("hosts-en").await;
 
     // The machine is re-created: a hard stop, then an explicit re-pin.
