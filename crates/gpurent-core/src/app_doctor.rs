@@ -232,6 +232,20 @@ impl App {
         Err(CoreError::invalid("probe", "no free file name"))
     }
 
+    /// The host's newest saved probe, diagnosed, and its path; `None` when nothing is saved.
+    pub fn doctor_saved_report(
+        &self,
+        label: &str,
+        opts: &DoctorOptions,
+    ) -> Result<Option<(Report, String)>, DoctorError> {
+        let Some(path) = self.doctor_latest_probe(label)? else {
+            return Ok(None);
+        };
+        let raw = std::fs::read_to_string(&path).map_err(|e| CoreError::io(&path, e))?;
+        let report = self.doctor_from_probe_with(&raw, opts)?;
+        Ok(Some((report, path.display().to_string())))
+    }
+
     /// The newest saved raw probe of a host, if any.
     pub fn doctor_latest_probe(&self, label: &str) -> Result<Option<PathBuf>, CoreError> {
         let dir = self.probes_dir();
@@ -334,13 +348,7 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<HostReport, DoctorError> {
-        let step = |step: &str, index| {
-            progress.emit(Progress::Step {
-                step: step.into(),
-                index,
-                total_steps: Some(2),
-            })
-        };
+        let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
         let conn = self.doctor_connect(label, env, key, cancel)?;
         step("probe", 1);
@@ -365,13 +373,7 @@ impl App {
     ) -> Result<FixReport, DoctorError> {
         let commands = fix_commands(report, code)?;
         let total = Some(commands.len() as u32 + 2);
-        let step = |step: &str, index: u32| {
-            progress.emit(Progress::Step {
-                step: step.into(),
-                index,
-                total_steps: total,
-            })
-        };
+        let step = crate::events::steps(progress, total);
         step("connect", 0);
         let conn = self.doctor_connect(label, env, key, cancel)?;
         let mut pip = PipProgress::new();
@@ -452,25 +454,17 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<HostVerify, DoctorError> {
-        let step = |step: &str, index| {
-            progress.emit(Progress::Step {
-                step: step.into(),
-                index,
-                total_steps: Some(2),
-            })
-        };
+        let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
         let conn = self.doctor_connect(label, env, key, cancel)?;
-        let (facts, probe_path) = match self.doctor_latest_probe(label)? {
-            Some(p) => {
-                let raw = std::fs::read_to_string(&p).map_err(|e| CoreError::io(&p, e))?;
-                (self.doctor_from_probe(&raw)?.facts, p.display().to_string())
-            }
-            None => {
-                let r = self.probe_over(&conn, label, &DoctorOptions::default(), cancel)?;
-                (r.report.facts, r.probe_path)
-            }
-        };
+        let (facts, probe_path) =
+            match self.doctor_saved_report(label, &DoctorOptions::default())? {
+                Some((report, path)) => (report.facts, path),
+                None => {
+                    let r = self.probe_over(&conn, label, &DoctorOptions::default(), cancel)?;
+                    (r.report.facts, r.probe_path)
+                }
+            };
         step("verify", 1);
         let python = best_python(&facts);
         let (raw, stderr, status) = run_verify(&conn, &python, cancel)?;

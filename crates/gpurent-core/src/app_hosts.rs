@@ -13,7 +13,7 @@ use ts_rs::TS;
 use crate::app::App;
 use crate::cancel::CancelToken;
 use crate::error::Coded;
-use crate::events::{Progress, ProgressSink};
+use crate::events::ProgressSink;
 use crate::remote::connect::{open, Auth, ConnectOptions, Endpoint, KeyVerifier};
 use crate::remote::error::{RemoteError, Role};
 use crate::remote::hostkey::{
@@ -303,13 +303,7 @@ impl App {
     ) -> Result<HostCheck, RemoteError> {
         let host = self.host_get(label)?;
         let jump = host.jump_endpoint();
-        let step = |name: &str, index: u32| {
-            progress.emit(Progress::Step {
-                step: name.into(),
-                index,
-                total_steps: Some(2),
-            })
-        };
+        let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
         let mut to_pin = Vec::new();
         let mut conn = {
@@ -422,13 +416,7 @@ impl App {
         let host = self.host_get(label)?;
         let jump = host.jump_endpoint();
         let total = Some(if disable_password_login { 4 } else { 3 });
-        let step = |name: &str, index: u32| {
-            progress.emit(Progress::Step {
-                step: name.into(),
-                index,
-                total_steps: total,
-            })
-        };
+        let step = crate::events::steps(progress, total);
         let connect = |auth: Auth<'_>| -> Result<crate::remote::Connection, RemoteError> {
             let mut none = Vec::new();
             let mut verify = verifier(Some(&host), env, &[], None, &mut none);

@@ -5,7 +5,6 @@
 use crate::app::App;
 use crate::app_doctor::{DoctorError, FixReport, HostReport, HostVerify};
 use crate::app_hosts::SshEnv;
-use crate::error::CoreError;
 use crate::events::ProgressSink;
 use crate::wizard::DoctorOptions;
 
@@ -42,12 +41,8 @@ impl App {
         self.run_op("setup_fix", progress, |cancel| {
             let key = self.host_key_for(label, None)?;
             let opts = DoctorOptions::default();
-            let report = match self.doctor_latest_probe(label)? {
-                Some(path) => {
-                    let raw =
-                        std::fs::read_to_string(&path).map_err(|e| CoreError::io(&path, e))?;
-                    self.doctor_from_probe_with(&raw, &opts)?
-                }
+            let report = match self.doctor_saved_report(label, &opts)? {
+                Some((report, _)) => report,
                 None => {
                     self.doctor_host(label, env, &key, &opts, progress, cancel)?
                         .report

@@ -47,6 +47,18 @@ impl<F: Fn(Progress) + Send + Sync> ProgressSink for F {
     }
 }
 
+/// A reporter of named steps out of `total_steps`: `steps(progress, Some(3))("connect", 0)` emits
+/// `Progress::Step { step: "connect", index: 0, total_steps: Some(3) }`.
+pub fn steps(progress: &dyn ProgressSink, total_steps: Option<u32>) -> impl Fn(&str, u32) + '_ {
+    move |step, index| {
+        progress.emit(Progress::Step {
+            step: step.to_string(),
+            index,
+            total_steps,
+        })
+    }
+}
+
 /// A sink that drops everything (for callers that don't watch).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoProgress;

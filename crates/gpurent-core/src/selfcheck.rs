@@ -8,7 +8,7 @@ use ts_rs::TS;
 use crate::cancel::CancelToken;
 use crate::catalog::Catalog;
 use crate::error::{Coded, CoreError};
-use crate::events::{Progress, ProgressSink};
+use crate::events::ProgressSink;
 use crate::paths::Paths;
 use crate::settings::Settings;
 use crate::store::Store;
@@ -68,13 +68,10 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<SelfCheckReport, CoreError> {
     let mut checks = Vec::new();
+    let report = crate::events::steps(progress, Some(STEPS.len() as u32));
     for (i, step) in STEPS.iter().enumerate() {
         cancel.check()?;
-        progress.emit(Progress::Step {
-            step: (*step).to_string(),
-            index: i as u32,
-            total_steps: Some(STEPS.len() as u32),
-        });
+        report(step, i as u32);
         let outcome = match *step {
             "directories" => writable(paths),
             "database" => database(paths),
