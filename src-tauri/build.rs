@@ -8,6 +8,7 @@ const COMMANDS: &[&str] = &[
     "settings_set",
     "selfcheck_run",
     "op_cancel",
+    "op_pause",
     "estimate_run",
     "estimate_defaults",
     "estimate_models",
@@ -42,6 +43,8 @@ const COMMANDS: &[&str] = &[
     "files_get",
     "files_transfers",
     "files_resume",
+    "files_discard",
+    "files_pick",
 ];
 
 fn main() {

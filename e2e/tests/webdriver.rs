@@ -614,5 +614,55 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     }
     assert_same_tree(&back.join("payload"), &payload);
     let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
+
+    // Pause a large upload: it is kept as paused (nothing under the final name), then resumed
+    // from the list and verified. A sparse file: large without costing disk here.
+    let large = work.join("large.bin");
+    let size = 512u64 << 20;
+    std::fs::File::create(&large)
+        .and_then(|f| f.set_len(size))
+        .expect("sparse file");
+    let _ = std::fs::remove_file(remote_dir.join("large.bin"));
+    s.client
+        .execute(
+            "document.dispatchEvent(new CustomEvent('gpurent-files-dropped', { detail: { paths: [arguments[0]] } }))",
+            vec![serde_json::Value::String(large.display().to_string())],
+        )
+        .await
+        .expect("drop");
+    s.click("[data-action='pause']").await;
+    s.wait_css(".transfer[data-state='paused']").await;
+    s.wait_css("#files-note").await;
+    assert!(
+        !remote_dir.join("large.bin").exists(),
+        "nothing under the final name while paused"
+    );
+    s.screenshot("files-paused-en").await;
+    s.click(".transfer[data-state='paused'] [data-resume]")
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while s
+        .count(".transfer[data-state='done'][data-verified='true']")
+        .await
+        < 3
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the resumed upload did not finish verified"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let arrived = std::fs::metadata(remote_dir.join("large.bin")).expect("arrived");
+    assert_eq!(arrived.len(), size);
+    let mut f = std::fs::File::open(remote_dir.join("large.bin")).expect("open");
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut f, &mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        assert!(buf[..n].iter().all(|b| *b == 0), "content intact");
+    }
+    let _ = std::fs::remove_file(remote_dir.join("large.bin"));
     s.finish().await;
 }

@@ -33,6 +33,7 @@ pub fn run() {
     tracing::info!(version = gpurent_core::VERSION, "gpurent app starting");
 
     let result = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .manage(state)
         .invoke_handler(tauri::generate_handler![
             commands::catalog::catalog_list,
@@ -41,6 +42,7 @@ pub fn run() {
             commands::settings::settings_set,
             commands::ops::selfcheck_run,
             commands::ops::op_cancel,
+            commands::ops::op_pause,
             commands::estimate::estimate_run,
             commands::estimate::estimate_defaults,
             commands::estimate::estimate_models,
@@ -75,6 +77,8 @@ pub fn run() {
             commands::files::files_get,
             commands::files::files_transfers,
             commands::files::files_resume,
+            commands::files::files_discard,
+            commands::files::files_pick,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -3,4 +3,4 @@
 /**
  * Where a transfer stands in the journal.
  */
-export type TransferState = "pending" | "partial" | "done" | "failed" | "cancelled";
+export type TransferState = "pending" | "partial" | "done" | "failed" | "cancelled" | "paused";

@@ -28,6 +28,9 @@ export const selfcheckRun = (onProgress) =>
 /** @param {string} opId @returns {Promise<null>} */
 export const opCancel = (opId) => invoke('op_cancel', { opId });
 
+/** Pause a running transfer (it keeps what arrived; resume later). @param {string} opId @returns {Promise<null>} */
+export const opPause = (opId) => invoke('op_pause', { opId });
+
 /** @typedef {import('../bindings/Job').Job} Job */
 /** @typedef {import('../bindings/Estimate').Estimate} Estimate */
 /** @typedef {import('../bindings/ModelSpec').ModelSpec} ModelSpec */
@@ -155,6 +158,15 @@ export const filesTransfers = (label) => invoke('files_transfers', { label });
 
 /** @param {number} id @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
 export const filesResume = (id, onProgress) => invoke('files_resume', { id, onProgress: channel(onProgress) });
+
+/** @param {number} id @returns {Promise<TransferSummary>} */
+export const filesDiscard = (id) => invoke('files_discard', { id });
+
+/**
+ * The OS file dialog (opened by Rust over the window); [] when it was closed.
+ * @param {'files' | 'folder' | 'download_dir'} pick @param {string} title @returns {Promise<string[]>}
+ */
+export const filesPick = (pick, title) => invoke('files_pick', { pick, title });
 
 /** @param {string} label @param {string} path @returns {Promise<string>} */
 export const keyExportPrivate = (label, path) => invoke('key_export_private', { label, path });

@@ -154,6 +154,12 @@ impl App {
         self.ops.cancel(op_id)
     }
 
+    /// Pause a running operation: a transfer stops and keeps what arrived so far (resume it with
+    /// `transfer_resume`); work that cannot pause is cancelled.
+    pub fn pause_op(&self, op_id: &str) -> Result<(), CoreError> {
+        self.ops.pause(op_id)
+    }
+
     /// The app's own health check.
     pub fn self_check(&self, progress: &dyn ProgressSink) -> Result<SelfCheckReport, CoreError> {
         self.run_op("self_check", progress, |token| {

@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::app::App;
 use crate::app_hosts::{verifier, LoginKey, SshEnv};
 use crate::cancel::CancelToken;
+use crate::error::Coded;
 use crate::events::ProgressSink;
 use crate::remote::connect::{open, Auth, KeyVerifier};
 use crate::remote::{shell_quote, Connection, Host, RemoteError};
@@ -19,7 +20,8 @@ use crate::transfer::journal::{self, NewTransfer};
 use crate::transfer::meter::Meter;
 use crate::transfer::{
     base_name, proc, remote_dir, remote_fs, remote_join, scan, temp_name, Direction, ItemKind,
-    RemoteListing, ScanReport, TransferError, TransferOptions, TransferReport, TransferSummary,
+    RemoteListing, ScanReport, TransferError, TransferOptions, TransferReport, TransferState,
+    TransferSummary,
 };
 
 impl Journal for App {
@@ -36,6 +38,9 @@ impl Journal for App {
     }
     fn journal_now_ms(&self) -> i64 {
         self.now_ms()
+    }
+    fn journal_key(&self) -> String {
+        self.paths().database().to_string_lossy().into_owned()
     }
 }
 
@@ -61,6 +66,20 @@ fn connect_host(
     Ok(c)
 }
 
+/// `mkdir -p` on the host (the folder an upload goes into).
+fn make_remote_dir(
+    host: &Host,
+    env: &SshEnv,
+    key: &LoginKey,
+    dir: &str,
+    cancel: &CancelToken,
+) -> Result<(), TransferError> {
+    let conn = connect_host(host, env, key, cancel)?;
+    let q = shell_quote(dir)?;
+    let script = format!("mkdir -p -- {q}");
+    proc::run_ok(&conn, "mkdir", dir, &script, None, cancel).map(|_| ())
+}
+
 impl App {
     fn transfer_key(
         &self,
@@ -75,7 +94,7 @@ impl App {
 
     #[allow(clippy::too_many_arguments)]
     /// Run journalled transfers one after the other (each holds one of the process-wide slots);
-    /// the first error is returned after all ran (unless cancelled).
+    /// the first error is returned after all ran.
     fn run_transfers(
         &self,
         host: &Host,
@@ -95,15 +114,12 @@ impl App {
         };
         let mut out = Vec::new();
         let mut first_err = None;
+        // After a pause or cancel each remaining transfer returns at once, marked the same way.
         for id in ids {
             match engine::run(&ctx, *id) {
                 Ok(s) => out.push(s),
                 Err(e) => {
-                    let stop = cancel.is_cancelled();
                     first_err.get_or_insert(e);
-                    if stop {
-                        break;
-                    }
                 }
             }
         }
@@ -185,18 +201,6 @@ impl App {
                 items.push((l.clone(), name, kind, size, files));
             }
             let dir = remote_dir(remote_dir_in);
-            if !dir.is_empty() {
-                let conn = connect_host(&host, env, key, cancel)?;
-                let q = shell_quote(&dir)?;
-                proc::run_ok(
-                    &conn,
-                    "mkdir",
-                    &dir,
-                    &format!("mkdir -p -- {q}"),
-                    None,
-                    cancel,
-                )?;
-            }
             let mut ids = Vec::new();
             for (l, name, kind, size, files) in &items {
                 meter.add_total(Some(*size), *files);
@@ -224,6 +228,28 @@ impl App {
                     Ok(id)
                 })?;
                 ids.push(id);
+            }
+            // The journal has every item before the first remote step, so a pause or cancel
+            // from here on is recorded on each of them (by `run_transfers`).
+            if !dir.is_empty() && !cancel.is_cancelled() {
+                if let Err(e) = make_remote_dir(&host, env, key, &dir, cancel) {
+                    if !cancel.is_cancelled() {
+                        let (now, msg) = (self.now_ms(), e.to_string());
+                        self.with_journal_t(|s| {
+                            for id in &ids {
+                                journal::set_state(
+                                    s,
+                                    *id,
+                                    TransferState::Failed,
+                                    Some((e.code(), &msg)),
+                                    now,
+                                )?;
+                            }
+                            Ok(())
+                        })?;
+                        return Err(e);
+                    }
+                }
             }
             self.run_transfers(&host, env, key, &ids, &meter, cancel, t0)
         })
@@ -348,8 +374,68 @@ impl App {
                 .ok_or_else(|| TransferError::invalid("key", "none"))?;
             let meter = Meter::new(progress);
             meter.add_total(rec.summary.total_bytes, rec.summary.files_total);
+            // The folder may not exist yet (paused before the first byte) or any more.
+            let parent = rec.summary.remote_path.rsplit_once('/').map(|(p, _)| p);
+            let unfinished = rec.summary.state != TransferState::Done;
+            if let (Direction::Upload, Some(dir), true) =
+                (rec.summary.direction, parent, unfinished)
+            {
+                if !dir.is_empty() && !cancel.is_cancelled() {
+                    make_remote_dir(&host, env, key, dir, cancel)?;
+                }
+            }
             self.run_transfers(&host, env, key, &[id], &meter, cancel, t0)
         })
+    }
+
+    /// Give up a paused, partial or failed transfer: its temporary file or folder is removed
+    /// (on the host for uploads) and it is marked `cancelled`. A running one is `transfer_busy`
+    /// (pause or cancel it first); a finished one `transfer_done`.
+    pub fn transfer_discard(
+        &self,
+        id: i64,
+        env: &SshEnv,
+    ) -> Result<TransferSummary, TransferError> {
+        self.transfer_discard_as(id, None, env)
+    }
+
+    /// [`App::transfer_discard`] with a given key.
+    pub fn transfer_discard_as(
+        &self,
+        id: i64,
+        key: Option<&LoginKey>,
+        env: &SshEnv,
+    ) -> Result<TransferSummary, TransferError> {
+        let rec = self.with_journal_t(|s| journal::require(s, id))?;
+        let label = rec.summary.host_label.as_str();
+        let needs_host = rec.summary.direction == Direction::Upload;
+        let host = if needs_host {
+            Some(self.host_get(label)?)
+        } else {
+            None
+        };
+        let loaded = match (needs_host, key) {
+            (true, None) => Some(self.host_key_for(label, None)?),
+            _ => None,
+        };
+        let key = key.or(loaded.as_ref());
+        let connect = |c: &CancelToken| match (&host, key) {
+            (Some(h), Some(k)) => connect_host(h, env, k, c),
+            _ => Err(RemoteError::Core(crate::error::CoreError::invalid(
+                "host",
+                "not needed for a download",
+            ))),
+        };
+        let sink = crate::events::NoProgress;
+        let meter = Meter::new(&sink);
+        let cancel = CancelToken::new();
+        let ctx = Ctx {
+            connect: &connect,
+            journal: self,
+            meter: &meter,
+            cancel: &cancel,
+        };
+        engine::discard(&ctx, id)
     }
 
     /// The journal, newest first (one host, or all).

@@ -8,18 +8,36 @@ use std::sync::{Arc, Mutex};
 use crate::error::CoreError;
 
 /// Shared flag; clone it into the worker. Cancelling is idempotent.
+///
+/// A *pause* is a cancel that asks the work to keep what it has done so far (a transfer keeps its
+/// temporary file and its journal and can be resumed); work that cannot pause treats it as a
+/// cancel.
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken {
+    cancelled: Arc<AtomicBool>,
+    paused: Arc<AtomicBool>,
+}
 
 impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Stop; an earlier pause becomes a cancel.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.paused.store(false, Ordering::SeqCst);
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+    /// Stop, keeping the work done so far (see the type's docs).
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+        self.cancelled.store(true, Ordering::SeqCst);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.cancelled.load(Ordering::SeqCst)
+    }
+    /// Stopped by [`CancelToken::pause`] (and not also cancelled outright since).
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
     }
     /// `Err(Cancelled)` once cancelled: use with `?` at safe points in long work.
     pub fn check(&self) -> Result<(), CoreError> {
@@ -76,13 +94,22 @@ impl CancelRegistry {
 
     /// Cancel a running operation by id.
     pub fn cancel(&self, id: &str) -> Result<(), CoreError> {
+        self.with(id, CancelToken::cancel)
+    }
+
+    /// Pause a running operation by id (work that cannot pause is cancelled).
+    pub fn pause(&self, id: &str) -> Result<(), CoreError> {
+        self.with(id, CancelToken::pause)
+    }
+
+    fn with(&self, id: &str, f: fn(&CancelToken)) -> Result<(), CoreError> {
         let ops = self
             .ops
             .lock()
             .map_err(|_| CoreError::UnknownOperation(id.to_string()))?;
         match ops.get(id) {
             Some(t) => {
-                t.cancel();
+                f(t);
                 Ok(())
             }
             None => Err(CoreError::UnknownOperation(id.to_string())),
@@ -115,6 +142,20 @@ mod tests {
         assert!(reg.running().is_empty());
         assert!(matches!(
             reg.cancel(&id),
+            Err(CoreError::UnknownOperation(_))
+        ));
+    }
+
+    #[test]
+    fn pause_is_a_cancel_that_says_so() {
+        let reg = CancelRegistry::new();
+        let (a, b) = (reg.begin(), reg.begin());
+        reg.pause(&a.id).expect("pause");
+        reg.cancel(&b.id).expect("cancel");
+        assert!(a.token.is_cancelled() && a.token.is_paused());
+        assert!(b.token.is_cancelled() && !b.token.is_paused());
+        assert!(matches!(
+            reg.pause("op-999"),
             Err(CoreError::UnknownOperation(_))
         ));
     }

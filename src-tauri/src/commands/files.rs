@@ -1,4 +1,5 @@
-//! Files: the remote file pane and transfers (upload, download, resume) with progress.
+//! Files: the remote file pane, transfers (upload, download, pause, resume, discard) with
+//! progress, and the OS file dialogs (opened from Rust: the page gets no dialog permission).
 
 use std::path::PathBuf;
 
@@ -7,7 +8,8 @@ use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
 };
 use tauri::ipc::Channel;
-use tauri::State;
+use tauri::{AppHandle, State, WebviewWindow};
+use tauri_plugin_dialog::DialogExt;
 
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
@@ -133,6 +135,46 @@ pub async fn files_resume(
     blocking(move || {
         app.transfer_resume(id, &env, &sink(on_progress))
             .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn files_discard(state: State<'_, AppState>, id: i64) -> CmdResult<TransferSummary> {
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || app.transfer_discard(id, &env).map_err(err)).await
+}
+
+/// What the OS file dialog should pick.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// Files to upload (several).
+    Files,
+    /// One folder to upload.
+    Folder,
+    /// The local folder downloads go to.
+    DownloadDir,
+}
+
+/// Open the OS dialog over the window; the chosen paths, or none when it was closed.
+#[tauri::command]
+pub async fn files_pick(
+    app: AppHandle,
+    window: WebviewWindow,
+    pick: Pick,
+    title: String,
+) -> CmdResult<Vec<PathBuf>> {
+    blocking(move || {
+        let d = app.dialog().file().set_title(title).set_parent(&window);
+        let chosen = match pick {
+            Pick::Files => d.blocking_pick_files().unwrap_or_default(),
+            Pick::Folder | Pick::DownloadDir => d.blocking_pick_folder().into_iter().collect(),
+        };
+        Ok(chosen
+            .into_iter()
+            .filter_map(|p| p.into_path().ok())
+            .collect())
     })
     .await
 }

@@ -37,3 +37,9 @@ pub async fn blocking<T: Send + 'static>(
 pub async fn op_cancel(state: State<'_, AppState>, op_id: String) -> CmdResult<()> {
     state.app()?.cancel_op(&op_id).map_err(err)
 }
+
+/// Pause a running operation: a transfer keeps what arrived (resume it later); others cancel.
+#[tauri::command]
+pub async fn op_pause(state: State<'_, AppState>, op_id: String) -> CmdResult<()> {
+    state.app()?.pause_op(&op_id).map_err(err)
+}

@@ -1,8 +1,9 @@
 // Step 5, Files: the host's files beside a transfer queue. Drop files or folders onto the window
 // (the native drop gives real paths; nothing is read in JS) to upload into the folder shown;
-// select remote items to download. Transfers show bytes, rate and ETA, can be cancelled and
-// resumed after a cut, and say "verified" once SHA-256 matched on both ends.
-import { FILES_DROPPED, filesDelete, filesGet, filesLs, filesMkdir, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList, opCancel } from '../api.js';
+// or pick them with the OS dialog; select remote items to download into a folder chosen the same
+// way. Transfers show bytes, files, rate and ETA, can be paused, resumed (also after a cut) and
+// cancelled, and say "verified" once SHA-256 matched on both ends.
+import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList, opCancel, opPause } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
@@ -42,6 +43,7 @@ function duration(s) {
 /** Live meter for one running operation: bytes, rate and ETA from cumulative events. */
 function meter() {
   const line = el('p', { class: 'meter muted small' });
+  const files = el('p', { class: 'meter-files muted small' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: 'meter-bar' }));
   /** @type {string | null} */
   let opId = null;
@@ -49,6 +51,9 @@ function meter() {
   /** @param {Progress} p */
   const on = (p) => {
     if (p.kind === 'started') opId = p.op_id;
+    if (p.kind === 'units' && p.total_units !== null && p.total_units > 1) {
+      files.textContent = t('files.meter.files', { done: num(p.done_units, 0), total: num(p.total_units, 0) });
+    }
     if (p.kind !== 'bytes') return;
     const secs = (performance.now() - t0) / 1000;
     const rate = secs > 0 ? p.done_bytes / secs : 0;
@@ -56,7 +61,7 @@ function meter() {
     const eta = p.total_bytes && rate > 0 ? (p.total_bytes - p.done_bytes) / rate : NaN;
     line.textContent = t('files.meter', { done: bytes(p.done_bytes), total: p.total_bytes ? bytes(p.total_bytes) : '?', rate: `${bytes(rate)}/s`, eta: duration(eta) });
   };
-  return { line, bar, on, op: () => opId };
+  return { line, files, bar, on, op: () => opId };
 }
 
 /** @param {HTMLElement} root */
@@ -82,7 +87,10 @@ export async function renderFiles(root) {
   const localPath = /** @type {HTMLInputElement} */ (el('input', { id: 'local-path', type: 'text', spellcheck: 'false', placeholder: t('files.local.placeholder') }));
   const downloadDir = /** @type {HTMLInputElement} */ (el('input', { id: 'download-dir', type: 'text', spellcheck: 'false', value: state.downloadDir, placeholder: t('files.download.placeholder') }));
   const scanBox = el('div', { id: 'scan-box', hidden: true });
+  const note = el('p', { id: 'files-note', class: 'muted small' });
   const label = () => hostSel.value;
+  /** Operations running from this screen: while any runs, interrupted rows may be theirs. */
+  let running = 0;
 
   async function ls(dir = state.dir) {
     try {
@@ -100,27 +108,74 @@ export async function renderFiles(root) {
 
   async function refreshQueue() {
     try {
-      drawQueue(queue, await filesTransfers(label()), resume);
+      drawQueue(queue, await filesTransfers(label()), { resume, discard, busy: running > 0 });
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
-  /** Run one transfer with its live meter and a cancel button. @param {string} what @param {(on: (p: Progress) => void) => Promise<unknown>} run */
+  /** Run one transfer with its live meter, Pause and Cancel. @param {string} what @param {(on: (p: Progress) => void) => Promise<unknown>} run */
   async function track(what, run) {
     const m = meter();
-    const cancel = el('button', { type: 'button', class: 'danger ghost', text: t('files.cancel') });
-    cancel.addEventListener('click', () => { const id = m.op(); if (id) opCancel(id).catch(() => {}); });
-    const row = el('div', { class: 'card wide running' }, el('strong', { text: what }), m.bar, m.line, cancel);
+    const pause = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'ghost', 'data-action': 'pause', text: t('files.pause') }));
+    const cancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost', 'data-action': 'cancel', text: t('files.cancel') }));
+    /** A stop asked for before the operation announced its id is sent when it does. @type {((id: string) => Promise<unknown>) | null} */
+    let asked = null;
+    /** @param {(id: string) => Promise<unknown>} stop */
+    const stopWith = (stop) => () => {
+      pause.disabled = cancel.disabled = true;
+      const id = m.op();
+      if (id) stop(id).catch(() => {});
+      else asked = stop;
+    };
+    /** @param {Progress} p */
+    const on = (p) => {
+      m.on(p);
+      if (p.kind === 'started' && asked) {
+        asked(p.op_id).catch(() => {});
+        asked = null;
+      }
+    };
+    pause.addEventListener('click', stopWith(opPause));
+    cancel.addEventListener('click', stopWith(opCancel));
+    const row = el('div', { class: 'card wide running' }, el('strong', { text: what }), m.bar, m.line, m.files, el('div', { class: 'row' }, pause, cancel));
     live.append(row);
+    note.textContent = '';
+    running++;
     try {
-      await run(m.on);
+      await run(on);
+      hideError();
+    } catch (e) {
+      const err = /** @type {ErrorPayload} */ (e);
+      if (err.code === 'paused') {
+        hideError();
+        note.textContent = t('files.paused');
+      } else showError(err);
+    } finally {
+      running--;
+      row.remove();
+      await Promise.all([refreshQueue(), ls()]);
+    }
+  }
+
+  /** @param {number} id */
+  async function discard(id) {
+    try {
+      await filesDiscard(id);
       hideError();
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
-    } finally {
-      row.remove();
-      await Promise.all([refreshQueue(), ls()]);
+    }
+    await refreshQueue();
+  }
+
+  /** Open the OS file dialog (from Rust); [] when closed. @param {'files' | 'folder' | 'download_dir'} what @param {string} title */
+  async function pick(what, title) {
+    try {
+      return await filesPick(what, title);
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+      return [];
     }
   }
 
@@ -173,6 +228,21 @@ export async function renderFiles(root) {
 
   const uploadBtn = el('button', { type: 'button', id: 'upload', class: 'primary', text: t('files.upload') });
   uploadBtn.addEventListener('click', () => { if (localPath.value.trim()) upload([localPath.value.trim()]); });
+  const pickFiles = el('button', { type: 'button', id: 'pick-files', text: t('files.pick.files') });
+  pickFiles.addEventListener('click', async () => {
+    const paths = await pick('files', t('files.pick.files.title'));
+    if (paths.length) upload(paths);
+  });
+  const pickFolder = el('button', { type: 'button', id: 'pick-folder', text: t('files.pick.folder') });
+  pickFolder.addEventListener('click', async () => {
+    const paths = await pick('folder', t('files.pick.folder.title'));
+    if (paths.length) upload(paths);
+  });
+  const pickDownload = el('button', { type: 'button', id: 'pick-download', text: t('files.pick.download') });
+  pickDownload.addEventListener('click', async () => {
+    const [dir] = await pick('download_dir', t('files.pick.download.title'));
+    if (dir) downloadDir.value = state.downloadDir = dir;
+  });
   const downloadBtn = el('button', { type: 'button', id: 'download', text: t('files.download') });
   downloadBtn.addEventListener('click', () => {
     const picked = [...list.querySelectorAll('input.pick:checked')].map((c) => /** @type {HTMLInputElement} */ (c).value);
@@ -209,11 +279,12 @@ export async function renderFiles(root) {
           el('thead', {}, el('tr', {}, el('th', {}), el('th', { text: t('files.col.name') }), el('th', { class: 'num', text: t('files.col.size') }), el('th', { text: t('files.col.modified') }), el('th', {}))),
           list)),
         el('div', { class: 'form-row' }, prompted, mk),
-        el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('files.download.to') }), downloadDir), downloadBtn)),
+        el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('files.download.to') }), downloadDir), pickDownload, downloadBtn)),
       el('section', { class: 'card wide' },
         drop,
+        el('div', { class: 'row' }, pickFiles, pickFolder),
         el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('files.local') }), localPath), uploadBtn),
-        scanBox, live,
+        scanBox, live, note,
         el('h2', { text: t('files.queue') }), queue)),
   );
   await Promise.all([ls(), refreshQueue()]);
@@ -276,9 +347,10 @@ function drawList(body, listing, ctx) {
 /**
  * @param {HTMLElement} box
  * @param {TransferSummary[]} items
- * @param {(id: number) => void} resume
+ * @param {{ resume: (id: number) => void, discard: (id: number) => void, busy: boolean }} ctx
+ *   `busy`: an operation of this screen runs, so interrupted or waiting rows may be its own.
  */
-function drawQueue(box, items, resume) {
+function drawQueue(box, items, ctx) {
   clear(box);
   if (!items.length) {
     box.append(el('p', { class: 'muted', text: t('files.queue.empty') }));
@@ -293,10 +365,17 @@ function drawQueue(box, items, resume) {
       el('span', { class: 'muted small', text: progress }),
       el('span', { class: `badge ${x.verified ? 'ok' : ''}`, text: x.verified ? t('files.verified') : t(`files.state.${x.state}`) }));
     if (x.error_code) row.append(el('span', { class: 'bad-text small', text: t(`error.${x.error_code}`) }));
-    if (x.state === 'partial' || x.state === 'failed') {
+    const stopped = x.state === 'paused' || x.state === 'failed' || (!ctx.busy && (x.state === 'partial' || x.state === 'pending'));
+    if (stopped) {
       const b = el('button', { type: 'button', class: 'small', 'data-resume': String(x.id), text: t('files.resume') });
-      b.addEventListener('click', () => resume(x.id));
-      row.append(b);
+      b.addEventListener('click', () => ctx.resume(x.id));
+      const d = el('button', { type: 'button', class: 'danger ghost small', 'data-discard': String(x.id), text: t('files.discard') });
+      d.addEventListener('click', () => {
+        const yes = el('button', { type: 'button', class: 'danger small', 'data-discard-yes': String(x.id), text: t('files.discard.yes', { size: bytes(x.done_bytes) }) });
+        yes.addEventListener('click', () => ctx.discard(x.id));
+        d.replaceWith(yes);
+      });
+      row.append(b, d);
     }
     box.append(row);
   }

@@ -27,6 +27,8 @@ pub trait Journal: Sync {
         f: &mut dyn FnMut(&Store) -> Result<(), TransferError>,
     ) -> Result<(), TransferError>;
     fn journal_now_ms(&self) -> i64;
+    /// Which journal this is (its database file): transfer ids are unique only within one.
+    fn journal_key(&self) -> String;
 }
 
 /// Everything a running transfer needs.
@@ -101,9 +103,41 @@ pub fn slot(cancel: &CancelToken) -> Result<Slot, TransferError> {
     Ok(Slot(()))
 }
 
+/// Transfers running in this process (journal, id), so one cannot be resumed (or discarded)
+/// twice at once.
+static RUNNING: Mutex<Vec<(String, i64)>> = Mutex::new(Vec::new());
+
+/// Marks a transfer as running in this process until dropped.
+#[derive(Debug)]
+pub struct Running((String, i64));
+
+impl Running {
+    /// `transfer_busy` when the transfer is already running here.
+    pub fn claim(journal: &dyn Journal, id: i64) -> Result<Running, TransferError> {
+        let key = (journal.journal_key(), id);
+        let mut r = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        if r.contains(&key) {
+            return Err(TransferError::Busy { transfer_id: id });
+        }
+        r.push(key.clone());
+        Ok(Running(key))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut r = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        r.retain(|x| *x != self.0);
+    }
+}
+
 /// Run (or resume) journalled transfer `id` to the end.
 pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
-    let _slot = slot(ctx.cancel)?;
+    let _running = Running::claim(ctx.journal, id)?;
+    if ctx.cancel.is_cancelled() {
+        return Err(stopped(ctx, id));
+    }
+    let _slot = slot(ctx.cancel).map_err(|_| stopped(ctx, id))?;
     let rec = ctx.j(|s| journal::require(s, id))?;
     if rec.summary.state == TransferState::Done {
         return Ok(rec.summary);
@@ -119,7 +153,10 @@ pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
                 let rec = ctx.j(|s| journal::require(s, id))?;
                 let r = run_item(ctx, &conn, &rec);
                 if let Err(e) = &r {
-                    if !e.is_link_failure() && !matches!(e, TransferError::AlreadyExists { .. }) {
+                    let keep = ctx.cancel.is_paused()
+                        || e.is_link_failure()
+                        || matches!(e, TransferError::AlreadyExists { .. });
+                    if !keep {
                         cleanup(ctx, Some(&conn), &rec);
                     }
                 }
@@ -129,8 +166,11 @@ pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
             Ok(s) => return Ok(s),
             Err(e) => e,
         };
+        if ctx.cancel.is_cancelled() || e.code() == "cancelled" {
+            return Err(stopped(ctx, id));
+        }
         let now = ctx.now();
-        if e.is_link_failure() && !ctx.cancel.is_cancelled() {
+        if e.is_link_failure() {
             let detail = e.to_string();
             ctx.j(|s| {
                 journal::set_state(
@@ -155,20 +195,69 @@ pub fn run(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
                 detail,
             });
         }
-        let cancelled = ctx.cancel.is_cancelled() || e.code() == "cancelled";
-        let (state, err) = if cancelled {
-            (TransferState::Cancelled, TransferError::cancelled())
-        } else {
-            (TransferState::Failed, e)
-        };
-        if cancelled {
-            let rec = ctx.j(|s| journal::require(s, id))?;
-            cleanup(ctx, None, &rec);
-        }
-        let msg = err.to_string();
-        ctx.j(|s| journal::set_state(s, id, state, Some((err.code(), &msg)), now))?;
-        return Err(err);
+        let msg = e.to_string();
+        ctx.j(|s| journal::set_state(s, id, TransferState::Failed, Some((e.code(), &msg)), now))?;
+        return Err(e);
     }
+}
+
+/// The user stopped transfer `id`: a pause keeps its temporary file (state `paused`), a cancel
+/// removes it (state `cancelled`). Returns the outcome to report.
+fn stopped(ctx: &Ctx<'_>, id: i64) -> TransferError {
+    let now = ctx.now();
+    let Ok(rec) = ctx.j(|s| journal::require(s, id)) else {
+        return TransferError::UnknownTransfer(id);
+    };
+    if ctx.cancel.is_paused() {
+        let _ = ctx.j(|s| journal::set_state(s, id, TransferState::Paused, None, now));
+        return TransferError::Paused { transfer_id: id };
+    }
+    // Never started: nothing to remove on either side.
+    if rec.summary.attempts > 0 {
+        cleanup(ctx, None, &rec);
+    }
+    let err = TransferError::cancelled();
+    let msg = err.to_string();
+    let _ = ctx.j(|s| {
+        journal::set_state(
+            s,
+            id,
+            TransferState::Cancelled,
+            Some((err.code(), &msg)),
+            now,
+        )
+    });
+    err
+}
+
+/// Give up a transfer that is not running (paused, partial, failed or pending): remove its
+/// temporary file or folder and mark it `cancelled`. A finished one is left as it is.
+pub fn discard(ctx: &Ctx<'_>, id: i64) -> Result<TransferSummary, TransferError> {
+    let _running = Running::claim(ctx.journal, id)?;
+    let rec = ctx.j(|s| journal::require(s, id))?;
+    if rec.summary.state == TransferState::Done {
+        return Err(TransferError::AlreadyDone { transfer_id: id });
+    }
+    if rec.summary.direction == Direction::Upload && !rec.temp_path.is_empty() {
+        // Connect first so that an unreachable host is reported, not silently skipped.
+        let conn = (ctx.connect)(ctx.cancel)?;
+        cleanup(ctx, Some(&conn), &rec);
+    } else {
+        cleanup(ctx, None, &rec);
+    }
+    let now = ctx.now();
+    let err = TransferError::cancelled();
+    let msg = err.to_string();
+    ctx.j(|s| {
+        journal::set_state(
+            s,
+            id,
+            TransferState::Cancelled,
+            Some((err.code(), &msg)),
+            now,
+        )
+    })?;
+    Ok(ctx.j(|s| journal::require(s, id))?.summary)
 }
 
 fn run_item(

@@ -36,6 +36,14 @@ pub enum TransferError {
     SourceChanged { transfer_id: i64 },
     #[error("no transfer with id {0}")]
     UnknownTransfer(i64),
+    #[error(
+        "transfer {transfer_id} is paused; what arrived so far is kept, resume it to continue"
+    )]
+    Paused { transfer_id: i64 },
+    #[error("transfer {transfer_id} is already running")]
+    Busy { transfer_id: i64 },
+    #[error("transfer {transfer_id} is already finished and verified")]
+    AlreadyDone { transfer_id: i64 },
     #[error("refusing to delete {path}: {reason}")]
     UnsafeDelete { path: String, reason: String },
     #[error(transparent)]
@@ -147,6 +155,9 @@ impl Coded for TransferError {
             TransferError::RemoteCommandFailed { .. } => "remote_command_failed",
             TransferError::SourceChanged { .. } => "source_changed",
             TransferError::UnknownTransfer(_) => "unknown_transfer",
+            TransferError::Paused { .. } => "paused",
+            TransferError::Busy { .. } => "transfer_busy",
+            TransferError::AlreadyDone { .. } => "transfer_done",
             TransferError::UnsafeDelete { .. } => "unsafe_delete",
             TransferError::Remote(e) => e.code(),
             TransferError::Core(e) => e.code(),

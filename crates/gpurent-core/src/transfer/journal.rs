@@ -75,6 +75,7 @@ pub(crate) fn s_state(s: TransferState) -> &'static str {
         TransferState::Done => "done",
         TransferState::Failed => "failed",
         TransferState::Cancelled => "cancelled",
+        TransferState::Paused => "paused",
     }
 }
 fn p_state(s: &str) -> TransferState {
@@ -83,6 +84,7 @@ fn p_state(s: &str) -> TransferState {
         "done" => TransferState::Done,
         "failed" => TransferState::Failed,
         "cancelled" => TransferState::Cancelled,
+        "paused" => TransferState::Paused,
         _ => TransferState::Pending,
     }
 }
@@ -219,9 +221,12 @@ pub fn set_state(
     Ok(())
 }
 
+/// Count a (re)start; a paused or failed transfer is moving again (`partial`).
 pub fn begin_attempt(store: &Store, id: i64, now_ms: i64) -> Result<(), TransferError> {
     store.conn().execute(
-        "UPDATE transfers SET attempts = attempts + 1, updated_ms = ?2 WHERE id = ?1",
+        "UPDATE transfers SET attempts = attempts + 1, updated_ms = ?2,
+            state = CASE WHEN state IN ('paused', 'failed') THEN 'partial' ELSE state END
+         WHERE id = ?1",
         params![id, now_ms],
     )?;
     Ok(())

@@ -59,6 +59,9 @@ pub enum TransferState {
     Failed,
     /// Cancelled by the user; its temporary files were removed.
     Cancelled,
+    /// Paused by the user: what arrived is kept under the temporary name and nothing runs on the
+    /// host; `transfer_resume` continues it, `transfer_discard` removes it.
+    Paused,
 }
 
 /// How a single large file moves.
