@@ -57,10 +57,12 @@ enum Command {
     Put(transfer::PutArgs),
     /// Download files and folders from a saved host, verified and resumable.
     Get(transfer::GetArgs),
-    /// The transfer journal: pending, partial, done (with bytes).
+    /// The transfer journal: pending, partial, paused, done (with bytes).
     Transfers(transfer::TransfersArgs),
-    /// Continue a transfer from its last verified byte.
+    /// Continue a transfer from its last verified byte (after a pause, a cut or a restart).
     Resume(transfer::ResumeArgs),
+    /// Give up a paused or interrupted transfer and remove its temporary file or folder.
+    Discard(transfer::DiscardArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Get(args) => return transfer::get(cli.data_dir.as_deref(), args),
         Command::Transfers(args) => return transfer::list(cli.data_dir.as_deref(), args),
         Command::Resume(args) => return transfer::resume(cli.data_dir.as_deref(), args),
+        Command::Discard(args) => return transfer::discard(cli.data_dir.as_deref(), args),
         Command::Doctor(args) => return doctor::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (

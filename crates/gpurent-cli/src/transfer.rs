@@ -1,13 +1,15 @@
-//! `gpurent put|get|transfers|resume`: move files to and from a saved host (docs/transfer.md).
-//! On a terminal a progress bar goes to stderr; with `--json`, stdout carries one JSON object per
-//! line: every progress event (`{"kind": "bytes", …}`), then `{"kind": "result", "report": …}`,
-//! or `{"error": {…}}` on failure.
+//! `gpurent put|get|transfers|resume|discard`: move files to and from a saved host
+//! (docs/transfer.md). On a terminal a progress bar goes to stderr; with `--json`, stdout carries
+//! one JSON object per line: every progress event (`{"kind": "bytes", …}`), then
+//! `{"kind": "result", "report": …}`, or `{"error": {…}}` on failure. Ctrl-C pauses the transfer
+//! (what arrived is kept; `gpurent resume ID` continues it); a second Ctrl-C quits at once.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use gpurent_core::app::App;
@@ -108,6 +110,14 @@ pub struct TransfersArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DiscardArgs {
+    /// The transfer id (`gpurent transfers`): its temporary file or folder is removed.
+    id: i64,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The transfer id (`gpurent transfers`).
     id: i64,
@@ -133,10 +143,50 @@ struct Printer {
     tty: bool,
     started: Instant,
     state: Mutex<(u64, Option<u64>, u64, Option<u64>)>,
+    /// The running operation (from its `Started` event), for Ctrl-C.
+    op: Mutex<Option<String>>,
+}
+
+/// Set by the Ctrl-C handler; the watcher in [`pausable`] turns it into a pause.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Run `work` so that Ctrl-C pauses its operation (a second Ctrl-C exits with 130).
+fn pausable<T>(app: &App, p: &Printer, work: impl FnOnce() -> T) -> T {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    let op = p.op.lock().ok().and_then(|o| o.clone());
+                    if let Some(op) = op {
+                        if !p.json {
+                            eprintln!("\r\x1b[2Kpausing… (Ctrl-C again to quit at once)");
+                        }
+                        let _ = app.pause_op(&op);
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::SeqCst);
+        out
+    })
 }
 
 impl Printer {
     fn emit(&self, e: Progress) {
+        if let Progress::Started { op_id } = &e {
+            if let Ok(mut o) = self.op.lock() {
+                *o = Some(op_id.clone());
+            }
+        }
         if self.json {
             if let Ok(line) = serde_json::to_string(&e) {
                 println!("{line}");
@@ -234,6 +284,7 @@ fn printer(json: bool) -> Printer {
         tty: std::io::stderr().is_terminal(),
         started: Instant::now(),
         state: Mutex::new((0, None, 0, None)),
+        op: Mutex::new(None),
     }
 }
 
@@ -256,15 +307,18 @@ pub fn put(data_dir: Option<&Path>, a: &PutArgs) -> ExitCode {
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "LOCAL... REMOTE_DIR"))?;
         let locals: Vec<PathBuf> = locals.iter().map(PathBuf::from).collect();
-        app.transfer_put_as(
-            &a.host,
-            key.as_ref(),
-            &locals,
-            dest,
-            &a.choices.options(),
-            &env()?,
-            &sink,
-        )
+        let env = env()?;
+        pausable(&app, &p, || {
+            app.transfer_put_as(
+                &a.host,
+                key.as_ref(),
+                &locals,
+                dest,
+                &a.choices.options(),
+                &env,
+                &sink,
+            )
+        })
     })();
     finish(r, &p)
 }
@@ -279,15 +333,18 @@ pub fn get(data_dir: Option<&Path>, a: &GetArgs) -> ExitCode {
             .paths
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "REMOTE... LOCAL_DIR"))?;
-        app.transfer_get_as(
-            &a.host,
-            key.as_ref(),
-            remotes,
-            Path::new(dest),
-            &a.choices.options(),
-            &env()?,
-            &sink,
-        )
+        let env = env()?;
+        pausable(&app, &p, || {
+            app.transfer_get_as(
+                &a.host,
+                key.as_ref(),
+                remotes,
+                Path::new(dest),
+                &a.choices.options(),
+                &env,
+                &sink,
+            )
+        })
     })();
     finish(r, &p)
 }
@@ -298,9 +355,33 @@ pub fn resume(data_dir: Option<&Path>, a: &ResumeArgs) -> ExitCode {
     let r = (|| {
         let app = open(data_dir)?;
         let key = identity(a.common.identity.as_deref())?;
-        app.transfer_resume_as(a.id, key.as_ref(), &env()?, &sink)
+        let env = env()?;
+        pausable(&app, &p, || {
+            app.transfer_resume_as(a.id, key.as_ref(), &env, &sink)
+        })
     })();
     finish(r, &p)
+}
+
+/// `gpurent discard ID`: give up a paused, interrupted or failed transfer and remove its
+/// temporary file or folder. JSON: `{"transfer": TransferSummary}`.
+pub fn discard(data_dir: Option<&Path>, a: &DiscardArgs) -> ExitCode {
+    let r = (|| {
+        let app = open(data_dir)?;
+        let key = identity(a.common.identity.as_deref())?;
+        app.transfer_discard_as(a.id, key.as_ref(), &env()?)
+    })();
+    match r {
+        Ok(t) if a.common.json => {
+            println!("{}", serde_json::json!({ "transfer": t }));
+            ExitCode::SUCCESS
+        }
+        Ok(t) => {
+            println!("discarded #{} {} -> {}", t.id, t.local_path, t.remote_path);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e, a.common.json),
+    }
 }
 
 pub fn list(data_dir: Option<&Path>, a: &TransfersArgs) -> ExitCode {

@@ -97,3 +97,92 @@ fn put_and_get_print_json_lines_and_verify() {
     assert_eq!(t[2]["state"], "done");
     assert_eq!(t[0]["state"], "failed");
 }
+
+#[test]
+fn ctrl_c_pauses_a_put_and_discard_removes_what_arrived() {
+    if !sshd_available() {
+        return;
+    }
+    use std::io::BufRead;
+    let sshd = Sshd::start().expect("sshd");
+    let k = UserKey::generate("cli").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id_file = home.path().join("id");
+    std::fs::write(&id_file, &k.private_pem).expect("key file");
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    // Large (sparse) so that it is still moving when the interrupt arrives.
+    let src = home.path().join("big.bin");
+    std::fs::File::create(&src)
+        .and_then(|f| f.set_len(1 << 30))
+        .expect("sparse");
+    let dest = sshd.home().join("ctrlc");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpurent"))
+        .arg("--data-dir")
+        .arg(home.path().join("data"))
+        .args(["put", "box"])
+        .arg(&src)
+        .arg(&dest)
+        .arg("-i")
+        .arg(&id_file)
+        .arg("--json")
+        .env_remove("GPURENT_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    // Interrupt once bytes are moving.
+    while reader.read_line(&mut line).expect("read") > 0 {
+        let v: serde_json::Value = serde_json::from_str(&line).expect("json line");
+        line.clear();
+        let moving = v["kind"] == "bytes" && v["done_bytes"].as_u64().unwrap_or(0) > 0;
+        seen.push(v);
+        if moving {
+            let ok = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .expect("kill");
+            assert!(ok.success());
+            break;
+        }
+    }
+    while reader.read_line(&mut line).expect("read") > 0 {
+        seen.push(serde_json::from_str(&line).expect("json line"));
+        line.clear();
+    }
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(1));
+    let last = seen.last().expect("a last line");
+    assert_eq!(last["error"]["code"], "paused", "{seen:?}");
+    let out = gpurent(home.path(), &["transfers", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let t = &list["transfers"][0];
+    assert_eq!(t["state"], "paused");
+    assert!(!dest.join("big.bin").exists());
+    let temps = || {
+        std::fs::read_dir(&dest)
+            .map(|d| d.flatten().count())
+            .unwrap_or(0)
+    };
+    assert_eq!(temps(), 1, "the partial upload is kept while paused");
+    let tid = t["id"].as_i64().expect("id").to_string();
+    let id = id_file.to_string_lossy().to_string();
+    let out = gpurent(home.path(), &["discard", &tid, "-i", &id, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["transfer"]["state"], "cancelled");
+    assert_eq!(temps(), 0, "discard removed it on the host");
+}
