@@ -542,6 +542,17 @@ fn assert_same_tree(got: &std::path::Path, want: &std::path::Path) {
     }
 }
 
+/// What the native drop handler does with the OS's drop: the same DOM event, with real paths.
+async fn drop_paths(s: &Session, path: &std::path::Path) {
+    s.client
+        .execute(
+            "document.dispatchEvent(new CustomEvent('gpurent-files-dropped', { detail: { paths: [arguments[0]] } }))",
+            vec![serde_json::Value::String(path.display().to_string())],
+        )
+        .await
+        .expect("drop");
+}
+
 #[tokio::test]
 async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     if !gpurent_testhost::sshd_available() {
@@ -579,14 +590,7 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     s.wait_css("#remote-list tr, #remote-list td").await;
     let remote_dir = std::path::PathBuf::from(s.attr("#remote-path", "value").await);
     let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
-    // The same DOM event the native drop handler dispatches (with real paths).
-    s.client
-        .execute(
-            "document.dispatchEvent(new CustomEvent('gpurent-files-dropped', { detail: { paths: [arguments[0]] } }))",
-            vec![serde_json::Value::String(payload.display().to_string())],
-        )
-        .await
-        .expect("drop");
+    drop_paths(&s, &payload).await;
     s.wait_css(".transfer[data-state='done'][data-verified='true']")
         .await;
     s.wait_css("#remote-list tr[data-name='payload']").await;
@@ -600,18 +604,8 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
         .await;
     s.fill("#download-dir", &back.display().to_string()).await;
     s.click("#download").await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while s
-        .count(".transfer[data-state='done'][data-verified='true']")
-        .await
-        < 2
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "download did not finish verified"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    s.wait_count(".transfer[data-state='done'][data-verified='true']", 2, 30)
+        .await;
     assert_same_tree(&back.join("payload"), &payload);
     let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
 
@@ -623,13 +617,7 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
         .and_then(|f| f.set_len(size))
         .expect("sparse file");
     let _ = std::fs::remove_file(remote_dir.join("large.bin"));
-    s.client
-        .execute(
-            "document.dispatchEvent(new CustomEvent('gpurent-files-dropped', { detail: { paths: [arguments[0]] } }))",
-            vec![serde_json::Value::String(large.display().to_string())],
-        )
-        .await
-        .expect("drop");
+    drop_paths(&s, &large).await;
     s.click("[data-action='pause']").await;
     s.wait_css(".transfer[data-state='paused']").await;
     s.wait_css("#files-note").await;
@@ -640,18 +628,8 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     s.screenshot("files-paused-en").await;
     s.click(".transfer[data-state='paused'] [data-resume]")
         .await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while s
-        .count(".transfer[data-state='done'][data-verified='true']")
-        .await
-        < 3
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the resumed upload did not finish verified"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
+    s.wait_count(".transfer[data-state='done'][data-verified='true']", 3, 120)
+        .await;
     let arrived = std::fs::metadata(remote_dir.join("large.bin")).expect("arrived");
     assert_eq!(arrived.len(), size);
     let mut f = std::fs::File::open(remote_dir.join("large.bin")).expect("open");

@@ -25,11 +25,8 @@ fn lines(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[test]
-fn put_and_get_print_json_lines_and_verify() {
-    if !sshd_available() {
-        return;
-    }
+/// A sshd with a host `box` saved through the CLI, and the login key as a file (`-i`).
+fn host_box() -> (Sshd, tempfile::TempDir, std::path::PathBuf) {
     let sshd = Sshd::start().expect("sshd");
     let k = UserKey::generate("cli").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
@@ -45,6 +42,15 @@ fn put_and_get_print_json_lines_and_verify() {
         ],
     );
     assert!(out.status.success(), "{out:?}");
+    (sshd, home, id_file)
+}
+
+#[test]
+fn put_and_get_print_json_lines_and_verify() {
+    if !sshd_available() {
+        return;
+    }
+    let (sshd, home, id_file) = host_box();
 
     let src = home.path().join("数据 $(x).bin");
     let data: Vec<u8> = (0..700_000u32).map(|i| (i * 31 % 251) as u8).collect();
@@ -104,21 +110,7 @@ fn ctrl_c_pauses_a_put_and_discard_removes_what_arrived() {
         return;
     }
     use std::io::BufRead;
-    let sshd = Sshd::start().expect("sshd");
-    let k = UserKey::generate("cli").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id_file = home.path().join("id");
-    std::fs::write(&id_file, &k.private_pem).expect("key file");
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let (sshd, home, id_file) = host_box();
     // Large (sparse) so that it is still moving when the interrupt arrives.
     let src = home.path().join("big.bin");
     std::fs::File::create(&src)

@@ -201,6 +201,18 @@ impl Session {
         self.fill(css, &format!("{text}\u{E007}")).await;
     }
 
+    /// Wait until at least `n` elements match `css` (for work that takes a while).
+    pub async fn wait_count(&self, css: &str, n: usize, secs: u64) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(secs);
+        while self.count(css).await < n {
+            assert!(
+                Instant::now() < deadline,
+                "fewer than {n} of {css} after {secs} s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
     pub async fn count(&self, css: &str) -> usize {
         self.client
             .find_all(Locator::Css(css))
