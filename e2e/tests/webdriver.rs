@@ -626,6 +626,14 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
         "nothing under the final name while paused"
     );
     s.screenshot("files-paused-en").await;
+    // The same queue in Chinese: states and buttons translated.
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    s.click("#nav-files").await;
+    s.wait_text(".transfer[data-state='paused'] .badge", "已暂停，可续传")
+        .await;
+    s.screenshot("files-paused-zh").await;
     s.click(".transfer[data-state='paused'] [data-resume]")
         .await;
     s.wait_count(".transfer[data-state='done'][data-verified='true']", 3, 120)

@@ -40,7 +40,7 @@ export default {
   'files.state.paused': 'paused — can resume',
   'files.pause': 'Pause',
   'files.discard': 'Discard',
-  'files.discard.yes': 'Discard what was sent ({size})',
+  'files.discard.yes': 'Delete the partial copy',
   'files.paused': 'Paused. What arrived is kept; press Resume in the list to continue.',
   'files.pick.files': 'Choose files…',
   'files.pick.folder': 'Choose a folder…',

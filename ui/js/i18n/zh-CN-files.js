@@ -40,7 +40,7 @@ export default {
   'files.state.paused': '已暂停，可续传',
   'files.pause': '暂停',
   'files.discard': '放弃',
-  'files.discard.yes': '放弃已传的部分（{size}）',
+  'files.discard.yes': '删除未传完的副本',
   'files.paused': '已暂停。已传的部分会保留；在列表里点“续传”即可继续。',
   'files.pick.files': '选择文件…',
   'files.pick.folder': '选择文件夹…',

@@ -297,7 +297,10 @@ export async function renderFiles(root) {
  */
 function drawList(body, listing, ctx) {
   clear(body);
-  const dirsFirst = [...listing.entries].sort((a, b) => Number(b.kind === 'dir') - Number(a.kind === 'dir') || a.name.localeCompare(b.name));
+  // A transfer's temporary file or folder (`.NAME.gpurent-ID.part`) belongs to the queue, where
+  // it can be resumed or discarded; it is not shown as a file of its own.
+  const temp = /^\..*\.gpurent-\d+\.part$/;
+  const dirsFirst = listing.entries.filter((e) => !temp.test(e.name)).sort((a, b) => Number(b.kind === 'dir') - Number(a.kind === 'dir') || a.name.localeCompare(b.name));
   for (const e of dirsFirst) {
     const name = e.kind === 'dir'
       ? el('button', { type: 'button', class: 'linkish dir', text: `${e.name}/` })
@@ -341,7 +344,7 @@ function drawList(body, listing, ctx) {
       el('td', { class: 'muted small', text: e.modified_s ? new Date(e.modified_s * 1000).toLocaleString(language(), { dateStyle: 'short', timeStyle: 'short' }) : '' }),
       actions));
   }
-  if (!listing.entries.length) body.append(el('tr', {}, el('td', { colspan: '5', class: 'muted', text: t('files.empty') })));
+  if (!dirsFirst.length) body.append(el('tr', {}, el('td', { colspan: '5', class: 'muted', text: t('files.empty') })));
 }
 
 /**
@@ -371,7 +374,7 @@ function drawQueue(box, items, ctx) {
       b.addEventListener('click', () => ctx.resume(x.id));
       const d = el('button', { type: 'button', class: 'danger ghost small', 'data-discard': String(x.id), text: t('files.discard') });
       d.addEventListener('click', () => {
-        const yes = el('button', { type: 'button', class: 'danger small', 'data-discard-yes': String(x.id), text: t('files.discard.yes', { size: bytes(x.done_bytes) }) });
+        const yes = el('button', { type: 'button', class: 'danger small', 'data-discard-yes': String(x.id), text: t('files.discard.yes') });
         yes.addEventListener('click', () => ctx.discard(x.id));
         d.replaceWith(yes);
       });
