@@ -373,3 +373,36 @@ pub fn sftp_io_error(e: &std::io::Error, path: &str) -> TransferError {
         None => proc::io_lost(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct J(&'static str);
+    impl Journal for J {
+        fn with_journal(
+            &self,
+            _f: &mut dyn FnMut(&Store) -> Result<(), TransferError>,
+        ) -> Result<(), TransferError> {
+            Ok(())
+        }
+        fn journal_now_ms(&self) -> i64 {
+            0
+        }
+        fn journal_key(&self) -> String {
+            self.0.into()
+        }
+    }
+
+    #[test]
+    fn a_transfer_runs_once_at_a_time_per_journal() {
+        let (a, b) = (J("a.sqlite3"), J("b.sqlite3"));
+        let first = Running::claim(&a, 7).expect("free");
+        let again = Running::claim(&a, 7).expect_err("busy");
+        assert_eq!(again.code(), "transfer_busy");
+        let other_journal = Running::claim(&b, 7).expect("ids are per journal");
+        drop(first);
+        let _after = Running::claim(&a, 7).expect("released on drop");
+        drop(other_journal);
+    }
+}
