@@ -80,16 +80,35 @@ fn make_remote_dir(
     proc::run_ok(&conn, "mkdir", dir, &script, None, cancel).map(|_| ())
 }
 
+/// The key to log in with: given by the caller, or loaded from the keychain for the host.
+enum KeyRef<'a> {
+    Given(&'a LoginKey),
+    Loaded(LoginKey),
+}
+
+impl std::ops::Deref for KeyRef<'_> {
+    type Target = LoginKey;
+    fn deref(&self) -> &LoginKey {
+        match self {
+            KeyRef::Given(k) => k,
+            KeyRef::Loaded(k) => k,
+        }
+    }
+}
+
 impl App {
-    fn transfer_key(
+    /// The saved host and the key to log in to it with (`key`, or the host's keychain key).
+    fn host_and_key<'a>(
         &self,
         label: &str,
-        key: Option<&LoginKey>,
-    ) -> Result<Option<LoginKey>, TransferError> {
-        match key {
-            Some(_) => Ok(None),
-            None => Ok(Some(self.host_key_for(label, None)?)),
-        }
+        key: Option<&'a LoginKey>,
+    ) -> Result<(Host, KeyRef<'a>), TransferError> {
+        let host = self.host_get(label)?;
+        let key = match key {
+            Some(k) => KeyRef::Given(k),
+            None => KeyRef::Loaded(self.host_key_for(label, None)?),
+        };
+        Ok((host, key))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -161,11 +180,8 @@ impl App {
     ) -> Result<TransferReport, TransferError> {
         self.run_op("transfer_put", progress, |cancel| {
             let t0 = Instant::now();
-            let host = self.host_get(label)?;
-            let loaded = self.transfer_key(label, key)?;
-            let key = key
-                .or(loaded.as_ref())
-                .ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let (host, key) = self.host_and_key(label, key)?;
+            let key = &*key;
             if locals.is_empty() {
                 return Err(TransferError::invalid("locals", "nothing to upload"));
             }
@@ -282,11 +298,8 @@ impl App {
     ) -> Result<TransferReport, TransferError> {
         self.run_op("transfer_get", progress, |cancel| {
             let t0 = Instant::now();
-            let host = self.host_get(label)?;
-            let loaded = self.transfer_key(label, key)?;
-            let key = key
-                .or(loaded.as_ref())
-                .ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let (host, key) = self.host_and_key(label, key)?;
+            let key = &*key;
             if remotes.is_empty() {
                 return Err(TransferError::invalid("remotes", "nothing to download"));
             }
@@ -367,11 +380,8 @@ impl App {
             let t0 = Instant::now();
             let rec = self.with_journal_t(|s| journal::require(s, id))?;
             let label = rec.summary.host_label.as_str();
-            let host = self.host_get(label)?;
-            let loaded = self.transfer_key(label, key)?;
-            let key = key
-                .or(loaded.as_ref())
-                .ok_or_else(|| TransferError::invalid("key", "none"))?;
+            let (host, key) = self.host_and_key(label, key)?;
+            let key = &*key;
             let meter = Meter::new(progress);
             meter.add_total(rec.summary.total_bytes, rec.summary.files_total);
             // The folder may not exist yet (paused before the first byte) or any more.
@@ -408,20 +418,15 @@ impl App {
     ) -> Result<TransferSummary, TransferError> {
         let rec = self.with_journal_t(|s| journal::require(s, id))?;
         let label = rec.summary.host_label.as_str();
-        let needs_host = rec.summary.direction == Direction::Upload;
-        let host = if needs_host {
-            Some(self.host_get(label)?)
+        // A download's temporary file is here: no host needed to remove it.
+        let login = if rec.summary.direction == Direction::Upload {
+            Some(self.host_and_key(label, key)?)
         } else {
             None
         };
-        let loaded = match (needs_host, key) {
-            (true, None) => Some(self.host_key_for(label, None)?),
-            _ => None,
-        };
-        let key = key.or(loaded.as_ref());
-        let connect = |c: &CancelToken| match (&host, key) {
-            (Some(h), Some(k)) => connect_host(h, env, k, c),
-            _ => Err(RemoteError::Core(crate::error::CoreError::invalid(
+        let connect = |c: &CancelToken| match &login {
+            Some((h, k)) => connect_host(h, env, k, c),
+            None => Err(RemoteError::Core(crate::error::CoreError::invalid(
                 "host",
                 "not needed for a download",
             ))),
@@ -478,13 +483,9 @@ impl App {
         env: &SshEnv,
         f: impl FnOnce(&Connection, &CancelToken) -> Result<T, TransferError>,
     ) -> Result<T, TransferError> {
-        let host = self.host_get(label)?;
-        let loaded = self.transfer_key(label, key)?;
-        let key = key
-            .or(loaded.as_ref())
-            .ok_or_else(|| TransferError::invalid("key", "none"))?;
+        let (host, key) = self.host_and_key(label, key)?;
         let cancel = CancelToken::new();
-        let conn = connect_host(&host, env, key, &cancel)?;
+        let conn = connect_host(&host, env, &key, &cancel)?;
         f(&conn, &cancel)
     }
 

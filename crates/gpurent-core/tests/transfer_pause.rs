@@ -57,7 +57,8 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
     if !sshd_available() {
         return;
     }
-    let r = rig(Some(Duration::from_millis(10)));
+    // 30 ms each way: OpenSSH's 2 MiB window then allows ~33 MiB/s, so a pause lands mid-stream.
+    let r = rig(Some(Duration::from_millis(30)));
     let app = &r.w.app;
     let dir = r.sshd.home().join("p");
     let big = r.w.tmp.path().join("weights.bin");
@@ -143,16 +144,16 @@ fn a_paused_folder_upload_resumes_and_a_discarded_one_leaves_nothing() {
     if !sshd_available() {
         return;
     }
-    let r = rig(Some(Duration::from_millis(10)));
+    let r = rig(Some(Duration::from_millis(30)));
     let app = &r.w.app;
     let dir = r.sshd.home().join("t");
     let tree = r.w.tmp.path().join("run 1");
-    for i in 0..120 {
+    for i in 0..300 {
         let d = tree.join(format!("part {}", i % 3));
         std::fs::create_dir_all(&d).expect("mkdir");
         std::fs::write(d.join(format!("{i}.bin")), bytes(64 * 1024, 100 + i as u64)).expect("w");
     }
-    let total = 120 * 64 * 1024;
+    let total = 300 * 64 * 1024;
     for discard in [false, true] {
         let op = Mutex::new(None);
         let e = app
@@ -166,7 +167,7 @@ fn a_paused_folder_upload_resumes_and_a_discarded_one_leaves_nothing() {
                     ..opts()
                 },
                 &r.w.env,
-                &pauser(app, &op, 2 * 1024 * 1024),
+                &pauser(app, &op, 6 * 1024 * 1024),
             )
             .expect_err("paused");
         assert_eq!(e.code(), "paused");
@@ -185,11 +186,8 @@ fn a_paused_folder_upload_resumes_and_a_discarded_one_leaves_nothing() {
                 .transfer_resume_as(id, Some(&r.key), &r.w.env, &NoProgress)
                 .expect("resume");
             assert_eq!(rep.transfers[0].state, TransferState::Done);
-            assert!(
-                rep.wire_bytes < total as u64 + 1024 * 1024,
-                "{}",
-                rep.wire_bytes
-            );
+            // Files that arrived whole before the pause are not sent again.
+            assert!(rep.wire_bytes < total as u64, "{}", rep.wire_bytes);
             assert_eq!(tree_hashes(&dir.join("run 1")), tree_hashes(&tree));
             assert_eq!(
                 app.transfer_discard_as(id, Some(&r.key), &r.w.env)
