@@ -21,6 +21,9 @@ use crate::transfer::{hash, TransferError};
 
 type Hashes = HashMap<Vec<u8>, String>;
 
+/// Buffer between the tar stream and the channel, both ways.
+const WIRE_BUF: usize = 1 << 20;
+
 fn rel_bytes(p: &Path) -> Vec<u8> {
     p.as_os_str().as_bytes().to_vec()
 }
@@ -160,7 +163,10 @@ fn send_tar(
     let script = format!("mkdir -p -- {q} && tar -x --no-same-owner -f - -C {q}");
     let mut st = Stream::open(conn, &script, None)?;
     let res = (|| -> std::io::Result<()> {
-        let mut b = tar::Builder::new(ChanWriter { st: &mut st, ctx });
+        // Large channel writes: tar's 512-byte headers and `io::copy`'s 8 KiB pieces would each
+        // become their own SSH packet (and libssh2 call) otherwise.
+        let w = std::io::BufWriter::with_capacity(WIRE_BUF, ChanWriter { st: &mut st, ctx });
+        let mut b = tar::Builder::new(w);
         b.mode(tar::HeaderMode::Complete);
         if with_dirs {
             for e in entries.iter().filter(|e| e.kind != EntryKind::File) {
@@ -193,7 +199,7 @@ fn send_tar(
             b.append_data(&mut h, &e.rel, &mut src)?;
             local.insert(rel_bytes(&e.rel), hash::hex(&src.h.finalize()));
         }
-        b.finish()
+        b.into_inner()?.flush()
     })();
     if let Err(e) = res {
         if ctx.cancel.is_cancelled() {
@@ -373,7 +379,10 @@ fn fetch_tar(
     };
     let mut st = Stream::open(conn, &script, proc::download_window(conn))?;
     let res = (|| -> Result<(), TransferError> {
-        let mut ar = tar::Archive::new(ChanReader { st: &mut st, ctx });
+        let r = std::io::BufReader::with_capacity(WIRE_BUF, ChanReader { st: &mut st, ctx });
+        let mut ar = tar::Archive::new(r);
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut made: Option<PathBuf> = None;
         let entries = ar.entries().map_err(|e| proc::io_lost(&e))?;
         for entry in entries {
             let mut entry = entry.map_err(|e| proc::io_lost(&e))?;
@@ -388,12 +397,14 @@ fn fetch_tar(
                 }
                 tar::EntryType::Regular | tar::EntryType::Continuous => {
                     if let Some(parent) = dest.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| TransferError::local(parent, &e))?;
+                        if made.as_deref() != Some(parent) {
+                            std::fs::create_dir_all(parent)
+                                .map_err(|e| TransferError::local(parent, &e))?;
+                            made = Some(parent.to_path_buf());
+                        }
                     }
                     let mut f = File::create(&dest).map_err(|e| TransferError::local(&dest, &e))?;
                     let mut h = Sha256::new();
-                    let mut buf = vec![0u8; 256 * 1024];
                     loop {
                         let n = entry.read(&mut buf).map_err(|e| proc::io_lost(&e))?;
                         if n == 0 {
