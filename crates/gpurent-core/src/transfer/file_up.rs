@@ -23,8 +23,7 @@ use crate::transfer::{hash, FileMethod, TransferError};
 pub const DEFAULT_CHUNK: u64 = 16 * 1024 * 1024;
 /// Files at least this big use several streams on a long link.
 pub const PARALLEL_MIN: u64 = 64 * 1024 * 1024;
-/// A link this slow (ms round trip) or slower counts as long.
-pub const LONG_LINK_MS: f64 = 10.0;
+pub use crate::transfer::proc::LONG_LINK_MS;
 pub const AUTO_STREAMS: u32 = 4;
 
 pub fn mtime_ms(m: &std::fs::Metadata) -> Option<i64> {
@@ -71,7 +70,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
     ctx.meter.add(verified);
     let streams = match rec.options.streams {
         Some(n) => n.clamp(1, 16),
-        None if size >= PARALLEL_MIN && conn.round_trip_ms(1)? >= LONG_LINK_MS => AUTO_STREAMS,
+        None if size >= PARALLEL_MIN && proc::long_link(conn)? => AUTO_STREAMS,
         None => 1,
     };
     let mut method = rec.options.method.unwrap_or(if streams > 1 {
@@ -91,19 +90,31 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         if method == FileMethod::Stream && !suffix {
             method = FileMethod::Sftp;
         }
-        let local_hash = std::thread::scope(|s| {
-            let h = s.spawn(|| hash::local_file(local, None, ctx.cancel));
-            let sent = if pending.is_empty() {
-                Ok(())
-            } else if method == FileMethod::Stream {
-                stream_up(ctx, conn, local, tmp, &pending)
-            } else {
-                sftp_up(ctx, conn, local, tmp, &pending, streams)
-            };
-            let h = h.join().unwrap_or(Err(TransferError::cancelled()));
-            sent.and(h)
-        })?;
-        let remote_hash = hash::remote_file(conn, tmp, None, ctx.cancel)?;
+        // A whole file in one stream is hashed in the same pass on both ends; anything else
+        // (a resumed suffix, SFTP ranges) is hashed here alongside and re-read on the host.
+        let whole = method == FileMethod::Stream && pending.len() == chunks.len();
+        let (local_hash, inline_remote) = if whole {
+            let (l, r) = stream_up(ctx, conn, local, tmp, &pending, true)?;
+            (l.unwrap_or_default(), r)
+        } else {
+            let l = std::thread::scope(|s| {
+                let h = s.spawn(|| hash::local_file(local, None, ctx.cancel));
+                let sent = if pending.is_empty() {
+                    Ok(())
+                } else if method == FileMethod::Stream {
+                    stream_up(ctx, conn, local, tmp, &pending, false).map(|_| ())
+                } else {
+                    sftp_up(ctx, conn, local, tmp, &pending, streams)
+                };
+                let h = h.join().unwrap_or(Err(TransferError::cancelled()));
+                sent.and(h)
+            })?;
+            (l, None)
+        };
+        let remote_hash = match inline_remote {
+            Some(h) => h,
+            None => hash::remote_file(conn, tmp, None, ctx.cancel)?,
+        };
         if remote_hash == local_hash {
             ctx.j(|s| {
                 s.conn().execute(
@@ -222,18 +233,29 @@ fn id_of(ctx: &Ctx<'_>, tmp: &str) -> Result<i64, TransferError> {
 }
 
 /// The pending chunks form a suffix: one raw stream appended at its start (truncating any
-/// unverified tail first).
+/// unverified tail first). With `whole` (the suffix is the whole file) both ends hash the bytes
+/// in the same pass: here alongside the chunk hashes, on the host with `tee` into the first
+/// working hash tool (`cat` when there is none). Returns (local, remote) SHA-256 of the whole
+/// file when `whole`; the remote one is `None` when the host could not hash inline.
 fn stream_up(
     ctx: &Ctx<'_>,
     conn: &Connection,
     local: &Path,
     tmp: &str,
     pending: &[Chunk],
-) -> Result<(), TransferError> {
+    whole: bool,
+) -> Result<(Option<String>, Option<String>), TransferError> {
     let id = id_of(ctx, tmp)?;
     let start = pending.first().map(|c| c.offset).unwrap_or(0);
     let q = shell_quote(tmp)?;
-    let script = if start == 0 {
+    let script = if whole && start == 0 {
+        // tee's own status comes back through fd 3 (a pipeline's status is its last command's);
+        // the hash goes to stdout via fd 4.
+        format!(
+            "{}cat > {q} || exit 1\n[ \"$T\" = n ] || h < {q}",
+            hash::remote_h_soft()
+        )
+    } else if start == 0 {
         format!("cat > {q}")
     } else {
         format!("dd if=/dev/null of={q} bs=1 seek={start} 2>/dev/null && cat >> {q}")
@@ -243,6 +265,7 @@ fn stream_up(
         .map_err(|e| TransferError::local(local, &e))?;
     let mut st = Stream::open(conn, &script, None)?;
     let mut buf = vec![0u8; 4 << 20];
+    let mut all = whole.then(Sha256::new);
     for c in pending {
         let mut h = Sha256::new();
         let mut left = c.len;
@@ -260,6 +283,9 @@ fn stream_up(
                 return Err(TransferError::SourceChanged { transfer_id: id });
             }
             h.update(&buf[..n]);
+            if let Some(a) = all.as_mut() {
+                a.update(&buf[..n]);
+            }
             if let Err(e) = st.write_all(&buf[..n]) {
                 return Err(st
                     .failure("upload", tmp)
@@ -272,11 +298,13 @@ fn stream_up(
         mark_sent(ctx, id, c, &hash::hex(&h.finalize()))?;
     }
     st.send_eof()?;
-    let (status, err) = st.finish()?;
+    let (status, out, err) = st.finish_out()?;
     if status != Some(0) {
         return Err(TransferError::from_stderr("upload", tmp, &err));
     }
-    Ok(())
+    let local_hash = all.map(|a| hash::hex(&a.finalize()));
+    let remote_hash = if whole { hash::digest_in(&out) } else { None };
+    Ok((local_hash, remote_hash))
 }
 
 /// Chunks as SFTP byte ranges (open + seek + one write call per chunk) on `streams`
