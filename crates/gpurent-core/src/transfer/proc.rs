@@ -206,6 +206,19 @@ impl Stream {
         Ok((status, rest, String::from_utf8_lossy(&err).into_owned()))
     }
 
+    /// [`Stream::finish_out`] reading stdout to its end before stderr (for a command whose
+    /// stdout may outgrow the channel window while its stderr stays short).
+    pub fn finish_stdout_first(mut self) -> Result<(Option<i32>, Vec<u8>, String), TransferError> {
+        let mut out = Vec::new();
+        if let Err(e) = self.ch.read_to_end(&mut out) {
+            return Err(io_lost(&e));
+        }
+        self.finish_out().map(|(status, rest, err)| {
+            out.extend_from_slice(&rest);
+            (status, out, err)
+        })
+    }
+
     /// After a write/read failure: did the command end with an error we can name (full disk)?
     /// Returns `None` when the link itself is gone.
     pub fn failure(mut self, what: &str, path: &str) -> Option<TransferError> {

@@ -263,9 +263,19 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     }
     std::fs::create_dir_all(&tmp).map_err(|e| TransferError::local(&tmp, &e))?;
     let rels: Vec<Vec<u8>> = listing.iter().map(|l| l.0.clone()).collect();
-    let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
     let mut local: Hashes = HashMap::new();
-    if resume {
+    if !resume {
+        // Fresh: everything comes; the host hashes on a second channel while the tar streams.
+        let hashing = hash::TreeHashing::start(conn, src, &rels)?;
+        if let Err(e) = fetch_tar(ctx, conn, src, &tmp, None, id, &mut local) {
+            hashing.kill(conn);
+            return Err(e);
+        }
+        let remote = hashing.finish()?;
+        return finish_download(ctx, conn, rec, &listing, &rels, remote, local);
+    }
+    let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
+    {
         for (rel, size) in &listing {
             let p = tmp.join(std::ffi::OsStr::from_bytes(rel));
             if std::fs::metadata(&p).is_ok_and(|m| m.len() == *size) {
@@ -273,7 +283,7 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
             }
         }
     }
-    let mut todo: Vec<Vec<u8>> = rels
+    let todo: Vec<Vec<u8>> = rels
         .iter()
         .filter(|r| local.get(*r) != remote.get(*r))
         .cloned()
@@ -286,18 +296,32 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
                 .map(|r| sizes.get(r).copied().unwrap_or(0))
                 .sum::<u64>(),
     );
+    if !todo.is_empty() {
+        fetch_tar(ctx, conn, src, &tmp, Some(&todo), id, &mut local)?;
+    }
+    finish_download(ctx, conn, rec, &listing, &rels, remote, local)
+}
+
+/// After a fetch: compare, fetch the differing files once more, rename into place.
+#[allow(clippy::too_many_arguments)]
+fn finish_download(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    rec: &Record,
+    listing: &[(Vec<u8>, u64)],
+    rels: &[Vec<u8>],
+    remote: Hashes,
+    mut local: Hashes,
+) -> Result<(), TransferError> {
+    let id = rec.summary.id;
+    let src = rec.summary.remote_path.as_str();
+    let tmp = PathBuf::from(&rec.temp_path);
+    let fin = Path::new(&rec.summary.local_path);
+    let sizes: HashMap<&Vec<u8>, u64> = listing.iter().map(|(r, s)| (r, *s)).collect();
+    let mut todo: Vec<Vec<u8>> = Vec::new();
     for round in 0..2 {
-        if !todo.is_empty() || (round == 0 && !resume) {
-            let everything = round == 0 && !resume;
-            fetch_tar(
-                ctx,
-                conn,
-                src,
-                &tmp,
-                if everything { None } else { Some(&todo) },
-                id,
-                &mut local,
-            )?;
+        if !todo.is_empty() {
+            fetch_tar(ctx, conn, src, &tmp, Some(&todo), id, &mut local)?;
         }
         let bad: Vec<Vec<u8>> = rels
             .iter()
@@ -308,7 +332,7 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
             place_local(&tmp, fin, rec.options.overwrite)?;
             let now = ctx.now();
             ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
-            for _ in &rels {
+            for _ in rels {
                 ctx.meter.file_done();
             }
             return Ok(());
