@@ -305,7 +305,8 @@ fn stream_up(
     let q = shell_quote(tmp)?;
     let script = if whole && start == 0 {
         format!(
-            "if python3 -c 'import hashlib' </dev/null >/dev/null 2>&1; then exec python3 -c {} {q}; fi\n\
+            ": > {q} || exit 1\n\
+             if python3 -c 'import hashlib' </dev/null >/dev/null 2>&1; then exec python3 -c {} {q}; fi\n\
              {}cat > {q} || exit 1\n[ \"$T\" = n ] || h < {q}",
             shell_quote(hash::TEE_PY)?,
             hash::remote_h_soft()
