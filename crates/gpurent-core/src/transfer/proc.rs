@@ -122,9 +122,9 @@ pub const LONG_LINK_MS: f64 = 10.0;
 
 /// Whether the connection's round trip is at least [`LONG_LINK_MS`]. The login's round trip
 /// (request to answer, so never below the link's) settles a short link without a probe;
-/// otherwise the smallest of two channel opens decides. One probe is not enough: sshd runs
+/// otherwise one channel open decides. A probe alone misjudges loopback: sshd runs
 /// non-interactive sessions with Nagle on, so the first open after a closed channel (the SFTP
-/// `stat` before it) waits ~40 ms for a delayed ACK even on loopback.
+/// `stat` before it) often waits ~40 ms for our delayed ACK.
 pub fn long_link(conn: &Connection) -> Result<bool, TransferError> {
     if conn
         .auth_round_trip_ms()
@@ -132,7 +132,7 @@ pub fn long_link(conn: &Connection) -> Result<bool, TransferError> {
     {
         return Ok(false);
     }
-    Ok(conn.round_trip_ms(2)? >= LONG_LINK_MS)
+    Ok(conn.round_trip_ms(1)? >= LONG_LINK_MS)
 }
 
 /// The receive window for a download on this connection: 32 MiB on a long link; libssh2's
