@@ -1,8 +1,8 @@
-//! One file down: one exec stream (`cat`, or `tail -c +N` to resume) read through a channel
-//! with a 32 MiB receive window, into `.NAME.gpurent-ID.part` next to the final name. On resume
-//! the local partial file's prefix is hashed here and on the host (`head -c N | sha256`); equal
-//! prefixes continue, anything else starts over. Then SHA-256 of the whole file on both ends and
-//! a rename into place.
+//! One file down: one exec stream (`cat`, or `tail -c +N` to resume; a 32 MiB receive window on
+//! a long link) into `.NAME.gpurent-ID.part` next to the final name, the host hashing the whole
+//! file alongside. On resume the local partial file's prefix is hashed here and on the host
+//! (`head -c N | sha256`); equal prefixes continue, anything else starts over. Then the SHA-256
+//! of both ends are compared and the file renamed into place.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};

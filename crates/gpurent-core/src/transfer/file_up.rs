@@ -1,7 +1,7 @@
-//! One file up: chunks recorded in the journal, sent as one raw stream (`cat > tmp`, the same
-//! bytes on the wire as `scp`) or as SFTP byte ranges on several connections; on resume the
-//! chunks the journal says were sent are hashed on the host and only the missing ones go again.
-//! The whole file is then hashed on both ends and renamed into place.
+//! One file up: chunks recorded in the journal, sent as one raw stream (the same bytes on the
+//! wire as `scp`) or as SFTP byte ranges on several connections; on resume the chunks the
+//! journal says were sent are hashed on the host and only the missing ones go again. The whole
+//! file is hashed on both ends (in the sending pass for a fresh stream) and renamed into place.
 
 use std::collections::VecDeque;
 use std::fs::File;
