@@ -229,6 +229,110 @@ fn without_openssl_or_sha256sum_the_host_still_verifies() {
     assert_eq!(rep.transfers[0].sha256.as_deref(), Some(sha(&f).as_str()));
 }
 
+/// Without python3 on the host the fast paths (one-pass hashing on the host, python folder
+/// hashing) give way to `cat` + `openssl`/`sha256sum`: files and folders with hostile names still
+/// go up and down verified; with no tool at all, `hash_tool_missing` and nothing left behind.
+#[test]
+fn without_python3_the_shell_tools_verify_and_without_any_tool_it_is_named() {
+    if !sshd_available() {
+        return;
+    }
+    let r = rig(None);
+    r.sshd
+        .install_bin("python3", "#!/bin/sh\nexit 127\n")
+        .expect("fake");
+    let src = r.w.tmp.path().join("src");
+    let tree = src.join("t $(id)");
+    std::fs::create_dir_all(tree.join("sub")).expect("mkdir");
+    for (i, n) in NASTY.iter().enumerate() {
+        std::fs::write(tree.join(n), bytes(500 + i * 4099, i as u64)).expect("write");
+        std::fs::write(tree.join("sub").join(n), bytes(3 + i, 7 + i as u64)).expect("write");
+    }
+    let f = src.join("-f 'x' $(reboot).bin");
+    std::fs::write(&f, bytes(1_500_000, 3)).expect("write");
+    let dest = r.sshd.home().join("np");
+    let rep =
+        r.w.app
+            .transfer_put_as(
+                "box",
+                Some(&r.key),
+                &[f.clone(), tree.clone()],
+                &dest.display().to_string(),
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect("put without python3");
+    assert!(rep.transfers.iter().all(|t| t.verified));
+    assert_eq!(sha(&dest.join(f.file_name().expect("n"))), sha(&f));
+    let want = tree_hashes(&tree);
+    assert_eq!(tree_hashes(&dest.join("t $(id)")), want);
+    assert!(leftovers(&dest).is_empty(), "{:?}", leftovers(&dest));
+
+    let back = r.w.tmp.path().join("back");
+    let remotes: Vec<String> = [
+        f.file_name().expect("n").to_string_lossy(),
+        "t $(id)".into(),
+    ]
+    .iter()
+    .map(|n| format!("{}/{n}", dest.display()))
+    .collect();
+    let rep =
+        r.w.app
+            .transfer_get_as(
+                "box",
+                Some(&r.key),
+                &remotes,
+                &back,
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect("get without python3");
+    assert!(rep.transfers.iter().all(|t| t.verified));
+    assert_eq!(sha(&back.join(f.file_name().expect("n"))), sha(&f));
+    assert_eq!(tree_hashes(&back.join("t $(id)")), want);
+    assert!(leftovers(&back).is_empty());
+    assert!(!r.sshd.home().join("PWNED").exists());
+
+    for tool in ["openssl", "sha256sum", "shasum"] {
+        r.sshd
+            .install_bin(tool, "#!/bin/sh\nexit 127\n")
+            .expect("fake");
+    }
+    let none = r.sshd.home().join("none");
+    for item in [&f, &tree] {
+        let e =
+            r.w.app
+                .transfer_put_as(
+                    "box",
+                    Some(&r.key),
+                    std::slice::from_ref(item),
+                    &none.display().to_string(),
+                    &opts(),
+                    &r.w.env,
+                    &NoProgress,
+                )
+                .expect_err("no hash tool");
+        assert_eq!(e.code(), "hash_tool_missing");
+    }
+    let e =
+        r.w.app
+            .transfer_get_as(
+                "box",
+                Some(&r.key),
+                &[format!("{}/t $(id)", dest.display())],
+                &r.w.tmp.path().join("back2"),
+                &opts(),
+                &r.w.env,
+                &NoProgress,
+            )
+            .expect_err("no hash tool");
+    assert_eq!(e.code(), "hash_tool_missing");
+    assert!(leftovers(&none).is_empty(), "{:?}", leftovers(&none));
+    assert!(leftovers(&r.w.tmp.path().join("back2")).is_empty());
+}
+
 #[test]
 fn the_remote_pane_lists_creates_renames_and_deletes_any_name() {
     if !sshd_available() {

@@ -1,8 +1,8 @@
-//! One file down: one exec stream (`cat`, or `tail -c +N` to resume) read through a channel
-//! with a 32 MiB receive window, into `.NAME.gpurent-ID.part` next to the final name. On resume
-//! the local partial file's prefix is hashed here and on the host (`head -c N | sha256`); equal
-//! prefixes continue, anything else starts over. Then SHA-256 of the whole file on both ends and
-//! a rename into place.
+//! One file down: one exec stream (`cat`, or `tail -c +N` to resume; a 32 MiB receive window on
+//! a long link) into `.NAME.gpurent-ID.part` next to the final name, the host hashing the whole
+//! file alongside. On resume the local partial file's prefix is hashed here and on the host
+//! (`head -c N | sha256`); equal prefixes continue, anything else starts over. Then the SHA-256
+//! of both ends are compared and the file renamed into place.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -72,52 +72,99 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
             .append(start > 0)
             .open(tmp)
             .map_err(|e| TransferError::local(tmp, &e))?;
+        let mut inline_remote = None;
         if start < size {
             let q = shell_quote(src)?;
-            let script = if start == 0 {
+            let read = if start == 0 {
                 format!("cat -- {q}")
             } else {
                 format!("tail -c +{} -- {q}", start + 1)
             };
+            // The host hashes the whole file alongside (its digest is one line on stderr), so
+            // the verify does not wait for a second pass after the last byte.
+            let script = format!(
+                "{}[ \"$T\" = n ] || {{ h < {q} >&2 & }}\n{read}; s=$?; wait; exit $s",
+                hash::remote_h_soft()
+            );
             let mut st = Stream::open(conn, &script, proc::download_window(conn))?;
-            let mut buf = vec![0u8; 1 << 20];
-            let mut got = start;
-            let mut since = 0u64;
-            loop {
-                if ctx.cancel.is_cancelled() {
-                    st.kill(conn);
-                    return Err(TransferError::cancelled());
-                }
-                let n = match st.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) => {
-                        let _ = out.flush();
-                        return Err(proc::io_lost(&e));
+            // This thread decrypts; a second one writes the file and hashes it.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(4);
+            let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+            let (res, written) = std::thread::scope(|s| {
+                let (out, hasher) = (&mut out, &mut hasher);
+                let writer = s.spawn(move || -> std::io::Result<()> {
+                    for (buf, n) in rx.iter() {
+                        out.write_all(&buf[..n])?;
+                        hasher.update(&buf[..n]);
+                        let _ = back_tx.send(buf);
                     }
-                };
-                out.write_all(&buf[..n])
-                    .map_err(|e| TransferError::local(tmp, &e))?;
-                hasher.update(&buf[..n]);
-                got += n as u64;
-                since += n as u64;
-                ctx.meter.wire(n as u64);
-                ctx.meter.add(n as u64);
-                if since >= 16 << 20 {
-                    since = 0;
-                    let now = ctx.now();
-                    ctx.j(|s| journal::set_progress(s, id, got, 0, now))?;
+                    Ok(())
+                });
+                let res = (|| -> Result<(), TransferError> {
+                    let mut got = start;
+                    let mut since = 0u64;
+                    let mut eof = false;
+                    while !eof {
+                        if ctx.cancel.is_cancelled() {
+                            return Err(TransferError::cancelled());
+                        }
+                        let mut buf = back_rx.try_recv().unwrap_or_else(|_| vec![0u8; 1 << 20]);
+                        let mut n = 0;
+                        while n < (512 << 10) {
+                            match st.read(&mut buf[n..]) {
+                                Ok(0) => {
+                                    eof = true;
+                                    break;
+                                }
+                                Ok(k) => n += k,
+                                Err(e) => return Err(proc::io_lost(&e)),
+                            }
+                        }
+                        if n > 0 && tx.send((buf, n)).is_err() {
+                            break; // the writer failed: its error is reported below
+                        }
+                        got += n as u64;
+                        since += n as u64;
+                        ctx.meter.wire(n as u64);
+                        ctx.meter.add(n as u64);
+                        if since >= 16 << 20 {
+                            since = 0;
+                            let now = ctx.now();
+                            ctx.j(|s| journal::set_progress(s, id, got, 0, now))?;
+                        }
+                    }
+                    Ok(())
+                })();
+                drop(tx);
+                let written = writer
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("writer panicked")));
+                (res, written)
+            });
+            if let Err(e) = written {
+                st.kill(conn);
+                return Err(TransferError::local(tmp, &e));
+            }
+            if let Err(e) = res {
+                let _ = out.flush();
+                if !e.is_link_failure() {
+                    st.kill(conn);
                 }
+                return Err(e);
             }
             let (status, err) = st.finish()?;
             if status != Some(0) {
                 return Err(TransferError::from_stderr("download", src, &err));
             }
+            inline_remote = hash::digest_in(err.as_bytes());
         }
         out.sync_all().map_err(|e| TransferError::local(tmp, &e))?;
         drop(out);
         let local_hash = hash::hex(&hasher.finalize());
-        let remote_hash = hash::remote_file(conn, src, None, ctx.cancel)?;
+        let remote_hash = match inline_remote {
+            Some(h) => h,
+            None => hash::remote_file(conn, src, None, ctx.cancel)?,
+        };
         if local_hash == remote_hash {
             place_local(tmp, fin, rec.options.overwrite)?;
             let now = ctx.now();

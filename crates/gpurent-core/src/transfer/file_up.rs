@@ -1,7 +1,7 @@
-//! One file up: chunks recorded in the journal, sent as one raw stream (`cat > tmp`, the same
-//! bytes on the wire as `scp`) or as SFTP byte ranges on several connections; on resume the
-//! chunks the journal says were sent are hashed on the host and only the missing ones go again.
-//! The whole file is then hashed on both ends and renamed into place.
+//! One file up: chunks recorded in the journal, sent as one raw stream (the same bytes on the
+//! wire as `scp`) or as SFTP byte ranges on several connections; on resume the chunks the
+//! journal says were sent are hashed on the host and only the missing ones go again. The whole
+//! file is hashed on both ends (in the sending pass for a fresh stream) and renamed into place.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -23,8 +23,7 @@ use crate::transfer::{hash, FileMethod, TransferError};
 pub const DEFAULT_CHUNK: u64 = 16 * 1024 * 1024;
 /// Files at least this big use several streams on a long link.
 pub const PARALLEL_MIN: u64 = 64 * 1024 * 1024;
-/// A link this slow (ms round trip) or slower counts as long.
-pub const LONG_LINK_MS: f64 = 10.0;
+pub use crate::transfer::proc::LONG_LINK_MS;
 pub const AUTO_STREAMS: u32 = 4;
 
 pub fn mtime_ms(m: &std::fs::Metadata) -> Option<i64> {
@@ -71,7 +70,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
     ctx.meter.add(verified);
     let streams = match rec.options.streams {
         Some(n) => n.clamp(1, 16),
-        None if size >= PARALLEL_MIN && conn.round_trip_ms(1)? >= LONG_LINK_MS => AUTO_STREAMS,
+        None if size >= PARALLEL_MIN && proc::long_link(conn)? => AUTO_STREAMS,
         None => 1,
     };
     let mut method = rec.options.method.unwrap_or(if streams > 1 {
@@ -91,19 +90,31 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         if method == FileMethod::Stream && !suffix {
             method = FileMethod::Sftp;
         }
-        let local_hash = std::thread::scope(|s| {
-            let h = s.spawn(|| hash::local_file(local, None, ctx.cancel));
-            let sent = if pending.is_empty() {
-                Ok(())
-            } else if method == FileMethod::Stream {
-                stream_up(ctx, conn, local, tmp, &pending)
-            } else {
-                sftp_up(ctx, conn, local, tmp, &pending, streams)
-            };
-            let h = h.join().unwrap_or(Err(TransferError::cancelled()));
-            sent.and(h)
-        })?;
-        let remote_hash = hash::remote_file(conn, tmp, None, ctx.cancel)?;
+        // A whole file in one stream is hashed in the same pass on both ends; anything else
+        // (a resumed suffix, SFTP ranges) is hashed here alongside and re-read on the host.
+        let whole = method == FileMethod::Stream && pending.len() == chunks.len();
+        let (local_hash, inline_remote) = if whole {
+            let (l, r) = stream_up(ctx, conn, local, tmp, &pending, true)?;
+            (l.unwrap_or_default(), r)
+        } else {
+            let l = std::thread::scope(|s| {
+                let h = s.spawn(|| hash::local_file(local, None, ctx.cancel));
+                let sent = if pending.is_empty() {
+                    Ok(())
+                } else if method == FileMethod::Stream {
+                    stream_up(ctx, conn, local, tmp, &pending, false).map(|_| ())
+                } else {
+                    sftp_up(ctx, conn, local, tmp, &pending, streams)
+                };
+                let h = h.join().unwrap_or(Err(TransferError::cancelled()));
+                sent.and(h)
+            })?;
+            (l, None)
+        };
+        let remote_hash = match inline_remote {
+            Some(h) => h,
+            None => hash::remote_file(conn, tmp, None, ctx.cancel)?,
+        };
         if remote_hash == local_hash {
             ctx.j(|s| {
                 s.conn().execute(
@@ -221,19 +232,86 @@ fn id_of(ctx: &Ctx<'_>, tmp: &str) -> Result<i64, TransferError> {
     })
 }
 
+/// What the reading thread hands the sending one: bytes, and at a chunk's end its SHA-256.
+struct Piece {
+    buf: Vec<u8>,
+    n: usize,
+    done: Option<(usize, String)>,
+}
+
+/// Read `pending` from `f` in 4 MiB pieces, hashing each chunk (and with `all` the whole
+/// file) on this thread, while the caller's thread encrypts and sends. Buffers come back
+/// through `back`. Stops when the receiver is gone.
+fn read_pieces(
+    mut f: File,
+    local: &Path,
+    id: i64,
+    pending: &[Chunk],
+    mut all: Option<Sha256>,
+    tx: std::sync::mpsc::SyncSender<Result<Piece, TransferError>>,
+    back: std::sync::mpsc::Receiver<Vec<u8>>,
+) -> Option<String> {
+    for (i, c) in pending.iter().enumerate() {
+        let mut h = Sha256::new();
+        let mut left = c.len;
+        while left > 0 {
+            let mut buf = back.try_recv().unwrap_or_else(|_| vec![0u8; PIECE]);
+            let want = left.min(buf.len() as u64) as usize;
+            let n = match f.read(&mut buf[..want]) {
+                Ok(0) => Err(TransferError::SourceChanged { transfer_id: id }),
+                Ok(n) => Ok(n),
+                Err(e) => Err(TransferError::local(local, &e)),
+            };
+            let n = match n {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return None;
+                }
+            };
+            h.update(&buf[..n]);
+            if let Some(a) = all.as_mut() {
+                a.update(&buf[..n]);
+            }
+            left -= n as u64;
+            let done = (left == 0).then(|| (i, hash::hex(&h.clone().finalize())));
+            if tx.send(Ok(Piece { buf, n, done })).is_err() {
+                return None;
+            }
+        }
+    }
+    all.map(|a| hash::hex(&a.finalize()))
+}
+
+const PIECE: usize = 4 << 20;
+
 /// The pending chunks form a suffix: one raw stream appended at its start (truncating any
-/// unverified tail first).
+/// unverified tail first). The file is read and hashed on a second thread while this one
+/// sends. With `whole` (the suffix is the whole file) the host hashes the file in the same
+/// exec right after writing it (`cat > TMP; h < TMP`: on a few cores a `tee` into the hasher
+/// is slower than re-reading the page cache). Returns (local, remote) SHA-256 of the whole
+/// file when `whole`; the remote one is `None` when the host has no hash tool (the caller's
+/// separate check then reports it).
 fn stream_up(
     ctx: &Ctx<'_>,
     conn: &Connection,
     local: &Path,
     tmp: &str,
     pending: &[Chunk],
-) -> Result<(), TransferError> {
+    whole: bool,
+) -> Result<(Option<String>, Option<String>), TransferError> {
     let id = id_of(ctx, tmp)?;
     let start = pending.first().map(|c| c.offset).unwrap_or(0);
     let q = shell_quote(tmp)?;
-    let script = if start == 0 {
+    let script = if whole && start == 0 {
+        format!(
+            ": > {q} || exit 1\n\
+             if python3 -c 'import hashlib' </dev/null >/dev/null 2>&1; then exec python3 -c {} {q}; fi\n\
+             {}cat > {q} || exit 1\n[ \"$T\" = n ] || h < {q}",
+            shell_quote(hash::TEE_PY)?,
+            hash::remote_h_soft()
+        )
+    } else if start == 0 {
         format!("cat > {q}")
     } else {
         format!("dd if=/dev/null of={q} bs=1 seek={start} 2>/dev/null && cat >> {q}")
@@ -242,41 +320,47 @@ fn stream_up(
     f.seek(SeekFrom::Start(start))
         .map_err(|e| TransferError::local(local, &e))?;
     let mut st = Stream::open(conn, &script, None)?;
-    let mut buf = vec![0u8; 4 << 20];
-    for c in pending {
-        let mut h = Sha256::new();
-        let mut left = c.len;
-        while left > 0 {
-            if ctx.cancel.is_cancelled() {
-                st.kill(conn);
-                return Err(TransferError::cancelled());
+    let all = whole.then(Sha256::new);
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    let (back_tx, back_rx) = std::sync::mpsc::channel();
+    let (sent, local_hash) = std::thread::scope(|s| {
+        let reader = s.spawn(move || read_pieces(f, local, id, pending, all, tx, back_rx));
+        let sent = (|| -> Result<(), TransferError> {
+            for piece in rx.iter() {
+                let piece = piece?;
+                if ctx.cancel.is_cancelled() {
+                    return Err(TransferError::cancelled());
+                }
+                if let Err(e) = st.write_all(&piece.buf[..piece.n]) {
+                    return Err(proc::io_lost(&e));
+                }
+                ctx.meter.wire(piece.n as u64);
+                ctx.meter.add(piece.n as u64);
+                if let Some((i, sha)) = &piece.done {
+                    mark_sent(ctx, id, &pending[*i], sha)?;
+                }
+                let _ = back_tx.send(piece.buf);
             }
-            let want = left.min(buf.len() as u64) as usize;
-            let n = f
-                .read(&mut buf[..want])
-                .map_err(|e| TransferError::local(local, &e))?;
-            if n == 0 {
-                st.kill(conn);
-                return Err(TransferError::SourceChanged { transfer_id: id });
-            }
-            h.update(&buf[..n]);
-            if let Err(e) = st.write_all(&buf[..n]) {
-                return Err(st
-                    .failure("upload", tmp)
-                    .unwrap_or_else(|| proc::io_lost(&e)));
-            }
-            left -= n as u64;
-            ctx.meter.wire(n as u64);
-            ctx.meter.add(n as u64);
+            Ok(())
+        })();
+        drop(rx);
+        (sent, reader.join().unwrap_or(None))
+    });
+    if let Err(e) = sent {
+        if matches!(e, TransferError::Remote(_)) && !ctx.cancel.is_cancelled() {
+            // A write failed: did the command name the cause (a full disk), or is the link gone?
+            return Err(st.failure("upload", tmp).unwrap_or(e));
         }
-        mark_sent(ctx, id, c, &hash::hex(&h.finalize()))?;
+        st.kill(conn);
+        return Err(e);
     }
     st.send_eof()?;
-    let (status, err) = st.finish()?;
+    let (status, out, err) = st.finish_out()?;
     if status != Some(0) {
         return Err(TransferError::from_stderr("upload", tmp, &err));
     }
-    Ok(())
+    let remote_hash = if whole { hash::digest_in(&out) } else { None };
+    Ok((local_hash, remote_hash))
 }
 
 /// Chunks as SFTP byte ranges (open + seek + one write call per chunk) on `streams`

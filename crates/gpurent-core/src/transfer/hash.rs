@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::CancelToken;
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::{proc, TransferError};
+use crate::transfer::proc::{self, Stream};
+use crate::transfer::TransferError;
 
 pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
@@ -59,6 +60,19 @@ h() { case $T in
  esac | cut -c1-64; }
 "#;
 
+/// [`REMOTE_H`] that sets `T=n` instead of exiting when no tool works (the caller then hashes
+/// another way, or not at all).
+pub fn remote_h_soft() -> String {
+    REMOTE_H.replace("echo \"gpurent: no sha256 tool\" >&2; exit 97", "T=n")
+}
+
+/// The 64-hex SHA-256 a remote `h` printed, if any.
+pub fn digest_in(out: &[u8]) -> Option<String> {
+    lines(out)
+        .into_iter()
+        .find(|l| l.len() == 64 && l.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn lines(out: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(out)
         .lines()
@@ -72,6 +86,19 @@ fn check_tool(out: &proc::Output) -> Result<(), TransferError> {
     }
     Ok(())
 }
+
+/// `tee FILE | sha256` in one process with 1 MiB buffers: stdin to the file named by argv[1],
+/// its SHA-256 on stdout. A failed write (a full disk) ends it with the OSError on stderr.
+pub const TEE_PY: &str = "import hashlib,sys
+h=hashlib.sha256();b=bytearray(1<<20);m=memoryview(b);i=sys.stdin.buffer.raw
+with open(sys.argv[1],'wb',buffering=0) as f:
+ while True:
+  k=i.readinto(b)
+  if not k: break
+  d=m[:k];h.update(d)
+  while d: d=d[f.write(d):]
+print(h.hexdigest())
+";
 
 /// SHA-256 of a remote file (`None` length: all of it; else its first `len` bytes).
 pub fn remote_file(
@@ -132,6 +159,71 @@ pub fn remote_chunks(
     Ok(l)
 }
 
+/// Hashes NUL-separated names from stdin: `HEX  NAME\0` each, one output write at the end.
+/// Python's hashlib is OpenSSL's SHA-256 (SHA-NI): ~2× faster than coreutils `sha256sum`, which
+/// is the fallback.
+const TREE_PY: &str = "import hashlib,sys
+b=bytearray(1<<18);m=memoryview(b);o=[];x=[]
+for n in sys.stdin.buffer.read().split(b'\\0'):
+ if not n: continue
+ try:
+  h=hashlib.sha256()
+  with open(n,'rb',buffering=0) as f:
+   while True:
+    k=f.readinto(b)
+    if not k: break
+    h.update(m[:k])
+  o.append(h.hexdigest().encode()+b'  '+n+b'\\0')
+ except OSError as e: x.append(str(e))
+sys.stdout.buffer.write(b''.join(o));sys.stdout.flush()
+if x: sys.stderr.write('\\n'.join(x[:20])+'\\n')
+";
+
+/// The folder hashing script: NUL-separated names on stdin, `HEX  NAME\0` records on stdout, a
+/// few lines on stderr at most (so stdout can be read to its end first).
+fn tree_script(dir: &str) -> Result<String, TransferError> {
+    Ok(format!(
+        "cd -- {} || exit 2\n\
+         if python3 -c 'import hashlib' </dev/null >/dev/null 2>&1; then python3 -c {}\n\
+         elif printf '' | sha256sum -z >/dev/null 2>&1; then\n\
+          xargs -0 -r sha256sum -z -- 2>&1 >&3 | head -n 20 >&2\n\
+         else echo 'gpurent: no sha256 tool' >&2; exit 97; fi 3>&1",
+        shell_quote(dir)?,
+        shell_quote(TREE_PY)?
+    ))
+}
+
+fn names_stdin(rels: &[Vec<u8>]) -> Vec<u8> {
+    let mut stdin = Vec::new();
+    for r in rels {
+        stdin.extend_from_slice(r);
+        stdin.push(0);
+    }
+    stdin
+}
+
+fn tree_answer(
+    dir: &str,
+    status: Option<i32>,
+    stdout: &[u8],
+    stderr: &str,
+) -> Result<HashMap<Vec<u8>, String>, TransferError> {
+    if status == Some(97) {
+        return Err(TransferError::HashToolMissing);
+    }
+    if status == Some(2) {
+        return Err(TransferError::from_stderr("sha256", dir, stderr));
+    }
+    let mut map = HashMap::new();
+    for rec in stdout.split(|b| *b == 0) {
+        if rec.len() > 66 && &rec[64..66] == b"  " {
+            let hash = String::from_utf8_lossy(&rec[..64]).into_owned();
+            map.insert(rec[66..].to_vec(), hash);
+        }
+    }
+    Ok(map)
+}
+
 /// SHA-256 of many files under a remote folder, by relative path (bytes). Files that cannot be
 /// read are absent from the answer.
 pub fn remote_tree(
@@ -140,33 +232,43 @@ pub fn remote_tree(
     rels: &[Vec<u8>],
     cancel: &CancelToken,
 ) -> Result<HashMap<Vec<u8>, String>, TransferError> {
-    let mut stdin = Vec::new();
-    for r in rels {
-        stdin.extend_from_slice(r);
-        stdin.push(0);
-    }
-    let py = "import hashlib,sys\nfor n in sys.stdin.buffer.read().split(b'\\0'):\n if not n: continue\n try:\n  h=hashlib.sha256()\n  with open(n,'rb') as f:\n   for b in iter(lambda:f.read(1<<20),b''):h.update(b)\n  sys.stdout.buffer.write(h.hexdigest().encode()+b'  '+n+b'\\0')\n except OSError as e: sys.stderr.write(str(e)+'\\n')\n";
-    let script = format!(
-        "cd -- {} || exit 2\n\
-         if printf '' | sha256sum -z >/dev/null 2>&1; then xargs -0 -r sha256sum -z --\n\
-         elif python3 -c 'import hashlib' </dev/null >/dev/null 2>&1; then python3 -c {}\n\
-         else echo 'gpurent: no sha256 tool' >&2; exit 97; fi",
-        shell_quote(dir)?,
-        shell_quote(py)?
-    );
-    let out = proc::run(conn, &script, Some(&stdin), cancel)?;
-    check_tool(&out)?;
-    if out.status == Some(2) {
-        return Err(TransferError::from_stderr("sha256", dir, &out.stderr));
-    }
-    let mut map = HashMap::new();
-    for rec in out.stdout.split(|b| *b == 0) {
-        if rec.len() > 66 && &rec[64..66] == b"  " {
-            let hash = String::from_utf8_lossy(&rec[..64]).into_owned();
-            map.insert(rec[66..].to_vec(), hash);
+    let out = proc::run(conn, &tree_script(dir)?, Some(&names_stdin(rels)), cancel)?;
+    tree_answer(dir, out.status, &out.stdout, &out.stderr)
+}
+
+/// [`remote_tree`] started on its own channel and collected later, so the host hashes while
+/// something else (a download's tar stream) moves on the same connection.
+#[derive(Debug)]
+pub struct TreeHashing {
+    st: Stream,
+    dir: String,
+}
+
+impl TreeHashing {
+    pub fn start(conn: &Connection, dir: &str, rels: &[Vec<u8>]) -> Result<Self, TransferError> {
+        let mut st = Stream::open(conn, &tree_script(dir)?, None)?;
+        let sent = st.write_all(&names_stdin(rels));
+        if let Err(e) = sent {
+            st.kill(conn);
+            return Err(proc::io_lost(&e));
         }
+        st.send_eof()?;
+        Ok(TreeHashing {
+            st,
+            dir: dir.to_string(),
+        })
     }
-    Ok(map)
+
+    /// Wait for the answer (stdout is read first: the script keeps stderr short).
+    pub fn finish(self) -> Result<HashMap<Vec<u8>, String>, TransferError> {
+        let (status, out, err) = self.st.finish_stdout_first()?;
+        tree_answer(&self.dir, status, &out, &err)
+    }
+
+    /// Stop the hashing on the host (cancel, or the download failed).
+    pub fn kill(self, conn: &Connection) {
+        self.st.kill(conn);
+    }
 }
 
 /// One hash for a whole folder: SHA-256 over its sorted `hash  path\n` lines.

@@ -117,12 +117,30 @@ impl std::fmt::Debug for Stream {
 /// Receive window for download channels on long links: enough for ~300 MiB/s at 100 ms.
 pub const DOWNLOAD_WINDOW: u32 = 32 * 1024 * 1024;
 
+/// A link this slow (ms round trip) or slower counts as long.
+pub const LONG_LINK_MS: f64 = 10.0;
+
+/// Whether the connection's round trip is at least [`LONG_LINK_MS`]. The login's round trip
+/// (request to answer, so never below the link's) settles a short link without a probe;
+/// otherwise one channel open decides. A probe alone misjudges loopback: sshd runs
+/// non-interactive sessions with Nagle on, so the first open after a closed channel (the SFTP
+/// `stat` before it) often waits ~40 ms for our delayed ACK.
+pub fn long_link(conn: &Connection) -> Result<bool, TransferError> {
+    if conn
+        .auth_round_trip_ms()
+        .is_some_and(|ms| ms < LONG_LINK_MS)
+    {
+        return Ok(false);
+    }
+    Ok(conn.round_trip_ms(1)? >= LONG_LINK_MS)
+}
+
 /// The receive window for a download on this connection: 32 MiB on a long link; libssh2's
 /// default on a short one, where a deep queue of received packets only costs CPU (libssh2 walks
 /// its packet list on every read: 4× slower than `scp` on loopback with 32 MiB).
 pub fn download_window(conn: &Connection) -> Option<u32> {
-    match conn.round_trip_ms(1) {
-        Ok(ms) if ms >= 10.0 => Some(DOWNLOAD_WINDOW),
+    match long_link(conn) {
+        Ok(true) => Some(DOWNLOAD_WINDOW),
         _ => None,
     }
 }
@@ -171,7 +189,12 @@ impl Stream {
     }
 
     /// Wait for the command to end: exit status and stderr.
-    pub fn finish(mut self) -> Result<(Option<i32>, String), TransferError> {
+    pub fn finish(self) -> Result<(Option<i32>, String), TransferError> {
+        self.finish_out().map(|(status, _, err)| (status, err))
+    }
+
+    /// Wait for the command to end: exit status, the rest of stdout, and stderr.
+    pub fn finish_out(mut self) -> Result<(Option<i32>, Vec<u8>, String), TransferError> {
         let mut err = Vec::new();
         let _ = self.ch.stderr().read_to_end(&mut err);
         let mut rest = Vec::new();
@@ -180,7 +203,20 @@ impl Stream {
         let status = self.ch.exit_status().ok();
         let signal = self.ch.exit_signal().ok().and_then(|s| s.exit_signal);
         let status = if signal.is_some() { None } else { status };
-        Ok((status, String::from_utf8_lossy(&err).into_owned()))
+        Ok((status, rest, String::from_utf8_lossy(&err).into_owned()))
+    }
+
+    /// [`Stream::finish_out`] reading stdout to its end before stderr (for a command whose
+    /// stdout may outgrow the channel window while its stderr stays short).
+    pub fn finish_stdout_first(mut self) -> Result<(Option<i32>, Vec<u8>, String), TransferError> {
+        let mut out = Vec::new();
+        if let Err(e) = self.ch.read_to_end(&mut out) {
+            return Err(io_lost(&e));
+        }
+        self.finish_out().map(|(status, rest, err)| {
+            out.extend_from_slice(&rest);
+            (status, out, err)
+        })
     }
 
     /// After a write/read failure: did the command end with an error we can name (full disk)?

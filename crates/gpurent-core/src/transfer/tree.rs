@@ -21,6 +21,9 @@ use crate::transfer::{hash, TransferError};
 
 type Hashes = HashMap<Vec<u8>, String>;
 
+/// Buffer between the tar stream and the channel, both ways.
+const WIRE_BUF: usize = 1 << 20;
+
 fn rel_bytes(p: &Path) -> Vec<u8> {
     p.as_os_str().as_bytes().to_vec()
 }
@@ -83,8 +86,8 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
         .collect();
     let total: u64 = files.iter().map(|e| e.size).sum();
     ctx.j(|s| journal::set_totals(s, id, Some(total), files.len() as u64))?;
-    let resume = engine::remote_exists(conn, tmp)?;
-    if !resume && !rec.options.overwrite && engine::remote_exists(conn, fin)? {
+    let (resume, fin_exists) = exist_both(ctx, conn, tmp, fin)?;
+    if !resume && !rec.options.overwrite && fin_exists {
         return Err(TransferError::AlreadyExists { path: fin.into() });
     }
     let rels: Vec<Vec<u8>> = files.iter().map(|e| rel_bytes(&e.rel)).collect();
@@ -145,6 +148,30 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
     Ok(())
 }
 
+/// Whether the temp folder and the final name exist (a dangling link counts), in one exec
+/// instead of two SFTP sessions (each ~4 round trips).
+fn exist_both(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    tmp: &str,
+    fin: &str,
+) -> Result<(bool, bool), TransferError> {
+    let script = format!(
+        "for p in {} {}; do if [ -e \"$p\" ] || [ -L \"$p\" ]; then echo 1; else echo 0; fi; done",
+        shell_quote(tmp)?,
+        shell_quote(fin)?
+    );
+    let out = proc::run_ok(conn, "test", fin, &script, None, ctx.cancel)?;
+    let v: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
+    match v.as_slice() {
+        [a, b, ..] => Ok((*a == b"1", *b == b"1")),
+        _ => Err(TransferError::RemoteCommandFailed {
+            what: "test".into(),
+            detail: String::from_utf8_lossy(&out).into_owned(),
+        }),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn send_tar(
     ctx: &Ctx<'_>,
@@ -160,7 +187,10 @@ fn send_tar(
     let script = format!("mkdir -p -- {q} && tar -x --no-same-owner -f - -C {q}");
     let mut st = Stream::open(conn, &script, None)?;
     let res = (|| -> std::io::Result<()> {
-        let mut b = tar::Builder::new(ChanWriter { st: &mut st, ctx });
+        // Large channel writes: tar's 512-byte headers and `io::copy`'s 8 KiB pieces would each
+        // become their own SSH packet (and libssh2 call) otherwise.
+        let w = std::io::BufWriter::with_capacity(WIRE_BUF, ChanWriter { st: &mut st, ctx });
+        let mut b = tar::Builder::new(w);
         b.mode(tar::HeaderMode::Complete);
         if with_dirs {
             for e in entries.iter().filter(|e| e.kind != EntryKind::File) {
@@ -193,7 +223,7 @@ fn send_tar(
             b.append_data(&mut h, &e.rel, &mut src)?;
             local.insert(rel_bytes(&e.rel), hash::hex(&src.h.finalize()));
         }
-        b.finish()
+        b.into_inner()?.flush()
     })();
     if let Err(e) = res {
         if ctx.cancel.is_cancelled() {
@@ -257,9 +287,19 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     }
     std::fs::create_dir_all(&tmp).map_err(|e| TransferError::local(&tmp, &e))?;
     let rels: Vec<Vec<u8>> = listing.iter().map(|l| l.0.clone()).collect();
-    let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
     let mut local: Hashes = HashMap::new();
-    if resume {
+    if !resume {
+        // Fresh: everything comes; the host hashes on a second channel while the tar streams.
+        let hashing = hash::TreeHashing::start(conn, src, &rels)?;
+        if let Err(e) = fetch_tar(ctx, conn, src, &tmp, None, id, &mut local) {
+            hashing.kill(conn);
+            return Err(e);
+        }
+        let remote = hashing.finish()?;
+        return finish_download(ctx, conn, rec, &listing, &rels, remote, local);
+    }
+    let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
+    {
         for (rel, size) in &listing {
             let p = tmp.join(std::ffi::OsStr::from_bytes(rel));
             if std::fs::metadata(&p).is_ok_and(|m| m.len() == *size) {
@@ -267,7 +307,7 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
             }
         }
     }
-    let mut todo: Vec<Vec<u8>> = rels
+    let todo: Vec<Vec<u8>> = rels
         .iter()
         .filter(|r| local.get(*r) != remote.get(*r))
         .cloned()
@@ -280,18 +320,32 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
                 .map(|r| sizes.get(r).copied().unwrap_or(0))
                 .sum::<u64>(),
     );
+    if !todo.is_empty() {
+        fetch_tar(ctx, conn, src, &tmp, Some(&todo), id, &mut local)?;
+    }
+    finish_download(ctx, conn, rec, &listing, &rels, remote, local)
+}
+
+/// After a fetch: compare, fetch the differing files once more, rename into place.
+#[allow(clippy::too_many_arguments)]
+fn finish_download(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    rec: &Record,
+    listing: &[(Vec<u8>, u64)],
+    rels: &[Vec<u8>],
+    remote: Hashes,
+    mut local: Hashes,
+) -> Result<(), TransferError> {
+    let id = rec.summary.id;
+    let src = rec.summary.remote_path.as_str();
+    let tmp = PathBuf::from(&rec.temp_path);
+    let fin = Path::new(&rec.summary.local_path);
+    let sizes: HashMap<&Vec<u8>, u64> = listing.iter().map(|(r, s)| (r, *s)).collect();
+    let mut todo: Vec<Vec<u8>> = Vec::new();
     for round in 0..2 {
-        if !todo.is_empty() || (round == 0 && !resume) {
-            let everything = round == 0 && !resume;
-            fetch_tar(
-                ctx,
-                conn,
-                src,
-                &tmp,
-                if everything { None } else { Some(&todo) },
-                id,
-                &mut local,
-            )?;
+        if !todo.is_empty() {
+            fetch_tar(ctx, conn, src, &tmp, Some(&todo), id, &mut local)?;
         }
         let bad: Vec<Vec<u8>> = rels
             .iter()
@@ -302,7 +356,7 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
             place_local(&tmp, fin, rec.options.overwrite)?;
             let now = ctx.now();
             ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
-            for _ in &rels {
+            for _ in rels {
                 ctx.meter.file_done();
             }
             return Ok(());
@@ -373,7 +427,10 @@ fn fetch_tar(
     };
     let mut st = Stream::open(conn, &script, proc::download_window(conn))?;
     let res = (|| -> Result<(), TransferError> {
-        let mut ar = tar::Archive::new(ChanReader { st: &mut st, ctx });
+        let r = std::io::BufReader::with_capacity(WIRE_BUF, ChanReader { st: &mut st, ctx });
+        let mut ar = tar::Archive::new(r);
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut made: Option<PathBuf> = None;
         let entries = ar.entries().map_err(|e| proc::io_lost(&e))?;
         for entry in entries {
             let mut entry = entry.map_err(|e| proc::io_lost(&e))?;
@@ -388,12 +445,14 @@ fn fetch_tar(
                 }
                 tar::EntryType::Regular | tar::EntryType::Continuous => {
                     if let Some(parent) = dest.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| TransferError::local(parent, &e))?;
+                        if made.as_deref() != Some(parent) {
+                            std::fs::create_dir_all(parent)
+                                .map_err(|e| TransferError::local(parent, &e))?;
+                            made = Some(parent.to_path_buf());
+                        }
                     }
                     let mut f = File::create(&dest).map_err(|e| TransferError::local(&dest, &e))?;
                     let mut h = Sha256::new();
-                    let mut buf = vec![0u8; 256 * 1024];
                     loop {
                         let n = entry.read(&mut buf).map_err(|e| proc::io_lost(&e))?;
                         if n == 0 {
