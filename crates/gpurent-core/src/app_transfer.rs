@@ -66,18 +66,52 @@ fn connect_host(
     Ok(c)
 }
 
-/// `mkdir -p` on the host (the folder an upload goes into).
-fn make_remote_dir(
-    host: &Host,
-    env: &SshEnv,
-    key: &LoginKey,
-    dir: &str,
-    cancel: &CancelToken,
-) -> Result<(), TransferError> {
-    let conn = connect_host(host, env, key, cancel)?;
-    let q = shell_quote(dir)?;
-    let script = format!("mkdir -p -- {q}");
-    proc::run_ok(&conn, "mkdir", dir, &script, None, cancel).map(|_| ())
+/// How to reach a saved host for one put/get/resume. A connection opened for a first step (the
+/// `mkdir -p`, the downloads' stat) is kept and handed to the first transfer instead of opening
+/// another: a connection costs a TCP + SSH handshake and login (~50 ms on loopback, several round
+/// trips on a long link).
+struct Login<'a> {
+    host: &'a Host,
+    env: &'a SshEnv,
+    key: &'a LoginKey,
+    spare: std::sync::Mutex<Option<Connection>>,
+}
+
+impl<'a> Login<'a> {
+    fn new(host: &'a Host, env: &'a SshEnv, key: &'a LoginKey) -> Self {
+        Login {
+            host,
+            env,
+            key,
+            spare: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The kept connection if there is one, else a new one.
+    fn connect(&self, cancel: &CancelToken) -> Result<Connection, RemoteError> {
+        let kept = self.spare.lock().ok().and_then(|mut s| s.take());
+        match kept {
+            Some(c) => Ok(c),
+            None => connect_host(self.host, self.env, self.key, cancel),
+        }
+    }
+
+    /// Keep a connection for the next step.
+    fn keep(&self, conn: Connection) {
+        if let Ok(mut s) = self.spare.lock() {
+            *s = Some(conn);
+        }
+    }
+
+    /// `mkdir -p` on the host (the folder an upload goes into).
+    fn make_dir(&self, dir: &str, cancel: &CancelToken) -> Result<(), TransferError> {
+        let conn = self.connect(cancel)?;
+        let q = shell_quote(dir)?;
+        let script = format!("mkdir -p -- {q}");
+        proc::run_ok(&conn, "mkdir", dir, &script, None, cancel)?;
+        self.keep(conn);
+        Ok(())
+    }
 }
 
 /// The key to log in with: given by the caller, or loaded from the keychain for the host.
@@ -116,15 +150,13 @@ impl App {
     /// the first error is returned after all ran.
     fn run_transfers(
         &self,
-        host: &Host,
-        env: &SshEnv,
-        key: &LoginKey,
+        login: &Login<'_>,
         ids: &[i64],
         meter: &Meter<'_>,
         cancel: &CancelToken,
         t0: Instant,
     ) -> Result<TransferReport, TransferError> {
-        let connect = |c: &CancelToken| connect_host(host, env, key, c);
+        let connect = |c: &CancelToken| login.connect(c);
         let ctx = Ctx {
             connect: &connect,
             journal: self,
@@ -181,7 +213,7 @@ impl App {
         self.run_op("transfer_put", progress, |cancel| {
             let t0 = Instant::now();
             let (host, key) = self.host_and_key(label, key)?;
-            let key = &*key;
+            let login = Login::new(&host, env, &key);
             if locals.is_empty() {
                 return Err(TransferError::invalid("locals", "nothing to upload"));
             }
@@ -248,7 +280,7 @@ impl App {
             // The journal has every item before the first remote step, so a pause or cancel
             // from here on is recorded on each of them (by `run_transfers`).
             if !dir.is_empty() && !cancel.is_cancelled() {
-                if let Err(e) = make_remote_dir(&host, env, key, &dir, cancel) {
+                if let Err(e) = login.make_dir(&dir, cancel) {
                     if !cancel.is_cancelled() {
                         let (now, msg) = (self.now_ms(), e.to_string());
                         self.with_journal_t(|s| {
@@ -267,7 +299,7 @@ impl App {
                     }
                 }
             }
-            self.run_transfers(&host, env, key, &ids, &meter, cancel, t0)
+            self.run_transfers(&login, &ids, &meter, cancel, t0)
         })
     }
 
@@ -307,7 +339,8 @@ impl App {
             let local_dir =
                 std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
             let meter = Meter::new(progress);
-            let conn = connect_host(&host, env, key, cancel)?;
+            let login = Login::new(&host, env, key);
+            let conn = login.connect(cancel)?;
             let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
             let mut ids = Vec::new();
             for r in remotes {
@@ -353,8 +386,8 @@ impl App {
                 ids.push(id);
             }
             drop(sftp);
-            drop(conn);
-            self.run_transfers(&host, env, key, &ids, &meter, cancel, t0)
+            login.keep(conn);
+            self.run_transfers(&login, &ids, &meter, cancel, t0)
         })
     }
 
@@ -381,7 +414,7 @@ impl App {
             let rec = self.with_journal_t(|s| journal::require(s, id))?;
             let label = rec.summary.host_label.as_str();
             let (host, key) = self.host_and_key(label, key)?;
-            let key = &*key;
+            let login = Login::new(&host, env, &key);
             let meter = Meter::new(progress);
             meter.add_total(rec.summary.total_bytes, rec.summary.files_total);
             // The folder may not exist yet (paused before the first byte) or any more.
@@ -391,10 +424,10 @@ impl App {
                 (rec.summary.direction, parent, unfinished)
             {
                 if !dir.is_empty() && !cancel.is_cancelled() {
-                    make_remote_dir(&host, env, key, dir, cancel)?;
+                    login.make_dir(dir, cancel)?;
                 }
             }
-            self.run_transfers(&host, env, key, &[id], &meter, cancel, t0)
+            self.run_transfers(&login, &[id], &meter, cancel, t0)
         })
     }
 
