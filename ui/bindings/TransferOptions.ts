@@ -6,8 +6,8 @@ import type { FileMethod } from "./FileMethod";
  */
 export type TransferOptions = { 
 /**
- * Extra gitignore-style patterns to leave out of folder uploads (`.gitignore` files are
- * honoured anyway).
+ * Gitignore-style patterns to leave out of folders, up and down (uploads also honour the
+ * folder's `.gitignore` files; downloads only these patterns).
  */
 excludes: Array<string>, 
 /**

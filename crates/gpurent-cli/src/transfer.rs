@@ -44,7 +44,8 @@ pub struct Choices {
     /// Replace an existing file or folder of the same name.
     #[arg(long)]
     overwrite: bool,
-    /// Leave out paths matching this gitignore-style pattern (repeatable; .gitignore is honoured).
+    /// Leave out paths matching this gitignore-style pattern (repeatable; put also honours
+    /// .gitignore files).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
     /// Parallel connections for one large file (default: by the measured round trip).

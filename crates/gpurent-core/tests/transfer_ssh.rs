@@ -201,6 +201,61 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
 }
 
 #[test]
+fn a_folder_download_leaves_out_what_the_excludes_name() {
+    if !sshd_available() {
+        return;
+    }
+    let r = rig(None);
+    let run = r.sshd.home().join("run 7");
+    for (rel, n) in [
+        ("final.pt", 200_000),
+        ("ckpt-1.pt", 300_000),
+        ("logs/ckpt-2.pt", 10),
+        ("logs/train.log", 5_000),
+        ("wandb/run/files.bin", 9_000),
+        ("数据/ok $(x).txt", 12),
+    ] {
+        let p = run.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, bytes(n, n as u64)).expect("write");
+    }
+    let back = r.w.tmp.path().join("back");
+    let o = TransferOptions {
+        excludes: vec!["ckpt-*.pt".into(), "wandb/".into()],
+        ..opts()
+    };
+    let ev = std::sync::Mutex::new(Vec::new());
+    let sink = |e: gpurent_core::events::Progress| ev.lock().expect("lock").push(e);
+    let rep =
+        r.w.app
+            .transfer_get_as(
+                "box",
+                Some(&r.key),
+                &[run.display().to_string()],
+                &back,
+                &o,
+                &r.w.env,
+                &sink,
+            )
+            .expect("get");
+    let t = &rep.transfers[0];
+    assert!(t.verified && t.files_total == 3, "{t:?}");
+    let got: Vec<String> = tree_hashes(&back.join("run 7"))
+        .into_iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    assert_eq!(got, ["final.pt", "logs/train.log", "数据/ok $(x).txt"]);
+    assert_eq!(
+        sha(&back.join("run 7/final.pt")),
+        sha(&run.join("final.pt"))
+    );
+    assert!(ev.lock().expect("lock").iter().any(|e| matches!(
+        e,
+        gpurent_core::events::Progress::Log { line } if line.contains("3 file(s) left out")
+    )));
+}
+
+#[test]
 fn without_openssl_or_sha256sum_the_host_still_verifies() {
     if !sshd_available() {
         return;

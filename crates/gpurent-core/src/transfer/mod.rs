@@ -78,8 +78,8 @@ pub enum FileMethod {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct TransferOptions {
-    /// Extra gitignore-style patterns to leave out of folder uploads (`.gitignore` files are
-    /// honoured anyway).
+    /// Gitignore-style patterns to leave out of folders, up and down (uploads also honour the
+    /// folder's `.gitignore` files; downloads only these patterns).
     pub excludes: Vec<String>,
     /// Replace an existing file or folder of the same name (atomically for files; a replaced
     /// folder is moved aside, the new one moved in, the old one deleted).

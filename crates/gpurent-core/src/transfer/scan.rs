@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 use ignore::WalkBuilder;
 
 use crate::transfer::{ScanReport, ScanWarning, ScanWarningKind, TransferError};
@@ -36,22 +36,60 @@ fn walker(root: &Path, excludes: &[String], filtered: bool) -> Result<WalkBuilde
         .git_ignore(filtered)
         .ignore(filtered)
         .sort_by_file_name(|a, b| a.cmp(b));
-    if filtered && !excludes.is_empty() {
-        let mut o = OverrideBuilder::new(root);
-        for pat in excludes {
-            let p = pat.trim();
-            if p.is_empty() {
-                continue;
-            }
-            o.add(&format!("!{}", p.trim_start_matches('!')))
-                .map_err(|e| TransferError::invalid("excludes", format!("{p}: {e}")))?;
+    if filtered {
+        if let Some(o) = overrides(root, excludes)? {
+            b.overrides(o);
         }
-        b.overrides(
-            o.build()
-                .map_err(|e| TransferError::invalid("excludes", e.to_string()))?,
-        );
     }
     Ok(b)
+}
+
+/// The user's excludes as `ignore` overrides rooted at `root` (`None`: no patterns).
+fn overrides(root: &Path, excludes: &[String]) -> Result<Option<Override>, TransferError> {
+    let mut o = OverrideBuilder::new(root);
+    let mut any = false;
+    for pat in excludes {
+        let p = pat.trim();
+        if p.is_empty() {
+            continue;
+        }
+        o.add(&format!("!{}", p.trim_start_matches('!')))
+            .map_err(|e| TransferError::invalid("excludes", format!("{p}: {e}")))?;
+        any = true;
+    }
+    if !any {
+        return Ok(None);
+    }
+    o.build()
+        .map(Some)
+        .map_err(|e| TransferError::invalid("excludes", e.to_string()))
+}
+
+/// The user's excludes for paths that are not walked here (a folder download's remote file
+/// list): the same patterns and meaning as for uploads.
+#[derive(Debug)]
+pub struct Excludes(Option<Override>);
+
+impl Excludes {
+    pub fn new(excludes: &[String]) -> Result<Self, TransferError> {
+        Ok(Excludes(overrides(Path::new(""), excludes)?))
+    }
+
+    /// Whether the file at `rel` (relative to the folder) or any folder above it is left out.
+    pub fn leaves_out(&self, rel: &Path) -> bool {
+        let Some(o) = &self.0 else {
+            return false;
+        };
+        let parts: Vec<_> = rel.components().collect();
+        let mut cur = PathBuf::new();
+        for (i, c) in parts.iter().enumerate() {
+            cur.push(c);
+            if o.matched(&cur, i + 1 < parts.len()).is_ignore() {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// Everything under `root` that an upload sends (sorted, parents before children).
@@ -245,5 +283,46 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == ScanWarningKind::Virtualenv));
+    }
+
+    #[test]
+    fn excludes_on_a_file_list_mean_what_they_mean_for_a_walk() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("run");
+        for rel in [
+            "train.py",
+            "secret.env",
+            "conf/local.env",
+            "node_modules/m/index.js",
+            "data/raw/a.bin",
+            "data/clean/raw/b.bin",
+            "ckpt-1.pt",
+            "out/ckpt-2.pt",
+            "out/final.pt",
+            "数据 $(x)/ok.txt",
+        ] {
+            put(&root, rel, b"x");
+        }
+        let pats: Vec<String> = ["*.env", "node_modules", "/data/raw/", "ckpt-*.pt"]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let kept: Vec<PathBuf> = walk(&root, &pats)
+            .expect("walk")
+            .into_iter()
+            .filter(|e| e.kind == EntryKind::File)
+            .map(|e| e.rel)
+            .collect();
+        let all = collect(&root, &[], false).expect("all");
+        let ex = Excludes::new(&pats).expect("excludes");
+        let mut left_out = 0;
+        for e in all.iter().filter(|e| e.kind == EntryKind::File) {
+            assert_eq!(ex.leaves_out(&e.rel), !kept.contains(&e.rel), "{:?}", e.rel);
+            left_out += usize::from(ex.leaves_out(&e.rel));
+        }
+        assert_eq!(left_out, 6);
+        assert!(!Excludes::new(&[])
+            .expect("none")
+            .leaves_out(Path::new("a/b")));
     }
 }

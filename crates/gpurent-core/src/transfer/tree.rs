@@ -276,7 +276,18 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     let src = rec.summary.remote_path.as_str();
     let tmp = PathBuf::from(&rec.temp_path);
     let fin = Path::new(&rec.summary.local_path);
-    let listing = remote_files(conn, src, ctx)?;
+    let mut listing = remote_files(conn, src, ctx)?;
+    // The user's excludes (gitignore patterns, as for uploads); the host's .gitignore files are
+    // not read for downloads.
+    let ex = scan::Excludes::new(&rec.options.excludes)?;
+    let before = listing.len();
+    listing.retain(|(rel, _)| !ex.leaves_out(Path::new(std::ffi::OsStr::from_bytes(rel))));
+    let excluded = before - listing.len();
+    if excluded > 0 {
+        ctx.log(format!(
+            "{src}: {excluded} file(s) left out by the excludes"
+        ));
+    }
     let total: u64 = listing.iter().map(|l| l.1).sum();
     ctx.j(|s| journal::set_totals(s, id, Some(total), listing.len() as u64))?;
     let resume = tmp.exists();
@@ -291,7 +302,8 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     if !resume {
         // Fresh: everything comes; the host hashes on a second channel while the tar streams.
         let hashing = hash::TreeHashing::start(conn, src, &rels)?;
-        if let Err(e) = fetch_tar(ctx, conn, src, &tmp, None, id, &mut local) {
+        let only = (excluded > 0).then_some(&rels);
+        if let Err(e) = fetch_tar(ctx, conn, src, &tmp, only, id, &mut local) {
             hashing.kill(conn);
             return Err(e);
         }
