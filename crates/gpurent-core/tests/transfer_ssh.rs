@@ -100,18 +100,7 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
         .iter()
         .map(|n| format!("{}/in coming/$(touch PWNED3)/{n}", r.sshd.home().display()))
         .collect();
-    let rep =
-        r.w.app
-            .transfer_get_as(
-                "box",
-                Some(&r.key),
-                &remotes,
-                &back,
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect("get");
+    let rep = get_with(&r, &remotes, &back, &opts()).expect("get");
     assert!(rep
         .transfers
         .iter()
@@ -186,17 +175,7 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
             .expect_err("missing");
     assert_eq!(missing.code(), "local_file_missing");
     let gone =
-        r.w.app
-            .transfer_get_as(
-                "box",
-                Some(&r.key),
-                &[format!("{h}/nope.bin")],
-                r.w.tmp.path(),
-                &o,
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect_err("remote missing");
+        get_with(&r, &[format!("{h}/nope.bin")], r.w.tmp.path(), &o).expect_err("remote missing");
     assert_eq!(gone.code(), "remote_file_missing");
 }
 
@@ -332,18 +311,7 @@ fn without_python3_the_shell_tools_verify_and_without_any_tool_it_is_named() {
     .iter()
     .map(|n| format!("{}/{n}", dest.display()))
     .collect();
-    let rep =
-        r.w.app
-            .transfer_get_as(
-                "box",
-                Some(&r.key),
-                &remotes,
-                &back,
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect("get without python3");
+    let rep = get_with(&r, &remotes, &back, &opts()).expect("get without python3");
     assert!(rep.transfers.iter().all(|t| t.verified));
     assert_eq!(sha(&back.join(f.file_name().expect("n"))), sha(&f));
     assert_eq!(tree_hashes(&back.join("t $(id)")), want);

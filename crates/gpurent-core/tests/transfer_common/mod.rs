@@ -46,6 +46,24 @@ pub fn rig(via_proxy: Option<Duration>) -> Rig {
     }
 }
 
+/// Download with the rig's key and no progress.
+pub fn get_with(
+    r: &Rig,
+    remotes: &[String],
+    to: &Path,
+    o: &gpurent_core::transfer::TransferOptions,
+) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
+    r.w.app.transfer_get_as(
+        "box",
+        Some(&r.key),
+        remotes,
+        to,
+        o,
+        &r.w.env,
+        &gpurent_core::events::NoProgress,
+    )
+}
+
 /// Deterministic pseudo-random bytes.
 pub fn bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed
