@@ -386,3 +386,47 @@ fn the_remote_pane_lists_creates_renames_and_deletes_any_name() {
     let top = ls_dir(&hs);
     assert_eq!(top.entries[0].kind, RemoteEntryKind::Dir, "folders first");
 }
+
+#[test]
+fn a_folder_download_makes_symbolic_links_as_links_after_the_files() {
+    if !sshd_available() {
+        return;
+    }
+    let r = rig(None);
+    // The shape of a Hugging Face cache: snapshot names are links into blobs.
+    let hub = r.sshd.home().join("hub");
+    let blobs = hub.join("blobs");
+    let snap = hub.join("snapshots/abc");
+    std::fs::create_dir_all(&blobs).expect("mkdir");
+    std::fs::create_dir_all(&snap).expect("mkdir");
+    std::fs::write(blobs.join("1f2e"), bytes(70_000, 9)).expect("write");
+    let link =
+        |target: &str, at: &std::path::Path| std::os::unix::fs::symlink(target, at).expect("link");
+    link("../../blobs/1f2e", &snap.join("model.safetensors"));
+    link("abc", &hub.join("snapshots/main"));
+    link("/etc/passwd", &hub.join("abs link"));
+    link("/nonexistent/$(touch PWNED)", &hub.join("dangling"));
+    let back = r.w.tmp.path().join("back");
+    let rep = get_with(&r, &[hub.display().to_string()], &back, &opts()).expect("get");
+    assert!(rep.transfers[0].verified);
+    let got = back.join("hub");
+    let target = |rel: &str| {
+        std::fs::read_link(got.join(rel))
+            .unwrap_or_else(|e| panic!("{rel} is a link: {e}"))
+            .display()
+            .to_string()
+    };
+    assert_eq!(
+        target("snapshots/abc/model.safetensors"),
+        "../../blobs/1f2e"
+    );
+    assert_eq!(target("snapshots/main"), "abc");
+    assert_eq!(target("abs link"), "/etc/passwd");
+    assert_eq!(target("dangling"), "/nonexistent/$(touch PWNED)");
+    // Through the links, the bytes are the host's.
+    assert_eq!(
+        sha(&got.join("snapshots/main/model.safetensors")),
+        sha(&blobs.join("1f2e"))
+    );
+    assert!(!std::path::Path::new("PWNED").exists());
+}

@@ -365,6 +365,7 @@ fn finish_download(
             .cloned()
             .collect();
         if bad.is_empty() {
+            make_links(ctx, conn, src, &tmp, &rec.options.excludes)?;
             place_local(&tmp, fin, rec.options.overwrite)?;
             let now = ctx.now();
             ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
@@ -403,6 +404,75 @@ fn safe_rel(p: &Path) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
+/// Remove every symbolic link under `dir` (not following any), so that no later write can pass
+/// through one: links are made last, by [`make_links`].
+fn strip_links(dir: &Path) -> Result<(), TransferError> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let ft = e
+            .file_type()
+            .map_err(|err| TransferError::local(&p, &err))?;
+        if ft.is_symlink() {
+            std::fs::remove_file(&p).map_err(|err| TransferError::local(&p, &err))?;
+        } else if ft.is_dir() {
+            strip_links(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Recreate the folder's symbolic links (as links, with their targets as written on the host),
+/// after every regular file was written and verified. A link whose folder would pass through
+/// another link, or whose name is unsafe, is skipped with a log line.
+fn make_links(
+    ctx: &Ctx<'_>,
+    conn: &Connection,
+    src: &str,
+    tmp: &Path,
+    excludes: &[String],
+) -> Result<(), TransferError> {
+    let script = format!(
+        "cd -- {} || exit 2\nfind . -type l -printf '%P\\0%l\\0'",
+        shell_quote(src)?
+    );
+    let out = proc::run_ok(conn, "find", src, &script, None, ctx.cancel)?;
+    let ex = scan::Excludes::new(excludes)?;
+    let mut parts = out.split(|b| *b == 0);
+    let mut made = 0usize;
+    while let (Some(name), Some(target)) = (parts.next(), parts.next()) {
+        let rel = Path::new(std::ffi::OsStr::from_bytes(name));
+        let Some(rel) = safe_rel(rel) else {
+            continue;
+        };
+        if name.is_empty() || ex.leaves_out(&rel) {
+            continue;
+        }
+        let dest = tmp.join(&rel);
+        let through_link = rel.ancestors().skip(1).any(|a| {
+            !a.as_os_str().is_empty()
+                && std::fs::symlink_metadata(tmp.join(a)).is_ok_and(|m| m.file_type().is_symlink())
+        });
+        if through_link {
+            ctx.log(format!("{}: inside another link; not made", rel.display()));
+            continue;
+        }
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| TransferError::local(parent, &e))?;
+        }
+        let _ = std::fs::remove_file(&dest);
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &dest)
+            .map_err(|e| TransferError::local(&dest, &e))?;
+        made += 1;
+    }
+    if made > 0 {
+        ctx.log(format!("{src}: {made} symbolic link(s) made as links"));
+    }
+    Ok(())
+}
+
 fn fetch_tar(
     ctx: &Ctx<'_>,
     conn: &Connection,
@@ -412,6 +482,7 @@ fn fetch_tar(
     id: i64,
     local: &mut Hashes,
 ) -> Result<(), TransferError> {
+    strip_links(tmp)?;
     let qs = shell_quote(src)?;
     let list = format!(".gpurent-list-{id}");
     let script = match only {
@@ -481,6 +552,8 @@ fn fetch_tar(
                     }
                     local.insert(rel_bytes(&rel), hash::hex(&h.finalize()));
                 }
+                // Made after every file was written (`make_links`), never written through.
+                tar::EntryType::Symlink => {}
                 other => ctx.log(format!(
                     "{}: {other:?} entries are not copied",
                     rel.display()
@@ -516,5 +589,34 @@ impl Read for ChanReader<'_, '_> {
         let n = self.st.read(buf)?;
         self.ctx.meter.wire(n as u64);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_left_in_a_temp_folder_are_removed_without_touching_their_targets() {
+        let t = tempfile::tempdir().expect("tmp");
+        let outside = t.path().join("outside");
+        let tmp = t.path().join(".run.gpurent-1.part");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::create_dir_all(tmp.join("sub")).expect("mkdir");
+        std::fs::write(outside.join("keep.txt"), b"mine").expect("write");
+        std::fs::write(tmp.join("sub/a.bin"), b"a").expect("write");
+        std::os::unix::fs::symlink(&outside, tmp.join("sub/escape")).expect("link");
+        std::os::unix::fs::symlink("/nonexistent", tmp.join("dangling")).expect("link");
+        strip_links(&tmp).expect("strip");
+        assert!(std::fs::symlink_metadata(tmp.join("sub/escape")).is_err());
+        assert!(std::fs::symlink_metadata(tmp.join("dangling")).is_err());
+        assert_eq!(std::fs::read(tmp.join("sub/a.bin")).expect("kept"), b"a");
+        assert_eq!(
+            std::fs::read(outside.join("keep.txt")).expect("untouched"),
+            b"mine"
+        );
+        assert_eq!(safe_rel(Path::new("../x")), None);
+        assert_eq!(safe_rel(Path::new("/etc/x")), None);
+        assert_eq!(safe_rel(Path::new("./a/b")), Some(PathBuf::from("a/b")));
     }
 }
