@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use gpurent_core::app::App;
 use gpurent_core::app_hosts::{LoginKey, SshEnv};
-use gpurent_core::events::Progress;
+use gpurent_core::events::{Progress, ProgressSink};
 use gpurent_core::secret::Secret;
 use gpurent_core::transfer::{FileMethod, TransferError, TransferOptions, TransferReport};
 
@@ -297,71 +297,55 @@ fn open(data_dir: Option<&Path>) -> Result<App, TransferError> {
     Ok(crate::open_app(data_dir)?)
 }
 
-pub fn put(data_dir: Option<&Path>, a: &PutArgs) -> ExitCode {
-    let p = printer(a.common.json);
+/// What put, get and resume share: open the app, the key and the SSH environment, run `work` so
+/// that Ctrl-C pauses it, and print its progress and result.
+fn moving(
+    data_dir: Option<&Path>,
+    c: &Common,
+    work: impl FnOnce(
+        &App,
+        Option<&LoginKey>,
+        &SshEnv,
+        &dyn ProgressSink,
+    ) -> Result<TransferReport, TransferError>,
+) -> ExitCode {
+    let p = printer(c.json);
     let sink = |e: Progress| p.emit(e);
     let r = (|| {
         let app = open(data_dir)?;
-        let key = identity(a.common.identity.as_deref())?;
+        let key = identity(c.identity.as_deref())?;
+        let env = env()?;
+        pausable(&app, &p, || work(&app, key.as_ref(), &env, &sink))
+    })();
+    finish(r, &p)
+}
+
+pub fn put(data_dir: Option<&Path>, a: &PutArgs) -> ExitCode {
+    moving(data_dir, &a.common, |app, key, env, sink| {
         let (dest, locals) = a
             .paths
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "LOCAL... REMOTE_DIR"))?;
         let locals: Vec<PathBuf> = locals.iter().map(PathBuf::from).collect();
-        let env = env()?;
-        pausable(&app, &p, || {
-            app.transfer_put_as(
-                &a.host,
-                key.as_ref(),
-                &locals,
-                dest,
-                &a.choices.options(),
-                &env,
-                &sink,
-            )
-        })
-    })();
-    finish(r, &p)
+        app.transfer_put_as(&a.host, key, &locals, dest, &a.choices.options(), env, sink)
+    })
 }
 
 pub fn get(data_dir: Option<&Path>, a: &GetArgs) -> ExitCode {
-    let p = printer(a.common.json);
-    let sink = |e: Progress| p.emit(e);
-    let r = (|| {
-        let app = open(data_dir)?;
-        let key = identity(a.common.identity.as_deref())?;
+    moving(data_dir, &a.common, |app, key, env, sink| {
         let (dest, remotes) = a
             .paths
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "REMOTE... LOCAL_DIR"))?;
-        let env = env()?;
-        pausable(&app, &p, || {
-            app.transfer_get_as(
-                &a.host,
-                key.as_ref(),
-                remotes,
-                Path::new(dest),
-                &a.choices.options(),
-                &env,
-                &sink,
-            )
-        })
-    })();
-    finish(r, &p)
+        let (dir, opts) = (Path::new(dest), a.choices.options());
+        app.transfer_get_as(&a.host, key, remotes, dir, &opts, env, sink)
+    })
 }
 
 pub fn resume(data_dir: Option<&Path>, a: &ResumeArgs) -> ExitCode {
-    let p = printer(a.common.json);
-    let sink = |e: Progress| p.emit(e);
-    let r = (|| {
-        let app = open(data_dir)?;
-        let key = identity(a.common.identity.as_deref())?;
-        let env = env()?;
-        pausable(&app, &p, || {
-            app.transfer_resume_as(a.id, key.as_ref(), &env, &sink)
-        })
-    })();
-    finish(r, &p)
+    moving(data_dir, &a.common, |app, key, env, sink| {
+        app.transfer_resume_as(a.id, key, env, sink)
+    })
 }
 
 /// `gpurent discard ID`: give up a paused, interrupted or failed transfer and remove its

@@ -256,7 +256,7 @@ impl App {
                 let fin = remote_join(&dir, name);
                 let now = self.now_ms();
                 let id = self.with_journal_t(|s| {
-                    let id = journal::create(
+                    journal::create(
                         s,
                         &NewTransfer {
                             host_label: label,
@@ -271,9 +271,8 @@ impl App {
                             source_mtime_ms: None,
                         },
                         now,
-                    )?;
-                    journal::set_temp_path(s, id, &remote_join(&dir, &temp_name(name, id)))?;
-                    Ok(id)
+                        |id| remote_join(&dir, &temp_name(name, id)),
+                    )
                 })?;
                 ids.push(id);
             }
@@ -363,7 +362,7 @@ impl App {
                 let fin = local_dir.join(&name);
                 let now = self.now_ms();
                 let id = self.with_journal_t(|s| {
-                    let id = journal::create(
+                    journal::create(
                         s,
                         &NewTransfer {
                             host_label: label,
@@ -378,10 +377,13 @@ impl App {
                             source_mtime_ms: None,
                         },
                         now,
-                    )?;
-                    let tmp = local_dir.join(temp_name(&name, id));
-                    journal::set_temp_path(s, id, &tmp.to_string_lossy())?;
-                    Ok(id)
+                        |id| {
+                            local_dir
+                                .join(temp_name(&name, id))
+                                .to_string_lossy()
+                                .into_owned()
+                        },
+                    )
                 })?;
                 ids.push(id);
             }
@@ -498,15 +500,7 @@ impl App {
         &self,
         f: impl FnOnce(&Store) -> Result<T, TransferError>,
     ) -> Result<T, TransferError> {
-        let mut f = Some(f);
-        let mut out = None;
-        self.with_journal(&mut |s| {
-            if let Some(f) = f.take() {
-                out = Some(f(s)?);
-            }
-            Ok(())
-        })?;
-        out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
+        engine::on_journal(self, f)
     }
 
     fn with_remote<T>(

@@ -45,21 +45,30 @@ impl std::fmt::Debug for Ctx<'_> {
     }
 }
 
+/// Run `f` on a journal's store and return its value (the typed face of
+/// [`Journal::with_journal`], whose callback is object-safe and returns nothing).
+pub fn on_journal<T>(
+    journal: &dyn Journal,
+    f: impl FnOnce(&Store) -> Result<T, TransferError>,
+) -> Result<T, TransferError> {
+    let mut f = Some(f);
+    let mut out = None;
+    journal.with_journal(&mut |s| {
+        if let Some(f) = f.take() {
+            out = Some(f(s)?);
+        }
+        Ok(())
+    })?;
+    out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
+}
+
 impl Ctx<'_> {
     /// Run `f` on the journal's store.
     pub fn j<T>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, TransferError>,
     ) -> Result<T, TransferError> {
-        let mut f = Some(f);
-        let mut out = None;
-        self.journal.with_journal(&mut |s| {
-            if let Some(f) = f.take() {
-                out = Some(f(s)?);
-            }
-            Ok(())
-        })?;
-        out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
+        on_journal(self.journal, f)
     }
 
     pub fn now(&self) -> i64 {

@@ -135,9 +135,14 @@ fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     })
 }
 
-/// Record a new transfer (state `pending`) and return its id. The temp path is set right after
-/// (it contains the id).
-pub fn create(store: &Store, t: &NewTransfer<'_>, now_ms: i64) -> Result<i64, TransferError> {
+/// Record a new transfer (state `pending`) and return its id; its temporary path is `temp(id)`
+/// (the name contains the id).
+pub fn create(
+    store: &Store,
+    t: &NewTransfer<'_>,
+    now_ms: i64,
+    temp: impl FnOnce(i64) -> String,
+) -> Result<i64, TransferError> {
     let opts = serde_json::to_string(t.options).unwrap_or_else(|_| "{}".into());
     store.conn().execute(
         "INSERT INTO transfers (host_label, direction, kind, local_path, remote_path, state,
@@ -158,10 +163,12 @@ pub fn create(store: &Store, t: &NewTransfer<'_>, now_ms: i64) -> Result<i64, Tr
             t.source_mtime_ms,
         ],
     )?;
-    Ok(store.conn().last_insert_rowid())
+    let id = store.conn().last_insert_rowid();
+    set_temp_path(store, id, &temp(id))?;
+    Ok(id)
 }
 
-pub fn set_temp_path(store: &Store, id: i64, temp: &str) -> Result<(), TransferError> {
+fn set_temp_path(store: &Store, id: i64, temp: &str) -> Result<(), TransferError> {
     store.conn().execute(
         "UPDATE transfers SET temp_path = ?2 WHERE id = ?1",
         params![id, temp],
@@ -366,9 +373,9 @@ mod tests {
                 source_mtime_ms: Some(5),
             },
             100,
+            |id| format!("data/.a.bin.gpurent-{id}.part"),
         )
         .expect("create");
-        set_temp_path(&store, id, "data/.a.bin.gpurent-1.part").expect("temp");
         chunks_init(&store, id, 10, 4).expect("chunks");
         let c = chunks(&store, id).expect("chunks");
         assert_eq!(
