@@ -71,18 +71,14 @@ fn cut_uploads_and_downloads_of_a_large_file_resume_from_verified_bytes() {
         let ev = Mutex::new(Vec::new());
         let sink = |e: Progress| ev.lock().expect("lock").push(e);
         proxy.cut_after(*cut);
-        let rep =
-            r.w.app
-                .transfer_put_as(
-                    "box",
-                    Some(&r.key),
-                    std::slice::from_ref(&src),
-                    &dir.display().to_string(),
-                    &opts(),
-                    &r.w.env,
-                    &sink,
-                )
-                .expect("put resumes after the cut");
+        let rep = put_with(
+            &r,
+            std::slice::from_ref(&src),
+            &dir.display().to_string(),
+            &opts(),
+            &sink,
+        )
+        .expect("put resumes after the cut");
         let t = &rep.transfers[0];
         assert!(t.attempts >= 2, "cut at {cut}: {t:?}");
         assert_eq!(sha(&dir.join("model.bin")), sha(&src));
@@ -97,18 +93,14 @@ fn cut_uploads_and_downloads_of_a_large_file_resume_from_verified_bytes() {
         let ev = Mutex::new(Vec::new());
         let sink = |e: Progress| ev.lock().expect("lock").push(e);
         proxy.cut_after(*cut);
-        let rep =
-            r.w.app
-                .transfer_get_as(
-                    "box",
-                    Some(&r.key),
-                    &[format!("{}/model.bin", dir.display())],
-                    &back,
-                    &opts(),
-                    &r.w.env,
-                    &sink,
-                )
-                .expect("get resumes after the cut");
+        let rep = get_with(
+            &r,
+            &[format!("{}/model.bin", dir.display())],
+            &back,
+            &opts(),
+            &sink,
+        )
+        .expect("get resumes after the cut");
         assert!(rep.transfers[0].attempts >= 2);
         assert_eq!(sha(&back.join("model.bin")), sha(&src));
         assert!(leftovers(&back).is_empty());
@@ -134,18 +126,14 @@ fn cut_folder_transfers_complete_without_duplicates_or_half_files() {
     for (i, cut) in [50_000u64, 2_000_000].iter().enumerate() {
         let dir = home.join(format!("t{i}"));
         proxy.cut_after(*cut);
-        let rep =
-            r.w.app
-                .transfer_put_as(
-                    "box",
-                    Some(&r.key),
-                    std::slice::from_ref(&src),
-                    &dir.display().to_string(),
-                    &opts(),
-                    &r.w.env,
-                    &NoProgress,
-                )
-                .expect("tree put resumes");
+        let rep = put_with(
+            &r,
+            std::slice::from_ref(&src),
+            &dir.display().to_string(),
+            &opts(),
+            &NoProgress,
+        )
+        .expect("tree put resumes");
         assert!(rep.transfers[0].attempts >= 2);
         assert_eq!(
             tree_hashes(&dir.join("dataset")),
@@ -156,18 +144,14 @@ fn cut_folder_transfers_complete_without_duplicates_or_half_files() {
 
         let back = r.w.tmp.path().join(format!("b{i}"));
         proxy.cut_after(*cut);
-        let rep =
-            r.w.app
-                .transfer_get_as(
-                    "box",
-                    Some(&r.key),
-                    &[format!("{}/dataset", dir.display())],
-                    &back,
-                    &opts(),
-                    &r.w.env,
-                    &NoProgress,
-                )
-                .expect("tree get resumes");
+        let rep = get_with(
+            &r,
+            &[format!("{}/dataset", dir.display())],
+            &back,
+            &opts(),
+            &NoProgress,
+        )
+        .expect("tree get resumes");
         assert!(rep.transfers[0].attempts >= 2);
         assert_eq!(tree_hashes(&back.join("dataset")), want);
         assert!(leftovers(&back).is_empty());
@@ -351,18 +335,14 @@ fn a_full_remote_disk_is_reported_and_the_partial_upload_removed() {
     for method in [None, Some(gpurent_core::transfer::FileMethod::Sftp)] {
         let o = TransferOptions { method, ..opts() };
         for p in [&src, &tree] {
-            let e =
-                r.w.app
-                    .transfer_put_as(
-                        "box",
-                        Some(&r.key),
-                        &[p.to_path_buf()],
-                        &small.display().to_string(),
-                        &o,
-                        &r.w.env,
-                        &NoProgress,
-                    )
-                    .expect_err("disk full");
+            let e = put_with(
+                &r,
+                &[p.to_path_buf()],
+                &small.display().to_string(),
+                &o,
+                &NoProgress,
+            )
+            .expect_err("disk full");
             assert_eq!(e.code(), "remote_disk_full", "{method:?} {p:?}: {e:?}");
             let left: Vec<_> = std::fs::read_dir(&small)
                 .expect("ls")

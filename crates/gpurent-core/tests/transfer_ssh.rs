@@ -100,7 +100,7 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
         .iter()
         .map(|n| format!("{}/in coming/$(touch PWNED3)/{n}", r.sshd.home().display()))
         .collect();
-    let rep = get_with(&r, &remotes, &back, &opts()).expect("get");
+    let rep = get_with(&r, &remotes, &back, &opts(), &NoProgress).expect("get");
     assert!(rep
         .transfers
         .iter()
@@ -126,18 +126,7 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
     let f = r.w.tmp.path().join("w.bin");
     std::fs::write(&f, bytes(1_500_000, 3)).expect("write");
     std::fs::write(r.sshd.home().join("w.bin"), b"old").expect("old");
-    let e =
-        r.w.app
-            .transfer_put_as(
-                "box",
-                Some(&r.key),
-                std::slice::from_ref(&f),
-                &h,
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect_err("exists");
+    let e = put_with(&r, std::slice::from_ref(&f), &h, &opts(), &NoProgress).expect_err("exists");
     assert_eq!(e.code(), "already_exists");
     assert_eq!(
         std::fs::read(r.sshd.home().join("w.bin")).expect("old"),
@@ -149,33 +138,20 @@ fn an_existing_name_is_kept_unless_overwrite_and_sftp_ranges_work() {
         streams: Some(3),
         ..opts()
     };
-    r.w.app
-        .transfer_put_as(
-            "box",
-            Some(&r.key),
-            std::slice::from_ref(&f),
-            &h,
-            &o,
-            &r.w.env,
-            &NoProgress,
-        )
+    put_with(&r, std::slice::from_ref(&f), &h, &o, &NoProgress)
         .expect("overwrite with 3 SFTP streams");
     assert_eq!(sha(&r.sshd.home().join("w.bin")), sha(&f));
     let missing =
-        r.w.app
-            .transfer_put_as(
-                "box",
-                Some(&r.key),
-                &[PathBuf::from("/nope/x")],
-                &h,
-                &o,
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect_err("missing");
+        put_with(&r, &[PathBuf::from("/nope/x")], &h, &o, &NoProgress).expect_err("missing");
     assert_eq!(missing.code(), "local_file_missing");
-    let gone =
-        get_with(&r, &[format!("{h}/nope.bin")], r.w.tmp.path(), &o).expect_err("remote missing");
+    let gone = get_with(
+        &r,
+        &[format!("{h}/nope.bin")],
+        r.w.tmp.path(),
+        &o,
+        &NoProgress,
+    )
+    .expect_err("remote missing");
     assert_eq!(gone.code(), "remote_file_missing");
 }
 
@@ -205,18 +181,7 @@ fn a_folder_download_leaves_out_what_the_excludes_name() {
     };
     let ev = std::sync::Mutex::new(Vec::new());
     let sink = |e: gpurent_core::events::Progress| ev.lock().expect("lock").push(e);
-    let rep =
-        r.w.app
-            .transfer_get_as(
-                "box",
-                Some(&r.key),
-                &[run.display().to_string()],
-                &back,
-                &o,
-                &r.w.env,
-                &sink,
-            )
-            .expect("get");
+    let rep = get_with(&r, &[run.display().to_string()], &back, &o, &sink).expect("get");
     let t = &rep.transfers[0];
     assert!(t.verified && t.files_total == 3, "{t:?}");
     let got: Vec<String> = tree_hashes(&back.join("run 7"))
@@ -247,18 +212,14 @@ fn without_openssl_or_sha256sum_the_host_still_verifies() {
     }
     let f = r.w.tmp.path().join("f.bin");
     std::fs::write(&f, bytes(600_000, 11)).expect("write");
-    let rep =
-        r.w.app
-            .transfer_put_as(
-                "box",
-                Some(&r.key),
-                std::slice::from_ref(&f),
-                &r.sshd.home().display().to_string(),
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect("put via fallback hash");
+    let rep = put_with(
+        &r,
+        std::slice::from_ref(&f),
+        &r.sshd.home().display().to_string(),
+        &opts(),
+        &NoProgress,
+    )
+    .expect("put via fallback hash");
     assert!(rep.transfers[0].verified);
     assert_eq!(rep.transfers[0].sha256.as_deref(), Some(sha(&f).as_str()));
 }
@@ -285,18 +246,14 @@ fn without_python3_the_shell_tools_verify_and_without_any_tool_it_is_named() {
     let f = src.join("-f 'x' $(reboot).bin");
     std::fs::write(&f, bytes(1_500_000, 3)).expect("write");
     let dest = r.sshd.home().join("np");
-    let rep =
-        r.w.app
-            .transfer_put_as(
-                "box",
-                Some(&r.key),
-                &[f.clone(), tree.clone()],
-                &dest.display().to_string(),
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect("put without python3");
+    let rep = put_with(
+        &r,
+        &[f.clone(), tree.clone()],
+        &dest.display().to_string(),
+        &opts(),
+        &NoProgress,
+    )
+    .expect("put without python3");
     assert!(rep.transfers.iter().all(|t| t.verified));
     assert_eq!(sha(&dest.join(f.file_name().expect("n"))), sha(&f));
     let want = tree_hashes(&tree);
@@ -311,7 +268,7 @@ fn without_python3_the_shell_tools_verify_and_without_any_tool_it_is_named() {
     .iter()
     .map(|n| format!("{}/{n}", dest.display()))
     .collect();
-    let rep = get_with(&r, &remotes, &back, &opts()).expect("get without python3");
+    let rep = get_with(&r, &remotes, &back, &opts(), &NoProgress).expect("get without python3");
     assert!(rep.transfers.iter().all(|t| t.verified));
     assert_eq!(sha(&back.join(f.file_name().expect("n"))), sha(&f));
     assert_eq!(tree_hashes(&back.join("t $(id)")), want);
@@ -325,32 +282,24 @@ fn without_python3_the_shell_tools_verify_and_without_any_tool_it_is_named() {
     }
     let none = r.sshd.home().join("none");
     for item in [&f, &tree] {
-        let e =
-            r.w.app
-                .transfer_put_as(
-                    "box",
-                    Some(&r.key),
-                    std::slice::from_ref(item),
-                    &none.display().to_string(),
-                    &opts(),
-                    &r.w.env,
-                    &NoProgress,
-                )
-                .expect_err("no hash tool");
+        let e = put_with(
+            &r,
+            std::slice::from_ref(item),
+            &none.display().to_string(),
+            &opts(),
+            &NoProgress,
+        )
+        .expect_err("no hash tool");
         assert_eq!(e.code(), "hash_tool_missing");
     }
-    let e =
-        r.w.app
-            .transfer_get_as(
-                "box",
-                Some(&r.key),
-                &[format!("{}/t $(id)", dest.display())],
-                &r.w.tmp.path().join("back2"),
-                &opts(),
-                &r.w.env,
-                &NoProgress,
-            )
-            .expect_err("no hash tool");
+    let e = get_with(
+        &r,
+        &[format!("{}/t $(id)", dest.display())],
+        &r.w.tmp.path().join("back2"),
+        &opts(),
+        &NoProgress,
+    )
+    .expect_err("no hash tool");
     assert_eq!(e.code(), "hash_tool_missing");
     assert!(leftovers(&none).is_empty(), "{:?}", leftovers(&none));
     assert!(leftovers(&r.w.tmp.path().join("back2")).is_empty());
@@ -407,7 +356,14 @@ fn a_folder_download_makes_symbolic_links_as_links_after_the_files() {
     link("/etc/passwd", &hub.join("abs link"));
     link("/nonexistent/$(touch PWNED)", &hub.join("dangling"));
     let back = r.w.tmp.path().join("back");
-    let rep = get_with(&r, &[hub.display().to_string()], &back, &opts()).expect("get");
+    let rep = get_with(
+        &r,
+        &[hub.display().to_string()],
+        &back,
+        &opts(),
+        &NoProgress,
+    )
+    .expect("get");
     assert!(rep.transfers[0].verified);
     let got = back.join("hub");
     let target = |rel: &str| {

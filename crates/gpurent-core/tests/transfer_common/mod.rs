@@ -24,10 +24,16 @@ pub struct Rig {
 
 /// A host `box` on a fresh sshd; through a delay proxy when `via_proxy` is set.
 pub fn rig(via_proxy: Option<Duration>) -> Rig {
+    rig_with(via_proxy, |_| world())
+}
+
+/// The sshd, its authorized key, the proxy and the saved host `box`, around the world that
+/// `make_world` builds for that key.
+fn rig_with(via_proxy: Option<Duration>, make_world: impl FnOnce(&UserKey) -> World) -> Rig {
     let sshd = Sshd::start().expect("sshd");
     let k = UserKey::generate("gpurent-transfer").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
-    let w = world();
+    let w = make_world(&k);
     let key = login_key(&k, "laptop");
     let proxy = via_proxy.map(|d| {
         DelayProxy::start(
@@ -46,22 +52,28 @@ pub fn rig(via_proxy: Option<Duration>) -> Rig {
     }
 }
 
-/// Download with the rig's key and no progress.
+/// Upload into `dir` with the rig's key.
+pub fn put_with(
+    r: &Rig,
+    locals: &[std::path::PathBuf],
+    dir: &str,
+    o: &gpurent_core::transfer::TransferOptions,
+    sink: &dyn gpurent_core::events::ProgressSink,
+) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
+    r.w.app
+        .transfer_put_as("box", Some(&r.key), locals, dir, o, &r.w.env, sink)
+}
+
+/// Download into `to` with the rig's key.
 pub fn get_with(
     r: &Rig,
     remotes: &[String],
     to: &Path,
     o: &gpurent_core::transfer::TransferOptions,
+    sink: &dyn gpurent_core::events::ProgressSink,
 ) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
-    r.w.app.transfer_get_as(
-        "box",
-        Some(&r.key),
-        remotes,
-        to,
-        o,
-        &r.w.env,
-        &gpurent_core::events::NoProgress,
-    )
+    r.w.app
+        .transfer_get_as("box", Some(&r.key), remotes, to, o, &r.w.env, sink)
 }
 
 /// Deterministic pseudo-random bytes.
@@ -145,39 +157,22 @@ pub fn user_processes() -> Vec<String> {
 /// methods that load the host's key themselves).
 pub fn rig_keychain(via_proxy: Option<Duration>) -> Rig {
     use gpurent_core::keys::MemoryKeyStore;
-    let sshd = Sshd::start().expect("sshd");
-    let k = UserKey::generate("gpurent-transfer").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let app = gpurent_core::app::App::open(
-        gpurent_core::paths::Paths::under(tmp.path().join("gpurent")),
-        std::sync::Arc::new(gpurent_core::clock::FixedClock(1_000)),
-        None,
-    )
-    .expect("app")
-    .with_keystore(Box::new(MemoryKeyStore::new()));
-    let pem = tmp.path().join("id_ed25519");
-    std::fs::write(&pem, &k.private_pem).expect("pem");
-    app.key_import("laptop", &pem, None).expect("import");
-    let mut env = gpurent_core::app_hosts::SshEnv::under_home(&tmp.path().join("home"), None);
-    env.connect = opts();
-    let w = World { tmp, app, env };
-    let key = login_key(&k, "laptop");
-    let proxy = via_proxy.map(|d| {
-        DelayProxy::start(
-            format!("127.0.0.1:{}", sshd.port()).parse().expect("addr"),
-            d,
+    rig_with(via_proxy, |k| {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = gpurent_core::app::App::open(
+            gpurent_core::paths::Paths::under(tmp.path().join("gpurent")),
+            std::sync::Arc::new(gpurent_core::clock::FixedClock(1_000)),
+            None,
         )
-        .expect("proxy")
-    });
-    let port = proxy.as_ref().map(|p| p.port()).unwrap_or(sshd.port());
-    add_confirmed(&w, "box", spec_port(&sshd, port), Some(&key));
-    Rig {
-        w,
-        sshd,
-        key,
-        proxy,
-    }
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+        let pem = tmp.path().join("id_ed25519");
+        std::fs::write(&pem, &k.private_pem).expect("pem");
+        app.key_import("laptop", &pem, None).expect("import");
+        let mut env = gpurent_core::app_hosts::SshEnv::under_home(&tmp.path().join("home"), None);
+        env.connect = opts();
+        World { tmp, app, env }
+    })
 }
 
 /// Processes started by this rig's sshd (their `HOME` is its home) other than sshd itself.
