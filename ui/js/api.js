@@ -110,13 +110,13 @@ export const hostDelete = (label) => invoke('host_delete', { label });
 /** @typedef {import('../bindings/HostVerify').HostVerify} HostVerify */
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostReport>} */
-export const doctorRun = (label, onProgress) => invoke('doctor_run', { label, onProgress: channel(onProgress) });
+export const setupProbe = (label, onProgress) => invoke('setup_probe', { label, onProgress: channel(onProgress) });
 
 /** @param {string} label @param {string | null} code @param {(p: Progress) => void} onProgress @returns {Promise<FixReport>} */
-export const doctorFix = (label, code, onProgress) => invoke('doctor_fix', { label, code, onProgress: channel(onProgress) });
+export const setupFix = (label, code, onProgress) => invoke('setup_fix', { label, code, onProgress: channel(onProgress) });
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
-export const doctorVerify = (label, onProgress) => invoke('doctor_verify', { label, onProgress: channel(onProgress) });
+export const setupVerify = (label, onProgress) => invoke('setup_verify', { label, onProgress: channel(onProgress) });
 
 /** @param {string} label @returns {Promise<string[]>} */
 export const hostOpenTerminal = (label) => invoke('host_open_terminal', { label });

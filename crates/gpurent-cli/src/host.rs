@@ -9,8 +9,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use gpurent_core::app::hosts::{HostAddRequest, KeyInstall, KeyInstallReport};
+use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::app_hosts::{HostAddRequest, KeyInstall, KeyInstallReport, LoginKey, SshEnv};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::Progress;
 use gpurent_core::remote::{Host, HostCheck, HostSpec, RemoteError};

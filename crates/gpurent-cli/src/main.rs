@@ -4,11 +4,11 @@
 //! exit code 2 for bad input, 1 for everything else.
 
 mod cards;
-mod doctor;
 mod estimate;
 mod host;
 mod key;
 mod output;
+mod setup;
 mod transfer;
 
 use std::path::PathBuf;
@@ -41,8 +41,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Diagnose a GPU host for PyTorch: probe facts, findings, verdict and the fix (docs/cli-doctor.md).
-    Doctor(doctor::DoctorArgs),
+    /// Set a GPU host up for PyTorch: probe facts, findings, verdict and the fix (docs/cli-setup.md).
+    /// `gpurent doctor` is the same command.
+    #[command(alias = "doctor")]
+    Setup(setup::SetupArgs),
     /// List GPU cards in the catalog (specs with sources and confidence).
     Cards(cards::CardsArgs),
     /// Memory, fit per card, speed, time and cost for a job (docs/estimator.md).
@@ -83,7 +85,7 @@ fn main() -> ExitCode {
         Command::Transfers(args) => return transfer::list(cli.data_dir.as_deref(), args),
         Command::Resume(args) => return transfer::resume(cli.data_dir.as_deref(), args),
         Command::Discard(args) => return transfer::discard(cli.data_dir.as_deref(), args),
-        Command::Doctor(args) => return doctor::main(cli.data_dir.as_deref(), args),
+        Command::Setup(args) => return setup::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,

@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::app_hosts::{LoginKey, SshEnv};
 use gpurent_core::events::{Progress, ProgressSink};
 use gpurent_core::secret::Secret;
 use gpurent_core::transfer::{FileMethod, TransferError, TransferOptions, TransferReport};

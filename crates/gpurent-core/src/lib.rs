@@ -3,39 +3,29 @@
 //! Everything gpurent knows and does, with no GUI in its dependency tree. The desktop shell
 //! (`src-tauri`) and the CLI (`gpurent-cli`) are thin edges over this crate.
 //!
-//! - [`app`]: the facade each Tauri command and CLI subcommand calls once.
-//! - [`paths`]: the one module that decides where files live (`GPURENT_HOME` redirects it).
-//! - [`catalog`]: GPU specs with sources and confidence, filters and plain-language advice.
-//! - [`estimate`]: memory / speed / time / cost estimates per job, fit verdicts per card, explanations.
-//! - [`localgpu`]: the local NVIDIA GPUs via NVML (none found is a normal answer, not an error).
-//! - [`compat`]: driver / CUDA / PyTorch / GPU-architecture compatibility data.
-//! - [`wizard`]: the setup wizard's probe, parser, diagnosis, fix plan and verify (SSH-independent).
-//!   [`app_doctor`] runs it over SSH (probe, fix with progress and cancel, verify).
-//! - [`store`]: SQLite with append-only migrations.
-//! - [`prices`]: the user's own GPU prices, remembered (gpurent ships none it cannot source).
-//! - [`remote`]: SSH to rented hosts (typed outcomes, pinned host keys, exec, key install,
-//!   `~/.ssh/config`); [`app_hosts`] puts it on the facade.
-//! - [`keys`]: SSH keys whose private half lives only in the OS keychain ([`app_keys`] on the
-//!   facade); [`hostparse`]: pasted console text (`ssh -p … user@host`, 密码：…) into a host.
-//! - [`transfer`]: uploads/downloads with resume, SHA-256 verify, tar streams for many files
-//!   ([`app_transfer`] on the facade; `docs/transfer.md`).
-//! - [`settings`]: language and theme preferences, written atomically.
-//! - [`error`]: typed errors with stable codes; [`ipc`]: the `{code, message, detail?}` wire shape.
-//! - [`events`] and [`cancel`]: progress events and cancellation for long work.
-//! - [`selfcheck`]: the app's own health check, the first long operation on that plumbing.
-//! - [`clock`], [`secret`], [`logging`]: time passed in, redacted secrets, rotating file logs.
+//! [`app`] is the facade each Tauri command and CLI subcommand calls once: `app/mod.rs` holds
+//! the shared core (paths, store, clock, operations), and one file per step puts that step's
+//! domain on it (`app/estimate.rs`, `keys.rs`, `hosts.rs`, `setup.rs`, `transfer.rs`, with
+//! `login.rs` the one way into a saved host). Domain modules never carry `impl App`:
+//!
+//! - Pick a card: [`catalog`] (GPU specs with sources and confidence, advice), [`estimate`]
+//!   (memory / speed / time / cost per job, fit verdicts, explanations; the job on the local GPU),
+//!   [`localgpu`] (NVML; none found is a normal answer), [`prices`] (the user's own prices).
+//! - Keys: [`keys`] (SSH keys whose private half lives only in the OS keychain).
+//! - Hosts: [`hostparse`] (pasted console text into a host), [`remote`] (SSH: typed outcomes,
+//!   pinned host keys, exec, key install, `~/.ssh/config`, the agent), [`launch`] (terminals and
+//!   links opened without a shell).
+//! - Setup: [`setup`] (the probe, its parser, diagnosis, fix plan and GPU check) over [`compat`]
+//!   (driver / CUDA / PyTorch / architecture tables).
+//! - Files: [`transfer`] (uploads/downloads with resume, SHA-256 verify, tar streams;
+//!   `docs/transfer.md`).
+//! - Shared plumbing: [`store`] (SQLite, append-only migrations), [`settings`], [`paths`] (the
+//!   one module that decides where files live; `GPURENT_HOME` redirects it), [`error`] and
+//!   [`ipc`] (typed errors with stable codes, the `{code, message, detail?}` wire shape),
+//!   [`events`] and [`cancel`] (progress and cancellation), [`selfcheck`], [`clock`], [`secret`],
+//!   [`logging`].
 
 pub mod app;
-pub mod app_doctor;
-pub mod app_estimate;
-pub mod app_hosts;
-pub mod app_hosts_flow;
-pub mod app_hosts_keys;
-pub mod app_keys;
-pub mod app_local;
-pub mod app_setup;
-pub mod app_transfer;
-pub mod app_wizard;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;
@@ -55,9 +45,9 @@ pub mod remote;
 pub mod secret;
 pub mod selfcheck;
 pub mod settings;
+pub mod setup;
 pub mod store;
 pub mod transfer;
-pub mod wizard;
 
 pub use error::{Coded, CoreError};
 

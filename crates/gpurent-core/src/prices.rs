@@ -4,7 +4,6 @@
 
 use rusqlite::params;
 
-use crate::app::App;
 use crate::catalog::Catalog;
 use crate::error::CoreError;
 use crate::estimate::Offer;
@@ -45,7 +44,8 @@ pub fn validate(offer: &Offer) -> Result<(), CoreError> {
     Ok(())
 }
 
-fn list(store: &Store) -> Result<Vec<Offer>, CoreError> {
+/// Saved prices, by card id.
+pub fn list(store: &Store) -> Result<Vec<Offer>, CoreError> {
     let mut stmt = store
         .conn()
         .prepare("SELECT card_id, offer_json FROM card_prices ORDER BY card_id")?;
@@ -62,109 +62,27 @@ fn list(store: &Store) -> Result<Vec<Offer>, CoreError> {
     Ok(out)
 }
 
-impl App {
-    /// Saved prices, by card id.
-    pub fn prices(&self) -> Result<Vec<Offer>, CoreError> {
-        self.with_store(list)
-    }
-
-    /// Save (or replace) the price of one card; returns all saved prices.
-    pub fn price_set(&self, offer: &Offer) -> Result<Vec<Offer>, CoreError> {
-        validate(offer)?;
-        let mut offer = offer.clone();
-        offer.currency = offer.currency.trim().to_uppercase();
-        let json = serde_json::to_string(&offer)
-            .map_err(|e| CoreError::invalid("offer", e.to_string()))?;
-        let now = self.now_ms();
-        self.with_store(|s| {
-            s.conn().execute(
-                "INSERT INTO card_prices(card_id, offer_json, updated_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(card_id) DO UPDATE SET offer_json = excluded.offer_json,
-                                                    updated_ms = excluded.updated_ms",
-                params![offer.card_id, json, now],
-            )?;
-            list(s)
-        })
-    }
-
-    /// Forget the price of one card; returns all saved prices.
-    pub fn price_delete(&self, card_id: &str) -> Result<Vec<Offer>, CoreError> {
-        self.with_store(|s| {
-            s.conn()
-                .execute("DELETE FROM card_prices WHERE card_id = ?1", [card_id])?;
-            list(s)
-        })
-    }
+/// Save (or replace) the price of one card (validated, currency upper-cased); returns all saved
+/// prices.
+pub fn save(store: &Store, offer: &Offer, now_ms: i64) -> Result<Vec<Offer>, CoreError> {
+    validate(offer)?;
+    let mut offer = offer.clone();
+    offer.currency = offer.currency.trim().to_uppercase();
+    let json =
+        serde_json::to_string(&offer).map_err(|e| CoreError::invalid("offer", e.to_string()))?;
+    store.conn().execute(
+        "INSERT INTO card_prices(card_id, offer_json, updated_ms) VALUES (?1, ?2, ?3)
+         ON CONFLICT(card_id) DO UPDATE SET offer_json = excluded.offer_json,
+                                            updated_ms = excluded.updated_ms",
+        params![offer.card_id, json, now_ms],
+    )?;
+    list(store)
 }
 
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::*;
-    use crate::clock::FixedClock;
-    use crate::estimate::{Billing, BillingRule};
-    use crate::paths::Paths;
-
-    fn offer(card: &str, price: f64) -> Offer {
-        Offer {
-            card_id: card.into(),
-            price_per_gpu_hour: price,
-            currency: " cny ".into(),
-            billing: Billing {
-                rule: BillingRule::PerStartedHour,
-                minimum_minutes: 0.0,
-            },
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn prices_are_remembered_across_restarts_replaced_and_deleted() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let open =
-            || App::open(Paths::under(tmp.path()), Arc::new(FixedClock(7)), None).expect("open");
-        let app = open();
-        assert!(app.prices().expect("empty").is_empty());
-        app.price_set(&offer("rtx-4090", 1.98)).expect("set");
-        app.price_set(&offer("h100-sxm", 15.0)).expect("set");
-        let all = app.price_set(&offer("rtx-4090", 2.2)).expect("replace");
-        assert_eq!(all.len(), 2);
-        drop(app);
-        let app = open();
-        let all = app.prices().expect("list");
-        let p4090 = all.iter().find(|o| o.card_id == "rtx-4090").expect("4090");
-        assert_eq!(p4090.price_per_gpu_hour, 2.2);
-        assert_eq!(p4090.currency, "CNY");
-        assert_eq!(p4090.billing.rule, BillingRule::PerStartedHour);
-        let left = app.price_delete("h100-sxm").expect("delete");
-        assert_eq!(left.len(), 1);
-    }
-
-    #[test]
-    fn bad_prices_are_refused_and_nothing_is_saved() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let app = App::open(Paths::under(tmp.path()), Arc::new(FixedClock(7)), None).expect("open");
-        for (bad, code_field) in [
-            (offer("rtx-4090", -1.0), "price_per_gpu_hour"),
-            (offer("rtx-4090", f64::NAN), "price_per_gpu_hour"),
-            (
-                Offer {
-                    currency: "".into(),
-                    ..offer("rtx-4090", 1.0)
-                },
-                "currency",
-            ),
-        ] {
-            match app.price_set(&bad) {
-                Err(CoreError::InvalidInput { field, .. }) => assert_eq!(field, code_field),
-                other => panic!("expected InvalidInput for {code_field}, got {other:?}"),
-            }
-        }
-        assert!(matches!(
-            app.price_set(&offer("rtx-9999", 1.0)),
-            Err(CoreError::UnknownCard(_))
-        ));
-        assert!(app.prices().expect("list").is_empty());
-    }
+/// Forget the price of one card; returns all saved prices.
+pub fn delete(store: &Store, card_id: &str) -> Result<Vec<Offer>, CoreError> {
+    store
+        .conn()
+        .execute("DELETE FROM card_prices WHERE card_id = ?1", [card_id])?;
+    list(store)
 }

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
+use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
+use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
-use gpurent_core::app_doctor::{FixReport, HostReport, HostVerify};
-use gpurent_core::app_hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
-use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
-use gpurent_core::app_local::LocalFitReport;
 use gpurent_core::catalog::{Card, CardFilter};
+use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
 use gpurent_core::hostparse::ParsedHostSummary;
@@ -23,10 +23,10 @@ use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
+use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
 use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
 };
-use gpurent_core::wizard::{DoctorOptions, Report, VerifyReport};
 use ts_rs::{Config, TS};
 
 /// Every type that crosses the IPC edge (their dependencies are exported with them).
@@ -64,7 +64,7 @@ fn export_all(dir: &Path) {
         KeyAlgorithm,
         ParsedHostSummary,
         Report,
-        DoctorOptions,
+        SetupOptions,
         VerifyReport,
         TransferOptions,
         TransferReport,

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::Duration;
 
-use gpurent_core::app_hosts::{HostAddRequest, KeyInstall};
+use gpurent_core::app::hosts::{HostAddRequest, KeyInstall};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::NoProgress;
 use gpurent_core::remote::hostkey::PinSource;

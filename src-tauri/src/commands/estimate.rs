@@ -1,6 +1,6 @@
 //! Pick a card: job estimates, the model catalog, the local GPU and the user's prices.
 
-use gpurent_core::app_local::LocalFitReport;
+use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
 use tauri::State;
 

@@ -1,7 +1,7 @@
 //! Hosts: paste any platform's SSH command, pin the host key, install our key, check, ssh config.
 
-use gpurent_core::app_hosts::SshConfigResult;
-use gpurent_core::app_hosts_flow::{HostAddOutcome, PasteAdd};
+use gpurent_core::app::hosts::SshConfigResult;
+use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::Progress;
 use gpurent_core::hostparse::ParsedHostSummary;

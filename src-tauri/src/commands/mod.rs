@@ -9,7 +9,7 @@ pub mod ops;
 pub mod settings;
 pub mod setup;
 
-use gpurent_core::app_hosts::SshEnv;
+use gpurent_core::app::login::SshEnv;
 
 use crate::edge::{err, CmdResult};
 

@@ -1,6 +1,6 @@
 //! Setup: probe, diagnose, fix and verify driver / CUDA / PyTorch on a saved host.
 
-use gpurent_core::app_doctor::{FixReport, HostReport, HostVerify};
+use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::events::Progress;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -11,7 +11,7 @@ use crate::edge::{err, CmdResult};
 use crate::AppState;
 
 #[tauri::command]
-pub async fn doctor_run(
+pub async fn setup_probe(
     state: State<'_, AppState>,
     label: String,
     on_progress: Channel<Progress>,
@@ -25,7 +25,7 @@ pub async fn doctor_run(
 }
 
 #[tauri::command]
-pub async fn doctor_fix(
+pub async fn setup_fix(
     state: State<'_, AppState>,
     label: String,
     code: Option<String>,
@@ -40,7 +40,7 @@ pub async fn doctor_fix(
 }
 
 #[tauri::command]
-pub async fn doctor_verify(
+pub async fn setup_verify(
     state: State<'_, AppState>,
     label: String,
     on_progress: Channel<Progress>,

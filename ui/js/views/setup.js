@@ -1,6 +1,6 @@
 // Step 4, Setup: probe the host in one round trip, show each step's state and the findings with
 // their evidence, run a fix with live output (cancellable), re-check, and verify on the GPU.
-import { doctorFix, doctorRun, doctorVerify, hostList, opCancel } from '../api.js';
+import { setupFix, setupProbe, setupVerify, hostList, opCancel } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
@@ -122,7 +122,7 @@ export async function renderSetup(root) {
     draw();
     line.textContent = t('setup.running');
     try {
-      const r = await doctorRun(hostSel.value, onProgress);
+      const r = await setupProbe(hostSel.value, onProgress);
       hideError();
       state.report = r;
       state.steps = stepStates(r);
@@ -148,7 +148,7 @@ export async function renderSetup(root) {
     log.hidden = false;
     line.textContent = t('setup.fix.running');
     try {
-      const done = await doctorFix(hostSel.value, f.code, onProgress);
+      const done = await setupFix(hostSel.value, f.code, onProgress);
       hideError();
       line.textContent = t('setup.fix.done');
       bar.hidden = true;
@@ -179,7 +179,7 @@ export async function renderSetup(root) {
     draw();
     line.textContent = t('setup.verifying');
     try {
-      state.verify = await doctorVerify(hostSel.value, onProgress);
+      state.verify = await setupVerify(hostSel.value, onProgress);
       state.steps.verify = state.verify.ok && state.verify.gpus.every((g) => g.suspicions.every((x) => x.key === 'unknown_card')) ? 'ok' : 'warn';
       line.textContent = '';
     } catch (e) {

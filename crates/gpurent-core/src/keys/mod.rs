@@ -4,7 +4,7 @@
 //! - [`material`]: generating, importing and decrypting keys with the `ssh-key` crate.
 //! - [`db`]: the metadata rows (SQLite `keys`): label, algorithm, fingerprint, public key line.
 //!
-//! The App methods (`key_new`, `key_list`, …, `load_private`) are in `app_keys.rs`.
+//! The App methods (`key_new`, `key_list`, …, `load_private`) are in `app/keys.rs`.
 //!
 //! **Imported keys with a passphrase** are checked with `ssh-key` (a wrong passphrase is
 //! [`KeyError::WrongPassphrase`], never a generic failure) and then stored *re-encrypted with the

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use gpurent_core::app::hosts::HostAddRequest;
+use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::app_hosts::{HostAddRequest, LoginKey, SshEnv};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::FixedClock;
 use gpurent_core::paths::Paths;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gpurent_core::app_hosts::LoginKey;
+use gpurent_core::app::login::LoginKey;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::transfer::hash;
 use gpurent_testhost::{DelayProxy, Sshd, UserKey};
@@ -169,7 +169,7 @@ pub fn rig_keychain(via_proxy: Option<Duration>) -> Rig {
         let pem = tmp.path().join("id_ed25519");
         std::fs::write(&pem, &k.private_pem).expect("pem");
         app.key_import("laptop", &pem, None).expect("import");
-        let mut env = gpurent_core::app_hosts::SshEnv::under_home(&tmp.path().join("home"), None);
+        let mut env = gpurent_core::app::login::SshEnv::under_home(&tmp.path().join("home"), None);
         env.connect = opts();
         World { tmp, app, env }
     })

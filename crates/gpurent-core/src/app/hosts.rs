@@ -1,75 +1,32 @@
-//! Hosts on the [`App`] facade: add a host from parsed fields (pinning its host key only after
-//! the user confirmed the fingerprint), list, check (latency, host key, key login), re-pin,
-//! delete, install our key with a password, and write the `~/.ssh/config` block.
+//! The Hosts step on the [`App`] facade: add a host from parsed fields (pinning its host key only
+//! after the user confirmed the fingerprint), list, check (latency, host key, key login), re-pin,
+//! delete, install our key with a password, write the `~/.ssh/config` block; and the same as
+//! single calls from pasted text and labels for the desktop (keys from the keychain).
 //!
-//! Private keys come in as a [`LoginKey`] (plaintext PEM in a `Secret` + public line); the edges
-//! load it from the keychain (`App::load_private` / `App::key_export_pub` of `keys`).
-
-use std::path::PathBuf;
+//! The host-key prompt is a two-step exchange: the first `host_add_pasted` fails with
+//! `host_key_unknown` carrying the fingerprint; the UI shows it, and when the user accepts it calls
+//! again with that fingerprint in `trust`. No connection is held open while a person decides, and
+//! the CLI's `--trust` uses the same path.
+//!
+//! Private keys come in as a [`LoginKey`] (plaintext PEM in a `Secret` + public line); logging in
+//! to a saved host goes through [`crate::app::login`].
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::app::login::{open_saved, verifier, LoginKey, SshEnv};
 use crate::app::App;
 use crate::cancel::CancelToken;
 use crate::error::Coded;
 use crate::events::ProgressSink;
-use crate::remote::connect::{open, Auth, ConnectOptions, Endpoint, KeyVerifier};
-use crate::remote::error::{RemoteError, Role};
-use crate::remote::hostkey::{
-    self, Decision, KeyCheck, KnownHostsVerdict, Pin, PinSource, PresentedKey,
-};
-use crate::remote::hosts::{self, Host, HostCheck, HostSpec};
-use crate::remote::install::{self, HardeningReport, InstallOutcome, SSHD_DROPIN_DIR};
+use crate::hostparse::{self, HostParseError, ParsedHost, ParsedHostSummary};
+use crate::launch;
+use crate::remote::connect::{open, Auth, Endpoint, KeyVerifier};
+use crate::remote::error::RemoteError;
+use crate::remote::hosts::{self, Host, HostCheck, HostSpec, JumpSpec};
+use crate::remote::install::{self, HardeningReport, InstallOutcome};
 use crate::remote::sshconfig::{self, ConfigEntry};
 use crate::secret::Secret;
-
-/// Where the user's OpenSSH files are, the agent, and timeouts. [`SshEnv::detect`] for real use;
-/// tests point every path into a temp dir.
-#[derive(Debug, Clone)]
-pub struct SshEnv {
-    /// The user's own `known_hosts` (its verdicts are respected); `None`: not consulted.
-    pub known_hosts: Option<PathBuf>,
-    /// `~/.ssh/config`.
-    pub ssh_config: PathBuf,
-    /// The running ssh-agent's socket, if any.
-    pub agent_socket: Option<PathBuf>,
-    pub connect: ConnectOptions,
-    /// Where the hardening step writes its drop-in on the host.
-    pub sshd_dropin_dir: String,
-}
-
-impl SshEnv {
-    /// The current user's `~/.ssh` files and `SSH_AUTH_SOCK`.
-    pub fn detect() -> Result<SshEnv, RemoteError> {
-        let home = directories::BaseDirs::new()
-            .map(|b| b.home_dir().to_path_buf())
-            .ok_or(RemoteError::Core(crate::CoreError::NoHomeDirectory))?;
-        Ok(SshEnv::under_home(
-            &home,
-            std::env::var_os("SSH_AUTH_SOCK").as_deref(),
-        ))
-    }
-
-    /// `<home>/.ssh/{known_hosts,config}` and the given agent socket.
-    pub fn under_home(home: &std::path::Path, ssh_auth_sock: Option<&std::ffi::OsStr>) -> SshEnv {
-        SshEnv {
-            known_hosts: Some(home.join(".ssh/known_hosts")),
-            ssh_config: home.join(".ssh/config"),
-            agent_socket: sshconfig::agent_socket(ssh_auth_sock),
-            connect: ConnectOptions::default(),
-            sshd_dropin_dir: SSHD_DROPIN_DIR.into(),
-        }
-    }
-}
-
-/// A private key to log in with: plaintext PEM (decrypted) and its `authorized_keys` line.
-#[derive(Debug)]
-pub struct LoginKey {
-    pub label: String,
-    pub pem: Secret,
-    pub public_line: String,
-}
 
 /// `host add`: parsed fields, an optional label, the key to use, and confirmed fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -120,6 +77,30 @@ pub struct SshConfigResult {
     pub vscode_uri: String,
 }
 
+/// Add a host from pasted console text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PasteAdd {
+    /// What the user pasted (may contain a password; it is used once and never stored).
+    pub text: String,
+    pub label: Option<String>,
+    /// Our key to log in with (and to install when the paste has a password).
+    pub key_label: Option<String>,
+    /// Host-key fingerprints the user confirmed (`SHA256:…`).
+    pub trust: Vec<String>,
+    /// After a verified key login, switch password logins off on the host (not for container
+    /// hosts, whose sshd config is reset when they restart).
+    #[serde(default)]
+    pub disable_password_login: bool,
+}
+
+/// What adding did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct HostAddOutcome {
+    pub host: Host,
+    /// Set when the paste carried a password and a key was chosen: our key was installed with it.
+    pub install: Option<KeyInstallReport>,
+}
+
 fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
     let name_ok = |s: &str| {
         !s.is_empty()
@@ -147,74 +128,6 @@ fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
         }
     }
     Ok(())
-}
-
-/// The key check run on every presented host key of one connection attempt. Keys to pin are
-/// collected in `to_pin`; nothing is written until the whole connection succeeded.
-pub(crate) fn verifier<'a>(
-    host: Option<&'a Host>,
-    env: &'a SshEnv,
-    trust: &'a [String],
-    repin_to: Option<&'a str>,
-    to_pin: &'a mut Vec<(Role, PresentedKey, PinSource, Option<String>)>,
-) -> impl FnMut(Role, &Endpoint, &PresentedKey) -> Result<(), RemoteError> + 'a {
-    let mut seen: Vec<String> = Vec::new();
-    move |role, ep, key| {
-        seen.push(key.fingerprint.clone());
-        let pinned = host.and_then(|h| h.pinned(role)).map(|k| Pin {
-            fingerprint: k.fingerprint.clone(),
-        });
-        let kh_path = env.known_hosts.as_deref();
-        let verdict = match kh_path {
-            // The check needs a session only for libssh2's known-hosts store; any session does.
-            Some(p) => match ssh2::Session::new() {
-                Ok(s) => hostkey::check_known_hosts(&s, p, &ep.host, ep.port, key),
-                Err(_) => KnownHostsVerdict::NotFound,
-            },
-            None => KnownHostsVerdict::NotFound,
-        };
-        let decision = hostkey::decide(&KeyCheck {
-            role,
-            host: &ep.host,
-            port: ep.port,
-            presented: key,
-            pinned: pinned.as_ref(),
-            known_hosts: verdict,
-            known_hosts_path: &kh_path.map(|p| p.display().to_string()).unwrap_or_default(),
-            trust,
-        });
-        match (decision, repin_to) {
-            (Ok(Decision::Pinned), _) => Ok(()),
-            (Ok(Decision::PinNow(source)), _) => {
-                to_pin.push((role, key.clone(), source, None));
-                Ok(())
-            }
-            (
-                Err(RemoteError::HostKeyChanged {
-                    old_fingerprint,
-                    new_fingerprint,
-                    ..
-                }),
-                Some(want),
-            ) if hostkey::normalize_fingerprint(want) == new_fingerprint => {
-                to_pin.push((role, key.clone(), PinSource::Repin, Some(old_fingerprint)));
-                Ok(())
-            }
-            (Err(RemoteError::HostKeyUnknown { fingerprint, .. }), _)
-                if hostkey::unmatched_trust(trust, &seen).is_some() =>
-            {
-                let given = hostkey::unmatched_trust(trust, &seen)
-                    .cloned()
-                    .unwrap_or_default();
-                Err(RemoteError::TrustMismatch {
-                    role,
-                    given: hostkey::normalize_fingerprint(&given),
-                    actual: fingerprint,
-                })
-            }
-            (Err(e), _) => Err(e),
-        }
-    }
 }
 
 impl App {
@@ -302,21 +215,10 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<HostCheck, RemoteError> {
         let host = self.host_get(label)?;
-        let jump = host.jump_endpoint();
         let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
         let mut to_pin = Vec::new();
-        let mut conn = {
-            let mut verify = verifier(Some(&host), env, &[], None, &mut to_pin);
-            let verify: &mut KeyVerifier<'_> = &mut verify;
-            open(
-                &host.target(),
-                jump.as_ref().map(|j| (j, Auth::Key(&key.pem))),
-                &env.connect,
-                verify,
-                cancel,
-            )?
-        };
+        let mut conn = open_saved(&host, env, key, &mut to_pin, cancel)?;
         step("login", 1);
         let fingerprint = conn.host_key().fingerprint.clone();
         let (key_login_ok, problem, latency_ms) = match conn.login(&host.user, Auth::Key(&key.pem))
@@ -414,20 +316,10 @@ impl App {
             disable_password_login,
         } = *req;
         let host = self.host_get(label)?;
-        let jump = host.jump_endpoint();
         let total = Some(if disable_password_login { 4 } else { 3 });
         let step = crate::events::steps(progress, total);
         let connect = |auth: Auth<'_>| -> Result<crate::remote::Connection, RemoteError> {
-            let mut none = Vec::new();
-            let mut verify = verifier(Some(&host), env, &[], None, &mut none);
-            let verify: &mut KeyVerifier<'_> = &mut verify;
-            let mut c = open(
-                &host.target(),
-                jump.as_ref().map(|j| (j, Auth::Key(&key.pem))),
-                &env.connect,
-                verify,
-                cancel,
-            )?;
+            let mut c = open_saved(&host, env, key, &mut Vec::new(), cancel)?;
             c.login(&host.user, auth)?;
             Ok(c)
         };
@@ -528,5 +420,199 @@ impl App {
         lifetime_s: Option<u32>,
     ) -> Result<(), RemoteError> {
         sshconfig::agent_add(env.agent_socket.as_deref(), &key.pem, lifetime_s)
+    }
+
+    // --- the desktop's calls: pasted text and labels, keys from the keychain ---
+
+    /// Parse pasted console text into a host (a word splitter, never a shell).
+    pub fn parse_host_command(&self, text: &str) -> Result<ParsedHost, HostParseError> {
+        hostparse::parse(text)
+    }
+
+    /// What a paste says (host, port, user, jump, whether it has a password, warnings).
+    pub fn host_paste_preview(&self, text: &str) -> Result<ParsedHostSummary, RemoteError> {
+        Ok(hostparse::parse(text)?.summary())
+    }
+
+    /// Parse, pin the confirmed host key, save; then, if the paste had a password and a key was
+    /// chosen, install the key with that password and verify a key login. A registered operation
+    /// (its id comes first in `progress`, for `cancel_op`).
+    pub fn host_add_pasted(
+        &self,
+        req: &PasteAdd,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<HostAddOutcome, RemoteError> {
+        self.run_op("host_add", progress, |cancel| {
+            self.host_add_pasted_with(req, env, progress, cancel)
+        })
+    }
+
+    fn host_add_pasted_with(
+        &self,
+        req: &PasteAdd,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+        cancel: &CancelToken,
+    ) -> Result<HostAddOutcome, RemoteError> {
+        let parsed = hostparse::parse(&req.text)?;
+        let key = match &req.key_label {
+            Some(k) => Some(self.host_login_key(k, None)?),
+            None => None,
+        };
+        let add = HostAddRequest {
+            spec: HostSpec::from_parsed(&parsed, None),
+            label: req.label.clone().filter(|l| !l.trim().is_empty()),
+            key_label: req.key_label.clone(),
+            trust: req.trust.clone(),
+        };
+        // With a password and no key on the host yet, the key login can't work: pin and save only.
+        let login_with = if parsed.password.is_some() {
+            None
+        } else {
+            key.as_ref()
+        };
+        let host = self.host_add(&add, env, login_with, cancel)?;
+        let install = match (&parsed.password, &key) {
+            (Some(password), Some(key)) => Some(self.host_install_key(
+                &host.label,
+                &KeyInstall {
+                    password,
+                    key,
+                    disable_password_login: req.disable_password_login,
+                },
+                env,
+                progress,
+                cancel,
+            )?),
+            _ => None,
+        };
+        let host = self.host_get(&host.label)?;
+        Ok(HostAddOutcome { host, install })
+    }
+
+    /// Connect to a saved host with its key: host key, key login, latency. A registered
+    /// operation.
+    pub fn host_check_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<HostCheck, RemoteError> {
+        self.run_op("host_check", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.host_check(label, env, &key, progress, cancel)
+        })
+    }
+
+    /// Accept a changed host key the user confirmed (recorded as changed by the desktop user).
+    pub fn host_repin_saved(
+        &self,
+        label: &str,
+        fingerprint: &str,
+        env: &SshEnv,
+        cancel: &CancelToken,
+    ) -> Result<Host, RemoteError> {
+        let key = self.host_key_for(label, None).ok();
+        self.host_repin(
+            label,
+            fingerprint,
+            "desktop user",
+            env,
+            key.as_ref(),
+            cancel,
+        )
+    }
+
+    /// Open a terminal running `ssh gpurent-<label>`: writes the config block and loads the key
+    /// into the running ssh-agent first (the private key never touches the disk). Returns the
+    /// command line that started.
+    pub fn host_open_terminal(
+        &self,
+        label: &str,
+        env: &SshEnv,
+    ) -> Result<Vec<String>, RemoteError> {
+        let cfg = self.host_ssh_config_saved(label, env)?;
+        let key = self.host_key_for(label, None)?;
+        self.host_agent_add(env, &key, Some(12 * 3600))?;
+        launch::spawn_first(&launch::terminal_commands(
+            launch::Os::current(),
+            &cfg.alias,
+        ))
+        .map_err(|e| RemoteError::invalid("terminal", format!("no terminal could be started: {e}")))
+    }
+
+    /// Open the host in VS Code Remote-SSH (config block + agent, then the `vscode://` link).
+    pub fn host_open_vscode(&self, label: &str, env: &SshEnv) -> Result<String, RemoteError> {
+        let cfg = self.host_ssh_config_saved(label, env)?;
+        let key = self.host_key_for(label, None)?;
+        self.host_agent_add(env, &key, Some(12 * 3600))?;
+        launch::spawn_first(&[launch::open_uri_command(
+            launch::Os::current(),
+            &cfg.vscode_uri,
+        )])
+        .map_err(|e| {
+            RemoteError::invalid("vscode", format!("the link could not be opened: {e}"))
+        })?;
+        Ok(cfg.vscode_uri)
+    }
+
+    /// Write the `Host gpurent-<label>` block for a saved host (its key's public half).
+    pub fn host_ssh_config_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+    ) -> Result<SshConfigResult, RemoteError> {
+        let host = self.host_get(label)?;
+        let key = host
+            .key_label
+            .ok_or_else(|| RemoteError::KeyUnavailable(label.to_string()))?;
+        let public_line = self.key_export_pub(&key)?;
+        self.host_ssh_config(label, &public_line, env)
+    }
+}
+
+impl HostSpec {
+    /// The fields gpurent keeps from a parsed paste. A jump host without a user logs in as the
+    /// target's user (rental consoles print `-J root@bastion` or nothing). The password is not
+    /// part of a spec: it is used once (key install) and never stored.
+    pub fn from_parsed(p: &ParsedHost, provider: Option<String>) -> HostSpec {
+        HostSpec {
+            address: p.host.clone(),
+            port: p.port,
+            user: p.user.clone(),
+            jump: p.jump.as_ref().map(|j| JumpSpec {
+                address: j.host.clone(),
+                port: j.port,
+                user: j.user.clone().unwrap_or_else(|| p.user.clone()),
+            }),
+            provider,
+            notes: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parsed_paste_becomes_a_spec_without_its_password() {
+        let p = crate::hostparse::parse(
+            "登录指令：ssh -p 38211 -J bastion.example.com root@region-3.example.com 密码：Ab12cd",
+        )
+        .expect("parse");
+        let s = HostSpec::from_parsed(&p, Some("autodl".into()));
+        assert_eq!(
+            (s.address.as_str(), s.port, s.user.as_str()),
+            ("region-3.example.com", 38211, "root")
+        );
+        let j = s.jump.as_ref().expect("jump");
+        assert_eq!(
+            (j.address.as_str(), j.port, j.user.as_str()),
+            ("bastion.example.com", 22, "root")
+        );
+        assert!(p.password.is_some());
+        assert!(!format!("{s:?}").contains("Ab12cd"));
     }
 }

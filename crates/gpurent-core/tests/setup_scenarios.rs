@@ -2,16 +2,16 @@
 //! real probe script runs LOCALLY with `sh`, in a cleared environment whose PATH is a per-test
 //! directory of links to the fake tools (`nvidia-smi`, `nvcc`, `python3` with a fake `torch`,
 //! `pip`, `curl`, `df`, `id`, `conda`) and a whitelist of system utilities, and its output goes
-//! through `App::doctor_from_probe_with`, exactly as a probe fetched over SSH does. Each scenario
+//! through `App::setup_from_probe_with`, exactly as a probe fetched over SSH does. Each scenario
 //! asserts the finding codes, the verdict and the exact fix command from the shared table
-//! (`wizard_common`); `wizard_ssh.rs` runs the same table over a real loopback sshd.
+//! (`setup_common`); `setup_ssh.rs` runs the same table over a real loopback sshd.
 
-mod wizard_common;
+mod setup_common;
 
 use std::path::Path;
 
-use gpurent_core::wizard::{Report, Verdict};
-use wizard_common::{app, assert_expected, assert_sections, fakegpu, options, FakeHost};
+use gpurent_core::setup::{Report, Verdict};
+use setup_common::{app, assert_expected, assert_sections, fakegpu, options, FakeHost};
 
 fn check(name: &str) -> Report {
     let host = FakeHost::new(name);
@@ -22,7 +22,7 @@ fn check(name: &str) -> Report {
     }
     assert_sections(name, &raw);
     let r = app(host.dir.path())
-        .doctor_from_probe_with(&raw, &options(&host.vars))
+        .setup_from_probe_with(&raw, &options(&host.vars))
         .expect("doctor");
     assert_expected(name, &host.vars, &raw, &r);
     r
@@ -36,7 +36,7 @@ for_each_scenario!(scenarios);
 
 #[test]
 fn every_scenario_file_has_a_test() {
-    let src = include_str!("wizard_common/mod.rs");
+    let src = include_str!("setup_common/mod.rs");
     for e in std::fs::read_dir(fakegpu().join("scenarios")).expect("dir") {
         let p = e.expect("entry").path();
         let stem = p.file_stem().expect("stem").to_string_lossy().into_owned();
@@ -83,14 +83,14 @@ fn facts_of_a_scenario_are_parsed_from_the_fake_tools() {
 #[test]
 fn a_fix_that_fails_midway_converges_when_re_run() {
     use gpurent_core::events::Progress;
-    use gpurent_core::wizard::pip::{PipFailure, PipOutcome, PipProgress};
+    use gpurent_core::setup::pip::{PipFailure, PipOutcome, PipProgress};
 
     let mut host = FakeHost::new("rtx4090_torch_cpu");
     host.vars.insert("FAKE_PIP_FAIL".into(), "network".into());
     host.vars.insert("FAKE_PIP_FAIL_ONCE".into(), "1".into());
     let a = app(host.dir.path());
     let plan = a
-        .doctor_from_probe(&host.probe())
+        .setup_from_probe(&host.probe())
         .expect("doctor")
         .plan
         .expect("plan");
@@ -129,7 +129,7 @@ fn a_fix_that_fails_midway_converges_when_re_run() {
     let (ok, p, _) = run(cmd);
     assert!(ok);
     assert_eq!(p.outcome(), PipOutcome::Installed);
-    let after = a.doctor_from_probe(&host.probe()).expect("re-check");
+    let after = a.setup_from_probe(&host.probe()).expect("re-check");
     assert_eq!(after.verdict, Verdict::Ready, "{:?}", after.codes());
     assert_eq!(after.facts.torch.version.as_deref(), Some("2.14.0+cu126"));
     assert!(after.plan.is_none());

@@ -1,6 +1,6 @@
 use super::*;
 
-const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wizard/");
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/setup/");
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{FIX}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))

@@ -1,7 +1,7 @@
 //! The setup wizard's core, independent of SSH: the one-round-trip probe script and its parser,
 //! the diagnosis with stable codes, the fix planner, pip progress parsing, and the GPU verify
 //! script. The SSH path is "run [`probe::SCRIPT`] on the host, feed its output to
-//! [`crate::app::App::doctor_from_probe`]": the same parser and diagnosis as offline.
+//! [`crate::app::App::setup_from_probe`]": the same parser and diagnosis as offline.
 
 pub mod cards;
 pub mod checks;

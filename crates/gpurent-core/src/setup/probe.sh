@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpurent host probe, version 1. One POSIX sh script, one round trip: it prints everything the setup
-# wizard needs as delimited sections, parsed by crates/gpurent-core/src/wizard/parse.rs.
+# wizard needs as delimited sections, parsed by crates/gpurent-core/src/setup/parse.rs.
 #
 #   @@gpurent@@ begin NAME
 #   ...the section's stdout...

@@ -10,7 +10,7 @@ use super::facts::{Facts, Provider};
 /// Options for a diagnosis.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
-pub struct DoctorOptions {
+pub struct SetupOptions {
     /// Pin a PyTorch release (`2.3` = newest 2.3.x, `2.3.0` = exactly that).
     #[ts(optional)]
     pub torch: Option<String>,

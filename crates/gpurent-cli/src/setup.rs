@@ -1,12 +1,12 @@
-//! `gpurent doctor`: diagnose a GPU host for PyTorch (driver, CUDA, Python, PyTorch, disk,
-//! network): facts, findings with stable codes, the verdict and the exact fix (docs/cli-doctor.md).
+//! `gpurent setup`: diagnose a GPU host for PyTorch (driver, CUDA, Python, PyTorch, disk,
+//! network): facts, findings with stable codes, the verdict and the exact fix (docs/cli-setup.md).
 //!
-//! `doctor <host>` probes a saved host over SSH, `--fix` runs the fix there, `--verify` the GPU
-//! check (see `doctor_host.rs`); `--from-probe FILE` diagnoses a saved probe offline
+//! `setup <host>` probes a saved host over SSH, `--fix` runs the fix there, `--verify` the GPU
+//! check (see `setup_host.rs`); `--from-probe FILE` diagnoses a saved probe offline
 //! (`--print-probe` prints the script: `ssh HOST sh -s < probe.sh > probe.txt`). Both feed the
-//! same `App::doctor_from_probe_with`.
+//! same `App::setup_from_probe_with`.
 
-#[path = "doctor_host.rs"]
+#[path = "setup_host.rs"]
 mod host_mode;
 
 use std::io::Read;
@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use gpurent_core::app::setup::SetupError;
 use gpurent_core::app::App;
-use gpurent_core::app_doctor::DoctorError;
-use gpurent_core::wizard::{DoctorOptions, FixNote, Report, Severity, Verdict};
+use gpurent_core::setup::{FixNote, Report, SetupOptions, Severity, Verdict};
 use gpurent_core::CoreError;
 
 use crate::output::{fail, print_json};
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub struct SetupArgs {
     /// A saved host (`gpurent host list`): probe it over SSH.
     #[arg(conflicts_with_all = ["from_probe", "print_probe"])]
     pub host: Option<String>,
@@ -57,7 +57,7 @@ pub struct DoctorArgs {
     /// Print the probe script and exit (run it on a host: ssh HOST sh -s < probe.sh).
     #[arg(long, conflicts_with = "from_probe")]
     pub print_probe: bool,
-    /// Print the report as JSON (docs/cli-doctor.md).
+    /// Print the report as JSON (docs/cli-setup.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -73,15 +73,15 @@ fn read(path: &PathBuf) -> Result<String, CoreError> {
     std::fs::read_to_string(path).map_err(|e| CoreError::io(path, e))
 }
 
-/// `gpurent doctor`: errors as `{"error": ...}` with `--json` (exit 2 for bad input, 1 otherwise).
-pub fn main(data_dir: Option<&Path>, args: &DoctorArgs) -> ExitCode {
+/// `gpurent setup`: errors as `{"error": ...}` with `--json` (exit 2 for bad input, 1 otherwise).
+pub fn main(data_dir: Option<&Path>, args: &SetupArgs) -> ExitCode {
     let app = match crate::open_app(data_dir) {
         Ok(app) => app,
         Err(e) => return fail(&e, args.json),
     };
     let result = match &args.host {
         Some(host) => host_mode::run(&app, host, args),
-        None => run(&app, args).map_err(DoctorError::from),
+        None => run(&app, args).map_err(SetupError::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,22 +89,22 @@ pub fn main(data_dir: Option<&Path>, args: &DoctorArgs) -> ExitCode {
     }
 }
 
-pub fn run(app: &App, args: &DoctorArgs) -> Result<(), CoreError> {
+pub fn run(app: &App, args: &SetupArgs) -> Result<(), CoreError> {
     if args.print_probe {
-        print!("{}", app.wizard_probe_script());
+        print!("{}", app.setup_probe_script());
         return Ok(());
     }
     let Some(path) = &args.from_probe else {
         return Err(CoreError::invalid(
             "from_probe",
-            "give a saved host (gpurent doctor HOST) or --from-probe FILE (the saved output of `gpurent doctor --print-probe` run on the host)",
+            "give a saved host (gpurent setup HOST) or --from-probe FILE (the saved output of `gpurent setup --print-probe` run on the host)",
         ));
     };
     let raw = read(path)?;
-    let opts = DoctorOptions {
+    let opts = SetupOptions {
         torch: args.torch.clone(),
     };
-    let report = app.doctor_from_probe_with(&raw, &opts)?;
+    let report = app.setup_from_probe_with(&raw, &opts)?;
     if args.json {
         return print_json(&report);
     }

@@ -1,5 +1,5 @@
-//! `gpurent doctor` as a black box: a saved probe in, the documented JSON out
-//! (docs/cli-doctor.md); and the real probe script run on this machine, piped back in.
+//! `gpurent setup` (alias `gpurent doctor`, kept for scripts) as a black box: a saved probe in, the documented JSON out
+//! (docs/cli-setup.md); and the real probe script run on this machine, piped back in.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -62,7 +62,7 @@ fn json_report_has_the_documented_shape() {
     let out = gpurent(
         home.path(),
         &[
-            "doctor",
+            "doctor", // the old name still works
             "--from-probe",
             file.to_str().expect("utf8"),
             "--json",
@@ -96,7 +96,7 @@ fn json_report_has_the_documented_shape() {
     // Pinning a release plans exactly that release.
     let out = gpurent(
         home.path(),
-        &["doctor", "--from-probe", "-", "--torch", "2.4", "--json"],
+        &["setup", "--from-probe", "-", "--torch", "2.4", "--json"],
         Some(&cpu_torch_probe()),
     );
     let v = json(&out);
@@ -107,19 +107,19 @@ fn json_report_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_coded_error_with_exit_2() {
     let home = tempfile::tempdir().expect("tmp");
-    let out = gpurent(home.path(), &["doctor", "--json"], None);
+    let out = gpurent(home.path(), &["setup", "--json"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(json(&out)["error"]["code"], "invalid_input");
     let out = gpurent(
         home.path(),
-        &["doctor", "--from-probe", "-", "--json"],
+        &["setup", "--from-probe", "-", "--json"],
         Some("not a probe\n"),
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(json(&out)["error"]["detail"], "probe");
     let out = gpurent(
         home.path(),
-        &["doctor", "--from-probe", "/nonexistent/probe.txt", "--json"],
+        &["setup", "--from-probe", "/nonexistent/probe.txt", "--json"],
         None,
     );
     assert_eq!(out.status.code(), Some(1));
@@ -129,7 +129,7 @@ fn bad_input_is_a_coded_error_with_exit_2() {
 #[test]
 fn the_printed_probe_runs_here_and_degrades_cleanly_without_a_gpu() {
     let home = tempfile::tempdir().expect("tmp");
-    let script = gpurent(home.path(), &["doctor", "--print-probe"], None);
+    let script = gpurent(home.path(), &["setup", "--print-probe"], None);
     assert!(script.status.success());
     let run = Command::new("/bin/sh")
         .arg("-s")
@@ -149,7 +149,7 @@ fn the_printed_probe_runs_here_and_degrades_cleanly_without_a_gpu() {
     assert!(raw.trim_end().ends_with("@@gpurent@@ done"), "{raw}");
     let out = gpurent(
         home.path(),
-        &["doctor", "--from-probe", "-", "--json"],
+        &["setup", "--from-probe", "-", "--json"],
         Some(&raw),
     );
     assert!(out.status.success(), "{out:?}");
@@ -166,21 +166,21 @@ fn the_printed_probe_runs_here_and_degrades_cleanly_without_a_gpu() {
         assert_eq!(v["findings"][0]["code"], "no_nvidia_gpu");
     }
     // The text form says the same.
-    let out = gpurent(home.path(), &["doctor", "--from-probe", "-"], Some(&raw));
+    let out = gpurent(home.path(), &["setup", "--from-probe", "-"], Some(&raw));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("Verdict: "), "{text}");
 }
 
-/// `doctor <host>`: an unknown host is the SSH layer's `unknown_host`; `--fix` off a terminal
+/// `setup <host>`: an unknown host is the SSH layer's `unknown_host`; `--fix` off a terminal
 /// without `--yes` is refused before anything connects; the host form excludes `--from-probe`.
 #[test]
-fn doctor_host_form_errors_are_coded() {
+fn setup_host_form_errors_are_coded() {
     let home = tempfile::tempdir().expect("tmp");
-    let out = gpurent(home.path(), &["doctor", "nosuch", "--json"], None);
+    let out = gpurent(home.path(), &["setup", "nosuch", "--json"], None);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(json(&out)["error"]["code"], "unknown_host");
 
-    let out = gpurent(home.path(), &["doctor", "nosuch", "--fix", "--json"], None);
+    let out = gpurent(home.path(), &["setup", "nosuch", "--fix", "--json"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let e = json(&out);
     assert_eq!(
@@ -190,10 +190,10 @@ fn doctor_host_form_errors_are_coded() {
 
     let out = gpurent(
         home.path(),
-        &["doctor", "nosuch", "--from-probe", "x.txt", "--json"],
+        &["setup", "nosuch", "--from-probe", "x.txt", "--json"],
         None,
     );
     assert_eq!(out.status.code(), Some(2), "clap refuses the mix: {out:?}");
-    let out = gpurent(home.path(), &["doctor", "--verify"], None);
+    let out = gpurent(home.path(), &["setup", "--verify"], None);
     assert_eq!(out.status.code(), Some(2), "--verify needs a host: {out:?}");
 }

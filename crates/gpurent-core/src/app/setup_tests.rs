@@ -27,26 +27,26 @@ fn probe_file_names_belong_to_their_label_only() {
 fn probes_are_kept_under_the_data_dir_with_the_app_clock_and_never_overwritten() {
     let tmp = tempfile::tempdir().expect("tmp");
     let a = app(tmp.path());
-    assert_eq!(a.doctor_latest_probe("box").expect("none"), None);
+    assert_eq!(a.setup_latest_probe("box").expect("none"), None);
     let first = a.save_probe("box", "one").expect("save");
     let second = a.save_probe("box", "two").expect("save");
     a.save_probe("box-1", "other host").expect("save");
     assert_eq!(first, a.paths().data.join("probes/box-1700.txt"));
     assert_eq!(second, a.paths().data.join("probes/box-1700.1.txt"));
     assert_eq!(std::fs::read_to_string(&first).expect("read"), "one");
-    assert_eq!(a.doctor_latest_probe("box").expect("latest"), Some(second));
+    assert_eq!(a.setup_latest_probe("box").expect("latest"), Some(second));
 }
 
 #[test]
 fn a_blocked_or_ready_host_has_nothing_to_run_and_errors_have_codes() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let r = app(tmp.path()).doctor_from_probe(NO_GPU).expect("report");
+    let r = app(tmp.path()).setup_from_probe(NO_GPU).expect("report");
     let e = fix_commands(&r, None).expect_err("blocked");
     assert_eq!(e.code(), "nothing_to_fix");
     assert!(e.to_string().contains("no_nvidia_gpu"), "{e}");
     let e = fix_commands(&r, Some("no_nvidia_gpu")).expect_err("different host");
     assert_eq!(e.code(), "nothing_to_fix");
-    let failed = DoctorError::FixFailed {
+    let failed = SetupError::FixFailed {
         command: "pip install torch".into(),
         exit_status: Some(1),
         failure: Some(PipFailure::Network),
@@ -59,7 +59,7 @@ fn a_blocked_or_ready_host_has_nothing_to_run_and_errors_have_codes() {
         Some("ReadTimeoutError (42 bytes downloaded)")
     );
     assert_eq!(
-        DoctorError::FixBusy { pgid: 7 }.code(),
+        SetupError::FixBusy { pgid: 7 }.code(),
         "fix_already_running"
     );
 }
@@ -72,4 +72,27 @@ fn verify_runs_with_gpurent_venv_first_then_the_probed_interpreter() {
     assert_eq!(best_python(&f), "/usr/bin/python3");
     f.python.gpurent_venv = Some("/root/gpurent-venv/".into());
     assert_eq!(best_python(&f), "/root/gpurent-venv/bin/python");
+}
+
+#[test]
+fn foreign_text_is_refused_and_a_probe_is_diagnosed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let app = App::open(Paths::under(tmp.path()), Arc::new(FixedClock(1)), None).expect("open");
+    match app.setup_from_probe("hello") {
+        Err(CoreError::InvalidInput { field, .. }) => assert_eq!(field, "probe"),
+        other => panic!("{other:?}"),
+    }
+    let raw = "@@gpurent@@ probe v1\n@@gpurent@@ begin nvidia_smi\n@@gpurent@@ stderr nvidia_smi\nsh: 1: nvidia-smi: not found\n@@gpurent@@ end nvidia_smi rc=127\n";
+    let r = app.setup_from_probe(raw).expect("report");
+    assert_eq!(r.codes(), vec!["no_nvidia_gpu"]);
+    assert!(matches!(
+        r.verdict,
+        crate::setup::Verdict::Blocked {
+            needs: crate::setup::Blocker::DifferentHost,
+            ..
+        }
+    ));
+    assert!(app.setup_probe_script().starts_with("#!/bin/sh"));
+    let v = app.verify_from_output("available=False\n").expect("verify");
+    assert!(!v.ok);
 }

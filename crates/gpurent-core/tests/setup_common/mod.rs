@@ -1,6 +1,6 @@
 //! The fake GPU hosts and the scenario table shared by the wizard's two scenario suites: the probe
-//! run locally under `sh` (`wizard_scenarios.rs`) and over a real loopback sshd
-//! (`wizard_ssh.rs`). The table is `fakegpu/scenarios/NAME.env` (`EXPECT_*` lines); both suites
+//! run locally under `sh` (`setup_scenarios.rs`) and over a real loopback sshd
+//! (`setup_ssh.rs`). The table is `fakegpu/scenarios/NAME.env` (`EXPECT_*` lines); both suites
 //! assert it with [`assert_expected`] and list the scenarios with [`for_each_scenario!`].
 
 #![allow(dead_code)]
@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use gpurent_core::app::setup::fix_commands;
 use gpurent_core::app::App;
-use gpurent_core::app_doctor::fix_commands;
 use gpurent_core::clock::FixedClock;
 use gpurent_core::paths::Paths;
-use gpurent_core::wizard::{probe, DoctorOptions, FixNote, Report, Severity, Verdict};
+use gpurent_core::setup::{probe, FixNote, Report, SetupOptions, Severity, Verdict};
 use gpurent_core::Coded;
 use gpurent_testhost::fakegpu;
 
@@ -159,8 +159,8 @@ const SECTIONS: &[&str] = &[
 ];
 
 /// The options a scenario is diagnosed with (a pinned torch).
-pub fn options(vars: &BTreeMap<String, String>) -> DoctorOptions {
-    DoctorOptions {
+pub fn options(vars: &BTreeMap<String, String>) -> SetupOptions {
+    SetupOptions {
         torch: vars.get("EXPECT_PIN").cloned(),
     }
 }

@@ -1,31 +1,31 @@
-//! `gpurent doctor <host>`: the probe, the fix and the GPU check over SSH on a saved host
+//! `gpurent setup <host>`: the probe, the fix and the GPU check over SSH on a saved host
 //! (`gpurent host add`). The key is the host's own from the keychain (or `--key`); a passphrase
 //! only from stdin.
 //!
-//! - `doctor <host> [--json]`: one JSON document, the `--from-probe` report plus `host` and
+//! - `setup <host> [--json]`: one JSON document, the `--from-probe` report plus `host` and
 //!   `probe_path` (the raw probe kept under the data dir).
-//! - `doctor <host> --fix [--yes] [--code C]`: shows the exact commands, asks on a terminal (or
+//! - `setup <host> --fix [--yes] [--code C]`: shows the exact commands, asks on a terminal (or
 //!   needs `--yes`), runs them with a progress line on a terminal, or JSON lines with `--json`
 //!   (each progress event, then `{"kind": "result", "fix": FixReport}`), and re-probes.
-//! - `doctor <host> --verify [--json]`: the GPU check with the host's best Python.
-//! - `doctor <host> --stop-fix`: kill a fix left running on the host.
+//! - `setup <host> --verify [--json]`: the GPU check with the host's best Python.
+//! - `setup <host> --stop-fix`: kill a fix left running on the host.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Mutex;
 
+use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::setup::{fix_commands, FixReport, HostReport, HostVerify, SetupError};
 use gpurent_core::app::App;
-use gpurent_core::app_doctor::{fix_commands, DoctorError, FixReport, HostReport, HostVerify};
-use gpurent_core::app_hosts::{LoginKey, SshEnv};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::{NoProgress, Progress, ProgressSink};
 use gpurent_core::secret::Secret;
-use gpurent_core::wizard::DoctorOptions;
+use gpurent_core::setup::SetupOptions;
 use gpurent_core::CoreError;
 
-use super::{print_text, DoctorArgs};
+use super::{print_text, SetupArgs};
 use crate::output::print_json;
 
-fn passphrase() -> Result<Secret, DoctorError> {
+fn passphrase() -> Result<Secret, SetupError> {
     let mut line = String::new();
     std::io::stdin()
         .lock()
@@ -36,7 +36,7 @@ fn passphrase() -> Result<Secret, DoctorError> {
     Ok(value)
 }
 
-fn login_key(app: &App, host: &str, args: &DoctorArgs) -> Result<LoginKey, DoctorError> {
+fn login_key(app: &App, host: &str, args: &SetupArgs) -> Result<LoginKey, SetupError> {
     let pp = if args.passphrase_stdin {
         Some(passphrase()?)
     } else {
@@ -59,7 +59,7 @@ fn on_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-pub fn run(app: &App, host: &str, args: &DoctorArgs) -> Result<(), DoctorError> {
+pub fn run(app: &App, host: &str, args: &SetupArgs) -> Result<(), SetupError> {
     if args.fix && !args.yes && !on_terminal() {
         return Err(CoreError::invalid(
             "yes",
@@ -70,11 +70,11 @@ pub fn run(app: &App, host: &str, args: &DoctorArgs) -> Result<(), DoctorError> 
     let env = SshEnv::detect()?;
     let key = login_key(app, host, args)?;
     let cancel = CancelToken::new();
-    let opts = DoctorOptions {
+    let opts = SetupOptions {
         torch: args.torch.clone(),
     };
     if args.stop_fix {
-        app.doctor_fix_stop(host, &env, &key, &cancel)?;
+        app.setup_fix_stop(host, &env, &key, &cancel)?;
         if args.json {
             print_json(&serde_json::json!({ "host": host, "stopped": true }))?;
         } else {
@@ -84,7 +84,7 @@ pub fn run(app: &App, host: &str, args: &DoctorArgs) -> Result<(), DoctorError> 
     }
     if args.verify {
         let sink: &dyn ProgressSink = if args.json { &NoProgress } else { &steps };
-        let v = app.doctor_verify(host, &env, &key, sink, &cancel)?;
+        let v = app.setup_verify_as(host, &env, &key, sink, &cancel)?;
         if args.json {
             return Ok(print_json(&v)?);
         }
@@ -92,7 +92,7 @@ pub fn run(app: &App, host: &str, args: &DoctorArgs) -> Result<(), DoctorError> 
         return Ok(());
     }
     let sink: &dyn ProgressSink = if args.json { &NoProgress } else { &steps };
-    let report = app.doctor_host(host, &env, &key, &opts, sink, &cancel)?;
+    let report = app.setup_probe_as(host, &env, &key, &opts, sink, &cancel)?;
     if !args.fix {
         if args.json {
             return Ok(print_json(&report)?);
@@ -107,12 +107,12 @@ pub fn run(app: &App, host: &str, args: &DoctorArgs) -> Result<(), DoctorError> 
 fn fix(
     app: &App,
     host: &str,
-    args: &DoctorArgs,
+    args: &SetupArgs,
     env: &SshEnv,
     key: &LoginKey,
-    opts: &DoctorOptions,
+    opts: &SetupOptions,
     report: &HostReport,
-) -> Result<(), DoctorError> {
+) -> Result<(), SetupError> {
     let commands = fix_commands(&report.report, args.code.as_deref())?;
     // The exact commands first (on stderr with --json: stdout carries only JSON lines).
     let mut show = String::from("gpurent will run on ");
@@ -142,7 +142,7 @@ fn fix(
                 println!("{line}");
             }
         };
-        app.doctor_fix(
+        app.setup_fix_as(
             host,
             env,
             key,
@@ -154,7 +154,7 @@ fn fix(
         )
     } else {
         let bar = Bar::new(std::io::stderr().is_terminal());
-        let r = app.doctor_fix(
+        let r = app.setup_fix_as(
             host,
             env,
             key,

@@ -2,7 +2,7 @@
 //! hosts of `tests/fakegpu/`: a drop-in `SetEnv` puts the scenario's bin dir first (only the fake
 //! tools and a whitelist of system utilities, as in the local suite), its fake root, home and
 //! pip state, and `FAKEGPU_SCENARIO` (the fake tools source it) into every session. Each scenario
-//! of the shared table (`wizard_common`) runs through `App::doctor_host`; the fix runner meets a
+//! of the shared table (`setup_common`) runs through `App::doctor_host`; the fix runner meets a
 //! pip that fails midway, then converges; a cancel mid-install leaves nothing running on the
 //! host; verify runs the real `verify.py` against the fake torch's timed matmul and copy.
 //!
@@ -10,23 +10,23 @@
 //! with a message otherwise, except under `CI=true` where that fails.
 
 mod remote_common;
-mod wizard_common;
+mod setup_common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gpurent_core::app_doctor::{fix_commands, DoctorError, HostReport};
-use gpurent_core::app_hosts::LoginKey;
+use gpurent_core::app::login::LoginKey;
+use gpurent_core::app::setup::{fix_commands, HostReport, SetupError};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::{NoProgress, Progress};
-use gpurent_core::wizard::pip::{PipFailure, PipOutcome};
-use gpurent_core::wizard::verify::Suspicion;
-use gpurent_core::wizard::Verdict;
+use gpurent_core::setup::pip::{PipFailure, PipOutcome};
+use gpurent_core::setup::verify::Suspicion;
+use gpurent_core::setup::Verdict;
 use gpurent_core::Coded;
 use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
 use remote_common::{add_confirmed, login_key, spec, world, World};
-use wizard_common::{assert_expected, assert_sections, options, FakeHost};
+use setup_common::{assert_expected, assert_sections, options, FakeHost};
 
 const LABEL: &str = "gpu";
 
@@ -62,7 +62,7 @@ impl Remote {
     fn doctor(&self) -> HostReport {
         self.w
             .app
-            .doctor_host(
+            .setup_probe_as(
                 LABEL,
                 &self.w.env,
                 &self.key,
@@ -90,7 +90,7 @@ fn check_over_ssh(name: &str) {
     };
     let rep =
         r.w.app
-            .doctor_host(
+            .setup_probe_as(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -178,7 +178,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
     let (seen, cancel) = events();
     let sink = |p: Progress| seen.lock().expect("lock").push(p);
     let fix = |sink: &dyn gpurent_core::events::ProgressSink| {
-        r.w.app.doctor_fix(
+        r.w.app.setup_fix_as(
             LABEL,
             &r.w.env,
             &r.key,
@@ -190,7 +190,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
         )
     };
     let err = fix(&sink).expect_err("the first run fails midway");
-    let DoctorError::FixFailed {
+    let SetupError::FixFailed {
         command,
         exit_status,
         failure,
@@ -258,7 +258,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
         .collect();
     assert_eq!(steps, vec!["connect", "fix_command", "recheck"]);
     // Nothing left to run now.
-    let again = r.w.app.doctor_fix(
+    let again = r.w.app.setup_fix_as(
         LABEL,
         &r.w.env,
         &r.key,
@@ -273,7 +273,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
     // Verify with the interpreter the re-probe names, on the fake torch's timed matmul and copy.
     let v =
         r.w.app
-            .doctor_verify(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .setup_verify_as(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
             .expect("verify");
     assert_eq!(v.python, py);
     assert_eq!(
@@ -320,7 +320,7 @@ fn cancelling_mid_install_kills_the_install_on_the_host_and_a_re_run_converges()
     let started = Instant::now();
     let err =
         r.w.app
-            .doctor_fix(
+            .setup_fix_as(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -361,7 +361,7 @@ fn cancelling_mid_install_kills_the_install_on_the_host_and_a_re_run_converges()
     // Safe to re-run after a cancel.
     let done =
         r.w.app
-            .doctor_fix(
+            .setup_fix_as(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -387,14 +387,14 @@ fn verify_flags_a_card_far_below_its_spec_and_probes_first_when_nothing_is_saved
     ) else {
         return;
     };
-    assert_eq!(r.w.app.doctor_latest_probe(LABEL).expect("probes"), None);
+    assert_eq!(r.w.app.setup_latest_probe(LABEL).expect("probes"), None);
     let v =
         r.w.app
-            .doctor_verify(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .setup_verify_as(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
             .expect("verify");
     assert_eq!(
         r.w.app
-            .doctor_latest_probe(LABEL)
+            .setup_latest_probe(LABEL)
             .expect("probes")
             .as_deref(),
         Some(Path::new(&v.probe_path))

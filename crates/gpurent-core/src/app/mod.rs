@@ -1,5 +1,18 @@
 //! [`App`]: the facade both edges use. It owns the paths, the database, the clock and the registry
 //! of running operations; each Tauri command and each CLI subcommand is one call on it.
+//!
+//! This file is the shared core (open, settings, the catalog, operations). Each step of the guided
+//! flow adds its calls in a file of its own, as a further `impl App` block: [`estimate`] (Pick a
+//! card), [`keys`], [`hosts`], [`setup`], [`transfer`] (Files); [`login`] is the one way into a
+//! saved host that every step uses. Later steps (providers, billing, monitor) are added the same
+//! way; domain modules (`crate::estimate`, `crate::remote`, …) never carry `impl App`.
+
+pub mod estimate;
+pub mod hosts;
+pub mod keys;
+pub mod login;
+pub mod setup;
+pub mod transfer;
 
 use std::sync::{Arc, Mutex};
 

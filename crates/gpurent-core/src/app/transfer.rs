@@ -7,12 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::app_hosts::{verifier, LoginKey, SshEnv};
 use crate::cancel::CancelToken;
 use crate::error::Coded;
 use crate::events::ProgressSink;
-use crate::remote::connect::{open, Auth, KeyVerifier};
 use crate::remote::{shell_quote, Connection, Host, RemoteError};
 use crate::store::Store;
 use crate::transfer::engine::{self, Ctx, Journal};
@@ -44,28 +43,6 @@ impl Journal for App {
     }
 }
 
-/// Open a logged-in connection to a saved host (pinned host key checked).
-fn connect_host(
-    host: &Host,
-    env: &SshEnv,
-    key: &LoginKey,
-    cancel: &CancelToken,
-) -> Result<Connection, RemoteError> {
-    let mut none = Vec::new();
-    let mut verify = verifier(Some(host), env, &[], None, &mut none);
-    let verify: &mut KeyVerifier<'_> = &mut verify;
-    let jump = host.jump_endpoint();
-    let mut c = open(
-        &host.target(),
-        jump.as_ref().map(|j| (j, Auth::Key(&key.pem))),
-        &env.connect,
-        verify,
-        cancel,
-    )?;
-    c.login(&host.user, Auth::Key(&key.pem))?;
-    Ok(c)
-}
-
 /// How to reach a saved host for one put/get/resume. A connection opened for a first step (the
 /// `mkdir -p`, the downloads' stat) is kept and handed to the first transfer instead of opening
 /// another: a connection costs a TCP + SSH handshake and login (~50 ms on loopback, several round
@@ -92,7 +69,7 @@ impl<'a> Login<'a> {
         let kept = self.spare.lock().ok().and_then(|mut s| s.take());
         match kept {
             Some(c) => Ok(c),
-            None => connect_host(self.host, self.env, self.key, cancel),
+            None => connect_saved(self.host, self.env, self.key, cancel),
         }
     }
 
@@ -460,7 +437,7 @@ impl App {
             None
         };
         let connect = |c: &CancelToken| match &login {
-            Some((h, k)) => connect_host(h, env, k, c),
+            Some((h, k)) => connect_saved(h, env, k, c),
             None => Err(RemoteError::Core(crate::error::CoreError::invalid(
                 "host",
                 "not needed for a download",
@@ -512,7 +489,7 @@ impl App {
     ) -> Result<T, TransferError> {
         let (host, key) = self.host_and_key(label, key)?;
         let cancel = CancelToken::new();
-        let conn = connect_host(&host, env, &key, &cancel)?;
+        let conn = connect_saved(&host, env, &key, &cancel)?;
         f(&conn, &cancel)
     }
 

@@ -7,7 +7,6 @@ use std::path::Path;
 use ssh_key::rand_core::{OsRng, RngCore};
 
 use crate::app::App;
-use crate::hostparse::{self, HostParseError, ParsedHost};
 use crate::keys::db::{self, KeyRow};
 use crate::keys::material::{self, KeyMaterial, MAX_KEY_FILE_BYTES};
 use crate::keys::{validate_label, KeyAlgorithm, KeyError, KeyInfo, KeyOrigin, KeyStore};
@@ -160,10 +159,6 @@ impl App {
         Ok(path.to_path_buf())
     }
 
-    pub fn parse_host_command(&self, text: &str) -> Result<ParsedHost, HostParseError> {
-        hostparse::parse(text)
-    }
-
     fn with_keys<T>(
         &self,
         f: impl FnOnce(&crate::store::Store) -> Result<T, KeyError>,
@@ -249,5 +244,5 @@ fn read_key_file(path: &Path) -> Result<Secret, KeyError> {
 }
 
 #[cfg(test)]
-#[path = "app_keys_tests.rs"]
+#[path = "keys_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! The setup wizard over SSH on the [`App`] facade: probe a saved host in one exec and diagnose it
+//! The Setup step on the [`App`] facade. Offline: diagnose a saved probe's raw output. Over SSH: probe a saved host in one exec and diagnose it
 //! with the same code as `--from-probe` (every raw probe is kept under `probes/`), run a fix's
 //! commands with live output and pip byte progress (cancel kills them on the host; re-running is
 //! safe) ending with a re-probe, and run the GPU check with the host's best Python.
@@ -9,19 +9,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::app_hosts::{verifier, LoginKey, SshEnv};
 use crate::cancel::CancelToken;
 use crate::error::{Coded, CoreError};
 use crate::events::{Progress, ProgressSink};
-use crate::remote::connect::{open, Auth, Connection, KeyVerifier};
+use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_with, ExecOptions, OutStream};
 use crate::remote::job::{kill_job, run_job, JobOutcome};
 use crate::remote::quote::shell_quote;
-use crate::wizard::pip::{PipFailure, PipOutcome, PipProgress};
-use crate::wizard::{
-    probe, verify, DoctorOptions, Facts, FixKind, Report, Severity, Verdict, VerifyReport,
+use crate::setup::pip::{PipFailure, PipOutcome, PipProgress};
+use crate::setup::{
+    probe, verify, Facts, FixKind, Report, SetupOptions, Severity, Verdict, VerifyReport,
 };
 
 /// Where fix jobs keep their pid file on the host (expanded by the host's shell).
@@ -69,7 +69,7 @@ pub struct HostVerify {
 
 /// Outcomes of the SSH wizard (stable codes; the SSH and key errors keep their own).
 #[derive(Debug, thiserror::Error)]
-pub enum DoctorError {
+pub enum SetupError {
     #[error(transparent)]
     Remote(#[from] RemoteError),
     /// The report has no fix gpurent can run (ready, or blocked: reboot, new host, manual).
@@ -92,19 +92,19 @@ pub enum DoctorError {
     },
 }
 
-impl From<CoreError> for DoctorError {
+impl From<CoreError> for SetupError {
     fn from(e: CoreError) -> Self {
-        DoctorError::Remote(RemoteError::Core(e))
+        SetupError::Remote(RemoteError::Core(e))
     }
 }
 
-impl Coded for DoctorError {
+impl Coded for SetupError {
     fn code(&self) -> &'static str {
         match self {
-            DoctorError::Remote(e) => e.code(),
-            DoctorError::NothingToRun(_) => "nothing_to_fix",
-            DoctorError::FixBusy { .. } => "fix_already_running",
-            DoctorError::FixFailed { failure, .. } => match failure {
+            SetupError::Remote(e) => e.code(),
+            SetupError::NothingToRun(_) => "nothing_to_fix",
+            SetupError::FixBusy { .. } => "fix_already_running",
+            SetupError::FixFailed { failure, .. } => match failure {
                 Some(PipFailure::Network) => "fix_failed_network",
                 Some(PipFailure::DiskFull) => "fix_failed_disk_full",
                 _ => "fix_failed",
@@ -114,15 +114,15 @@ impl Coded for DoctorError {
 
     fn detail(&self) -> Option<String> {
         match self {
-            DoctorError::Remote(e) => e.detail(),
-            DoctorError::FixBusy { pgid } => Some(pgid.to_string()),
-            DoctorError::FixFailed {
+            SetupError::Remote(e) => e.detail(),
+            SetupError::FixBusy { pgid } => Some(pgid.to_string()),
+            SetupError::FixFailed {
                 line, done_bytes, ..
             } => Some(format!(
                 "{} ({done_bytes} bytes downloaded)",
                 line.as_deref().unwrap_or("")
             )),
-            DoctorError::NothingToRun(_) => None,
+            SetupError::NothingToRun(_) => None,
         }
     }
 }
@@ -130,26 +130,26 @@ impl Coded for DoctorError {
 /// The commands a fix runs. Without `code` (a `fixable` verdict only): the install plan, else the
 /// first error's `run_here` fix. With `code`, that finding's fix (`run_here` or `optional`). The CLI and UI show exactly these
 /// before asking.
-pub fn fix_commands(report: &Report, code: Option<&str>) -> Result<Vec<String>, DoctorError> {
+pub fn fix_commands(report: &Report, code: Option<&str>) -> Result<Vec<String>, SetupError> {
     let runnable = |k: FixKind| matches!(k, FixKind::RunHere | FixKind::Optional);
     if let Some(code) = code {
         let f = report
             .findings
             .iter()
             .find(|f| f.diagnosis.code() == code)
-            .ok_or_else(|| DoctorError::NothingToRun(format!("no finding '{code}'")))?;
+            .ok_or_else(|| SetupError::NothingToRun(format!("no finding '{code}'")))?;
         return match &f.fix {
             Some(x) if runnable(x.kind) && !x.commands.is_empty() => Ok(x.commands.clone()),
-            _ => Err(DoctorError::NothingToRun(format!(
+            _ => Err(SetupError::NothingToRun(format!(
                 "'{code}' has no fix gpurent can run"
             ))),
         };
     }
     match &report.verdict {
         Verdict::Fixable { .. } => {}
-        Verdict::Ready => return Err(DoctorError::NothingToRun("the host is ready".into())),
+        Verdict::Ready => return Err(SetupError::NothingToRun("the host is ready".into())),
         Verdict::Blocked { codes, .. } => {
-            return Err(DoctorError::NothingToRun(format!(
+            return Err(SetupError::NothingToRun(format!(
                 "blocked by {}: not something gpurent can fix here",
                 codes.join(", ")
             )))
@@ -168,7 +168,7 @@ pub fn fix_commands(report: &Report, code: Option<&str>) -> Result<Vec<String>, 
                 .filter(|x| x.kind == FixKind::RunHere && !x.commands.is_empty())
         })
         .map(|x| x.commands.clone())
-        .ok_or_else(|| DoctorError::NothingToRun("no fix gpurent can run here".into()))
+        .ok_or_else(|| SetupError::NothingToRun("no fix gpurent can run here".into()))
 }
 
 /// The interpreter verify runs with: gpurent's venv once made, else the one the probe found.
@@ -233,21 +233,21 @@ impl App {
     }
 
     /// The host's newest saved probe, diagnosed, and its path; `None` when nothing is saved.
-    pub fn doctor_saved_report(
+    pub fn setup_saved_report(
         &self,
         label: &str,
-        opts: &DoctorOptions,
-    ) -> Result<Option<(Report, String)>, DoctorError> {
-        let Some(path) = self.doctor_latest_probe(label)? else {
+        opts: &SetupOptions,
+    ) -> Result<Option<(Report, String)>, SetupError> {
+        let Some(path) = self.setup_latest_probe(label)? else {
             return Ok(None);
         };
         let raw = std::fs::read_to_string(&path).map_err(|e| CoreError::io(&path, e))?;
-        let report = self.doctor_from_probe_with(&raw, opts)?;
+        let report = self.setup_from_probe_with(&raw, opts)?;
         Ok(Some((report, path.display().to_string())))
     }
 
     /// The newest saved raw probe of a host, if any.
-    pub fn doctor_latest_probe(&self, label: &str) -> Result<Option<PathBuf>, CoreError> {
+    pub fn setup_latest_probe(&self, label: &str) -> Result<Option<PathBuf>, CoreError> {
         let dir = self.probes_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -265,30 +265,14 @@ impl App {
     }
 
     /// Connect to a saved host with its pinned host key and log in with `key`.
-    fn doctor_connect(
+    fn setup_connect(
         &self,
         label: &str,
         env: &SshEnv,
         key: &LoginKey,
         cancel: &CancelToken,
     ) -> Result<Connection, RemoteError> {
-        let host = self.host_get(label)?;
-        let jump = host.jump_endpoint();
-        // Keys the user's known_hosts vouches for are accepted but not pinned here (host check does).
-        let mut to_pin = Vec::new();
-        let mut conn = {
-            let mut verify = verifier(Some(&host), env, &[], None, &mut to_pin);
-            let verify: &mut KeyVerifier<'_> = &mut verify;
-            open(
-                &host.target(),
-                jump.as_ref().map(|j| (j, Auth::Key(&key.pem))),
-                &env.connect,
-                verify,
-                cancel,
-            )?
-        };
-        conn.login(&host.user, Auth::Key(&key.pem))?;
-        Ok(conn)
+        connect_saved(&self.host_get(label)?, env, key, cancel)
     }
 
     /// Run the probe in one exec (`sh -s`, the script on stdin), save it, diagnose it.
@@ -296,9 +280,9 @@ impl App {
         &self,
         conn: &Connection,
         label: &str,
-        opts: &DoctorOptions,
+        opts: &SetupOptions,
         cancel: &CancelToken,
-    ) -> Result<HostReport, DoctorError> {
+    ) -> Result<HostReport, SetupError> {
         let mut stdout = Vec::new();
         let mut stderr = Vec::new();
         let exec_opts = ExecOptions {
@@ -318,7 +302,7 @@ impl App {
         let raw = String::from_utf8_lossy(&stdout).into_owned();
         let path = self.save_probe(label, &raw)?;
         let report = self
-            .doctor_from_probe_with(&raw, opts)
+            .setup_from_probe_with(&raw, opts)
             .map_err(|e| match e {
                 CoreError::InvalidInput { field, .. } => CoreError::InvalidInput {
                     field,
@@ -339,18 +323,18 @@ impl App {
 
     /// Probe a saved host over SSH and diagnose it (same parser and diagnosis as `--from-probe`).
     /// Steps: `connect`, `probe`.
-    pub fn doctor_host(
+    pub fn setup_probe_as(
         &self,
         label: &str,
         env: &SshEnv,
         key: &LoginKey,
-        opts: &DoctorOptions,
+        opts: &SetupOptions,
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
-    ) -> Result<HostReport, DoctorError> {
+    ) -> Result<HostReport, SetupError> {
         let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
-        let conn = self.doctor_connect(label, env, key, cancel)?;
+        let conn = self.setup_connect(label, env, key, cancel)?;
         step("probe", 1);
         self.probe_over(&conn, label, opts, cancel)
     }
@@ -360,22 +344,22 @@ impl App {
     /// downloads as cumulative `Bytes`; then re-probe. Safe to re-run after a failure or cancel.
     /// Steps: `connect`, `fix_command` (one per command), `recheck`.
     #[allow(clippy::too_many_arguments)]
-    pub fn doctor_fix(
+    pub fn setup_fix_as(
         &self,
         label: &str,
         env: &SshEnv,
         key: &LoginKey,
         report: &Report,
         code: Option<&str>,
-        opts: &DoctorOptions,
+        opts: &SetupOptions,
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
-    ) -> Result<FixReport, DoctorError> {
+    ) -> Result<FixReport, SetupError> {
         let commands = fix_commands(report, code)?;
         let total = Some(commands.len() as u32 + 2);
         let step = crate::events::steps(progress, total);
         step("connect", 0);
-        let conn = self.doctor_connect(label, env, key, cancel)?;
+        let conn = self.setup_connect(label, env, key, cancel)?;
         let mut pip = PipProgress::new();
         for (i, command) in commands.iter().enumerate() {
             step("fix_command", i as u32 + 1);
@@ -402,14 +386,14 @@ impl App {
                 cancel,
             )?;
             match outcome {
-                JobOutcome::Busy(pgid) => return Err(DoctorError::FixBusy { pgid }),
+                JobOutcome::Busy(pgid) => return Err(SetupError::FixBusy { pgid }),
                 JobOutcome::Exited(Some(0)) => {}
                 JobOutcome::Exited(exit_status) => {
                     let (failure, line) = match pip.outcome() {
                         PipOutcome::Failed { failure, line } => (Some(failure), Some(line)),
                         _ => (None, last_line),
                     };
-                    return Err(DoctorError::FixFailed {
+                    return Err(SetupError::FixFailed {
                         command: command.clone(),
                         exit_status,
                         failure,
@@ -432,39 +416,38 @@ impl App {
 
     /// Stop a fix still running on the host (its client went away: Ctrl-C, a lost connection):
     /// kills the job's process group there. Nothing running is not an error.
-    pub fn doctor_fix_stop(
+    pub fn setup_fix_stop(
         &self,
         label: &str,
         env: &SshEnv,
         key: &LoginKey,
         cancel: &CancelToken,
-    ) -> Result<(), DoctorError> {
-        let conn = self.doctor_connect(label, env, key, cancel)?;
+    ) -> Result<(), SetupError> {
+        let conn = self.setup_connect(label, env, key, cancel)?;
         kill_job(&conn, JOB_DIR, "fix")?;
         Ok(())
     }
 
     /// Run the GPU check with the host's best Python (from its newest saved probe; probes first
     /// when there is none) and compare each GPU with its catalog card. Steps: `connect`, `verify`.
-    pub fn doctor_verify(
+    pub fn setup_verify_as(
         &self,
         label: &str,
         env: &SshEnv,
         key: &LoginKey,
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
-    ) -> Result<HostVerify, DoctorError> {
+    ) -> Result<HostVerify, SetupError> {
         let step = crate::events::steps(progress, Some(2));
         step("connect", 0);
-        let conn = self.doctor_connect(label, env, key, cancel)?;
-        let (facts, probe_path) =
-            match self.doctor_saved_report(label, &DoctorOptions::default())? {
-                Some((report, path)) => (report.facts, path),
-                None => {
-                    let r = self.probe_over(&conn, label, &DoctorOptions::default(), cancel)?;
-                    (r.report.facts, r.probe_path)
-                }
-            };
+        let conn = self.setup_connect(label, env, key, cancel)?;
+        let (facts, probe_path) = match self.setup_saved_report(label, &SetupOptions::default())? {
+            Some((report, path)) => (report.facts, path),
+            None => {
+                let r = self.probe_over(&conn, label, &SetupOptions::default(), cancel)?;
+                (r.report.facts, r.probe_path)
+            }
+        };
         step("verify", 1);
         let python = best_python(&facts);
         let (raw, stderr, status) = run_verify(&conn, &python, cancel)?;
@@ -521,6 +504,96 @@ fn run_verify(
     ))
 }
 
+impl App {
+    /// Diagnose a host from the raw output of the probe script (offline: a saved probe).
+    pub fn setup_from_probe(&self, raw: &str) -> Result<Report, CoreError> {
+        self.setup_from_probe_with(raw, &SetupOptions::default())
+    }
+
+    /// Same with options (a pinned PyTorch release).
+    pub fn setup_from_probe_with(
+        &self,
+        raw: &str,
+        opts: &SetupOptions,
+    ) -> Result<Report, CoreError> {
+        if !raw.contains("@@gpurent@@ ") {
+            return Err(CoreError::invalid(
+                "probe",
+                "this is not the output of gpurent's probe script (no @@gpurent@@ sections)",
+            ));
+        }
+        crate::setup::diagnose(crate::setup::parse::parse(raw), opts)
+    }
+}
+
+impl App {
+    /// The probe script to run on a host (one exec; see `setup/probe.sh`).
+    pub fn setup_probe_script(&self) -> &'static str {
+        crate::setup::probe::SCRIPT
+    }
+
+    /// The GPU check to run on a host with the interpreter the fix installed into.
+    pub fn setup_verify_script(&self) -> &'static str {
+        crate::setup::verify::SCRIPT
+    }
+
+    /// Parse the verify script's output and compare each GPU with its catalog card.
+    pub fn verify_from_output(&self, raw: &str) -> Result<crate::setup::VerifyReport, CoreError> {
+        crate::setup::verify::parse(raw)
+    }
+}
+
+impl App {
+    /// Probe the host in one round trip and diagnose it (the raw probe is kept in the data dir).
+    pub fn setup_probe(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<HostReport, SetupError> {
+        self.run_op("setup_probe", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.setup_probe_as(label, env, &key, &SetupOptions::default(), progress, cancel)
+        })
+    }
+
+    /// Run the fix for `code` (or the whole install plan) as diagnosed from the host's newest
+    /// probe, streaming its output; ends with a re-probe (`FixReport::after`).
+    pub fn setup_fix(
+        &self,
+        label: &str,
+        code: Option<&str>,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<FixReport, SetupError> {
+        self.run_op("setup_fix", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            let opts = SetupOptions::default();
+            let report = match self.setup_saved_report(label, &opts)? {
+                Some((report, _)) => report,
+                None => {
+                    self.setup_probe_as(label, env, &key, &opts, progress, cancel)?
+                        .report
+                }
+            };
+            self.setup_fix_as(label, env, &key, &report, code, &opts, progress, cancel)
+        })
+    }
+
+    /// Prove the GPU works: timed matmul and copy on the host, compared with the catalog.
+    pub fn setup_verify(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<HostVerify, SetupError> {
+        self.run_op("setup_verify", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.setup_verify_as(label, env, &key, progress, cancel)
+        })
+    }
+}
+
 #[cfg(test)]
-#[path = "app_doctor_tests.rs"]
+#[path = "setup_tests.rs"]
 mod tests;

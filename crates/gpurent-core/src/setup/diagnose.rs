@@ -95,7 +95,7 @@ fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -> Option<Fi
 }
 
 /// Diagnose parsed facts.
-pub fn diagnose(facts: Facts, opts: &DoctorOptions) -> Result<Report, CoreError> {
+pub fn diagnose(facts: Facts, opts: &SetupOptions) -> Result<Report, CoreError> {
     let compat = Compat::bundled()?;
     let f = &facts;
     let h = Host::from_facts(f, compat);

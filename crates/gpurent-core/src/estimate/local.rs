@@ -6,13 +6,12 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::app::App;
+use super::fit::fit_card;
+use super::memory::VISIBLE_FRACTION;
+use super::{CardFit, Job, ModelCatalog, Resolved};
 use crate::catalog::{Card, Catalog, Confidence, Segment};
 use crate::error::CoreError;
-use crate::estimate::fit::fit_card;
-use crate::estimate::memory::VISIBLE_FRACTION;
-use crate::estimate::{CardFit, Job, ModelCatalog, Resolved};
-use crate::localgpu::{self, GpuProbe, LocalGpu, LocalGpuReport, NoGpuReason};
+use crate::localgpu::{LocalGpu, LocalGpuReport, NoGpuReason};
 
 /// One local GPU and the job's verdict on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -113,27 +112,11 @@ pub fn local_fits(job: &Job, report: LocalGpuReport) -> Result<LocalFitReport, C
     }
 }
 
-impl App {
-    /// The job on this computer's GPUs (NVML).
-    pub fn local_fit(&self, job: &Job) -> Result<LocalFitReport, CoreError> {
-        self.local_fit_with(job, &localgpu::NvmlProbe)
-    }
-
-    /// Same with another probe (tests).
-    pub fn local_fit_with(
-        &self,
-        job: &Job,
-        probe: &dyn GpuProbe,
-    ) -> Result<LocalFitReport, CoreError> {
-        local_fits(job, localgpu::report(probe, Catalog::bundled()?.cards()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::estimate::{FitVerdict, Task};
-    use crate::localgpu::{FakeProbe as Fake, ProbeOutcome, RawGpu};
+    use crate::localgpu::{self, FakeProbe as Fake, ProbeOutcome, RawGpu};
 
     fn one(name: &str, gib: f64) -> ProbeOutcome {
         ProbeOutcome::Devices {

@@ -3,7 +3,7 @@
 /**
  * Options for a diagnosis.
  */
-export type DoctorOptions = { 
+export type SetupOptions = { 
 /**
  * Pin a PyTorch release (`2.3` = newest 2.3.x, `2.3.0` = exactly that).
  */
