@@ -22,6 +22,8 @@ const COMMANDS: &[&str] = &[
     "key_import",
     "key_delete",
     "key_export_private",
+    "key_unlock",
+    "key_lock",
     "host_list",
     "host_preview",
     "host_add",

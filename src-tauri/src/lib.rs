@@ -56,6 +56,8 @@ pub fn run() {
             commands::keys::key_import,
             commands::keys::key_delete,
             commands::keys::key_export_private,
+            commands::keys::key_unlock,
+            commands::keys::key_lock,
             commands::hosts::host_list,
             commands::hosts::host_preview,
             commands::hosts::host_add,

@@ -14,6 +14,10 @@ pub trait Coded: std::error::Error {
     fn detail(&self) -> Option<String> {
         None
     }
+    /// Structured facts the UI acts on (fingerprints, the key that needs a passphrase).
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        None
+    }
 }
 
 /// Errors of the foundation: files, database, settings, input validation, cancellation.

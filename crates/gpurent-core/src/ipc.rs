@@ -8,7 +8,8 @@ use crate::error::Coded;
 
 /// The one error shape that crosses the IPC edge and the CLI's `--json` output.
 /// `code` is stable; `message` is an English fallback (the UI translates by `code`);
-/// `detail` is optional technical text.
+/// `detail` is optional technical text; `data` holds the facts a screen acts on (a host-key
+/// fingerprint and its hop, the key that needs its passphrase), so nothing is read out of text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ErrorPayload {
     pub code: String,
@@ -16,6 +17,44 @@ pub struct ErrorPayload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub data: Option<Box<ErrorData>>,
+}
+
+/// Structured facts of an error, filled from the typed error at the edge ([`Coded::data`]). Each
+/// field is set only by the codes that carry it; fields are added, never renamed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ErrorData {
+    /// `passphrase_required`: the key (by label) whose passphrase is needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub key_label: Option<String>,
+    /// Host-key codes: which machine presented the key (the host itself or its jump host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub role: Option<crate::remote::error::Role>,
+    /// Host-key codes: the machine's address and port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub port: Option<u16>,
+    /// Host-key codes: the key type the machine presented (e.g. `ssh-ed25519`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub key_type: Option<String>,
+    /// Host-key codes: the fingerprint (`SHA256:…`) the machine presented now — the one to
+    /// compare and, when the user agrees, to trust or re-pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fingerprint: Option<String>,
+    /// `host_key_changed`: the fingerprint pinned before; `host_key_trust_mismatch`: the one the
+    /// user gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub expected_fingerprint: Option<String>,
 }
 
 impl ErrorPayload {
@@ -25,6 +64,7 @@ impl ErrorPayload {
             code: e.code().to_string(),
             message: e.to_string(),
             detail: e.detail(),
+            data: e.data().map(Box::new),
         }
     }
 
@@ -34,6 +74,7 @@ impl ErrorPayload {
             code: "internal".into(),
             message: message.into(),
             detail: None,
+            data: None,
         }
     }
 }

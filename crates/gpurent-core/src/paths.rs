@@ -74,9 +74,49 @@ impl Paths {
     }
 }
 
+/// A path the user typed, with a leading `~` (alone, or followed by `/` or, on Windows, `\\`)
+/// replaced by their home folder — the shell does this in a terminal, nothing does it for a text
+/// field. `~user/…` and a `~` anywhere else are left as typed.
+pub fn expand_user(typed: &Path) -> PathBuf {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    expand_user_with(typed, home.as_deref())
+}
+
+/// [`expand_user`] with the home folder given (`None`: nothing is expanded).
+pub fn expand_user_with(typed: &Path, home: Option<&Path>) -> PathBuf {
+    let Some(home) = home else {
+        return typed.to_path_buf();
+    };
+    let Some(text) = typed.to_str() else {
+        return typed.to_path_buf();
+    };
+    let rest = match text.strip_prefix('~') {
+        Some("") => return home.to_path_buf(),
+        Some(r) if r.starts_with('/') || (cfg!(windows) && r.starts_with('\\')) => r,
+        _ => return typed.to_path_buf(),
+    };
+    home.join(rest.trim_start_matches(['/', '\\']))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_folder() {
+        let home = Path::new("/home/ana");
+        let x = |p: &str| expand_user_with(Path::new(p), Some(home));
+        assert_eq!(x("~/.ssh/id_ed25519"), home.join(".ssh/id_ed25519"));
+        assert_eq!(x("~"), home.to_path_buf());
+        assert_eq!(x("~/"), home.to_path_buf());
+        assert_eq!(x("/etc/hosts"), PathBuf::from("/etc/hosts"));
+        assert_eq!(x("~bob/key"), PathBuf::from("~bob/key"));
+        assert_eq!(x("data/~/x"), PathBuf::from("data/~/x"));
+        assert_eq!(
+            expand_user_with(Path::new("~/k"), None),
+            PathBuf::from("~/k")
+        );
+    }
 
     #[test]
     fn explicit_root_puts_everything_under_it() {

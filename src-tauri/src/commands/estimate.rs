@@ -31,7 +31,9 @@ pub async fn estimate_quants(state: State<'_, AppState>) -> CmdResult<Vec<QuantF
 /// The job on this computer's own GPUs (the first row of the ranking).
 #[tauri::command]
 pub async fn local_fit(state: State<'_, AppState>, job: Job) -> CmdResult<LocalFitReport> {
-    state.app()?.local_fit(&job).map_err(err)
+    // NVML (and nvidia-smi as its fallback) can take seconds: the blocking pool.
+    let app = state.shared()?;
+    crate::commands::ops::blocking(move || app.local_fit(&job).map_err(err)).await
 }
 
 #[tauri::command]

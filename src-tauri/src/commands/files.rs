@@ -155,6 +155,8 @@ pub enum Pick {
     Folder,
     /// The local folder downloads go to.
     DownloadDir,
+    /// One private key file to import (the dialog opens in `~/.ssh` when there is one).
+    KeyFile,
 }
 
 /// Open the OS dialog over the window; the chosen paths, or none when it was closed.
@@ -170,6 +172,15 @@ pub async fn files_pick(
         let chosen = match pick {
             Pick::Files => d.blocking_pick_files().unwrap_or_default(),
             Pick::Folder | Pick::DownloadDir => d.blocking_pick_folder().into_iter().collect(),
+            Pick::KeyFile => {
+                let ssh_dir = gpurent_core::paths::expand_user(std::path::Path::new("~/.ssh"));
+                let d = if ssh_dir.is_dir() {
+                    d.set_directory(ssh_dir)
+                } else {
+                    d
+                };
+                d.blocking_pick_file().into_iter().collect()
+            }
         };
         Ok(chosen
             .into_iter()

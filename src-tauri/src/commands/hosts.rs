@@ -6,6 +6,7 @@ use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::Progress;
 use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::remote::hosts::{Host, HostCheck};
+use gpurent_core::secret::Secret;
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -19,12 +20,13 @@ pub async fn host_list(state: State<'_, AppState>) -> CmdResult<Vec<Host>> {
     state.app()?.host_list().map_err(err)
 }
 
+/// What a paste says. The text may hold a password: it arrives in a `Secret`.
 #[tauri::command]
 pub async fn host_preview(
     state: State<'_, AppState>,
-    text: String,
+    text: Secret,
 ) -> CmdResult<ParsedHostSummary> {
-    state.app()?.host_paste_preview(&text).map_err(err)
+    state.app()?.host_paste_preview(text.expose()).map_err(err)
 }
 
 #[tauri::command]
@@ -74,32 +76,29 @@ pub async fn host_ssh_config(
     state: State<'_, AppState>,
     label: String,
 ) -> CmdResult<SshConfigResult> {
-    state
-        .app()?
-        .host_ssh_config_saved(&label, &ssh_env()?)
-        .map_err(err)
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || app.host_ssh_config_saved(&label, &env).map_err(err)).await
 }
 
 #[tauri::command]
 pub async fn host_delete(state: State<'_, AppState>, label: String) -> CmdResult<()> {
-    state.app()?.host_delete(&label, &ssh_env()?).map_err(err)
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || app.host_delete(&label, &env).map_err(err)).await
 }
 
+/// Loads the key into ssh-agent (`ssh-add`) and starts a terminal: processes, so the blocking
+/// pool.
 #[tauri::command]
 pub async fn host_open_terminal(
     state: State<'_, AppState>,
     label: String,
 ) -> CmdResult<Vec<String>> {
-    state
-        .app()?
-        .host_open_terminal(&label, &ssh_env()?)
-        .map_err(err)
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || app.host_open_terminal(&label, &env).map_err(err)).await
 }
 
 #[tauri::command]
 pub async fn host_open_vscode(state: State<'_, AppState>, label: String) -> CmdResult<String> {
-    state
-        .app()?
-        .host_open_vscode(&label, &ssh_env()?)
-        .map_err(err)
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || app.host_open_vscode(&label, &env).map_err(err)).await
 }

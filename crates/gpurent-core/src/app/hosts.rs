@@ -77,11 +77,14 @@ pub struct SshConfigResult {
     pub vscode_uri: String,
 }
 
-/// Add a host from pasted console text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// Add a host from pasted console text. Deserialized from the UI only (never serialized): the
+/// pasted text lands straight in a [`Secret`], so `Debug` shows no password and the text is
+/// wiped when the request is dropped.
+#[derive(Debug, Deserialize, TS)]
 pub struct PasteAdd {
     /// What the user pasted (may contain a password; it is used once and never stored).
-    pub text: String,
+    #[ts(type = "string")]
+    pub text: Secret,
     pub label: Option<String>,
     /// Our key to log in with (and to install when the paste has a password).
     pub key_label: Option<String>,
@@ -455,7 +458,7 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<HostAddOutcome, RemoteError> {
-        let parsed = hostparse::parse(&req.text)?;
+        let parsed = hostparse::parse(req.text.expose())?;
         let key = match &req.key_label {
             Some(k) => Some(self.host_login_key(k, None)?),
             None => None,
@@ -513,7 +516,14 @@ impl App {
         env: &SshEnv,
         cancel: &CancelToken,
     ) -> Result<Host, RemoteError> {
-        let key = self.host_key_for(label, None).ok();
+        // The key is needed only behind a jump host; a locked key still asks for its passphrase.
+        let key = match self.host_key_for(label, None) {
+            Ok(k) => Some(k),
+            Err(e @ RemoteError::Key(crate::keys::KeyError::PassphraseRequired { .. })) => {
+                return Err(e)
+            }
+            Err(_) => None,
+        };
         self.host_repin(
             label,
             fingerprint,
@@ -595,6 +605,26 @@ impl HostSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paste_request_never_shows_its_password() {
+        let req: PasteAdd = serde_json::from_value(serde_json::json!({
+            "text": "ssh -p 2222 root@h.example.com 密码：Sup3rSecret!",
+            "label": null,
+            "key_label": "laptop",
+            "trust": [],
+            "disable_password_login": false,
+        }))
+        .expect("from the UI's JSON");
+        let shown = format!("{req:?}");
+        assert!(!shown.contains("Sup3rSecret"), "{shown}");
+        assert!(shown.contains("laptop"), "{shown}");
+        let parsed = hostparse::parse(req.text.expose()).expect("parse");
+        assert_eq!(
+            parsed.password.as_ref().map(|p| p.expose()),
+            Some("Sup3rSecret!")
+        );
+    }
 
     #[test]
     fn a_parsed_paste_becomes_a_spec_without_its_password() {

@@ -75,7 +75,8 @@ impl App {
         self.save(label, m, KeyOrigin::Generated)
     }
 
-    /// Import an existing OpenSSH private key file. The file is only read, never changed. An
+    /// Import an existing OpenSSH private key file (a leading `~` is the home folder). The file
+    /// is only read, never changed. An
     /// encrypted key needs its passphrase, which is checked first (wrong → `WrongPassphrase`);
     /// the keychain copy stays encrypted with it.
     pub fn key_import(
@@ -86,7 +87,7 @@ impl App {
     ) -> Result<KeyInfo, KeyError> {
         validate_label(label)?;
         self.ensure_free(label)?;
-        let text = read_key_file(path)?;
+        let text = read_key_file(&crate::paths::expand_user(path))?;
         let m = material::import(text.expose(), passphrase)?;
         if let Some(existing) = self.with_keys(|s| db::by_fingerprint(s, &m.fingerprint))? {
             return Err(KeyError::AlreadyImported {
@@ -106,25 +107,81 @@ impl App {
     pub fn key_delete(&self, label: &str) -> Result<Vec<KeyInfo>, KeyError> {
         let row = self.row(label)?;
         self.keystore.delete(&row.keychain_account)?;
+        self.unlocked.forget(&row.keychain_account);
         self.with_keys(|s| db::delete(s, label))?;
         tracing::info!(label, fingerprint = %row.info.fingerprint, "key deleted");
         self.key_list()
     }
 
     /// The plaintext OpenSSH PEM of a key, for the SSH layer (libssh2 reads it from memory).
-    /// Keys with a passphrase need it here (`PassphraseRequired` / `WrongPassphrase` otherwise).
+    /// Keys with a passphrase need it here, unless [`App::key_unlock`] unlocked the key in this
+    /// session (`PassphraseRequired { label }` / `WrongPassphrase` otherwise).
     pub fn load_private(
         &self,
         label: &str,
         passphrase: Option<&Secret>,
     ) -> Result<Secret, KeyError> {
         let row = self.row(label)?;
-        let stored = self.keystore.get(&row.keychain_account)?.ok_or_else(|| {
-            KeyError::MissingFromKeychain {
-                label: label.to_string(),
+        let given = passphrase.filter(|p| !p.expose().is_empty());
+        if given.is_none() {
+            if let Some(pem) = self.unlocked.get(&row.keychain_account) {
+                return Ok(pem);
             }
-        })?;
-        material::plaintext(&stored, passphrase)
+        }
+        let stored = self.stored(&row)?;
+        material::plaintext(&stored, given).map_err(|e| match e {
+            KeyError::PassphraseRequired { .. } => KeyError::PassphraseRequired {
+                label: Some(label.to_string()),
+            },
+            other => other,
+        })
+    }
+
+    /// Unlock a key for this app session: the passphrase is checked (`WrongPassphrase`) and the
+    /// decrypted key is held in memory only, so every later step (add host, check, Setup,
+    /// transfers, terminal) uses it without asking again. A key without a passphrase needs no
+    /// unlocking (nothing is held). Returns the key.
+    pub fn key_unlock(&self, label: &str, passphrase: &Secret) -> Result<KeyInfo, KeyError> {
+        let row = self.row(label)?;
+        if row.info.has_passphrase {
+            let stored = self.stored(&row)?;
+            let pem =
+                material::plaintext(&stored, Some(passphrase).filter(|p| !p.expose().is_empty()))
+                    .map_err(|e| match e {
+                    KeyError::PassphraseRequired { .. } => KeyError::PassphraseRequired {
+                        label: Some(label.to_string()),
+                    },
+                    other => other,
+                })?;
+            self.unlocked.put(&row.keychain_account, pem);
+            tracing::info!(label, "key unlocked for this session");
+        }
+        Ok(row.info)
+    }
+
+    /// Forget unlocked keys (`None`: all of them); how many were forgotten. The next use of a
+    /// protected key asks for its passphrase again.
+    pub fn key_lock(&self, label: Option<&str>) -> Result<usize, KeyError> {
+        match label {
+            Some(l) => Ok(usize::from(
+                self.unlocked.forget(&self.row(l)?.keychain_account),
+            )),
+            None => Ok(self.unlocked.clear()),
+        }
+    }
+
+    /// Whether a key can be used now without asking for a passphrase.
+    pub fn key_ready(&self, label: &str) -> Result<bool, KeyError> {
+        let row = self.row(label)?;
+        Ok(!row.info.has_passphrase || self.unlocked.contains(&row.keychain_account))
+    }
+
+    fn stored(&self, row: &KeyRow) -> Result<Secret, KeyError> {
+        self.keystore
+            .get(&row.keychain_account)?
+            .ok_or_else(|| KeyError::MissingFromKeychain {
+                label: row.info.label.clone(),
+            })
     }
 
     /// Read what a rental console printed (an `ssh`/`scp` command, `ssh://` URL, or labelled
@@ -151,12 +208,13 @@ impl App {
                 label: label.to_string(),
             }
         })?;
-        write_private_file(path, stored.expose())?;
+        let path = crate::paths::expand_user(path);
+        write_private_file(&path, stored.expose())?;
         tracing::warn!(
             label,
             "private key exported to a file at the user's request"
         );
-        Ok(path.to_path_buf())
+        Ok(path)
     }
 
     fn with_keys<T>(

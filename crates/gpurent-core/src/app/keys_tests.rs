@@ -262,3 +262,99 @@ fn private_export_needs_consent_writes_owner_only_and_never_overwrites() {
     assert!(a.key_export_private("work", &out, true).is_err());
     assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
 }
+
+#[test]
+fn a_protected_key_is_unlocked_once_per_session_and_forgotten_on_lock_and_delete() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let ks = Arc::new(MemoryKeyStore::new());
+    let a = app(tmp.path(), &ks);
+    let pass = Secret::new("s3cret phrase");
+    a.key_new("k", KeyAlgorithm::Ed25519, Some(&pass))
+        .expect("new");
+    a.key_new("plain", KeyAlgorithm::Ed25519, None)
+        .expect("new");
+
+    // Locked: the error names the key, as a field the UI reads (not text).
+    let e = a.load_private("k", None).expect_err("locked");
+    let p = crate::ipc::ErrorPayload::from_error(&e);
+    assert_eq!(p.code, "passphrase_required");
+    assert_eq!(p.data.and_then(|d| d.key_label).as_deref(), Some("k"));
+    // The same through the login helper every desktop step uses.
+    let e = a.host_login_key("k", None).expect_err("locked");
+    let p = crate::ipc::ErrorPayload::from_error(&e);
+    assert_eq!(p.data.and_then(|d| d.key_label).as_deref(), Some("k"));
+
+    assert_eq!(
+        a.key_unlock("k", &Secret::new("nope"))
+            .expect_err("wrong")
+            .code(),
+        "wrong_passphrase"
+    );
+    assert_eq!(
+        a.key_unlock("k", &Secret::new(""))
+            .expect_err("empty")
+            .code(),
+        "passphrase_required"
+    );
+    assert!(!a.key_ready("k").expect("ready"));
+    a.key_unlock("k", &pass).expect("unlock");
+    assert!(a.key_ready("k").expect("ready"));
+    let pem = a.load_private("k", None).expect("unlocked");
+    assert!(!ssh_key::PrivateKey::from_openssh(pem.expose())
+        .expect("parse")
+        .is_encrypted());
+    // The keychain copy is still the encrypted one; nothing was written anywhere else.
+    let stored = ks.get(&ks.accounts()[0]).expect("get").expect("item");
+    assert!(!pem_body(stored.expose())
+        .iter()
+        .any(|l| pem.expose().contains(l.as_str())));
+    let mut files = Vec::new();
+    files_under(tmp.path(), &mut files);
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).expect("read")).into_owned();
+        for l in pem_body(pem.expose()) {
+            assert!(!text.contains(&l), "{} holds key bytes", f.display());
+        }
+        assert!(!text.contains("s3cret phrase"), "{}", f.display());
+    }
+    // A key without a passphrase needs no unlocking and holds nothing.
+    a.key_unlock("plain", &Secret::new("anything"))
+        .expect("no-op");
+    assert!(a.key_ready("plain").expect("ready"));
+
+    assert_eq!(a.key_lock(None).expect("lock"), 1);
+    assert_eq!(
+        a.load_private("k", None).expect_err("locked").code(),
+        "passphrase_required"
+    );
+    a.key_unlock("k", &pass).expect("unlock");
+    assert_eq!(a.key_lock(Some("k")).expect("lock one"), 1);
+    a.key_unlock("k", &pass).expect("unlock");
+    a.key_delete("k").expect("delete");
+    a.key_new("k", KeyAlgorithm::Ed25519, Some(&pass))
+        .expect("same label again");
+    assert_eq!(
+        a.load_private("k", None)
+            .expect_err("a new key is locked")
+            .code(),
+        "passphrase_required"
+    );
+}
+
+#[test]
+fn typed_key_paths_expand_the_home_folder() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a = app(tmp.path(), &Arc::new(MemoryKeyStore::new()));
+    let Some(home) = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()) else {
+        return;
+    };
+    let e = a
+        .key_import("x", Path::new("~/.gpurent-test-no-such-key"), None)
+        .expect_err("missing");
+    assert_eq!(e.code(), "key_file_unreadable");
+    let detail = e.detail().expect("detail");
+    assert!(
+        detail.starts_with(&home.join(".gpurent-test-no-such-key").display().to_string()),
+        "{detail}"
+    );
+}

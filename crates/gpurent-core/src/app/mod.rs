@@ -59,6 +59,8 @@ pub struct App {
     settings_warning: Mutex<Option<crate::ipc::ErrorPayload>>,
     /// Where private keys live: the OS keychain (tests swap it with `App::with_keystore`).
     pub(crate) keystore: Box<dyn crate::keys::KeyStore>,
+    /// Keys unlocked with their passphrase in this session (memory only; see `keys::session`).
+    pub(crate) unlocked: crate::keys::session::Unlocked,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -91,6 +93,7 @@ impl App {
             os_locale,
             settings_warning: Mutex::new(warning),
             keystore: Box::new(crate::keys::OsKeyStore::default()),
+            unlocked: Default::default(),
         })
     }
 

@@ -125,6 +125,12 @@ impl Coded for SetupError {
             SetupError::NothingToRun(_) => None,
         }
     }
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            SetupError::Remote(e) => e.data(),
+            _ => None,
+        }
+    }
 }
 
 /// The commands a fix runs. Without `code` (a `fixable` verdict only): the install plan, else the

@@ -196,7 +196,8 @@ impl App {
             }
             let meter = Meter::new(progress);
             let mut items = Vec::new();
-            for l in locals {
+            for typed in locals {
+                let l = &crate::paths::expand_user(typed);
                 let meta = std::fs::metadata(l).map_err(|e| TransferError::local(l, &e))?;
                 let name = l
                     .file_name()
@@ -311,6 +312,7 @@ impl App {
             if remotes.is_empty() {
                 return Err(TransferError::invalid("remotes", "nothing to download"));
             }
+            let local_dir = &crate::paths::expand_user(local_dir);
             std::fs::create_dir_all(local_dir).map_err(|e| TransferError::local(local_dir, &e))?;
             let local_dir =
                 std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
@@ -470,7 +472,8 @@ impl App {
         paths: &[PathBuf],
         excludes: &[String],
     ) -> Result<ScanReport, TransferError> {
-        scan::scan(paths, excludes)
+        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::paths::expand_user(p)).collect();
+        scan::scan(&paths, excludes)
     }
 
     fn with_journal_t<T>(

@@ -115,7 +115,7 @@ fn unsupported(reason: impl Into<String>) -> KeyError {
 
 /// Decrypt an encrypted key; a failed integrity check means the passphrase is wrong.
 fn decrypt(key: &PrivateKey, passphrase: Option<&Secret>) -> Result<PrivateKey, KeyError> {
-    let p = nonempty(passphrase).ok_or(KeyError::PassphraseRequired)?;
+    let p = nonempty(passphrase).ok_or(KeyError::PassphraseRequired { label: None })?;
     key.decrypt(p.expose()).map_err(|e| match e {
         ssh_key::Error::Crypto => KeyError::WrongPassphrase,
         other => unsupported(format!("the key could not be decrypted ({other})")),

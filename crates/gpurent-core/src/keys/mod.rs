@@ -2,6 +2,7 @@
 //!
 //! - [`keystore`]: the [`KeyStore`] trait, the OS keychain and an in-memory store for tests.
 //! - [`material`]: generating, importing and decrypting keys with the `ssh-key` crate.
+//! - [`session`]: keys unlocked with their passphrase in this app session (memory only).
 //! - [`db`]: the metadata rows (SQLite `keys`): label, algorithm, fingerprint, public key line.
 //!
 //! The App methods (`key_new`, `key_list`, …, `load_private`) are in `app/keys.rs`.
@@ -15,6 +16,7 @@
 pub mod db;
 pub mod keystore;
 pub mod material;
+pub mod session;
 
 use std::path::PathBuf;
 
@@ -88,8 +90,9 @@ pub enum KeyError {
     MissingFromKeychain { label: String },
     #[error("the passphrase is wrong")]
     WrongPassphrase,
+    /// `label`: the saved key that needs it (unset while importing a file).
     #[error("this key is protected by a passphrase; enter it")]
-    PassphraseRequired,
+    PassphraseRequired { label: Option<String> },
     #[error("this file is not a private key gpurent can use: {reason}")]
     UnsupportedKeyFormat { reason: String },
     #[error("a key named '{label}' already exists")]
@@ -135,7 +138,7 @@ impl Coded for KeyError {
             KeyError::KeychainFailed { .. } => "keychain_error",
             KeyError::MissingFromKeychain { .. } => "key_missing_from_keychain",
             KeyError::WrongPassphrase => "wrong_passphrase",
-            KeyError::PassphraseRequired => "passphrase_required",
+            KeyError::PassphraseRequired { .. } => "passphrase_required",
             KeyError::UnsupportedKeyFormat { .. } => "unsupported_key_format",
             KeyError::KeyExists { .. } => "key_exists",
             KeyError::AlreadyImported { .. } => "key_already_imported",
@@ -158,6 +161,16 @@ impl Coded for KeyError {
             }
             KeyError::InvalidInput { field, .. } => Some(field.clone()),
             KeyError::Core(e) => e.detail(),
+            _ => None,
+        }
+    }
+
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            KeyError::PassphraseRequired { label: Some(label) } => Some(crate::ipc::ErrorData {
+                key_label: Some(label.clone()),
+                ..Default::default()
+            }),
             _ => None,
         }
     }
@@ -213,7 +226,7 @@ mod tests {
             KeyError::KeychainFailed { detail: "d".into() },
             KeyError::MissingFromKeychain { label: "l".into() },
             KeyError::WrongPassphrase,
-            KeyError::PassphraseRequired,
+            KeyError::PassphraseRequired { label: None },
             KeyError::UnsupportedKeyFormat { reason: "r".into() },
             KeyError::KeyExists { label: "l".into() },
             KeyError::AlreadyImported { label: "l".into() },

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{Coded, CoreError};
+use crate::ipc::ErrorData;
 
 /// Where in the connection the outcome happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -252,6 +253,62 @@ impl Coded for RemoteError {
             RemoteError::Key(e) => e.detail(),
             RemoteError::Paste(e) => e.detail(),
             RemoteError::Core(e) => e.detail(),
+            _ => None,
+        }
+    }
+
+    fn data(&self) -> Option<ErrorData> {
+        let hop = |role: &Role, host: &str, port: u16| ErrorData {
+            role: Some(*role),
+            host: Some(host.to_string()),
+            port: Some(port),
+            ..ErrorData::default()
+        };
+        match self {
+            RemoteError::HostKeyUnknown {
+                role,
+                host,
+                port,
+                key_type,
+                fingerprint,
+            } => Some(ErrorData {
+                key_type: Some(key_type.clone()),
+                fingerprint: Some(fingerprint.clone()),
+                ..hop(role, host, *port)
+            }),
+            RemoteError::HostKeyChanged {
+                role,
+                host,
+                port,
+                old_fingerprint,
+                new_fingerprint,
+            } => Some(ErrorData {
+                fingerprint: Some(new_fingerprint.clone()),
+                expected_fingerprint: Some(old_fingerprint.clone()),
+                ..hop(role, host, *port)
+            }),
+            RemoteError::KnownHostsMismatch {
+                role,
+                host,
+                port,
+                fingerprint,
+                ..
+            } => Some(ErrorData {
+                fingerprint: Some(fingerprint.clone()),
+                ..hop(role, host, *port)
+            }),
+            RemoteError::TrustMismatch {
+                role,
+                given,
+                actual,
+            } => Some(ErrorData {
+                role: Some(*role),
+                fingerprint: Some(actual.clone()),
+                expected_fingerprint: Some(given.clone()),
+                ..ErrorData::default()
+            }),
+            RemoteError::Key(e) => e.data(),
+            RemoteError::Core(e) => e.data(),
             _ => None,
         }
     }

@@ -181,6 +181,12 @@ impl Coded for TransferError {
             _ => None,
         }
     }
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            TransferError::Remote(e) => e.data(),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
