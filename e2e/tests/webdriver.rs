@@ -320,6 +320,12 @@ async fn hosts_journey_paste_trust_install_check_repin() {
     s.wait_css("#hostkey-prompt:not([hidden])").await;
     let fp = s.text("#hostkey-fingerprint").await;
     assert_eq!(fp, sshd.host_key_fingerprint().expect("fingerprint"));
+    // Which machine it is comes from the error's fields (the target here, not a jump host).
+    let hop = s.text("#hostkey-hop").await;
+    assert!(
+        hop.contains(&format!("the machine at {}:{}", sshd.host(), sshd.port())),
+        "{hop}"
+    );
     s.screenshot("hosts-prompt-en").await;
     s.click("#hostkey-trust").await;
     s.wait_css(".card.host[data-host='gpu1']").await;
@@ -350,6 +356,38 @@ async fn hosts_journey_paste_trust_install_check_repin() {
         "export needs the acknowledgement"
     );
     s.screenshot("hosts-en").await;
+    // The consent is checked by the core, not only by the disabled button: the same command
+    // called without it writes nothing.
+    let exported = s.home.path().join("exported-key");
+    let refused = s
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; window.__TAURI__.core.invoke('key_export_private', { label: 'laptop', path: arguments[0], acknowledgedRisk: false }).then(() => done('written'), (e) => done(e.code))",
+            vec![serde_json::Value::String(exported.display().to_string())],
+        )
+        .await
+        .expect("invoke");
+    assert_eq!(refused, serde_json::json!("invalid_input"));
+    assert!(!exported.exists(), "nothing written without consent");
+    s.fill("#key-export-path", &exported.display().to_string())
+        .await;
+    s.click("#key-export-ack").await;
+    s.click("#key-export").await;
+    s.wait_css("#host-status").await;
+    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    while !exported.exists() {
+        assert!(Instant::now() < deadline, "export with consent");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&exported)
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    std::fs::remove_file(&exported).expect("remove the exported key");
 
     // The machine is re-created: a hard stop, then an explicit re-pin.
     sshd.swap_host_key().expect("swap host key");
@@ -411,7 +449,9 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     let s = Session::start().await;
     s.wait_css("body[data-ready='true']").await;
 
-    add_key_and_host(&s, &sshd, "gpu1").await;
+    // The key is protected by a passphrase: asked for once when the host is added, then
+    // Setup (probe, fix, verify) and Files use the unlocked key without asking again.
+    add_key_and_host_with(&s, &sshd, "gpu1", Some(E2E_PASSPHRASE)).await;
 
     // The wizard: one probe, the step list, the finding with its evidence and exact fix.
     s.click("#nav-setup").await;
@@ -481,14 +521,73 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     )
     .await;
     s.screenshot("setup-ready-zh").await;
+    assert_eq!(
+        s.count("#passphrase-dialog").await,
+        0,
+        "asked only once per session"
+    );
+
+    // Upload with the same unlocked key.
+    let up = s.home.path().join("weights-notes.txt");
+    std::fs::write(&up, "uploaded with a passphrase-protected key\n").expect("write");
+    s.click("#nav-files").await;
+    s.wait_css("#remote-list tr, #remote-list td").await;
+    let remote_dir = std::path::PathBuf::from(s.attr("#remote-path", "value").await);
+    drop_paths(&s, &up).await;
+    s.wait_css(".transfer[data-state='done'][data-verified='true']")
+        .await;
+    assert_eq!(
+        std::fs::read(remote_dir.join("weights-notes.txt")).expect("arrived"),
+        std::fs::read(&up).expect("local")
+    );
+    assert_eq!(s.count("#passphrase-dialog").await, 0);
+
+    // Forget the unlocked key: the next step asks again (in Chinese), then works.
+    s.click("#nav-keys").await;
+    s.click("#key-lock").await;
+    s.wait_css("#key-status:not(:empty)").await;
+    s.click("#nav-files").await;
+    s.wait_css("#passphrase-dialog[open][data-key='laptop']")
+        .await;
+    s.screenshot("unlock-zh").await;
+    s.fill("#passphrase-input", E2E_PASSPHRASE).await;
+    s.click("#passphrase-ok").await;
+    s.wait_gone("#passphrase-dialog").await;
+    s.wait_css("#remote-list tr[data-name='weights-notes.txt']")
+        .await;
+    let _ = std::fs::remove_file(remote_dir.join("weights-notes.txt"));
+
+    // Neither the passphrase nor key bytes reached gpurent's folders.
+    for (path, bytes) in files_under(s.home.path()) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(E2E_PASSPHRASE), "{}", path.display());
+        assert!(!text.contains("PRIVATE KEY"), "{}", path.display());
+    }
     s.finish().await;
 }
+
+/// The passphrase of the Setup journey's key.
+const E2E_PASSPHRASE: &str = "e2e correct horse";
 
 /// Keys step: create `laptop`; authorize it on `sshd`; Hosts step: paste its SSH command, trust the
 /// fingerprint, save as `label`.
 async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
+    add_key_and_host_with(s, sshd, label, None).await
+}
+
+/// [`add_key_and_host`], the key protected by `passphrase` when given: adding the host then asks
+/// for it once (a wrong answer first, which asks again).
+async fn add_key_and_host_with(
+    s: &Session,
+    sshd: &gpurent_testhost::Sshd,
+    label: &str,
+    passphrase: Option<&str>,
+) {
     s.click("#nav-keys").await;
     s.fill("#key-label", "laptop").await;
+    if let Some(p) = passphrase {
+        s.fill("#key-passphrase", p).await;
+    }
     s.click("#key-create").await;
     let public_line = s.text("code.pubkey[data-label='laptop']").await;
     sshd.authorize(&public_line).expect("authorize our key");
@@ -500,6 +599,18 @@ async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &st
     .await;
     s.fill("#host-label", label).await;
     s.click("#host-add").await;
+    if let Some(p) = passphrase {
+        s.wait_css("#passphrase-dialog[open][data-key='laptop']")
+            .await;
+        s.fill("#passphrase-input", "not the passphrase").await;
+        s.click("#passphrase-ok").await;
+        s.wait_css("#passphrase-dialog[open] #passphrase-wrong")
+            .await;
+        s.screenshot("unlock-wrong-en").await;
+        s.fill("#passphrase-input", p).await;
+        s.click("#passphrase-ok").await;
+        s.wait_gone("#passphrase-dialog").await;
+    }
     s.click("#hostkey-trust").await;
     s.wait_css(&format!(".card.host[data-host='{label}']"))
         .await;
@@ -618,6 +729,19 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
         .expect("sparse file");
     let _ = std::fs::remove_file(remote_dir.join("large.bin"));
     drop_paths(&s, &large).await;
+    s.wait_css("[data-action='pause']").await;
+    // Look at another step meanwhile: the running transfer keeps its controls, and the queue
+    // offers no Resume for it (that would fail with transfer_busy).
+    s.click("#nav-keys").await;
+    s.wait_css("#key-list").await;
+    s.click("#nav-files").await;
+    s.wait_css("#files-live [data-action='pause']").await;
+    assert_eq!(
+        s.count(".transfer[data-running='true'] [data-resume]")
+            .await,
+        0,
+        "no Resume for a running transfer"
+    );
     s.click("[data-action='pause']").await;
     s.wait_css(".transfer[data-state='paused']").await;
     s.wait_css("#files-note").await;

@@ -14,7 +14,12 @@ local_path: string,
 /**
  * Upload: the final path on the host; download: the source there.
  */
-remote_path: string, state: TransferState, total_bytes: number | null, 
+remote_path: string, state: TransferState, 
+/**
+ * Running now in this process (a put, get or resume holds it): it cannot be resumed or
+ * discarded until it stops. Set by `transfer_list`.
+ */
+running: boolean, total_bytes: number | null, 
 /**
  * Bytes known to be on the other side (verified chunks or files).
  */

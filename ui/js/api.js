@@ -1,5 +1,46 @@
 // Typed wrappers over the Rust commands. Types come from ../bindings (generated from Rust).
 import { invoke, channel } from './tauri.js';
+import { askPassphrase } from './unlock.js';
+
+/** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+/**
+ * Run a step that logs in with a saved key. When the key is protected by a passphrase and not
+ * unlocked yet, the core answers `passphrase_required` naming the key: ask for it once, unlock
+ * it for this app session (`key_unlock`; memory only) and run the step again. A wrong answer
+ * asks again; closing the prompt ends with the original error.
+ * @template T
+ * @param {() => Promise<T>} call
+ * @returns {Promise<T>}
+ */
+export async function withUnlock(call) {
+  for (let round = 0; ; round++) {
+    try {
+      return await call();
+    } catch (e) {
+      const err = /** @type {ErrorPayload} */ (e);
+      const label = err.code === 'passphrase_required' ? err.data?.key_label : undefined;
+      if (!label || round > 2) throw err;
+      await unlockKey(label, err);
+    }
+  }
+}
+
+/** @param {string} label @param {ErrorPayload} why */
+async function unlockKey(label, why) {
+  let wrong = false;
+  for (;;) {
+    const pass = await askPassphrase(label, wrong);
+    if (pass === null) throw why;
+    try {
+      await invoke('key_unlock', { label, passphrase: pass });
+      return;
+    } catch (e) {
+      if (/** @type {ErrorPayload} */ (e).code !== 'wrong_passphrase') throw e;
+      wrong = true;
+    }
+  }
+}
 
 /** @typedef {import('../bindings/Card').Card} Card */
 /** @typedef {import('../bindings/CardFilter').CardFilter} CardFilter */
@@ -77,6 +118,9 @@ export const keyImport = (label, path, passphrase) => invoke('key_import', { lab
 /** @param {string} label @returns {Promise<KeyInfo[]>} */
 export const keyDelete = (label) => invoke('key_delete', { label });
 
+/** Forget every key unlocked in this session (the next use asks again). @returns {Promise<number>} */
+export const keyLockAll = () => invoke('key_lock', { label: null });
+
 /** @typedef {import('../bindings/Host').Host} Host */
 /** @typedef {import('../bindings/HostCheck').HostCheck} HostCheck */
 /** @typedef {import('../bindings/PasteAdd').PasteAdd} PasteAdd */
@@ -91,13 +135,13 @@ export const hostList = () => invoke('host_list');
 export const hostPreview = (text) => invoke('host_preview', { text });
 
 /** @param {PasteAdd} req @param {(p: Progress) => void} onProgress @returns {Promise<HostAddOutcome>} */
-export const hostAdd = (req, onProgress) => invoke('host_add', { req, onProgress: channel(onProgress) });
+export const hostAdd = (req, onProgress) => withUnlock(() => invoke('host_add', { req, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostCheck>} */
-export const hostCheck = (label, onProgress) => invoke('host_check', { label, onProgress: channel(onProgress) });
+export const hostCheck = (label, onProgress) => withUnlock(() => invoke('host_check', { label, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string} fingerprint @returns {Promise<Host>} */
-export const hostRepin = (label, fingerprint) => invoke('host_repin', { label, fingerprint });
+export const hostRepin = (label, fingerprint) => withUnlock(() => invoke('host_repin', { label, fingerprint }));
 
 /** @param {string} label @returns {Promise<SshConfigResult>} */
 export const hostSshConfig = (label) => invoke('host_ssh_config', { label });
@@ -110,19 +154,19 @@ export const hostDelete = (label) => invoke('host_delete', { label });
 /** @typedef {import('../bindings/HostVerify').HostVerify} HostVerify */
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostReport>} */
-export const setupProbe = (label, onProgress) => invoke('setup_probe', { label, onProgress: channel(onProgress) });
+export const setupProbe = (label, onProgress) => withUnlock(() => invoke('setup_probe', { label, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string | null} code @param {(p: Progress) => void} onProgress @returns {Promise<FixReport>} */
-export const setupFix = (label, code, onProgress) => invoke('setup_fix', { label, code, onProgress: channel(onProgress) });
+export const setupFix = (label, code, onProgress) => withUnlock(() => invoke('setup_fix', { label, code, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
-export const setupVerify = (label, onProgress) => invoke('setup_verify', { label, onProgress: channel(onProgress) });
+export const setupVerify = (label, onProgress) => withUnlock(() => invoke('setup_verify', { label, onProgress: channel(onProgress) }));
 
 /** @param {string} label @returns {Promise<string[]>} */
-export const hostOpenTerminal = (label) => invoke('host_open_terminal', { label });
+export const hostOpenTerminal = (label) => withUnlock(() => invoke('host_open_terminal', { label }));
 
 /** @param {string} label @returns {Promise<string>} */
-export const hostOpenVscode = (label) => invoke('host_open_vscode', { label });
+export const hostOpenVscode = (label) => withUnlock(() => invoke('host_open_vscode', { label }));
 
 /** @typedef {import('../bindings/RemoteListing').RemoteListing} RemoteListing */
 /** @typedef {import('../bindings/ScanReport').ScanReport} ScanReport */
@@ -133,40 +177,43 @@ export const hostOpenVscode = (label) => invoke('host_open_vscode', { label });
 export { FILES_DROPPED, forwardFileDrops } from './tauri.js';
 
 /** @param {string} label @param {string} dir @returns {Promise<RemoteListing>} */
-export const filesLs = (label, dir) => invoke('files_ls', { label, dir });
+export const filesLs = (label, dir) => withUnlock(() => invoke('files_ls', { label, dir }));
 
 /** @param {string} label @param {string} path @returns {Promise<null>} */
-export const filesMkdir = (label, path) => invoke('files_mkdir', { label, path });
+export const filesMkdir = (label, path) => withUnlock(() => invoke('files_mkdir', { label, path }));
 
 /** @param {string} label @param {string} from @param {string} to @returns {Promise<null>} */
-export const filesRename = (label, from, to) => invoke('files_rename', { label, from, to });
+export const filesRename = (label, from, to) => withUnlock(() => invoke('files_rename', { label, from, to }));
 
 /** @param {string} label @param {string} path @param {boolean} recursive @returns {Promise<null>} */
-export const filesDelete = (label, path, recursive) => invoke('files_delete', { label, path, recursive });
+export const filesDelete = (label, path, recursive) => withUnlock(() => invoke('files_delete', { label, path, recursive }));
 
 /** @param {string[]} paths @param {string[]} excludes @returns {Promise<ScanReport>} */
 export const filesScan = (paths, excludes) => invoke('files_scan', { paths, excludes });
 
 /** @param {string} label @param {string[]} locals @param {string} remoteDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesPut = (label, locals, remoteDir, opts, onProgress) => invoke('files_put', { label, locals, remoteDir, opts, onProgress: channel(onProgress) });
+export const filesPut = (label, locals, remoteDir, opts, onProgress) => withUnlock(() => invoke('files_put', { label, locals, remoteDir, opts, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string[]} remotes @param {string} localDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesGet = (label, remotes, localDir, opts, onProgress) => invoke('files_get', { label, remotes, localDir, opts, onProgress: channel(onProgress) });
+export const filesGet = (label, remotes, localDir, opts, onProgress) => withUnlock(() => invoke('files_get', { label, remotes, localDir, opts, onProgress: channel(onProgress) }));
 
 /** @param {string | null} label @returns {Promise<TransferSummary[]>} */
 export const filesTransfers = (label) => invoke('files_transfers', { label });
 
 /** @param {number} id @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesResume = (id, onProgress) => invoke('files_resume', { id, onProgress: channel(onProgress) });
+export const filesResume = (id, onProgress) => withUnlock(() => invoke('files_resume', { id, onProgress: channel(onProgress) }));
 
 /** @param {number} id @returns {Promise<TransferSummary>} */
-export const filesDiscard = (id) => invoke('files_discard', { id });
+export const filesDiscard = (id) => withUnlock(() => invoke('files_discard', { id }));
 
 /**
  * The OS file dialog (opened by Rust over the window); [] when it was closed.
- * @param {'files' | 'folder' | 'download_dir'} pick @param {string} title @returns {Promise<string[]>}
+ * @param {'files' | 'folder' | 'download_dir' | 'key_file'} pick @param {string} title @returns {Promise<string[]>}
  */
 export const filesPick = (pick, title) => invoke('files_pick', { pick, title });
 
-/** @param {string} label @param {string} path @returns {Promise<string>} */
-export const keyExportPrivate = (label, path) => invoke('key_export_private', { label, path });
+/**
+ * The warned export of a private key; `acknowledgedRisk` is the user's own tick (the core refuses
+ * without it). @param {string} label @param {string} path @param {boolean} acknowledgedRisk @returns {Promise<string>}
+ */
+export const keyExportPrivate = (label, path, acknowledgedRisk) => invoke('key_export_private', { label, path, acknowledgedRisk });

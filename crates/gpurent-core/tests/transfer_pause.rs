@@ -74,7 +74,20 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
         .expect("write");
     }
     // One put of a big file and a folder: paused during the file; the folder never started.
+    // While it runs, the queue marks the running item so no screen offers to resume it.
     let op = Mutex::new(None);
+    let running_seen = Mutex::new(None);
+    let pause = pauser(app, &op, 4 * 1024 * 1024);
+    let sink = |e: Progress| {
+        if let Progress::Bytes { done_bytes, .. } = &e {
+            if *done_bytes > 1024 * 1024 && running_seen.lock().expect("lock").is_none() {
+                let list = app.transfer_list(Some("box")).expect("list while running");
+                *running_seen.lock().expect("lock") =
+                    Some(list.iter().map(|t| (t.kind, t.running)).collect::<Vec<_>>());
+            }
+        }
+        pause(e)
+    };
     let e = app
         .transfer_put_as(
             "box",
@@ -83,11 +96,22 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
             &dir.display().to_string(),
             &opts(),
             &r.w.env,
-            &pauser(app, &op, 4 * 1024 * 1024),
+            &sink,
         )
         .expect_err("paused");
     assert_eq!(e.code(), "paused", "{e}");
+    let seen = running_seen
+        .lock()
+        .expect("lock")
+        .take()
+        .expect("listed while running");
+    assert_eq!(
+        seen.iter().filter(|(_, running)| *running).count(),
+        1,
+        "exactly the file being sent is running: {seen:?}"
+    );
     let list = app.transfer_list(Some("box")).expect("list");
+    assert!(list.iter().all(|t| !t.running), "{list:?}");
     assert_eq!(list.len(), 2);
     assert!(
         list.iter().all(|t| t.state == TransferState::Paused),

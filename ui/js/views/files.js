@@ -3,10 +3,12 @@
 // or pick them with the OS dialog; select remote items to download into a folder chosen the same
 // way. Transfers show bytes, files, rate and ETA, can be paused, resumed (also after a cut) and
 // cancelled, and say "verified" once SHA-256 matched on both ends.
-import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList, opCancel, opPause } from '../api.js';
+import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
+import * as ops from '../ops.js';
+import { platform } from '../platform.js';
 
 /** @typedef {import('../../bindings/RemoteListing').RemoteListing} RemoteListing */
 /** @typedef {import('../../bindings/RemoteEntry').RemoteEntry} RemoteEntry */
@@ -40,17 +42,13 @@ function duration(s) {
   return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : m > 0 ? `${m} min ${Math.round(s % 60)} s` : `${Math.round(s)} s`;
 }
 
-/** Live meter for one running operation: bytes, rate and ETA from cumulative events. */
-function meter() {
+/** Live meter for one running operation: bytes, rate and ETA from cumulative events. @param {number} t0 when it started (performance.now()) */
+function meter(t0) {
   const line = el('p', { class: 'meter muted small' });
   const files = el('p', { class: 'meter-files muted small' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: 'meter-bar' }));
-  /** @type {string | null} */
-  let opId = null;
-  const t0 = performance.now();
   /** @param {Progress} p */
   const on = (p) => {
-    if (p.kind === 'started') opId = p.op_id;
     if (p.kind === 'units' && p.total_units !== null && p.total_units > 1) {
       files.textContent = t('files.meter.files', { done: num(p.done_units, 0), total: num(p.total_units, 0) });
     }
@@ -61,7 +59,7 @@ function meter() {
     const eta = p.total_bytes && rate > 0 ? (p.total_bytes - p.done_bytes) / rate : NaN;
     line.textContent = t('files.meter', { done: bytes(p.done_bytes), total: p.total_bytes ? bytes(p.total_bytes) : '?', rate: `${bytes(rate)}/s`, eta: duration(eta) });
   };
-  return { line, files, bar, on, op: () => opId };
+  return { line, files, bar, on };
 }
 
 /** @param {HTMLElement} root */
@@ -84,13 +82,11 @@ export async function renderFiles(root) {
   const queue = el('div', { id: 'transfers' });
   const live = el('div', { id: 'files-live' });
   const drop = el('div', { id: 'drop-zone', class: 'drop-zone' });
-  const localPath = /** @type {HTMLInputElement} */ (el('input', { id: 'local-path', type: 'text', spellcheck: 'false', placeholder: t('files.local.placeholder') }));
-  const downloadDir = /** @type {HTMLInputElement} */ (el('input', { id: 'download-dir', type: 'text', spellcheck: 'false', value: state.downloadDir, placeholder: t('files.download.placeholder') }));
+  const localPath = /** @type {HTMLInputElement} */ (el('input', { id: 'local-path', type: 'text', spellcheck: 'false', placeholder: t(`files.local.placeholder.${platform()}`) }));
+  const downloadDir = /** @type {HTMLInputElement} */ (el('input', { id: 'download-dir', type: 'text', spellcheck: 'false', value: state.downloadDir, placeholder: t(`files.download.placeholder.${platform()}`) }));
   const scanBox = el('div', { id: 'scan-box', hidden: true });
   const note = el('p', { id: 'files-note', class: 'muted small' });
   const label = () => hostSel.value;
-  /** Operations running from this screen: while any runs, interrupted rows may be theirs. */
-  let running = 0;
 
   async function ls(dir = state.dir) {
     try {
@@ -108,53 +104,61 @@ export async function renderFiles(root) {
 
   async function refreshQueue() {
     try {
-      drawQueue(queue, await filesTransfers(label()), { resume, discard, busy: running > 0 });
+      // While a put or get runs for this host, its items not started yet wait in the queue: they
+      // are its own, not offered for resuming; a running item never is (the core marks it).
+      drawQueue(queue, await filesTransfers(label()), { resume, discard, busy: ops.running('transfer', label()).length > 0 });
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
-  /** Run one transfer with its live meter, Pause and Cancel. @param {string} what @param {(on: (p: Progress) => void) => Promise<unknown>} run */
-  async function track(what, run) {
-    const m = meter();
-    const pause = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'ghost', 'data-action': 'pause', text: t('files.pause') }));
-    const cancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost', 'data-action': 'cancel', text: t('files.cancel') }));
-    /** A stop asked for before the operation announced its id is sent when it does. @type {((id: string) => Promise<unknown>) | null} */
-    let asked = null;
-    /** @param {(id: string) => Promise<unknown>} stop */
-    const stopWith = (stop) => () => {
+  /**
+   * The row of a running transfer: live meter, Pause and Cancel. The transfer itself lives in the
+   * operations registry, so a row is drawn again for it when this screen is rebuilt.
+   * @param {ops.RunningOp} op
+   */
+  function showRunning(op) {
+    const m = meter(Number(op.info.t0));
+    const pause = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'ghost', 'data-action': 'pause', text: t('files.pause'), disabled: op.stopping }));
+    const cancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost', 'data-action': 'cancel', text: t('files.cancel'), disabled: op.stopping }));
+    const stopWith = (/** @type {(op: ops.RunningOp) => void} */ how) => () => {
       pause.disabled = cancel.disabled = true;
-      const id = m.op();
-      if (id) stop(id).catch(() => {});
-      else asked = stop;
+      how(op);
     };
-    /** @param {Progress} p */
-    const on = (p) => {
-      m.on(p);
-      if (p.kind === 'started' && asked) {
-        asked(p.op_id).catch(() => {});
-        asked = null;
-      }
-    };
-    pause.addEventListener('click', stopWith(opPause));
-    cancel.addEventListener('click', stopWith(opCancel));
-    const row = el('div', { class: 'card wide running' }, el('strong', { text: what }), m.bar, m.line, m.files, el('div', { class: 'row' }, pause, cancel));
+    pause.addEventListener('click', stopWith(ops.pause));
+    cancel.addEventListener('click', stopWith(ops.cancel));
+    const what = op.info.what === 'resume'
+      ? t('files.resuming', { id: op.info.id })
+      : t(op.info.what === 'upload' ? 'files.uploading' : 'files.downloading', { n: op.info.n, dir: op.info.dir });
+    const row = el('div', { class: 'card wide running', 'data-op': String(op.seq) }, el('strong', { text: what }), m.bar, m.line, m.files, el('div', { class: 'row' }, pause, cancel));
     live.append(row);
+    ops.attach(op, row, m.on);
+    op.done.then(async () => {
+      row.remove();
+      if (root.isConnected) await Promise.all([refreshQueue(), ls()]);
+    });
+  }
+
+  /**
+   * Run one transfer as a registered operation; its outcome is told wherever the user is.
+   * @param {Record<string, string | number>} info what it is (`what`: upload, download, resume)
+   * @param {(on: (p: Progress) => void) => Promise<unknown>} run
+   */
+  async function track(info, run) {
+    const { op, result } = ops.start('transfer', label(), { ...info, t0: performance.now() }, run);
     note.textContent = '';
-    running++;
+    showRunning(op);
+    refreshQueue();
     try {
-      await run(on);
+      await result;
       hideError();
     } catch (e) {
       const err = /** @type {ErrorPayload} */ (e);
       if (err.code === 'paused') {
         hideError();
-        note.textContent = t('files.paused');
-      } else showError(err);
-    } finally {
-      running--;
-      row.remove();
-      await Promise.all([refreshQueue(), ls()]);
+        const n = document.getElementById('files-note');
+        if (n) n.textContent = t('files.paused');
+      } else if (err.code !== 'cancelled') showError(err);
     }
   }
 
@@ -181,7 +185,7 @@ export async function renderFiles(root) {
 
   /** @param {number} id */
   function resume(id) {
-    return track(t('files.resuming', { id }), (on) => filesResume(id, on));
+    return track({ what: 'resume', id }, (on) => filesResume(id, on));
   }
 
   /** Scan first: warn about .git, node_modules, virtualenvs; the user picks what to skip. @param {string[]} paths */
@@ -197,7 +201,7 @@ export async function renderFiles(root) {
     const go = (/** @type {string[]} */ excludes) => {
       scanBox.hidden = true;
       const dir = state.dir;
-      track(t('files.uploading', { n: paths.length, dir }), (on) => filesPut(label(), paths, dir, { excludes, overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
+      track({ what: 'upload', n: paths.length, dir }, (on) => filesPut(label(), paths, dir, { excludes, overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
     };
     if (scan.warnings.length === 0) return go([]);
     clear(scanBox);
@@ -249,7 +253,7 @@ export async function renderFiles(root) {
     const to = downloadDir.value.trim();
     state.downloadDir = to;
     if (!picked.length || !to) return showError({ code: 'invalid_input', message: '', detail: t('files.download.need') });
-    track(t('files.downloading', { n: picked.length, dir: to }), (on) => filesGet(label(), picked, to, { excludes: [], overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
+    track({ what: 'download', n: picked.length, dir: to }, (on) => filesGet(label(), picked, to, { excludes: [], overwrite: false, streams: null, method: null, chunk_bytes: null, retries: null }, on));
   });
   const go = el('button', { type: 'button', id: 'remote-go', text: t('files.go') });
   go.addEventListener('click', () => ls(pathInput.value));
@@ -270,6 +274,8 @@ export async function renderFiles(root) {
   });
   const prompted = /** @type {HTMLInputElement} */ (el('input', { id: 'remote-new-name', type: 'text', placeholder: t('files.mkdir.placeholder') }));
   hostSel.addEventListener('change', () => { state.host = hostSel.value; state.dir = '.'; ls('.'); refreshQueue(); });
+  // Transfers started before this screen was drawn (another step or language meanwhile).
+  for (const op of ops.running('transfer')) showRunning(op);
 
   root.append(
     el('div', { class: 'files-grid' },
@@ -362,13 +368,13 @@ function drawQueue(box, items, ctx) {
   for (const x of items.slice(0, 30)) {
     const name = x.direction === 'upload' ? x.local_path : x.remote_path;
     const progress = x.total_bytes ? `${bytes(x.done_bytes)} / ${bytes(x.total_bytes)}` : bytes(x.done_bytes);
-    const row = el('div', { class: `transfer state-${x.state}`, 'data-id': String(x.id), 'data-state': x.state, 'data-verified': String(x.verified) },
+    const row = el('div', { class: `transfer state-${x.state}`, 'data-id': String(x.id), 'data-state': x.state, 'data-running': String(x.running), 'data-verified': String(x.verified) },
       el('span', { class: 'dir', text: x.direction === 'upload' ? '↑' : '↓' }),
       el('span', { class: 'name', text: name.split('/').pop() ?? name }),
       el('span', { class: 'muted small', text: progress }),
-      el('span', { class: `badge ${x.verified ? 'ok' : ''}`, text: x.verified ? t('files.verified') : t(`files.state.${x.state}`) }));
+      el('span', { class: `badge ${x.verified ? 'ok' : ''}`, text: x.verified ? t('files.verified') : x.running ? t('files.state.running') : t(`files.state.${x.state}`) }));
     if (x.error_code) row.append(el('span', { class: 'bad-text small', text: t(`error.${x.error_code}`) }));
-    const stopped = x.state === 'paused' || x.state === 'failed' || (!ctx.busy && (x.state === 'partial' || x.state === 'pending'));
+    const stopped = !x.running && (x.state === 'paused' || x.state === 'failed' || (!ctx.busy && (x.state === 'partial' || x.state === 'pending')));
     if (stopped) {
       const b = el('button', { type: 'button', class: 'small', 'data-resume': String(x.id), text: t('files.resume') });
       b.addEventListener('click', () => ctx.resume(x.id));

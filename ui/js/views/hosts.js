@@ -4,17 +4,24 @@ import { keyExportPrivate, hostAdd, hostCheck, hostDelete, hostList, hostOpenTer
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, t } from '../i18n.js';
+import * as ops from '../ops.js';
+import { platform } from '../platform.js';
 
 /** @typedef {import('../../bindings/Host').Host} Host */
 /** @typedef {import('../../bindings/HostCheck').HostCheck} HostCheck */
 /** @typedef {import('../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
 /** @typedef {import('../../bindings/ParseWarning').ParseWarning} ParseWarning */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../bindings/ErrorData').ErrorData} ErrorData */
 
-const FINGERPRINT = /SHA256:[A-Za-z0-9+/=]+/g;
-
-/** @param {string} text */
-const fingerprints = (text) => text.match(FINGERPRINT) ?? [];
+/**
+ * Which machine a host-key error is about, as the payload's fields say (never read from text).
+ * @param {ErrorData | undefined} d @param {string} fallback
+ */
+function hopText(d, fallback) {
+  const at = d?.host ? `${d.host}:${d.port ?? 22}` : fallback;
+  return d?.role === 'jump' ? t('hosts.hop.jump', { at }) : t('hosts.hop.target', { at });
+}
 
 /** @param {ParseWarning} w */
 function warningText(w) {
@@ -83,12 +90,30 @@ export async function renderHosts(root) {
     }
   }
 
+  const addCancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add-cancel', class: 'danger ghost', text: t('hosts.cancel'), hidden: true }));
+
+  /** Show an add that runs (also one started before this screen was drawn) with its Cancel. @param {ops.RunningOp} op */
+  function showAdding(op) {
+    add.disabled = true;
+    addCancel.hidden = false;
+    addCancel.disabled = op.stopping;
+    addCancel.onclick = () => { addCancel.disabled = true; ops.cancel(op); };
+    status.textContent = t('hosts.adding');
+    op.done.then(() => {
+      if (!root.isConnected) return;
+      add.disabled = false;
+      addCancel.hidden = true;
+    });
+  }
+
   /** @param {string[]} trust */
   async function connect(trust) {
-    add.disabled = true;
-    status.textContent = t('hosts.adding');
+    const req = { text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust, disable_password_login: harden.checked };
+    const { op, result } = ops.start('host_add', '', {}, (on) => hostAdd(req, on));
+    showAdding(op);
     try {
-      const out = await hostAdd({ text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust, disable_password_login: harden.checked }, () => {});
+      const out = await result;
+      if (!root.isConnected) return;
       hideError();
       prompt.hidden = true;
       paste.value = ''; // the pasted password is gone from the page too
@@ -100,18 +125,23 @@ export async function renderHosts(root) {
       await refresh();
     } catch (e) {
       const err = /** @type {ErrorPayload} */ (e);
+      if (!root.isConnected) return showError(err);
       status.textContent = '';
-      if (err.code === 'host_key_unknown') {
-        const fp = fingerprints(`${err.detail ?? ''} ${err.message}`)[0] ?? '';
-        showPrompt(prompt, parsed ? target(parsed) : '', fp, () => connect([...trust, fp]));
+      const fp = err.data?.fingerprint;
+      if (err.code === 'host_key_unknown' && fp) {
+        showPrompt(prompt, hopText(err.data, parsed ? target(parsed) : ''), fp, () => connect([...trust, fp]));
+      } else if (err.code === 'cancelled') {
+        status.textContent = t('hosts.add.cancelled');
       } else {
         showError(err);
       }
-    } finally {
-      add.disabled = false;
     }
   }
   add.addEventListener('click', () => connect([]));
+  for (const op of ops.running('host_add')) {
+    showAdding(op);
+    op.done.then(() => { if (root.isConnected) refresh(); });
+  }
 
   root.append(
     el('h1', { text: t('hosts.title') }),
@@ -125,7 +155,7 @@ export async function renderHosts(root) {
         el('label', { class: 'field', for: 'host-key' }, el('span', { text: t('hosts.key') }), keySel)),
       el('label', { class: 'check' }, harden, el('span', { text: t('hosts.harden') })),
       el('p', { class: 'muted small', text: t('hosts.harden.hint') }),
-      add,
+      el('div', { class: 'row' }, add, addCancel),
       prompt),
     status,
     list,
@@ -148,7 +178,7 @@ function showPrompt(box, who, fp, onTrust) {
   cancel.addEventListener('click', () => { box.hidden = true; });
   box.append(
     el('h3', { text: t('hosts.prompt.title') }),
-    el('p', { text: t('hosts.prompt.body', { target: who }) }),
+    el('p', { id: 'hostkey-hop', text: t('hosts.prompt.body', { target: who }) }),
     el('code', { id: 'hostkey-fingerprint', class: 'fingerprint big-fp', text: fp }),
     el('div', { class: 'row' }, trust, cancel));
   box.hidden = false;
@@ -178,13 +208,31 @@ function renderList(list, hosts, status, refresh) {
     const line = el('p', { class: 'check-line', 'data-host': h.label, text: lastCheckText(h.last_check) });
     const extra = el('div', { class: 'host-extra' });
     const check = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check primary', 'data-host': h.label, text: t('hosts.check') }));
-    check.addEventListener('click', async () => {
+    const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check-cancel danger ghost', 'data-host': h.label, text: t('hosts.cancel'), hidden: true }));
+    /** @param {ops.RunningOp} op */
+    const checking = (op) => {
       check.disabled = true;
+      stop.hidden = false;
+      stop.disabled = op.stopping;
+      stop.onclick = () => { stop.disabled = true; ops.cancel(op); };
       line.dataset.ok = '';
       line.textContent = t('hosts.checking');
+      op.done.then(() => {
+        check.disabled = false;
+        stop.hidden = true;
+      });
+    };
+    for (const op of ops.running('host_check', h.label)) {
+      checking(op);
+      op.done.then(() => { if (list.isConnected) refresh(); });
+    }
+    check.addEventListener('click', async () => {
       clear(extra);
+      const { op, result } = ops.start('host_check', h.label, {}, (on) => hostCheck(h.label, on));
+      checking(op);
       try {
-        const c = await hostCheck(h.label, () => {});
+        const c = await result;
+        if (!line.isConnected) return;
         hideError();
         line.textContent = c.key_login_ok
           ? t('hosts.check.ok', { ms: Math.round(c.latency_ms ?? 0) })
@@ -192,12 +240,11 @@ function renderList(list, hosts, status, refresh) {
         line.dataset.ok = String(c.key_login_ok);
       } catch (e) {
         const err = /** @type {ErrorPayload} */ (e);
+        if (!line.isConnected) return showError(err);
         line.dataset.ok = 'false';
         line.textContent = t(`error.${err.code}`);
-        if (err.code === 'host_key_changed') changed(extra, h, err, status, refresh);
-        else showError(err);
-      } finally {
-        check.disabled = false;
+        if (err.code === 'host_key_changed' && err.data?.fingerprint) changed(extra, h, err, status, refresh);
+        else if (err.code !== 'cancelled') showError(err);
       }
     });
     const config = el('button', { type: 'button', class: 'sshconfig', 'data-host': h.label, text: t('hosts.sshconfig') });
@@ -263,7 +310,7 @@ function renderList(list, hosts, status, refresh) {
       el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.pinned')}: ` }), el('code', { class: 'fingerprint', text: pinned })),
       h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
       line,
-      el('div', { class: 'row' }, check, config, term, code, copy, del),
+      el('div', { class: 'row' }, check, stop, config, term, code, copy, del),
       extra));
   }
 }
@@ -274,13 +321,13 @@ function renderList(list, hosts, status, refresh) {
  * @param {HTMLElement} status
  */
 function exportBox(keyLabel, status) {
-  const path = /** @type {HTMLInputElement} */ (el('input', { type: 'text', id: 'key-export-path', placeholder: t('hosts.export.placeholder') }));
+  const path = /** @type {HTMLInputElement} */ (el('input', { type: 'text', id: 'key-export-path', placeholder: t(`hosts.export.placeholder.${platform()}`) }));
   const ack = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', id: 'key-export-ack' }));
   const go = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger', id: 'key-export', text: t('hosts.export.button'), disabled: true }));
   ack.addEventListener('change', () => { go.disabled = !ack.checked; });
   go.addEventListener('click', async () => {
     try {
-      const written = await keyExportPrivate(keyLabel, path.value.trim());
+      const written = await keyExportPrivate(keyLabel, path.value.trim(), ack.checked);
       status.textContent = t('hosts.export.done', { path: written });
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
@@ -303,8 +350,8 @@ function exportBox(keyLabel, status) {
  * @param {() => Promise<void>} refresh
  */
 function changed(box, h, err, status, refresh) {
-  const fps = fingerprints(`${err.detail ?? ''} ${err.message}`);
-  const [oldFp, newFp] = [fps[0] ?? '?', fps[fps.length - 1] ?? '?'];
+  const d = err.data;
+  const [oldFp, newFp] = [d?.expected_fingerprint ?? '?', d?.fingerprint ?? '?'];
   const repin = el('button', { type: 'button', class: 'danger', id: `host-repin-${h.label}`, text: t('hosts.repin') });
   repin.addEventListener('click', async () => {
     try {
@@ -317,6 +364,7 @@ function changed(box, h, err, status, refresh) {
   });
   box.append(el('div', { class: 'prompt bad', id: `host-changed-${h.label}` },
     el('h3', { text: t('hosts.changed.title') }),
+    el('p', { class: 'small', 'data-role': d?.role ?? 'target', text: hopText(d, sshCommand(h)) }),
     el('p', { text: t('hosts.changed.body', { old: oldFp, new: newFp }) }),
     repin));
 }

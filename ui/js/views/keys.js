@@ -1,9 +1,10 @@
 // Step 2, Keys: SSH keys whose private half lives only in the OS keychain. Create, import, copy
 // the public key (the exact authorized_keys line), delete with confirmation.
-import { keyDelete, keyImport, keyList, keyNew } from '../api.js';
+import { filesPick, keyDelete, keyImport, keyList, keyLockAll, keyNew } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, t } from '../i18n.js';
+import { platform } from '../platform.js';
 
 /** @typedef {import('../../bindings/KeyInfo').KeyInfo} KeyInfo */
 /** @typedef {import('../../bindings/KeyAlgorithm').KeyAlgorithm} KeyAlgorithm */
@@ -59,7 +60,17 @@ export async function renderKeys(root) {
   // Import
   const impLabel = input('key-import-label', 'text', 'imported');
   const impPath = input('key-import-path', 'text');
-  impPath.placeholder = '~/.ssh/id_ed25519';
+  // `~` is the home folder (the core expands it); the example looks like this OS's own paths.
+  impPath.placeholder = t(`keys.import.placeholder.${platform()}`);
+  const impPick = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'key-import-pick', text: t('keys.import.pick') }));
+  impPick.addEventListener('click', async () => {
+    try {
+      const [file] = await filesPick('key_file', t('keys.import.pick.title'));
+      if (file) impPath.value = file;
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
   const impPass = input('key-import-passphrase', 'password');
   const importBtn = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'key-import', text: t('keys.import') }));
   importBtn.addEventListener('click', async () => {
@@ -76,6 +87,17 @@ export async function renderKeys(root) {
     }
   });
 
+  // Unlocked keys are held in memory for this session only; forget them on demand.
+  const lock = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'key-lock', text: t('keys.lock') }));
+  lock.addEventListener('click', async () => {
+    try {
+      const n = await keyLockAll();
+      status.textContent = t('keys.locked', { n });
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
+
   root.append(
     el('h1', { text: t('keys.title') }),
     el('p', { class: 'lead', text: t('keys.intro') }),
@@ -89,8 +111,11 @@ export async function renderKeys(root) {
     el('details', { class: 'card' },
       el('summary', { text: t('keys.import.title') }),
       el('p', { class: 'muted small', text: t('keys.import.hint') }),
-      el('div', { class: 'form-row' }, field('key-import-label', t('keys.label'), impLabel), field('key-import-path', t('keys.import.path'), impPath), field('key-import-passphrase', t('keys.passphrase'), impPass)),
+      el('div', { class: 'form-row' }, field('key-import-label', t('keys.label'), impLabel), field('key-import-path', t('keys.import.path'), impPath), impPick, field('key-import-passphrase', t('keys.passphrase'), impPass)),
       importBtn),
+    el('div', { class: 'card' },
+      el('p', { class: 'muted small', text: t('keys.lock.hint') }),
+      lock),
   );
   await refresh();
 }

@@ -1,9 +1,10 @@
 // Step 4, Setup: probe the host in one round trip, show each step's state and the findings with
 // their evidence, run a fix with live output (cancellable), re-check, and verify on the GPU.
-import { setupFix, setupProbe, setupVerify, hostList, opCancel } from '../api.js';
+import { setupFix, setupProbe, setupVerify, hostList } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
+import * as ops from '../ops.js';
 
 /** @typedef {import('../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../bindings/Report').Report} Report */
@@ -58,6 +59,9 @@ function stepStates(r) {
   return s;
 }
 
+/** What a running operation of this screen is called on its line. */
+const RUNNING_LINE = { probe: 'setup.running', fix: 'setup.fix.running', verify: 'setup.verifying' };
+
 /** @param {HTMLElement} root */
 export async function renderSetup(root) {
   const hosts = await hostList().catch((e) => {
@@ -74,12 +78,16 @@ export async function renderSetup(root) {
   for (const h of hosts) hostSel.append(el('option', { value: h.label, text: `${h.label} — ${h.user}@${h.address}:${h.port}`, selected: h.label === state.host }));
   const run = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-run', class: 'primary', text: state.report ? t('setup.recheck') : t('setup.run') }));
   const verify = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-verify', text: t('setup.verify'), disabled: state.report?.verdict.status !== 'ready' }));
+  const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-cancel', class: 'danger ghost', text: t('setup.cancel'), hidden: true }));
   const steps = el('ol', { id: 'setup-steps', class: 'steps' });
   const verdict = el('p', { id: 'setup-verdict', class: 'verdict' });
   const findings = el('div', { id: 'setup-findings' });
   const line = el('p', { id: 'setup-line', class: 'muted', role: 'status' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'setup-progress', hidden: true }));
   const log = el('pre', { id: 'setup-log', class: 'log', hidden: true });
+  const alive = () => root.isConnected;
+  /** The operation running for the chosen host, if any (probe, fix or verify). */
+  const current = () => ['probe', 'fix', 'verify'].flatMap((k) => ops.running(k, hostSel.value))[0];
 
   const draw = () => {
     clear(steps);
@@ -95,7 +103,10 @@ export async function renderSetup(root) {
     }
     if (state.verify) findings.prepend(verifyCard(state.verify));
     run.textContent = state.report ? t('setup.recheck') : t('setup.run');
-    verify.disabled = state.report?.verdict.status !== 'ready';
+    const busy = current();
+    run.disabled = Boolean(busy);
+    verify.disabled = Boolean(busy) || state.report?.verdict.status !== 'ready';
+    for (const b of findings.querySelectorAll('button.fix')) /** @type {HTMLButtonElement} */ (b).disabled = Boolean(busy);
   };
 
   /** @param {Progress} p */
@@ -108,61 +119,76 @@ export async function renderSetup(root) {
       bar.hidden = false;
       if (p.total_bytes) { bar.max = p.total_bytes; bar.value = p.done_bytes; } else bar.removeAttribute('value');
       line.textContent = `${t('setup.fix.running')} ${num(p.done_bytes / 1048576, 0)} MiB${p.total_bytes ? ` / ${num(p.total_bytes / 1048576, 0)} MiB` : ''}`;
-    } else if (p.kind === 'started') {
-      currentOp = p.op_id;
     }
   };
-  /** @type {string | null} */
-  let currentOp = null;
 
-  async function probe() {
-    run.disabled = true;
-    state.steps = Object.fromEntries(STEPS.map((s) => [s, /** @type {StepState} */ ('running')]));
-    state.steps.verify = 'pending';
-    draw();
-    line.textContent = t('setup.running');
-    try {
-      const r = await setupProbe(hostSel.value, onProgress);
-      hideError();
-      state.report = r;
-      state.steps = stepStates(r);
-      line.textContent = '';
-    } catch (e) {
-      state.steps = { ...state.steps, connect: 'fail' };
-      for (const s of ['gpu_driver', 'cuda', 'python', 'pytorch']) state.steps[s] = 'pending';
-      line.textContent = '';
-      showError(/** @type {ErrorPayload} */ (e));
-    } finally {
-      run.disabled = false;
+  /** Show a running operation (also one started before this screen was drawn): its line, its output so far, its Stop. @param {ops.RunningOp} op */
+  const follow = (op) => {
+    stop.hidden = false;
+    stop.disabled = op.stopping;
+    stop.textContent = op.kind === 'fix' ? t('setup.fix.stop') : t('setup.cancel');
+    stop.onclick = () => { stop.disabled = true; ops.cancel(op); };
+    line.textContent = t(/** @type {'probe' | 'fix' | 'verify'} */ (op.kind) in RUNNING_LINE ? RUNNING_LINE[/** @type {'probe' | 'fix' | 'verify'} */ (op.kind)] : 'setup.running');
+    if (op.kind === 'fix') { clear(log); log.hidden = false; }
+    ops.attach(op, root, onProgress);
+    op.done.then(() => {
+      if (!alive()) return;
+      stop.hidden = true;
+      bar.hidden = true;
       draw();
-    }
+    });
+    draw();
+  };
+
+  /**
+   * Start an operation on the chosen host and handle its outcome in the screen state (kept when
+   * the user looks at another step meanwhile).
+   * @template T
+   * @param {'probe' | 'fix' | 'verify'} kind
+   * @param {(host: string, on: (p: Progress) => void) => Promise<T>} call
+   * @param {(r: T) => void} ok
+   * @param {() => void} failed
+   */
+  function launch(kind, call, ok, failed) {
+    const host = hostSel.value;
+    const { op, result } = ops.start(kind, host, {}, (on) => call(host, on));
+    follow(op);
+    result.then((r) => {
+      if (state.host !== host) return;
+      hideError();
+      ok(r);
+    }, (e) => {
+      const err = /** @type {ErrorPayload} */ (e);
+      if (state.host === host) failed();
+      if (err.code === 'cancelled') {
+        if (alive()) line.textContent = t('setup.cancelled');
+      } else showError(err);
+    }).finally(() => {
+      if (!alive()) return;
+      if (line.textContent === t(RUNNING_LINE[kind])) line.textContent = '';
+      draw();
+    });
   }
 
-  /** @param {Finding} f @param {HTMLButtonElement} button */
-  async function fix(f, button) {
-    button.disabled = true;
-    const stop = el('button', { type: 'button', id: 'setup-fix-stop', class: 'danger', text: t('setup.fix.stop') });
-    stop.addEventListener('click', () => { if (currentOp) opCancel(currentOp).catch(() => {}); });
-    button.after(stop);
-    clear(log);
-    log.hidden = false;
-    line.textContent = t('setup.fix.running');
-    try {
-      const done = await setupFix(hostSel.value, f.code, onProgress);
-      hideError();
-      line.textContent = t('setup.fix.done');
-      bar.hidden = true;
+  function probe() {
+    state.steps = Object.fromEntries(STEPS.map((s) => [s, /** @type {StepState} */ ('running')]));
+    state.steps.verify = 'pending';
+    launch('probe', setupProbe, (r) => {
+      state.report = r;
+      state.steps = stepStates(r);
+    }, () => {
+      state.steps = { ...state.steps, connect: 'fail' };
+      for (const s of ['gpu_driver', 'cuda', 'python', 'pytorch']) state.steps[s] = 'pending';
+    });
+  }
+
+  /** @param {Finding} f */
+  function fix(f) {
+    launch('fix', (host, on) => setupFix(host, f.code, on), (done) => {
+      if (alive()) line.textContent = t('setup.fix.done');
       state.report = done.after; // the fix ends with a re-probe
       state.steps = stepStates(done.after);
-      draw();
-    } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
-      line.textContent = '';
-    } finally {
-      stop.remove();
-      button.disabled = false;
-      currentOp = null;
-    }
+    }, () => {});
   }
 
   run.addEventListener('click', probe);
@@ -171,33 +197,31 @@ export async function renderSetup(root) {
     state.report = null;
     state.verify = null;
     state.steps = Object.fromEntries(STEPS.map((s) => [s, /** @type {StepState} */ ('pending')]));
+    stop.hidden = true;
+    const op = current();
+    if (op) follow(op);
     draw();
   });
-  verify.addEventListener('click', async () => {
-    verify.disabled = true;
+  verify.addEventListener('click', () => {
     state.steps.verify = 'running';
-    draw();
-    line.textContent = t('setup.verifying');
-    try {
-      state.verify = await setupVerify(hostSel.value, onProgress);
-      state.steps.verify = state.verify.ok && state.verify.gpus.every((g) => g.suspicions.every((x) => x.key === 'unknown_card')) ? 'ok' : 'warn';
-      line.textContent = '';
-    } catch (e) {
+    launch('verify', setupVerify, (v) => {
+      state.verify = v;
+      state.steps.verify = v.ok && v.gpus.every((g) => g.suspicions.every((x) => x.key === 'unknown_card')) ? 'ok' : 'warn';
+    }, () => {
       state.steps.verify = 'fail';
-      showError(/** @type {ErrorPayload} */ (e));
-    } finally {
-      draw();
-    }
+    });
   });
 
   root.append(
     el('div', { class: 'card wide' },
-      el('div', { class: 'form-row' }, el('label', { class: 'field', for: 'setup-host' }, el('span', { text: t('setup.host') }), hostSel), run, verify),
+      el('div', { class: 'form-row' }, el('label', { class: 'field', for: 'setup-host' }, el('span', { text: t('setup.host') }), hostSel), run, verify, stop),
       steps, verdict, line, bar),
     findings,
     el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log),
   );
   draw();
+  const op = current();
+  if (op) follow(op);
 }
 
 /** The sentence for a finding; some codes read differently in a milder case. @param {Finding} f */
@@ -208,7 +232,7 @@ function findingKey(f) {
 
 /**
  * @param {Finding} f
- * @param {(f: Finding, b: HTMLButtonElement) => void} onFix
+ * @param {(f: Finding) => void} onFix
  */
 function findingCard(f, onFix) {
   const card = el('div', { class: `card wide finding sev-${f.severity}`, 'data-code': f.code },
@@ -223,7 +247,7 @@ function findingCard(f, onFix) {
     }
     if ((f.fix.kind === 'run_here' || f.fix.kind === 'optional') && f.fix.commands.length) {
       const b = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'primary fix', id: `fix-${f.code}`, text: t('setup.fix.run') }));
-      b.addEventListener('click', () => onFix(f, b));
+      b.addEventListener('click', () => onFix(f));
       card.append(b);
     }
   }
@@ -248,6 +272,25 @@ function verifyCard(v) {
     card.append(el('p', { 'data-suspect': String(g.suspicions.length > 0), text: pct === null ? t('setup.verify.nospec', base) : t('setup.verify.ok', { ...base, pct }) }));
     for (const x of g.suspicions) card.append(el('p', { class: x.key === 'unknown_card' ? 'muted' : 'bad-text', 'data-suspicion': x.key, text: suspicionText(x) }));
   }
-  for (const e of v.errors) card.append(el('p', { class: 'bad-text', text: e }));
+  for (const e of v.errors) card.append(verifyError(e));
   return card;
+}
+
+/**
+ * One problem the GPU check reported, in the user's language: by its code when it has one; the
+ * tool's own words (Python's error text, not translatable) only as the detail under a
+ * translated sentence.
+ * @param {unknown} e
+ */
+function verifyError(e) {
+  if (e && typeof e === 'object' && 'code' in e) {
+    const { code, ...rest } = /** @type {{ code: string } & Record<string, unknown>} */ (e);
+    /** @type {Record<string, string | number>} */
+    const p = {};
+    for (const [k, v] of Object.entries(rest)) p[k] = typeof v === 'number' ? v : String(v ?? '');
+    return el('p', { class: 'bad-text', 'data-verify-error': code, text: t(`verify.error.${code}`, p) });
+  }
+  return el('div', { class: 'bad-text', 'data-verify-error': 'reported' },
+    el('p', { text: t('verify.error.reported') }),
+    el('details', {}, el('summary', { text: t('error.details') }), el('code', { text: String(e) })));
 }

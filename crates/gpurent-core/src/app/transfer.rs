@@ -462,7 +462,11 @@ impl App {
         &self,
         label: Option<&str>,
     ) -> Result<Vec<TransferSummary>, TransferError> {
-        self.with_journal_t(|s| journal::list(s, label))
+        let mut list = self.with_journal_t(|s| journal::list(s, label))?;
+        for t in &mut list {
+            t.running = engine::is_running(self, t.id);
+        }
+        Ok(list)
     }
 
     /// What uploading these paths would send, and what looks unintended (`.git`,

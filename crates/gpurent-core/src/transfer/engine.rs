@@ -133,6 +133,15 @@ impl Running {
     }
 }
 
+/// Whether transfer `id` of `journal` is running in this process now.
+pub fn is_running(journal: &dyn Journal, id: i64) -> bool {
+    let key = (journal.journal_key(), id);
+    RUNNING
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(&key)
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let mut r = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
@@ -410,7 +419,9 @@ mod tests {
         let again = Running::claim(&a, 7).expect_err("busy");
         assert_eq!(again.code(), "transfer_busy");
         let other_journal = Running::claim(&b, 7).expect("ids are per journal");
+        assert!(is_running(&a, 7) && !is_running(&a, 8));
         drop(first);
+        assert!(!is_running(&a, 7));
         let _after = Running::claim(&a, 7).expect("released on drop");
         drop(other_journal);
     }

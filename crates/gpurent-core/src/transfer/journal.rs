@@ -116,6 +116,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
             local_path: r.get(4)?,
             remote_path: r.get(5)?,
             state: p_state(&r.get::<_, String>(6)?),
+            running: false,
             total_bytes: u(r.get(7)?),
             done_bytes: r.get::<_, i64>(8)?.max(0) as u64,
             files_total: r.get::<_, i64>(9)?.max(0) as u64,

@@ -108,6 +108,10 @@ pub struct TransferSummary {
     /// Upload: the final path on the host; download: the source there.
     pub remote_path: String,
     pub state: TransferState,
+    /// Running now in this process (a put, get or resume holds it): it cannot be resumed or
+    /// discarded until it stops. Set by `transfer_list`.
+    #[serde(default)]
+    pub running: bool,
     #[ts(type = "number | null")]
     pub total_bytes: Option<u64>,
     /// Bytes known to be on the other side (verified chunks or files).

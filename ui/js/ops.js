@@ -1,0 +1,99 @@
+// Long operations that outlive the screen that started them. Screens are rebuilt on every
+// navigation and language switch; a running operation lives here instead, with its op id (from
+// its first progress event), what it reported so far, and its outcome. A rebuilt screen finds
+// the operations still running for it (`running(kind, scope)`) and re-attaches its controls
+// (Stop, Pause, Cancel) and its progress display (`attach`), so nothing is lost by looking at
+// another step meanwhile.
+import { opCancel, opPause } from './api.js';
+
+/** @typedef {import('../bindings/Progress').Progress} Progress */
+
+/**
+ * @typedef {object} RunningOp
+ * @property {number} seq
+ * @property {string} kind what it is (`transfer`, `probe`, `fix`, `verify`, `host_add`, `host_check`)
+ * @property {string} scope what it runs on (a host label)
+ * @property {Record<string, string | number>} info what the screen needs to draw it again
+ * @property {string | null} opId
+ * @property {boolean} stopping a stop (cancel or pause) was asked for
+ * @property {Progress[]} log progress so far (bounded), replayed to a re-attached screen
+ * @property {Set<(p: Progress) => void>} listeners
+ * @property {((id: string) => Promise<unknown>) | null} asked a stop asked for before the id came
+ * @property {Promise<unknown>} done settles with the operation's outcome
+ */
+
+/** @type {Map<number, RunningOp>} */
+const ops = new Map();
+let seq = 0;
+const MAX_LOG = 2000;
+
+/**
+ * Start an operation. `run` gets the progress callback to pass to the command.
+ * @template T
+ * @param {string} kind @param {string} scope @param {Record<string, string | number>} info
+ * @param {(on: (p: Progress) => void) => Promise<T>} run
+ * @returns {{ op: RunningOp, result: Promise<T> }}
+ */
+export function start(kind, scope, info, run) {
+  /** @type {RunningOp} */
+  const op = { seq: ++seq, kind, scope, info, opId: null, stopping: false, log: [], listeners: new Set(), asked: null, done: Promise.resolve() };
+  /** @param {Progress} p */
+  const on = (p) => {
+    if (p.kind === 'started') {
+      op.opId = p.op_id;
+      if (op.asked) {
+        op.asked(p.op_id).catch(() => {});
+        op.asked = null;
+      }
+    }
+    remember(op, p);
+    for (const l of op.listeners) l(p);
+  };
+  ops.set(op.seq, op);
+  const result = run(on).finally(() => ops.delete(op.seq));
+  op.done = result.then(() => undefined, () => undefined);
+  return { op, result };
+}
+
+/** Keep what a redrawn screen needs: every log line (bounded) and the latest of the others. @param {RunningOp} op @param {Progress} p */
+function remember(op, p) {
+  if (p.kind !== 'log') {
+    const i = op.log.findIndex((x) => x.kind === p.kind);
+    if (i >= 0) op.log.splice(i, 1);
+  }
+  op.log.push(p);
+  if (op.log.length > MAX_LOG) op.log.splice(0, op.log.length - MAX_LOG);
+}
+
+/** Operations still running, oldest first. @param {string} kind @param {string} [scope] */
+export function running(kind, scope) {
+  return [...ops.values()].filter((o) => o.kind === kind && (scope === undefined || o.scope === scope));
+}
+
+/**
+ * Follow an operation's progress while `node` is on the page: what it reported so far is
+ * replayed first. The listener goes when the node leaves the page.
+ * @param {RunningOp} op @param {Node} node @param {(p: Progress) => void} fn
+ */
+export function attach(op, node, fn) {
+  for (const p of op.log) fn(p);
+  /** @param {Progress} p */
+  const l = (p) => {
+    if (!node.isConnected) op.listeners.delete(l);
+    else fn(p);
+  };
+  op.listeners.add(l);
+}
+
+/** @param {RunningOp} op @param {(id: string) => Promise<unknown>} how */
+function stopWith(op, how) {
+  op.stopping = true;
+  if (op.opId) how(op.opId).catch(() => {});
+  else op.asked = how;
+}
+
+/** Cancel an operation (before its id arrived: as soon as it does). @param {RunningOp} op */
+export const cancel = (op) => stopWith(op, opCancel);
+
+/** Pause a transfer (it keeps what arrived; resume it from the queue). @param {RunningOp} op */
+export const pause = (op) => stopWith(op, opPause);
