@@ -369,6 +369,8 @@ async fn hosts_journey_paste_trust_install_check_repin() {
         .expect("invoke");
     assert_eq!(refused, serde_json::json!("invalid_input"));
     assert!(!exported.exists(), "nothing written without consent");
+    s.click(".card.host[data-host='gpu1'] details.prompt summary")
+        .await;
     s.fill("#key-export-path", &exported.display().to_string())
         .await;
     s.click("#key-export-ack").await;
@@ -527,7 +529,15 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
         "asked only once per session"
     );
 
-    // Upload with the same unlocked key.
+    // Upload with the same unlocked key. The fake host's PATH holds only the fake GPU tools; a
+    // real machine has its base tools too (the transfer's mkdir, sha256sum, mv): give them to it
+    // now that Setup is done, without changing what the probe saw.
+    for entry in std::fs::read_dir("/usr/bin").expect("/usr/bin").flatten() {
+        let link = host.bin().join(entry.file_name());
+        if !link.exists() {
+            let _ = std::os::unix::fs::symlink(entry.path(), link);
+        }
+    }
     let up = s.home.path().join("weights-notes.txt");
     std::fs::write(&up, "uploaded with a passphrase-protected key\n").expect("write");
     s.click("#nav-files").await;
