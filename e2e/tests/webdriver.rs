@@ -440,10 +440,14 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     // The fake interpreter names itself, so the fix's `python3 -m pip` runs the fake pip (never
     // this machine's); the fake torch times its matmul and copy at these rates.
     let py = host.bin().join("python3").display().to_string();
+    // The fix's download takes a few seconds (pip goes quiet between progress lines), long
+    // enough to look at another step meanwhile.
     for (k, v) in [
         ("FAKE_PY_EXECUTABLE", py.as_str()),
         ("FAKE_VERIFY_TFLOPS", "120"),
         ("FAKE_VERIFY_GBPS", "900"),
+        ("FAKE_PIP_DELAY", "0.6"),
+        ("FAKE_PIP_DELAY_ONCE", "1"),
     ] {
         host.vars.insert(k.into(), v.into());
     }
@@ -490,8 +494,17 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
         .contains("+cpu"));
     s.screenshot("setup-found-en").await;
 
-    // Run the fix: live output, then the re-probe turns every step green.
+    // Run the fix: live output, then the re-probe turns every step green. Looking at another
+    // step meanwhile keeps its Stop and its output (the screen re-attaches to the running fix).
     s.click("#fix-torch_cpu_only").await;
+    s.wait_css("#setup-cancel:not([hidden])").await;
+    s.click("#nav-keys").await;
+    s.wait_css("#key-list").await;
+    s.click("#nav-setup").await;
+    s.wait_css("#setup-cancel:not([hidden])").await;
+    assert!(!s.is_enabled("#setup-run").await, "no second run while one runs");
+    assert!(s.text("#setup-log").await.contains("Collecting torch"));
+    s.screenshot("setup-fixing-en").await;
     s.wait_css("#setup-verdict[data-status='ready']").await;
     for step in ["connect", "gpu_driver", "cuda", "python", "pytorch"] {
         let class = s
