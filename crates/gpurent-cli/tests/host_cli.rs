@@ -46,6 +46,10 @@ fn host_add_refuses_without_trust_pins_with_it_and_lists_checks_deletes() {
     assert_eq!(err["error"]["code"], "host_key_unknown");
     assert_eq!(err["error"]["detail"], fp.as_str());
     assert!(err["error"]["message"].as_str().expect("msg").contains(&fp));
+    // The same facts as fields (added; scripts read these, not the text).
+    assert_eq!(err["error"]["data"]["fingerprint"], fp.as_str());
+    assert_eq!(err["error"]["data"]["role"], "target");
+    assert_eq!(err["error"]["data"]["port"], sshd.port());
 
     let out = gpurent(
         home.path(),
