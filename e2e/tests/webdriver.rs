@@ -502,7 +502,10 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
     s.wait_css("#key-list").await;
     s.click("#nav-setup").await;
     s.wait_css("#setup-cancel:not([hidden])").await;
-    assert!(!s.is_enabled("#setup-run").await, "no second run while one runs");
+    assert!(
+        !s.is_enabled("#setup-run").await,
+        "no second run while one runs"
+    );
     assert!(s.text("#setup-log").await.contains("Collecting torch"));
     s.screenshot("setup-fixing-en").await;
     s.wait_css("#setup-verdict[data-status='ready']").await;

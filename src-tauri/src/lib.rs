@@ -82,10 +82,21 @@ pub fn run() {
             commands::files::files_discard,
             commands::files::files_pick,
         ])
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        tracing::error!("tauri stopped with an error: {e}");
-        eprintln!("gpurent could not start its window: {e}");
-        std::process::exit(1);
+        .build(tauri::generate_context!());
+    match result {
+        Ok(app) => app.run(|handle, event| {
+            if let tauri::RunEvent::Exit = event {
+                // Keys unlocked in this session are wiped (zeroed) before the process ends.
+                use tauri::Manager;
+                if let Ok(core) = handle.state::<AppState>().app() {
+                    let _ = core.key_lock(None);
+                }
+            }
+        }),
+        Err(e) => {
+            tracing::error!("tauri stopped with an error: {e}");
+            eprintln!("gpurent could not start its window: {e}");
+            std::process::exit(1);
+        }
     }
 }

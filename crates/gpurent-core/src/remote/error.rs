@@ -334,6 +334,43 @@ mod tests {
     }
 
     #[test]
+    fn host_key_facts_are_fields_of_the_payload_with_their_hop() {
+        let changed = RemoteError::HostKeyChanged {
+            role: Role::Jump,
+            host: "bastion.example.com".into(),
+            port: 2222,
+            old_fingerprint: "SHA256:old".into(),
+            new_fingerprint: "SHA256:new".into(),
+        };
+        let json =
+            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&changed)).expect("json");
+        assert_eq!(
+            json["data"],
+            serde_json::json!({
+                "role": "jump",
+                "host": "bastion.example.com",
+                "port": 2222,
+                "fingerprint": "SHA256:new",
+                "expected_fingerprint": "SHA256:old",
+            })
+        );
+        let locked = RemoteError::Key(crate::keys::KeyError::PassphraseRequired {
+            label: Some("laptop".into()),
+        });
+        let json =
+            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&locked)).expect("json");
+        assert_eq!(json["code"], "passphrase_required");
+        assert_eq!(json["data"], serde_json::json!({"key_label": "laptop"}));
+        let plain = RemoteError::UnknownHost("x".into());
+        let json =
+            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&plain)).expect("json");
+        assert!(
+            json.get("data").is_none(),
+            "no data field when there are no facts"
+        );
+    }
+
+    #[test]
     fn codes_are_snake_case_and_core_codes_pass_through() {
         let all = [
             RemoteError::HostKeyChanged {
