@@ -18,7 +18,8 @@ import { opCancel, opPause } from './api.js';
  * @property {boolean} stopping a stop (cancel or pause) was asked for
  * @property {Progress[]} log progress so far (bounded), replayed to a re-attached screen
  * @property {Set<(p: Progress) => void>} listeners
- * @property {((id: string) => Promise<unknown>) | null} asked a stop asked for before the id came
+ * @property {((id: string) => Promise<unknown>) | null} stop how it was asked to stop (sent again to
+ *   each new op id: a step retried after the passphrase prompt runs as a new operation)
  * @property {Promise<unknown>} done settles with the operation's outcome
  */
 
@@ -36,15 +37,12 @@ const MAX_LOG = 2000;
  */
 export function start(kind, scope, info, run) {
   /** @type {RunningOp} */
-  const op = { seq: ++seq, kind, scope, info, opId: null, stopping: false, log: [], listeners: new Set(), asked: null, done: Promise.resolve() };
+  const op = { seq: ++seq, kind, scope, info, opId: null, stopping: false, log: [], listeners: new Set(), stop: null, done: Promise.resolve() };
   /** @param {Progress} p */
   const on = (p) => {
     if (p.kind === 'started') {
       op.opId = p.op_id;
-      if (op.asked) {
-        op.asked(p.op_id).catch(() => {});
-        op.asked = null;
-      }
+      if (op.stop) op.stop(p.op_id).catch(() => {});
     }
     remember(op, p);
     for (const l of op.listeners) l(p);
@@ -88,8 +86,8 @@ export function attach(op, node, fn) {
 /** @param {RunningOp} op @param {(id: string) => Promise<unknown>} how */
 function stopWith(op, how) {
   op.stopping = true;
+  op.stop = how;
   if (op.opId) how(op.opId).catch(() => {});
-  else op.asked = how;
 }
 
 /** Cancel an operation (before its id arrived: as soon as it does). @param {RunningOp} op */
