@@ -418,3 +418,48 @@ fn verify_flags_a_card_far_below_its_spec_and_probes_first_when_nothing_is_saved
         .iter()
         .any(|s| matches!(s, Suspicion::SlowMemory { .. })));
 }
+
+/// A private index with a token in its URL (pip config and PIP_EXTRA_INDEX_URL): no byte of the
+/// credentials survives in the saved probe, the report JSON or the evidence.
+#[test]
+fn index_credentials_never_reach_the_saved_probe_the_report_or_the_evidence() {
+    let Some(r) = remote(
+        "ready_h100",
+        &[
+            (
+                "FAKE_PIP_INDEX",
+                "https://alice:s3cr3t-TOKEN@pypi.corp.example/simple",
+            ),
+            (
+                "PIP_EXTRA_INDEX_URL",
+                "https://__token__:pypi-AgEIcHlwaS5vcmcSECRET@upload.pypi.org/legacy/",
+            ),
+        ],
+    ) else {
+        return;
+    };
+    let rep = r.doctor();
+    let saved = std::fs::read_to_string(&rep.probe_path).expect("saved probe");
+    let json = serde_json::to_string(&rep).expect("json");
+    let evidence: String = rep
+        .report
+        .findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().cloned())
+        .collect();
+    assert!(
+        saved.contains("https://***@pypi.corp.example/simple")
+            && saved.contains("https://***@upload.pypi.org/legacy/"),
+        "{saved}"
+    );
+    for secret in [
+        "alice",
+        "s3cr3t-TOKEN",
+        "__token__",
+        "pypi-AgEIcHlwaS5vcmcSECRET",
+    ] {
+        assert!(!saved.contains(secret), "{secret} in the saved probe");
+        assert!(!json.contains(secret), "{secret} in the report");
+        assert!(!evidence.contains(secret), "{secret} in the evidence");
+    }
+}
