@@ -5,6 +5,7 @@
 //! date ([`DATA_AS_OF`]); versions newer than the data are answered sensibly and flagged by the
 //! callers (see [`Compat::is_newer_torch`], [`Compat::newest_cuda`]), never a panic.
 
+pub mod branches;
 mod tables;
 pub mod version;
 
