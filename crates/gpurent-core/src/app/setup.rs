@@ -245,7 +245,10 @@ impl App {
                 Err(e) => return Err(CoreError::io(&path, e)),
             }
         }
-        Err(CoreError::invalid("probe", "no free file name"))
+        Err(CoreError::invalid(
+            "probe",
+            "no free file name under probes/ for this host: remove old probes there and check again",
+        ))
     }
 
     /// The host's newest saved probe, diagnosed, and its path; `None` when nothing is saved.
