@@ -26,9 +26,11 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 
 step "unit and integration tests (bindings drift, real loopback sshd, fake GPU hosts)"
 # The SSH tests log in as a test user on a loopback sshd they start themselves; creating the user
-# needs root, once. Under CI=true a missing fixture fails the SSH tests instead of skipping them.
+# needs root, once, and the fixture runs as root. Here a missing fixture FAILS the SSH tests (with
+# how to enable them) instead of skipping them: this script must prove they pass.
+export GPURENT_REQUIRE_SSH=1
 if [ "$(id -u)" = 0 ]; then bash scripts/setup-test-host.sh; else
-  echo "not root: SSH tests will skip unless scripts/setup-test-host.sh was run as root"; fi
+  echo "error: not root, so the SSH tests cannot run and will fail. Run 'sudo bash scripts/setup-test-host.sh' once, then run this script as root." >&2; fi
 cargo test --locked --workspace --exclude gpurent-e2e
 
 step "keychain round trips against the real Secret Service (gnome-keyring, private D-Bus session)"

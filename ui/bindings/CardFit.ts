@@ -8,9 +8,18 @@ import type { Speed } from "./Speed";
  */
 export type CardFit = { card_id: string, card_name: string, vram_gb: number, 
 /**
- * What CUDA shows of it.
+ * What CUDA shows of it (less 6.25 % on GDDR cards with ECC, see `ecc_reserve`).
  */
 usable_gib: number, 
+/**
+ * GDDR memory with ECC: CUDA shows 6.25 % less (assumed on, as rented).
+ */
+ecc_reserve: boolean, 
+/**
+ * The job computes in bf16 but this card has none (compute capability < 8.0: T4, V100): it
+ * has to run in fp16 (with loss scaling when training), or on another card.
+ */
+no_bf16: boolean, 
 /**
  * What the job may use of it (vLLM: `gpu_memory_utilization` × usable).
  */

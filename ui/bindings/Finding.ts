@@ -16,4 +16,12 @@ message: string, } & ({ "code": "ready", gpus: number, torch: string, torch_cuda
 /**
  * The driver this CUDA needs (`None` when NVIDIA lists only a branch).
  */
-min_driver: string | null, } | { "code": "gpu_arch_unsupported_by_torch", torch: string, gpu: string, compute_cap: string, arch_list: Array<string>, } | { "code": "python_unsupported_by_torch", python: string, torch: string | null, python_min: string | null, python_max: string | null, } | { "code": "cuda_toolkit_missing", torch_cuda: string | null, } | { "code": "cuda_toolkit_mismatch", nvcc: string, torch_cuda: string | null, driver_cuda: string | null, on_path: boolean, } | { "code": "container_driver_fixed", provider: Provider | null, driver: string | null, driver_cuda: string | null, } | { "code": "disk_low", path: string, available_mib: number, needed_mib: number, } | { "code": "pytorch_index_unreachable", mirror: string | null, } | { "code": "torch_cuda_unavailable", warnings: Array<string>, });
+min_driver: string | null, } | { "code": "gpu_arch_unsupported_by_torch", torch: string, gpu: string, compute_cap: string, arch_list: Array<string>, } | { "code": "python_unsupported_by_torch", python: string, torch: string | null, python_min: string | null, python_max: string | null, } | { "code": "cuda_toolkit_missing", torch_cuda: string | null, } | { "code": "cuda_toolkit_mismatch", nvcc: string, torch_cuda: string | null, driver_cuda: string | null, on_path: boolean, } | { "code": "cuda_toolkit_off_path", nvcc: string, torch_cuda: string | null, 
+/**
+ * Where it is (`/usr/local/cuda/bin/nvcc`).
+ */
+path: string | null, 
+/**
+ * The directory to put on PATH.
+ */
+dir: string, } | { "code": "container_driver_fixed", provider: Provider | null, driver: string | null, driver_cuda: string | null, } | { "code": "disk_low", path: string, available_mib: number, needed_mib: number, } | { "code": "pytorch_index_unreachable", mirror: string | null, } | { "code": "torch_cuda_unavailable", warnings: Array<string>, });

@@ -173,8 +173,36 @@ fn note_text(n: &FixNote) -> Option<String> {
             "rent a host whose nvidia-smi shows CUDA Version >= {min_cuda}{}",
             min_driver.as_ref().map(|d| format!(" (driver >= {d})")).unwrap_or_default()
         ),
-        FixNote::DriverBranch { branch, .. } => format!("install NVIDIA driver branch {branch}"),
+        FixNote::DriverBranch {
+            branch,
+            minimum_branch,
+            lifecycle,
+            supported_until,
+            ..
+        } => {
+            use gpurent_core::compat::branches::BranchLifecycle as L;
+            let kind = match lifecycle {
+                L::LongTermSupport => "a long-term support branch",
+                L::Production => "a production branch",
+                L::NewFeature => "a short-lived new-feature branch: no supported long-term or production branch runs this CUDA yet",
+                L::Unknown => "its support status is not in gpurent's data",
+            };
+            let until = supported_until
+                .as_ref()
+                .filter(|_| matches!(lifecycle, L::LongTermSupport | L::Production))
+                .map(|u| format!(", supported until {u}"))
+                .unwrap_or_default();
+            let min = minimum_branch
+                .as_ref()
+                .filter(|m| *m != branch)
+                .map(|m| format!("; the minimum is {m}"))
+                .unwrap_or_default();
+            format!("install NVIDIA driver branch {branch} ({kind}{until}{min})")
+        }
         FixNote::RebootFollows => "a reboot follows".into(),
+        FixNote::ShellProfile { dir } => format!(
+            "adds {dir} to PATH at the top of ~/.bashrc and ~/.profile (a block marked gpurent, added once)"
+        ),
         FixNote::UsesMirror { url, .. } => format!("wheels come from the mirror {url}"),
         FixNote::MinorVersionCompat { wheel_cuda, driver_cuda } => format!(
             "CUDA {wheel_cuda} wheels on a CUDA {driver_cuda} driver run under minor-version compatibility"

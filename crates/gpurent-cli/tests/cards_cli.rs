@@ -84,7 +84,11 @@ fn bad_input_is_a_json_error_with_exit_code_2() {
     assert_eq!(out.status.code(), Some(2));
     let v = json(&out);
     assert_eq!(v["error"]["code"], "invalid_input");
-    assert_eq!(v["error"]["detail"], "min_vram_gb");
+    // The detail names the field and says what is wrong with it.
+    assert_eq!(
+        v["error"]["detail"],
+        "min_vram_gb: must be a number of GB, 0 or more"
+    );
 }
 
 #[test]

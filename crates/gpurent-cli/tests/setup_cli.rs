@@ -116,7 +116,16 @@ fn bad_input_is_a_coded_error_with_exit_2() {
         Some("not a probe\n"),
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert_eq!(json(&out)["error"]["detail"], "probe");
+    // The detail names the field and says what is wrong and what to pass instead.
+    let detail = json(&out)["error"]["detail"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        detail.starts_with("probe: this is not the output of gpurent's probe script")
+            && detail.contains("sh -s < probe.sh"),
+        "{detail}"
+    );
     let out = gpurent(
         home.path(),
         &["setup", "--from-probe", "/nonexistent/probe.txt", "--json"],
@@ -185,7 +194,10 @@ fn setup_host_form_errors_are_coded() {
     let e = json(&out);
     assert_eq!(
         (e["error"]["code"].as_str(), e["error"]["detail"].as_str()),
-        (Some("invalid_input"), Some("yes"))
+        (
+            Some("invalid_input"),
+            Some("yes: not on a terminal: pass --yes to let gpurent run the fix's commands")
+        )
     );
 
     let out = gpurent(

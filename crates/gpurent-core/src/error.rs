@@ -87,7 +87,7 @@ impl Coded for CoreError {
         match self {
             CoreError::Io { path, source } => Some(format!("{}: {source}", path.display())),
             CoreError::Database(e) => Some(e.to_string()),
-            CoreError::InvalidInput { field, .. } => Some(field.clone()),
+            CoreError::InvalidInput { field, reason } => Some(format!("{field}: {reason}")),
             _ => None,
         }
     }
@@ -120,5 +120,11 @@ mod tests {
             );
         }
         assert_eq!(all[1].detail().as_deref(), Some("/x: boom"));
+    }
+
+    #[test]
+    fn invalid_input_says_what_was_wrong_not_only_the_field() {
+        let e = CoreError::invalid("min_vram_gb", "must be a number");
+        assert_eq!(e.detail().as_deref(), Some("min_vram_gb: must be a number"));
     }
 }

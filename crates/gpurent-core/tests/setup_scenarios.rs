@@ -134,3 +134,91 @@ fn a_fix_that_fails_midway_converges_when_re_run() {
     assert_eq!(after.facts.torch.version.as_deref(), Some("2.14.0+cu126"));
     assert!(after.plan.is_none());
 }
+
+/// Remote paths from the probe (the Python, the conda root) are quoted in the plan: a space in
+/// them would otherwise split the command.
+#[test]
+fn remote_paths_with_spaces_are_quoted_in_the_plan() {
+    let mut host = FakeHost::new("debian_externally_managed");
+    host.vars.insert(
+        "FAKE_PY_EXECUTABLE".into(),
+        "/opt/my python/bin/python3".into(),
+    );
+    let r = app(host.dir.path())
+        .setup_from_probe(&host.probe())
+        .expect("doctor");
+    let plan = r.plan.expect("plan");
+    assert!(
+        plan.commands
+            .contains(&"'/opt/my python/bin/python3' -m venv ~/gpurent-venv".to_string()),
+        "{:?}",
+        plan.commands
+    );
+
+    let mut host = FakeHost::new("py313_pinned_torch23");
+    // The fake tools source the scenario file, so the conda root is changed in a copy of it.
+    let copy = host.dir.path().join("scenario.env");
+    let text = std::fs::read_to_string(&host.file).expect("scenario");
+    std::fs::write(
+        &copy,
+        text.replace(
+            "FAKE_CONDA_ROOT=/opt/conda",
+            "FAKE_CONDA_ROOT='/opt/my conda'",
+        ),
+    )
+    .expect("copy");
+    host.0.file = copy;
+    let r = app(host.dir.path())
+        .setup_from_probe_with(&host.probe(), &options(&host.vars))
+        .expect("doctor");
+    let plan = r.plan.expect("plan");
+    let py = "'/opt/my conda/envs/gpurent-py3.12/bin/python'";
+    assert_eq!(
+        plan.commands[..2],
+        [
+            format!("[ -x {py} ] || conda create -y -n gpurent-py3.12 python=3.12"),
+            format!("{py} -m venv ~/gpurent-venv"),
+        ],
+        "{:?}",
+        plan.commands
+    );
+    // The quoted command parses as one word per path in sh.
+    let out = host
+        .sh()
+        .arg("-c")
+        .arg(format!("printf '%s\\n' {py}"))
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/opt/my conda/envs/gpurent-py3.12/bin/python\n"
+    );
+}
+
+/// A driver upgrade aims at a supported production or long-term branch at or above the minimum,
+/// with its lifecycle and source, not at the minimum branch itself.
+#[test]
+fn a_driver_upgrade_recommends_a_supported_long_term_branch() {
+    use gpurent_core::setup::FixNote;
+    let r = check("vm_driver_450_debian");
+    let note = r
+        .findings
+        .iter()
+        .flat_map(|f| f.fix.iter().flat_map(|x| x.notes.iter()))
+        .find_map(|n| match n {
+            FixNote::DriverBranch { .. } => Some(n.clone()),
+            _ => None,
+        })
+        .expect("driver_branch note");
+    let json = serde_json::to_value(&note).expect("json");
+    assert_eq!(json["branch"], "R580", "{json}");
+    assert_eq!(json["minimum_branch"], "R560", "{json}");
+    assert_eq!(json["lifecycle"], "long_term_support", "{json}");
+    assert_eq!(json["supported_until"], "2028-06", "{json}");
+    assert!(
+        json["source"]
+            .as_str()
+            .is_some_and(|s| s.contains("docs.nvidia.com/datacenter/tesla/drivers")),
+        "{json}"
+    );
+}

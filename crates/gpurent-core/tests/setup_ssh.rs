@@ -418,3 +418,105 @@ fn verify_flags_a_card_far_below_its_spec_and_probes_first_when_nothing_is_saved
         .iter()
         .any(|s| matches!(s, Suspicion::SlowMemory { .. })));
 }
+
+/// A private index with a token in its URL (pip config and PIP_EXTRA_INDEX_URL): no byte of the
+/// credentials survives in the saved probe, the report JSON or the evidence.
+#[test]
+fn index_credentials_never_reach_the_saved_probe_the_report_or_the_evidence() {
+    let Some(r) = remote(
+        "ready_h100",
+        &[
+            (
+                "FAKE_PIP_INDEX",
+                "https://alice:s3cr3t-TOKEN@pypi.corp.example/simple",
+            ),
+            (
+                "PIP_EXTRA_INDEX_URL",
+                "https://__token__:pypi-AgEIcHlwaS5vcmcSECRET@upload.pypi.org/legacy/",
+            ),
+        ],
+    ) else {
+        return;
+    };
+    let rep = r.doctor();
+    let saved = std::fs::read_to_string(&rep.probe_path).expect("saved probe");
+    let json = serde_json::to_string(&rep).expect("json");
+    let evidence: String = rep
+        .report
+        .findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().cloned())
+        .collect();
+    assert!(
+        saved.contains("https://***@pypi.corp.example/simple")
+            && saved.contains("https://***@upload.pypi.org/legacy/"),
+        "{saved}"
+    );
+    for secret in [
+        "alice",
+        "s3cr3t-TOKEN",
+        "__token__",
+        "pypi-AgEIcHlwaS5vcmcSECRET",
+    ] {
+        assert!(!saved.contains(secret), "{secret} in the saved probe");
+        assert!(!json.contains(secret), "{secret} in the report");
+        assert!(!evidence.contains(secret), "{secret} in the evidence");
+    }
+}
+
+/// nvcc matching PyTorch but off the non-interactive PATH: the fix writes a marked block into the
+/// shell profile, so the NEXT session (the re-probe, a new exec over the sshd) finds nvcc; running
+/// it again adds nothing.
+#[test]
+fn the_path_fix_takes_effect_on_the_next_probe_and_is_idempotent() {
+    let Some(r) = remote("toolkit_off_path", &[]) else {
+        return;
+    };
+    let before = r.doctor();
+    assert!(
+        before.report.codes().contains(&"cuda_toolkit_off_path"),
+        "{:?}",
+        before.report.codes()
+    );
+    assert!(!before.report.facts.nvcc.on_path);
+    let code = Some("cuda_toolkit_off_path");
+    let commands = fix_commands(&before.report, code).expect("a runnable fix");
+    assert!(
+        !commands.iter().any(|c| c.starts_with("export PATH")),
+        "{commands:?}"
+    );
+    let fix = |report: &gpurent_core::setup::Report| {
+        r.w.app
+            .setup_fix_as(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                report,
+                code,
+                &options(&r.host.vars),
+                &NoProgress,
+                &CancelToken::new(),
+            )
+            .expect("fix")
+    };
+    let done = fix(&before.report);
+    let after = &done.after.report;
+    assert!(after.facts.nvcc.on_path, "{:?}", after.facts.nvcc);
+    assert!(
+        !after.codes().contains(&"cuda_toolkit_off_path"),
+        "{:?}",
+        after.codes()
+    );
+    assert_eq!(after.verdict, Verdict::Ready);
+    // Idempotent: a second run leaves one block per profile.
+    fix(&before.report);
+    let home = r.host.dir.path().join("home");
+    let dir = before.report.facts.nvcc.path.clone().expect("path");
+    let dir = dir.strip_suffix("/nvcc").expect("dir");
+    let marker = gpurent_core::setup::host::path_block_marker(dir);
+    for profile in [".bashrc", ".profile"] {
+        let text = std::fs::read_to_string(home.join(profile)).expect(profile);
+        assert_eq!(text.matches(&marker).count(), 1, "{profile}:\n{text}");
+        assert!(text.starts_with(&marker), "{profile} starts with the block");
+    }
+}

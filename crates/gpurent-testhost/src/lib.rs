@@ -11,9 +11,12 @@
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
 //! The login user `gputest` must exist before tests run: `scripts/setup-test-host.sh` creates it
-//! once (parallel tests must not). Tests call [`sshd_available`] first: it returns `false` with a
-//! clear message when `sshd` or the user is missing — except under `CI=true`, where it panics so CI
-//! can never silently skip the SSH suite.
+//! once (parallel tests must not). Tests call [`sshd_available`] first: when `sshd`, the user or
+//! root is missing it returns `false` and prints one notice per test binary straight to the
+//! terminal (past cargo's output capture, so a plain `cargo test` shows it) — except under
+//! `CI=true` or [`REQUIRE_SSH_ENV`]`=1` (`scripts/check-all.sh` sets it), where it panics with
+//! how to enable the suite, so neither CI nor a developer running the README's command can skip
+//! the SSH tests silently.
 
 pub mod fakegpu;
 mod net;
@@ -53,19 +56,49 @@ pub fn sshd_missing_reason() -> Option<String> {
     None
 }
 
-/// `true` when the sshd fixture can run. Otherwise prints why and returns `false` so the test can
-/// return early — but under `CI=true` it panics instead, so CI cannot skip the SSH suite silently.
+/// Set to `1` (as `scripts/check-all.sh` does) to make a missing sshd fixture a test failure.
+pub const REQUIRE_SSH_ENV: &str = "GPURENT_REQUIRE_SSH";
+/// How to make the SSH tests runnable; named in every skip notice and failure.
+pub const ENABLE_HINT: &str = "run `sudo bash scripts/setup-test-host.sh` once, then run the tests as root (sudo -E cargo test …)";
+
+/// `true` when the sshd fixture can run. Otherwise it returns `false` so the test can return
+/// early, after printing a notice where `cargo test` shows it — but under `CI=true` or
+/// `GPURENT_REQUIRE_SSH=1` it panics instead, saying how to enable the suite.
 pub fn sshd_available() -> bool {
-    match sshd_missing_reason() {
-        None => true,
-        Some(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("SSH test cannot run under CI=true: {why}");
-            }
-            eprintln!("SKIPPED (needs a local sshd): {why}");
-            false
-        }
+    let must = std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var(REQUIRE_SSH_ENV).is_ok_and(|v| v == "1");
+    decide(sshd_missing_reason(), must)
+}
+
+/// The message a required-but-missing fixture fails with.
+pub fn failure_message(why: &str) -> String {
+    format!(
+        "the SSH tests are required here (CI=true or {REQUIRE_SSH_ENV}=1) but cannot run: {why}. To enable them, {ENABLE_HINT}."
+    )
+}
+
+/// The notice a skipped SSH test prints.
+pub fn skip_notice(why: &str) -> String {
+    format!(
+        "\n*** SSH tests SKIPPED: {why}.\n*** They did not run, so they prove nothing. To enable them, {ENABLE_HINT}; set {REQUIRE_SSH_ENV}=1 to make this a failure.\n"
+    )
+}
+
+fn decide(missing: Option<String>, must: bool) -> bool {
+    let Some(why) = missing else {
+        return true;
+    };
+    if must {
+        panic!("{}", failure_message(&why));
     }
+    // Once per test binary, written to the process's stderr directly: `eprintln!` output of a
+    // passing test is captured and hidden by cargo, this is not.
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(skip_notice(&why).as_bytes());
+    });
+    false
 }
 
 fn is_root() -> bool {
@@ -74,4 +107,40 @@ fn is_root() -> bool {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_fixture_fails_loudly_when_required_and_says_how_to_enable_it() {
+        assert!(decide(None, true));
+        let err = std::panic::catch_unwind(|| decide(Some("user gputest is missing".into()), true))
+            .expect_err("required: a failure, not a skip");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("user gputest is missing"), "{msg}");
+        assert!(
+            msg.contains("sudo bash scripts/setup-test-host.sh"),
+            "{msg}"
+        );
+        assert!(
+            !decide(Some("not root".into()), false),
+            "not required: a skip"
+        );
+        assert!(skip_notice("not root").contains("sudo bash scripts/setup-test-host.sh"));
+    }
+
+    /// The README's test command (`scripts/check-all.sh`, via `.ci/run`) requires the SSH tests.
+    #[test]
+    fn check_all_requires_the_ssh_tests() {
+        let script = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check-all.sh"),
+        )
+        .expect("scripts/check-all.sh");
+        assert!(
+            script.contains(&format!("export {REQUIRE_SSH_ENV}=1")),
+            "check-all.sh must export {REQUIRE_SSH_ENV}=1"
+        );
+    }
 }

@@ -131,4 +131,7 @@ export default {
   'unc.sliding_window_not_modelled': 'Sliding-window attention is not modelled: the KV cache may be smaller.',
   'unc.speed_unknown_shape': 'Speed needs the model’s shape; it is left out.',
   'unc.vllm_profile_peak': 'vLLM’s start-up profiling peak depends on its version and settings.',
+  'unc.bf16_unsupported': 'Some cards that fit have no bf16: there the job runs in fp16, and some models overflow in fp16.',
+  'expl.bf16_unsupported': '{cards} have no bf16 (compute capability below 8.0): run the model in fp16 there (e.g. vLLM --dtype half), or pick a card with bf16.',
+  'expl.bf16_unsupported.training': '{cards} have no bf16 (compute capability below 8.0): train in fp16 with loss scaling there (fp16=True instead of bf16=True), or pick a card with bf16.',
 };

@@ -131,4 +131,7 @@ export default {
   'unc.sliding_window_not_modelled': '未建模滑动窗口注意力：KV 缓存可能更小。',
   'unc.speed_unknown_shape': '速度需要模型结构，此处未计算。',
   'unc.vllm_profile_peak': 'vLLM 启动时的显存峰值取决于其版本和设置。',
+  'unc.bf16_unsupported': '部分能装下的卡不支持 bf16：在这些卡上任务以 fp16 运行，有些模型在 fp16 下会溢出。',
+  'expl.bf16_unsupported': '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 运行模型（例如 vLLM --dtype half），或选择支持 bf16 的卡。',
+  'expl.bf16_unsupported.training': '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 加损失缩放训练（用 fp16=True 代替 bf16=True），或选择支持 bf16 的卡。',
 };

@@ -80,6 +80,8 @@ export function explain(x, names) {
       return t('expl.optimizer_states_dominate', { opt: num(x.optimizer_gib), opt8: num(x.optimizer_8bit_gib) });
     case 'weights_exceed_largest_card':
       return t('expl.weights_exceed_largest_card', { weights: num(x.weights_gib), card: num(x.card_gb, 0) });
+    case 'bf16_unsupported':
+      return t(x.training ? 'expl.bf16_unsupported.training' : 'expl.bf16_unsupported', { cards: x.card_ids.map(card).join(', ') });
     case 'best_fit':
       return t('expl.best_fit', { gpus: x.gpus, card: card(x.card_id), per_gpu: num(x.per_gpu_gib), card_gb: num(x.card_gb, 0) });
     case 'nvlink_matters':

@@ -42,7 +42,9 @@ function params(f) {
 /** @param {FixNote} n */
 function noteText(n) {
   const { key, ...rest } = n;
-  return t(`note.${key}`, /** @type {Record<string, string | number>} */ (rest));
+  // A driver branch is worded by its lifecycle (long-term, production, new-feature, unknown).
+  const k = n.key === 'driver_branch' ? `note.driver_branch.${n.lifecycle}` : `note.${key}`;
+  return t(k, /** @type {Record<string, string | number>} */ (rest));
 }
 
 /** Each step's state from the findings (the worst severity wins). @param {Report} r */

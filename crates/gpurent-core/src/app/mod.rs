@@ -140,7 +140,8 @@ impl App {
 
     /// Run long work as a registered operation: emits `Started{op_id}` first and `Finished` last,
     /// records it (kind, start, end, outcome code) in the database, and hands the work a cancel
-    /// token. Works with any domain error that can carry a core error.
+    /// token. Works with any domain error that can carry a core error. The work's own result is
+    /// what is returned: when only the finish record cannot be written, that is logged.
     pub fn run_op<T, E>(
         &self,
         kind: &str,
@@ -160,7 +161,17 @@ impl App {
             Ok(_) => "ok",
             Err(e) => e.code(),
         };
-        self.with_store(|s| s.op_finished(&guard.id, outcome, self.clock.now_unix_ms()))?;
+        if let Err(e) =
+            self.with_store(|s| s.op_finished(&guard.id, outcome, self.clock.now_unix_ms()))
+        {
+            tracing::warn!(
+                op = %guard.id,
+                kind,
+                outcome,
+                code = e.code(),
+                "the operation's finish could not be recorded: {e}"
+            );
+        }
         progress.emit(Progress::Finished);
         result
     }
@@ -278,6 +289,32 @@ mod tests {
             a.cancel_op("op-999"),
             Err(CoreError::UnknownOperation(_))
         ));
+    }
+
+    #[test]
+    fn a_failed_finish_record_does_not_replace_the_operations_result() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let a = app(tmp.path(), None);
+        let events = Mutex::new(Vec::new());
+        let sink = |e: Progress| events.lock().expect("lock").push(e);
+        // The work succeeds, but the database can no longer record the finish.
+        let r: Result<u32, CoreError> = a.run_op("test", &sink, |_| {
+            a.with_store(|s| Ok(s.conn().execute_batch("DROP TABLE operations")?))?;
+            Ok(7)
+        });
+        assert_eq!(r.expect("the work's own result"), 7);
+        assert_eq!(
+            events.lock().expect("lock").last(),
+            Some(&Progress::Finished)
+        );
+        // A failing operation keeps its own error too.
+        let tmp = tempfile::tempdir().expect("tmp");
+        let b = app(tmp.path(), None);
+        let r: Result<u32, CoreError> = b.run_op("test", &sink, |_| {
+            b.with_store(|s| Ok(s.conn().execute_batch("DROP TABLE operations")?))?;
+            Err(CoreError::Cancelled)
+        });
+        assert!(matches!(r, Err(CoreError::Cancelled)), "{r:?}");
     }
 
     #[test]

@@ -20,6 +20,8 @@ use crate::remote::exec::{exec_with, ExecOptions, OutStream};
 use crate::remote::job::{kill_job, run_job, JobOutcome};
 use crate::remote::quote::shell_quote;
 use crate::setup::pip::{PipFailure, PipOutcome, PipProgress};
+use crate::setup::redact::redact_credentials;
+use crate::setup::verify::VerifyIssue;
 use crate::setup::{
     probe, verify, Facts, FixKind, Report, SetupOptions, Severity, Verdict, VerifyReport,
 };
@@ -75,6 +77,11 @@ pub enum SetupError {
     /// The report has no fix gpurent can run (ready, or blocked: reboot, new host, manual).
     #[error("there is nothing gpurent can run here: {0}")]
     NothingToRun(String),
+    /// The host did not run the probe script (no `@@gpurent@@` sections came back: no `sh`, a
+    /// login shell that prints instead of running the command, a forced command). What did come
+    /// back is kept at `probe_path`; `stderr` is what the host said.
+    #[error("the host did not run the probe (its output is saved as {probe_path}): {stderr}; check that the account has a POSIX sh and that no forced command or login script takes over the session")]
+    ProbeNotRun { probe_path: String, stderr: String },
     /// A fix is still running on the host (another window, or a run that lost its connection).
     #[error("a fix is already running on this host (process group {pgid}); wait or cancel it")]
     FixBusy { pgid: u32 },
@@ -103,6 +110,7 @@ impl Coded for SetupError {
         match self {
             SetupError::Remote(e) => e.code(),
             SetupError::NothingToRun(_) => "nothing_to_fix",
+            SetupError::ProbeNotRun { .. } => "probe_not_run",
             SetupError::FixBusy { .. } => "fix_already_running",
             SetupError::FixFailed { failure, .. } => match failure {
                 Some(PipFailure::Network) => "fix_failed_network",
@@ -123,6 +131,9 @@ impl Coded for SetupError {
                 line.as_deref().unwrap_or("")
             )),
             SetupError::NothingToRun(_) => None,
+            SetupError::ProbeNotRun { probe_path, stderr } => {
+                Some(format!("{probe_path}: {stderr}"))
+            }
         }
     }
     fn data(&self) -> Option<crate::ipc::ErrorData> {
@@ -188,6 +199,11 @@ pub fn best_python(facts: &Facts) -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
+/// The probe script's output has `@@gpurent@@` section markers.
+fn is_probe_output(raw: &str) -> bool {
+    raw.contains("@@gpurent@@ ")
+}
+
 /// `<label>-<ms>.txt`, or `<label>-<ms>.<n>.txt` when that name is taken (same millisecond).
 fn probe_file_order(label: &str, name: &str) -> Option<(i64, u32)> {
     let rest = name
@@ -235,7 +251,10 @@ impl App {
                 Err(e) => return Err(CoreError::io(&path, e)),
             }
         }
-        Err(CoreError::invalid("probe", "no free file name"))
+        Err(CoreError::invalid(
+            "probe",
+            "no free file name under probes/ for this host: remove old probes there and check again",
+        ))
     }
 
     /// The host's newest saved probe, diagnosed, and its path; `None` when nothing is saved.
@@ -305,21 +324,32 @@ impl App {
             },
             cancel,
         )?;
-        let raw = String::from_utf8_lossy(&stdout).into_owned();
+        self.keep_and_diagnose(
+            label,
+            &String::from_utf8_lossy(&stdout),
+            &String::from_utf8_lossy(&stderr),
+            opts,
+        )
+    }
+
+    /// What a probe run sent back: credentials redacted, kept under `probes/`, diagnosed. Output
+    /// that is not the probe's is [`SetupError::ProbeNotRun`] with the saved path and stderr.
+    pub(crate) fn keep_and_diagnose(
+        &self,
+        label: &str,
+        stdout: &str,
+        stderr: &str,
+        opts: &SetupOptions,
+    ) -> Result<HostReport, SetupError> {
+        let raw = redact_credentials(stdout);
         let path = self.save_probe(label, &raw)?;
-        let report = self
-            .setup_from_probe_with(&raw, opts)
-            .map_err(|e| match e {
-                CoreError::InvalidInput { field, .. } => CoreError::InvalidInput {
-                    field,
-                    reason: format!(
-                        "the host did not run the probe (saved as {}): {}",
-                        path.display(),
-                        String::from_utf8_lossy(&stderr).trim()
-                    ),
-                },
-                other => other,
-            })?;
+        if !is_probe_output(&raw) {
+            return Err(SetupError::ProbeNotRun {
+                probe_path: path.display().to_string(),
+                stderr: redact_credentials(stderr.trim()),
+            });
+        }
+        let report = self.setup_from_probe_with(&raw, opts)?;
         Ok(HostReport {
             host: label.to_string(),
             probe_path: path.display().to_string(),
@@ -458,11 +488,12 @@ impl App {
         let python = best_python(&facts);
         let (raw, stderr, status) = run_verify(&conn, &python, cancel)?;
         let mut verify = self.verify_from_output(&raw)?;
-        if status != Some(0) && verify.errors.is_empty() {
-            verify.errors.push(format!(
-                "{python} exited with {status:?}: {}",
-                stderr.lines().last().unwrap_or("").trim()
-            ));
+        if status != Some(0) && verify.issues.is_empty() {
+            verify.push_issue(VerifyIssue::InterpreterFailed {
+                python: python.clone(),
+                exit_status: status,
+                stderr_line: stderr.lines().last().unwrap_or("").trim().to_string(),
+            });
         }
         if status != Some(0) {
             verify.ok = false;
@@ -522,13 +553,15 @@ impl App {
         raw: &str,
         opts: &SetupOptions,
     ) -> Result<Report, CoreError> {
-        if !raw.contains("@@gpurent@@ ") {
+        if !is_probe_output(raw) {
             return Err(CoreError::invalid(
                 "probe",
-                "this is not the output of gpurent's probe script (no @@gpurent@@ sections)",
+                "this is not the output of gpurent's probe script (no @@gpurent@@ sections): save what `sh -s < probe.sh` prints on the host and pass that file",
             ));
         }
-        crate::setup::diagnose(crate::setup::parse::parse(raw), opts)
+        // Credentials in index URLs never reach the report (facts, evidence, messages).
+        let raw = redact_credentials(raw);
+        crate::setup::diagnose(crate::setup::parse::parse(&raw), opts)
     }
 }
 

@@ -96,3 +96,86 @@ fn foreign_text_is_refused_and_a_probe_is_diagnosed() {
     let v = app.verify_from_output("available=False\n").expect("verify");
     assert!(!v.ok);
 }
+
+/// Output that is not the probe's is its own outcome with the saved path and the host's stderr
+/// (not "invalid input").
+#[test]
+fn a_host_that_did_not_run_the_probe_says_so_with_the_saved_path_and_stderr() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a = app(tmp.path());
+    let e = a
+        .keep_and_diagnose(
+            "box",
+            "Welcome to the rental console\n",
+            "sh: 1: sh: not found\n",
+            &SetupOptions::default(),
+        )
+        .expect_err("not a probe");
+    assert_eq!(e.code(), "probe_not_run");
+    let saved = a.paths().data.join("probes/box-1700.txt");
+    match &e {
+        SetupError::ProbeNotRun { probe_path, stderr } => {
+            assert_eq!(probe_path, &saved.display().to_string());
+            assert_eq!(stderr, "sh: 1: sh: not found");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(&saved).expect("kept"),
+        "Welcome to the rental console\n"
+    );
+    assert_eq!(
+        e.detail(),
+        Some(format!("{}: sh: 1: sh: not found", saved.display()))
+    );
+}
+
+const SECRETS: [&str; 4] = [
+    "alice",
+    "s3cr3t-TOKEN",
+    "__token__",
+    "pypi-AgEIcHlwaS5vcmcSECRET",
+];
+
+fn probe_with_private_index() -> String {
+    format!(
+        "{NO_GPU}@@gpurent@@ begin pip\npip 24.0 from /usr/lib/python3/dist-packages/pip (python 3.11)\nconfig=global.index-url='https://alice:s3cr3t-TOKEN@pypi.corp.example/simple'\nenv=PIP_EXTRA_INDEX_URL=https://__token__:pypi-AgEIcHlwaS5vcmcSECRET@upload.pypi.org/legacy/\n@@gpurent@@ stderr pip\n@@gpurent@@ end pip rc=0\n"
+    )
+}
+
+/// Index credentials never reach the saved probe, the report JSON or the evidence.
+#[test]
+fn index_credentials_are_redacted_before_the_probe_is_saved_or_shown() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a = app(tmp.path());
+    let raw = probe_with_private_index();
+    let rep = a
+        .keep_and_diagnose("box", &raw, "", &SetupOptions::default())
+        .expect("report");
+    let saved = std::fs::read_to_string(&rep.probe_path).expect("saved");
+    let json = serde_json::to_string(&rep).expect("json");
+    let offline = serde_json::to_string(&a.setup_from_probe(&raw).expect("offline")).expect("json");
+    let evidence: String = rep
+        .report
+        .findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().cloned())
+        .collect();
+    for s in SECRETS {
+        for (what, text) in [
+            ("saved probe", &saved),
+            ("report", &json),
+            ("offline report", &offline),
+            ("evidence", &evidence),
+        ] {
+            assert!(!text.contains(s), "{s} survives in the {what}: {text}");
+        }
+    }
+    assert_eq!(
+        rep.report.facts.pip.index_config,
+        vec![
+            "global.index-url='https://***@pypi.corp.example/simple'".to_string(),
+            "PIP_EXTRA_INDEX_URL=https://***@upload.pypi.org/legacy/".to_string(),
+        ]
+    );
+}

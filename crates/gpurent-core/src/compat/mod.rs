@@ -5,6 +5,7 @@
 //! date ([`DATA_AS_OF`]); versions newer than the data are answered sensibly and flagged by the
 //! callers (see [`Compat::is_newer_torch`], [`Compat::newest_cuda`]), never a panic.
 
+pub mod branches;
 mod tables;
 pub mod version;
 
@@ -117,11 +118,22 @@ impl Compat {
     }
 
     /// The highest CUDA a driver version supports, from the minimum-driver table (for hosts whose
-    /// nvidia-smi header was not captured). Newer-than-data drivers get the newest known CUDA.
+    /// nvidia-smi header was not captured). A row's floor is its minimum driver, or, where NVIDIA
+    /// lists only a branch (13.4: R615), that branch's first version. Drivers newer than the data
+    /// get the newest CUDA whose requirement is known; a row with no verified minimum or branch
+    /// (13.5) is never claimed.
     pub fn cuda_for_driver(&self, driver: &Ver) -> Option<CudaVer> {
         self.cuda
             .iter()
-            .filter(|r| r.linux_min_driver.as_ref().is_some_and(|m| m <= driver))
+            .filter(|r| {
+                let floor = r.linux_min_driver.clone().or_else(|| {
+                    r.driver_branch
+                        .as_deref()
+                        .and_then(|b| b.strip_prefix('R'))
+                        .and_then(Ver::parse)
+                });
+                floor.is_some_and(|m| m <= *driver)
+            })
             .map(|r| r.cuda)
             .max()
     }

@@ -7,11 +7,66 @@ fn v(s: &str) -> Ver {
     Ver::parse(s).expect(s)
 }
 
+/// Every row's values, compared with lines written from the research snapshot's CSVs
+/// (`reference_rows.txt`), not just how many rows there are.
 #[test]
 fn every_row_of_the_reference_is_transcribed() {
-    assert_eq!(c().wheels().len(), 81);
-    assert_eq!(c().cuda_releases().len(), 58);
-    assert_eq!(c().arches().len(), 15);
+    let want = include_str!("reference_rows.txt");
+    let want: Vec<&str> = want.lines().filter(|l| !l.starts_with('#')).collect();
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let mut got: Vec<String> = Vec::new();
+    for w in c().wheels() {
+        got.push(format!(
+            "wheel|{}|{}|{}|{}-{}|{}|{}|{}|{}",
+            w.torch,
+            w.variant,
+            w.cuda,
+            w.python_min,
+            w.python_max,
+            w.torchvision,
+            opt(w.torchaudio.clone()),
+            if w.pypi_default { "yes" } else { "no" },
+            w.pip_command
+        ));
+    }
+    for r in c().cuda_releases() {
+        got.push(format!(
+            "cuda|{}|{}|{}|{}",
+            r.cuda,
+            r.release,
+            opt(r.linux_min_driver.as_ref().map(Ver::to_string)),
+            opt(r.driver_branch.clone())
+        ));
+    }
+    for a in c().arches() {
+        let ccs: Vec<String> = a.ccs.iter().map(|(x, y)| format!("{x}.{y}")).collect();
+        got.push(format!(
+            "arch|{}|{}|{}",
+            ccs.join(";"),
+            a.architecture,
+            a.sm
+        ));
+    }
+    // Same rows and values; the data file's order is its own.
+    // Driver versions compare as numbers (450.36.06 == 450.36.6).
+    let mut want: Vec<String> = want
+        .iter()
+        .map(|l| {
+            let mut f: Vec<String> = l.split('|').map(String::from).collect();
+            if f[0] == "cuda" {
+                if let Some(d) = Ver::parse(&f[3]) {
+                    f[3] = d.to_string();
+                }
+            }
+            f.join("|")
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w);
+    }
+    assert_eq!(got.len(), want.len());
     assert_eq!(c().newest_torch(), Some(&v("2.14.0")));
     assert_eq!(c().newest_cuda(), Some(CudaVer::new(13, 5)));
 }
@@ -40,7 +95,15 @@ fn toolkit_to_minimum_driver_and_minor_compat_floors() {
         c().cuda_for_driver(&v("470.239.06")),
         Some(CudaVer::new(11, 4))
     );
-    assert_eq!(c().cuda_for_driver(&v("999.1")), Some(CudaVer::new(13, 3)));
+    // The branch is a floor too: R615 runs 13.4, which NVIDIA lists by branch only.
+    assert_eq!(
+        c().cuda_for_driver(&v("610.43.02")),
+        Some(CudaVer::new(13, 3))
+    );
+    assert_eq!(c().cuda_for_driver(&v("615.10")), Some(CudaVer::new(13, 4)));
+    // A driver newer than the data maps to the newest CUDA whose driver requirement is known
+    // (13.4); 13.5's is unverified, so it is not claimed.
+    assert_eq!(c().cuda_for_driver(&v("999.1")), Some(CudaVer::new(13, 4)));
 }
 
 #[test]

@@ -42,6 +42,12 @@ pub enum Explanation {
         optimizer_gib: f64,
         optimizer_8bit_gib: f64,
     },
+    /// The job computes in bf16, and these cards (which could hold it) have no bf16 (T4, V100):
+    /// run in fp16 — with loss scaling when training — or pick a card with bf16 (CC ≥ 8.0).
+    Bf16Unsupported {
+        card_ids: Vec<String>,
+        training: bool,
+    },
     /// The weights alone exceed the largest single card.
     WeightsExceedLargestCard { weights_gib: f64, card_gb: f64 },
     /// The smallest setup that fits (fewest GPUs, then least memory, then fastest).
@@ -155,6 +161,17 @@ pub fn explain(
             gpus: f.gpus,
             per_gpu_gib: f.per_gpu_gib,
             card_gb: f.vram_gb,
+        });
+    }
+    let no_bf16: Vec<String> = fits
+        .iter()
+        .filter(|f| f.no_bf16 && f.verdict != FitVerdict::DoesNotFit)
+        .map(|f| f.card_id.clone())
+        .collect();
+    if !no_bf16.is_empty() {
+        out.push(Explanation::Bf16Unsupported {
+            card_ids: no_bf16,
+            training: job.task.is_training(),
         });
     }
     let largest = fits.iter().map(|f| f.vram_gb).fold(0.0, f64::max);

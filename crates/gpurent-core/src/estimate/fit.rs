@@ -8,7 +8,7 @@ use ts_rs::TS;
 
 use super::cost::{job_cost, JobCost, Offer};
 use super::job::{Engine, Parallelism, Task};
-use super::memory::{self, visible_gib, OffloadPlan};
+use super::memory::{self, usable_gib, OffloadPlan};
 use super::speed::{self, Speed};
 use super::{Resolved, Uncertain};
 use crate::catalog::Card;
@@ -29,8 +29,13 @@ pub struct CardFit {
     pub card_id: String,
     pub card_name: String,
     pub vram_gb: f64,
-    /// What CUDA shows of it.
+    /// What CUDA shows of it (less 6.25 % on GDDR cards with ECC, see `ecc_reserve`).
     pub usable_gib: f64,
+    /// GDDR memory with ECC: CUDA shows 6.25 % less (assumed on, as rented).
+    pub ecc_reserve: bool,
+    /// The job computes in bf16 but this card has none (compute capability < 8.0: T4, V100): it
+    /// has to run in fp16 (with loss scaling when training), or on another card.
+    pub no_bf16: bool,
     /// What the job may use of it (vLLM: `gpu_memory_utilization` × usable).
     pub budget_gib: f64,
     pub verdict: FitVerdict,
@@ -84,7 +89,7 @@ fn allowed(r: &Resolved, n: u32) -> bool {
 
 /// The verdict for one card.
 pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
-    let usable = visible_gib(card.vram_gb);
+    let usable = usable_gib(card);
     let cap = budget(r, usable);
     let mut scratch = Vec::new();
     let mut found = None;
@@ -166,6 +171,8 @@ pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
         card_name: card.name.clone(),
         vram_gb: card.vram_gb,
         usable_gib: usable,
+        ecc_reserve: memory::gddr_ecc(card),
+        no_bf16: computes_in_bf16(r) && !card.bf16_supported,
         budget_gib: cap,
         verdict,
         gpus,
@@ -178,6 +185,12 @@ pub fn fit_card(r: &Resolved, card: &Card) -> CardFit {
         speed,
         kv_capacity_tokens,
     }
+}
+
+/// Training always computes in bf16 here (mixed or pure bf16); inference does when its weights
+/// are bf16.
+pub fn computes_in_bf16(r: &Resolved) -> bool {
+    r.job.task.is_training() || r.quant.id == "bf16"
 }
 
 /// Catalog cards in the order a newcomer wants without prices: fits on one, then on few; among

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::fit::fit_card;
-use super::memory::VISIBLE_FRACTION;
+use super::memory::usable_fraction;
 use super::{CardFit, Job, ModelCatalog, Resolved};
 use crate::catalog::{Card, Catalog, Confidence, Segment};
 use crate::error::CoreError;
@@ -72,9 +72,10 @@ fn local_card(gpu: &LocalGpu, catalog: &Catalog) -> Card {
         advice: Vec::new(),
         decode_ceiling_tps_7b_q4: 0.0,
     });
-    // The estimator takes nominal sizes and applies the visible fraction; NVML already gives the
-    // visible total, so undo it to make the usable memory exactly what this GPU reports.
-    card.vram_gb = gpu.total_gib / VISIBLE_FRACTION;
+    // The estimator takes nominal sizes and applies the visible fraction (and the ECC reserve of
+    // GDDR cards); NVML already gives the visible total, so undo it to make the usable memory
+    // exactly what this GPU reports.
+    card.vram_gb = gpu.total_gib / usable_fraction(&card);
     card.name = gpu.name.clone();
     card
 }
@@ -160,6 +161,18 @@ mod tests {
         let rep = localgpu::report(&gpu, catalog.cards());
         let fits = found(local_fits(&job("llama-3.1-70b", Task::Infer), rep).expect("fit"));
         assert_ne!(fits[0].fit.verdict, FitVerdict::FitsOn1);
+    }
+
+    /// NVML's total already has the ECC reserve taken off: a local T4 uses exactly what it reports.
+    #[test]
+    fn a_local_ecc_card_uses_exactly_what_it_reports() {
+        let catalog = Catalog::bundled().expect("catalog");
+        let gpu = Fake(one("NVIDIA T4", 14.75));
+        let rep = localgpu::report(&gpu, catalog.cards());
+        let fits = found(local_fits(&job("qwen2.5-7b", Task::Infer), rep).expect("fit"));
+        assert_eq!(fits[0].gpu.catalog_id.as_deref(), Some("t4"));
+        assert!(fits[0].fit.ecc_reserve);
+        assert!((fits[0].fit.usable_gib - 14.75).abs() < 1e-6);
     }
 
     #[test]

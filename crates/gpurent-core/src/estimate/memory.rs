@@ -25,9 +25,36 @@ pub const VISIBLE_FRACTION: f64 = 0.99;
 /// llama.cpp / Ollama default `num_batch` (graph formulas use min(context, 512)) [S24].
 pub const LLAMA_CPP_BATCH: f64 = 512.0;
 
-/// Memory the CUDA runtime shows for a card of `vram_gb` nominal size, in GiB.
+/// GDDR cards with ECC enabled keep the check bits in ordinary memory: "the available DRAM is
+/// reduced by 6.25%" [S44] (a 16 GB T4 shows 15,079 MiB; our L40S host 46,068 MiB of 49,152).
+/// HBM carries ECC out of band, at no capacity cost. Data-center and pro GDDR cards (T4, A10, L4,
+/// L40S, RTX A6000, …) are rented with ECC on, so it is assumed on for every GDDR card with ECC.
+pub const GDDR_ECC_RESERVE: f64 = 0.0625;
+
+/// Memory the CUDA runtime shows for a card of `vram_gb` nominal size without an ECC reserve
+/// (HBM cards, GeForce), in GiB.
 pub fn visible_gib(vram_gb: f64) -> f64 {
     vram_gb * VISIBLE_FRACTION
+}
+
+/// Whether the card loses [`GDDR_ECC_RESERVE`] of its memory to ECC (GDDR memory with ECC).
+pub fn gddr_ecc(card: &crate::catalog::Card) -> bool {
+    card.ecc && card.memory_type.to_ascii_uppercase().contains("GDDR")
+}
+
+/// The share of a card's nominal memory CUDA shows: [`VISIBLE_FRACTION`], less the ECC reserve
+/// on GDDR cards with ECC (0.99 × 0.9375 ≈ 0.928).
+pub fn usable_fraction(card: &crate::catalog::Card) -> f64 {
+    if gddr_ecc(card) {
+        VISIBLE_FRACTION * (1.0 - GDDR_ECC_RESERVE)
+    } else {
+        VISIBLE_FRACTION
+    }
+}
+
+/// Memory the CUDA runtime shows for this card, in GiB.
+pub fn usable_gib(card: &crate::catalog::Card) -> f64 {
+    card.vram_gb * usable_fraction(card)
 }
 
 /// The six buckets the UI stacks in its bar (GiB per GPU).

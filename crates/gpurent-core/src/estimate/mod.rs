@@ -207,6 +207,20 @@ pub fn estimate(job: &Job, models: &ModelCatalog, cards: &Catalog) -> Result<Est
             }
         }
     }
+    let no_bf16: Vec<&str> = fits
+        .iter()
+        .filter(|f| f.no_bf16 && f.verdict != FitVerdict::DoesNotFit)
+        .map(|f| f.card_id.as_str())
+        .collect();
+    if !no_bf16.is_empty() {
+        uncertain.push(Uncertain {
+            key: "bf16_unsupported".into(),
+            reason: format!(
+                "{} have no bf16: this job would run in fp16 there (with loss scaling when training; some models overflow in fp16), or use a card with bf16",
+                no_bf16.join(", ")
+            ),
+        });
+    }
     fit::rank_cards(&mut fits);
     let ranking = fit::rank_offers(&fits, &job.cost.offers, &job.cost);
     let rvb = explain::rent_vs_buy_for(&r, &fits, cards);
@@ -252,4 +266,80 @@ pub fn max_context(r: &Resolved, gpus: u32, budget_gib: f64) -> Option<u32> {
         }
     }
     Some(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(model: &str, task: Task, quant: Option<&str>) -> Estimate {
+        let job = Job {
+            model: Some(model.into()),
+            task,
+            quant: quant.map(String::from),
+            ..Default::default()
+        };
+        estimate(
+            &job,
+            ModelCatalog::bundled().expect("models"),
+            Catalog::bundled().expect("cards"),
+        )
+        .expect("estimate")
+    }
+
+    fn fit<'a>(e: &'a Estimate, id: &str) -> &'a CardFit {
+        e.fits.iter().find(|f| f.card_id == id).expect(id)
+    }
+
+    /// A bf16 job on cards without bf16 is flagged in the estimate itself: per card, as an
+    /// explanation item, and as an uncertainty.
+    #[test]
+    fn bf16_jobs_on_cards_without_bf16_are_flagged() {
+        for (task, quant) in [(Task::Infer, None), (Task::Lora, None)] {
+            let e = est("qwen2.5-7b", task, quant);
+            assert!(fit(&e, "t4").no_bf16 && fit(&e, "v100-sxm2-32gb").no_bf16);
+            assert!(!fit(&e, "a100-80gb-sxm").no_bf16);
+            let cards = e
+                .explanation
+                .iter()
+                .find_map(|x| match x {
+                    Explanation::Bf16Unsupported { card_ids, training } => {
+                        assert_eq!(*training, task.is_training());
+                        Some(card_ids.clone())
+                    }
+                    _ => None,
+                })
+                .expect("bf16_unsupported explanation");
+            assert!(cards.contains(&"v100-sxm2-32gb".to_string()), "{cards:?}");
+            assert!(e.uncertain.iter().any(|u| u.key == "bf16_unsupported"));
+        }
+        // fp16 weights: nothing to flag.
+        let e = est("qwen2.5-7b", Task::Infer, Some("fp16"));
+        assert!(!fit(&e, "t4").no_bf16);
+        assert!(!e
+            .explanation
+            .iter()
+            .any(|x| matches!(x, Explanation::Bf16Unsupported { .. })));
+        assert!(!e.uncertain.iter().any(|u| u.key == "bf16_unsupported"));
+    }
+
+    /// GDDR cards with ECC show 6.25 % less memory [S44]; HBM and GeForce cards do not.
+    #[test]
+    fn gddr_cards_with_ecc_lose_the_ecc_reserve() {
+        let e = est("qwen2.5-7b", Task::Infer, None);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let t4 = fit(&e, "t4");
+        assert!(t4.ecc_reserve);
+        assert!(
+            close(t4.usable_gib, 16.0 * 0.99 * 0.9375),
+            "{}",
+            t4.usable_gib
+        );
+        assert!(close(fit(&e, "l40s").usable_gib, 48.0 * 0.99 * 0.9375));
+        let h100 = fit(&e, "h100-sxm");
+        assert!(!h100.ecc_reserve && close(h100.usable_gib, 80.0 * 0.99));
+        assert!(close(fit(&e, "rtx-4090").usable_gib, 24.0 * 0.99));
+        // 14.85 GiB: a 7B in bf16 (14.2 GiB of weights + runtime) no longer fits one T4.
+        assert_ne!(t4.verdict, FitVerdict::FitsOn1);
+    }
 }

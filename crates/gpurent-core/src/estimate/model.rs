@@ -318,7 +318,10 @@ impl ModelCatalog {
         self.models
             .iter()
             .find(|m| m.id == want)
-            .ok_or_else(|| CoreError::invalid("model", format!("unknown model '{id}'")))
+            .ok_or_else(|| CoreError::invalid(
+                    "model",
+                    format!("unknown model '{id}': pick one from the model list, or describe a custom model by its parameter count"),
+                ))
     }
 
     pub fn quant(&self, id: &str) -> Result<&QuantFormat, CoreError> {
@@ -326,7 +329,10 @@ impl ModelCatalog {
         self.quants
             .iter()
             .find(|q| q.id == want)
-            .ok_or_else(|| CoreError::invalid("quant", format!("unknown weight format '{id}'")))
+            .ok_or_else(|| CoreError::invalid(
+                    "quant",
+                    format!("unknown weight format '{id}': use one of the listed formats (bf16, fp16, fp8, int8, nf4_dq, q4_k_m, …)"),
+                ))
     }
 }
 

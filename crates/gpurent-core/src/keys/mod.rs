@@ -159,7 +159,7 @@ impl Coded for KeyError {
             KeyError::KeyFileUnreadable { path, source } => {
                 Some(format!("{}: {source}", path.display()))
             }
-            KeyError::InvalidInput { field, .. } => Some(field.clone()),
+            KeyError::InvalidInput { field, reason } => Some(format!("{field}: {reason}")),
             KeyError::Core(e) => e.detail(),
             _ => None,
         }
@@ -216,6 +216,12 @@ mod tests {
             let e = validate_label(bad).expect_err(bad);
             assert_eq!(e.code(), "invalid_input", "{bad}");
         }
+        // What the user sees says why, not only which field.
+        let e = validate_label("").expect_err("empty");
+        assert_eq!(
+            e.detail().as_deref(),
+            Some("label: must be 1 to 64 characters")
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ use super::plan::{Host, DISK_NEEDED_MIB, DISK_TIGHT_MIB};
 use super::report::*;
 use crate::compat::{CudaVer, Ver};
 
-/// No nvcc (info), or one whose major differs from PyTorch's, newer than the driver, or off PATH.
+/// No nvcc (info); one whose major differs from PyTorch's or that is newer than the driver
+/// (`cuda_toolkit_mismatch`); a matching one off the non-interactive PATH (`cuda_toolkit_off_path`).
 pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
     if !f.sections.iter().any(|s| s == "nvcc") {
         return None;
@@ -28,17 +29,9 @@ pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
     let n = f.nvcc.release.as_deref().and_then(CudaVer::parse)?;
     let major_differs = tc.is_some_and(|c| c.major != n.major);
     let newer_than_driver = h.driver_cuda.is_some_and(|c| n > c && n.major != c.major);
-    if !(major_differs || newer_than_driver || !f.nvcc.on_path) {
+    let mismatch = major_differs || newer_than_driver;
+    if !mismatch && f.nvcc.on_path {
         return None;
-    }
-    let mut notes = vec![FixNote::OnlyForExtensions];
-    let mut cmds = match tc.filter(|_| major_differs) {
-        Some(c) => host::toolkit_install(f, c.major, c.minor).unwrap_or_default(),
-        None => Vec::new(),
-    };
-    if !f.nvcc.on_path && cmds.is_empty() {
-        notes.push(FixNote::AddCudaToPath);
-        cmds.push("export PATH=/usr/local/cuda/bin:$PATH".into());
     }
     let path = f
         .nvcc
@@ -46,6 +39,55 @@ pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
         .as_ref()
         .map(|p| format!(" ({p})"))
         .unwrap_or_default();
+    let evidence = vec![
+        format!("nvcc: release {n}{path}"),
+        format!("on PATH: {}", if f.nvcc.on_path { "yes" } else { "no" }),
+    ];
+    if !mismatch {
+        // Same CUDA as PyTorch, only off the non-interactive PATH: not a mismatch.
+        let dir = f
+            .nvcc
+            .path
+            .as_deref()
+            .and_then(|p| p.strip_suffix("/nvcc"))
+            .unwrap_or("/usr/local/cuda/bin")
+            .to_string();
+        let fx = match host::persist_path(&dir) {
+            Some(cmds) => fix(
+                FixKind::Optional,
+                cmds,
+                vec![
+                    FixNote::OnlyForExtensions,
+                    FixNote::AddCudaToPath,
+                    FixNote::ShellProfile { dir: dir.clone() },
+                ],
+            ),
+            // A directory that would need quoting inside the profile: the user adds it.
+            None => fix(
+                FixKind::Manual,
+                Vec::new(),
+                vec![FixNote::OnlyForExtensions, FixNote::AddCudaToPath],
+            ),
+        };
+        return Some(finding(
+            Diagnosis::CudaToolkitOffPath {
+                nvcc: n.to_string(),
+                torch_cuda: tc.map(|c| c.to_string()),
+                path: f.nvcc.path.clone(),
+                dir: dir.clone(),
+            },
+            Severity::Info,
+            Step::Cuda,
+            evidence,
+            fx,
+            format!("The CUDA toolkit (nvcc {n}) matches PyTorch's CUDA but {dir} is not on the PATH of non-interactive sessions: building CUDA extensions would not find nvcc. The fix adds it to ~/.bashrc and ~/.profile."),
+        ));
+    }
+    let notes = vec![FixNote::OnlyForExtensions];
+    let cmds = match tc.filter(|_| major_differs) {
+        Some(c) => host::toolkit_install(f, c.major, c.minor).unwrap_or_default(),
+        None => Vec::new(),
+    };
     Some(finding(
         Diagnosis::CudaToolkitMismatch {
             nvcc: n.to_string(),
@@ -55,9 +97,9 @@ pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
         },
         Severity::Warning,
         Step::Cuda,
-        vec![format!("nvcc: release {n}{path}")],
+        evidence,
         fix(FixKind::Optional, cmds, notes),
-        "The CUDA toolkit (nvcc) does not match PyTorch's CUDA major or the driver, or is not on PATH: building CUDA extensions would fail.".into(),
+        "The CUDA toolkit (nvcc) does not match PyTorch's CUDA major, or is newer than the driver: building CUDA extensions would fail.".into(),
     ))
 }
 

@@ -76,10 +76,21 @@ fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -> Option<Fi
             }],
         );
     }
-    let branch = req.branch.clone().unwrap_or_else(|| "R580".into());
-    let num = branch.trim_start_matches('R').to_string();
+    // Not the minimum branch (often short-lived): a supported long-term or production one.
+    let choice = match crate::compat::branches::driver_branches() {
+        Ok(b) => crate::compat::branches::recommend(b, needs, req.branch.as_deref(), DATA_AS_OF),
+        Err(_) => return fix(FixKind::DriverUpgrade, Vec::new(), Vec::new()),
+    };
+    let num = choice.branch.trim_start_matches('R').to_string();
     let mut notes = vec![
-        FixNote::DriverBranch { branch, min_driver },
+        FixNote::DriverBranch {
+            branch: choice.branch,
+            min_driver,
+            minimum_branch: choice.minimum_branch,
+            lifecycle: choice.lifecycle,
+            supported_until: choice.supported_until,
+            source: choice.source,
+        },
         FixNote::RebootFollows,
     ];
     match host::driver_upgrade(f, &num, is_datacenter(f), open_module(h)) {

@@ -118,10 +118,41 @@ pub fn toolkit_install(f: &Facts, major: u32, minor: u32) -> Option<Vec<String>>
         }
         Distro::Other => return None,
     };
-    cmds.push(format!(
-        "export PATH=/usr/local/cuda-{major}.{minor}/bin:$PATH"
-    ));
+    cmds.extend(persist_path(&format!("/usr/local/cuda-{major}.{minor}/bin")).unwrap_or_default());
     Some(cmds)
+}
+
+/// The shell profiles a persistent PATH change goes into: `~/.bashrc` is what bash reads for a
+/// non-interactive SSH command (`ssh host cmd`, which is how every gpurent step runs); `~/.profile`
+/// is what login shells read.
+pub const PROFILES: [&str; 2] = ["~/.bashrc", "~/.profile"];
+
+/// The first line of the block [`persist_path`] writes (also how it knows the block is there).
+pub fn path_block_marker(dir: &str) -> String {
+    format!("# >>> gpurent: {dir} on PATH >>>")
+}
+
+/// A command that puts `dir` on PATH for every later session: a marked block at the TOP of each
+/// of [`PROFILES`] (before a `.bashrc`'s "not interactive: return" guard), added once (re-running
+/// changes nothing), that prepends `dir` only when PATH lacks it. An `export PATH=…` run as its
+/// own command would end with its shell and change nothing. `None` when `dir` has characters
+/// that would need quoting inside the block: the fix is then shown as a manual step.
+pub fn persist_path(dir: &str) -> Option<Vec<String>> {
+    let plain = !dir.is_empty()
+        && dir.starts_with('/')
+        && dir
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+'));
+    if !plain {
+        return None;
+    }
+    let marker = path_block_marker(dir);
+    let line =
+        format!(r#"case ":$PATH:" in *":{dir}:"*) ;; *) PATH="{dir}:$PATH"; export PATH ;; esac"#);
+    Some(vec![format!(
+        "for f in {}; do grep -qsF '{marker}' \"$f\" || {{ {{ printf '%s\\n' '{marker}' '{line}' '# <<< gpurent <<<'; cat \"$f\" 2>/dev/null || :; }} > \"$f.gpurent\" && cat \"$f.gpurent\" > \"$f\" && rm -f \"$f.gpurent\"; }}; done",
+        PROFILES.join(" ")
+    )])
 }
 
 /// Commands that install Python 3 with venv and pip.

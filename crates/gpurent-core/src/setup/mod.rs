@@ -12,10 +12,11 @@ pub mod parse;
 pub mod pip;
 pub mod plan;
 pub mod probe;
+pub mod redact;
 pub mod report;
 pub mod verify;
 
 pub use diagnose::diagnose;
 pub use facts::*;
 pub use report::*;
-pub use verify::{VerifiedGpu, VerifyReport};
+pub use verify::{VerifiedGpu, VerifyIssue, VerifyReport};

@@ -10,11 +10,36 @@ use super::facts::{Facts, TorchState};
 use super::report::{DataFlag, FixNote, PlanEnv, TorchPlan, WheelSource};
 use crate::compat::{arch_runs, parse_cc, Compat, CudaVer, RunSupport, TorchWheel, Ver};
 use crate::error::CoreError;
+use crate::remote::quote::shell_quote;
 
 const MIRRORS_CSV: &str = include_str!("../../data/pytorch-mirrors.csv");
 
 /// Where gpurent puts its own virtual environment (the probe prefers it once it exists).
 pub const VENV: &str = "~/gpurent-venv";
+/// A remote path as one shell word: left as is when it has only plain characters (so the
+/// common `/usr/bin/python3` reads as usual), `~/rest` keeps its tilde for the host's shell to
+/// expand, anything else goes through [`shell_quote`].
+pub fn sh_path(p: &str) -> Result<String, CoreError> {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@' | '%' | '=')
+            })
+    };
+    let quote = |s: &str| {
+        shell_quote(s).map_err(|_| CoreError::invalid("path", "a path from the probe contains a NUL byte, which no command line can carry; re-run the check"))
+    };
+    if plain(p) {
+        return Ok(p.to_string());
+    }
+    match p.strip_prefix("~/") {
+        Some(rest) if plain(rest) => Ok(p.to_string()),
+        Some(rest) => Ok(format!("~/{}", quote(rest)?)),
+        None => quote(p),
+    }
+}
+
 /// Below this much free disk an install is not attempted (torch CUDA wheels + deps ≈ 7 GiB).
 pub const DISK_NEEDED_MIB: u64 = 10 * 1024;
 /// Below this much, pip's cache is skipped.
@@ -233,7 +258,14 @@ fn packages(w: &TorchWheel, local_label: bool) -> Vec<String> {
 }
 
 /// The pip command for a wheel from a source, run with `py`.
-fn pip_command(py: &str, w: &TorchWheel, src: &Source, force: bool, no_cache: bool) -> String {
+fn pip_command(
+    py: &str,
+    w: &TorchWheel,
+    src: &Source,
+    force: bool,
+    no_cache: bool,
+) -> Result<String, CoreError> {
+    let py = sh_path(py)?;
     let tail: Vec<&str> = w.pip_command.split_whitespace().skip(2).collect();
     let mut cmd = match (src.kind, &src.mirror) {
         (WheelSource::MirrorIndex, Some(m)) => format!(
@@ -260,7 +292,7 @@ fn pip_command(py: &str, w: &TorchWheel, src: &Source, force: bool, no_cache: bo
     if no_cache {
         cmd.push_str(" --no-cache-dir");
     }
-    cmd
+    Ok(cmd)
 }
 
 /// The best wheel for `python` with a reachable source, and that source.
@@ -293,14 +325,18 @@ fn pick<'a>(
     )))
 }
 
-/// The conda base prefix from `conda env list` (`base  *  /opt/conda`).
+/// The conda base prefix from `conda env list` (`base  *  /opt/conda`; the prefix may contain
+/// spaces).
 fn conda_base(f: &Facts) -> Option<String> {
-    f.python
-        .conda_envs
-        .iter()
-        .find(|l| l.split_whitespace().next() == Some("base"))
-        .and_then(|l| l.split_whitespace().last())
-        .map(String::from)
+    f.python.conda_envs.iter().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("base")?;
+        if !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
+        let rest = rest.trim_start();
+        let prefix = rest.strip_prefix('*').unwrap_or(rest).trim();
+        (!prefix.is_empty()).then(|| prefix.to_string())
+    })
 }
 
 /// Make the install plan, or say why none exists.
@@ -346,7 +382,7 @@ pub fn plan(
                 if !f.python.venv_module {
                     commands.extend(super::host::venv_module_install(f));
                 }
-                commands.push(format!("{py_exec} -m venv {VENV}"));
+                commands.push(format!("{} -m venv {VENV}", sh_path(&py_exec)?));
                 notes.push(FixNote::NewVenv { path: VENV.into() });
                 PlanEnv::NewVenv {
                     path: VENV.into(),
@@ -404,8 +440,9 @@ pub fn plan(
                 let ver = best.python_max.clone();
                 let name = format!("gpurent-py{ver}");
                 let py = format!("{root}/envs/{name}/bin/python");
+                let q = sh_path(&py)?;
                 commands.push(format!(
-                    "[ -x {py} ] || conda create -y -n {name} python={ver}"
+                    "[ -x {q} ] || conda create -y -n {name} python={ver}"
                 ));
                 notes.push(FixNote::NewCondaEnv {
                     name,
@@ -418,7 +455,7 @@ pub fn plan(
             let Some(c) = pick(f, compat, host, Some(&ver), pin.as_ref())? else {
                 return Ok(Err(unsupported));
             };
-            commands.push(format!("{base} -m venv {VENV}"));
+            commands.push(format!("{} -m venv {VENV}", sh_path(&base)?));
             notes.push(FixNote::NewVenv { path: VENV.into() });
             (
                 c,
@@ -475,7 +512,7 @@ pub fn plan(
             url: index_url.clone(),
         });
     }
-    commands.push(pip_command(&python, w, &src, force, no_cache));
+    commands.push(pip_command(&python, w, &src, force, no_cache)?);
     let py_mm = match &host.python {
         Some(p)
             if w.supports_python(p)

@@ -109,12 +109,23 @@ pub enum Diagnosis {
     CudaToolkitMissing {
         torch_cuda: Option<String>,
     },
-    /// `nvcc`'s major differs from the wheel's, or it is newer than the driver.
+    /// `nvcc`'s major differs from the wheel's, or it is newer than the driver (a real mismatch;
+    /// `on_path` only says whether it is also off PATH).
     CudaToolkitMismatch {
         nvcc: String,
         torch_cuda: Option<String>,
         driver_cuda: Option<String>,
         on_path: bool,
+    },
+    /// `nvcc` matches (same CUDA major as PyTorch, not newer than the driver) but is not on the
+    /// PATH of a non-interactive session (`dir`, e.g. `/usr/local/cuda/bin`, is not in it).
+    CudaToolkitOffPath {
+        nvcc: String,
+        torch_cuda: Option<String>,
+        /// Where it is (`/usr/local/cuda/bin/nvcc`).
+        path: Option<String>,
+        /// The directory to put on PATH.
+        dir: String,
     },
     /// A container: the driver belongs to the host machine and cannot be changed from here.
     ContainerDriverFixed {
@@ -156,6 +167,7 @@ impl Diagnosis {
             Diagnosis::PythonUnsupportedByTorch { .. } => "python_unsupported_by_torch",
             Diagnosis::CudaToolkitMissing { .. } => "cuda_toolkit_missing",
             Diagnosis::CudaToolkitMismatch { .. } => "cuda_toolkit_mismatch",
+            Diagnosis::CudaToolkitOffPath { .. } => "cuda_toolkit_off_path",
             Diagnosis::ContainerDriverFixed { .. } => "container_driver_fixed",
             Diagnosis::DiskLow { .. } => "disk_low",
             Diagnosis::PytorchIndexUnreachable { .. } => "pytorch_index_unreachable",
@@ -227,15 +239,27 @@ pub enum FixNote {
         min_cuda: String,
         min_driver: Option<String>,
     },
-    /// Install at least this driver branch.
+    /// Install this driver branch: the lowest supported long-term or production branch at or
+    /// above `minimum_branch` (the minimum for the needed CUDA), or the minimum itself when no
+    /// supported one is (then `lifecycle` says what it is). `source`: NVIDIA's branch page.
     DriverBranch {
         branch: String,
         min_driver: Option<String>,
+        minimum_branch: Option<String>,
+        lifecycle: crate::compat::branches::BranchLifecycle,
+        /// End of life (`YYYY-MM`), when the data has it.
+        supported_until: Option<String>,
+        source: String,
     },
     /// Only needed to compile CUDA extensions (flash-attn from source, apex, custom ops).
     OnlyForExtensions,
     /// nvcc exists at /usr/local/cuda/bin but is not on PATH.
     AddCudaToPath,
+    /// The fix puts `dir` on PATH for later sessions: a block marked "gpurent" at the top of
+    /// `~/.bashrc` and `~/.profile`, added once.
+    ShellProfile {
+        dir: String,
+    },
     /// Provider-side fault: reboot or replace the instance.
     ProviderFault,
 }

@@ -65,15 +65,96 @@ impl VerifiedGpu {
     }
 }
 
+/// Why the GPU check did not pass, typed: the UI translates by `code` and fills in the fields
+/// (stable snake_case codes, added never renamed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "code")]
+pub enum VerifyIssue {
+    /// `import torch` failed in the interpreter the check ran with (`detail`: the exception).
+    #[serde(rename = "verify_torch_import_failed")]
+    TorchImportFailed { detail: String },
+    /// torch imports, but `torch.cuda.is_available()` is False.
+    #[serde(rename = "verify_cuda_unavailable")]
+    CudaUnavailable { torch: Option<String> },
+    /// The matmul or copy failed on a GPU (`detail`: the exception, e.g. CUDA out of memory).
+    #[serde(rename = "verify_gpu_check_failed")]
+    GpuCheckFailed {
+        gpu_index: Option<u32>,
+        detail: String,
+    },
+    /// The interpreter exited with an error before the check said why (`stderr_line`: its last
+    /// line of stderr, e.g. "No such file or directory").
+    #[serde(rename = "verify_interpreter_failed")]
+    InterpreterFailed {
+        python: String,
+        exit_status: Option<i32>,
+        stderr_line: String,
+    },
+}
+
+impl VerifyIssue {
+    /// The stable code (the serde tag).
+    pub fn code(&self) -> &'static str {
+        match self {
+            VerifyIssue::TorchImportFailed { .. } => "verify_torch_import_failed",
+            VerifyIssue::CudaUnavailable { .. } => "verify_cuda_unavailable",
+            VerifyIssue::GpuCheckFailed { .. } => "verify_gpu_check_failed",
+            VerifyIssue::InterpreterFailed { .. } => "verify_interpreter_failed",
+        }
+    }
+
+    /// The typed form of one of the script's `error=` lines.
+    fn from_script_line(line: &str) -> VerifyIssue {
+        if let Some(d) = line.strip_prefix("import torch: ") {
+            return VerifyIssue::TorchImportFailed { detail: d.into() };
+        }
+        if let Some((n, d)) = line
+            .strip_prefix("gpu ")
+            .and_then(|r| r.split_once(": "))
+            .and_then(|(n, d)| Some((n.trim().parse::<u32>().ok()?, d)))
+        {
+            return VerifyIssue::GpuCheckFailed {
+                gpu_index: Some(n),
+                detail: d.into(),
+            };
+        }
+        VerifyIssue::GpuCheckFailed {
+            gpu_index: None,
+            detail: line.into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct VerifyReport {
     pub torch: Option<String>,
     pub torch_cuda: Option<String>,
     pub cuda_available: bool,
     pub gpus: Vec<VerifiedGpu>,
+    /// English text of the problems (as the script printed them; kept for `--json` readers).
     pub errors: Vec<String>,
+    /// The same problems typed, with codes and fields: what the UI translates.
+    pub issues: Vec<VerifyIssue>,
     /// PyTorch works on every GPU and none looks off.
     pub ok: bool,
+}
+
+impl VerifyReport {
+    /// Record a problem found outside the script (its English text goes to `errors` too).
+    pub fn push_issue(&mut self, issue: VerifyIssue) {
+        if let VerifyIssue::InterpreterFailed {
+            python,
+            exit_status,
+            stderr_line,
+        } = &issue
+        {
+            self.errors.push(format!(
+                "{python} exited with {exit_status:?}: {stderr_line}"
+            ));
+        }
+        self.issues.push(issue);
+        self.ok = false;
+    }
 }
 
 /// Parse the script's output and compare every GPU with its catalog card.
@@ -91,7 +172,10 @@ pub fn parse(raw: &str) -> Result<VerifyReport, CoreError> {
             "torch" => r.torch = Some(v.to_string()),
             "torch_cuda" => r.torch_cuda = Some(v.to_string()).filter(|c| c != "None"),
             "available" => r.cuda_available = v == "True",
-            "error" => r.errors.push(v.to_string()),
+            "error" => {
+                r.errors.push(v.to_string());
+                r.issues.push(VerifyIssue::from_script_line(v));
+            }
             "device" if f.len() >= 4 => {
                 let name = f[1..f.len() - 2].join("|");
                 r.gpus.push(VerifiedGpu {
@@ -155,6 +239,11 @@ pub fn parse(raw: &str) -> Result<VerifyReport, CoreError> {
             }
         }
     }
+    if r.torch.is_some() && !r.cuda_available {
+        r.issues.push(VerifyIssue::CudaUnavailable {
+            torch: r.torch.clone(),
+        });
+    }
     r.ok = r.cuda_available
         && !r.gpus.is_empty()
         && r.errors.is_empty()
@@ -198,9 +287,50 @@ mod tests {
         let r = parse("verify_version=1\ntorch=2.3.0+cpu\ntorch_cuda=None\navailable=False\n")
             .expect("parse");
         assert!(!r.ok && !r.cuda_available && r.torch_cuda.is_none());
+        assert_eq!(
+            r.issues,
+            vec![VerifyIssue::CudaUnavailable {
+                torch: Some("2.3.0+cpu".into())
+            }]
+        );
         let r = parse("available=True\ndevice=0|NVIDIA TITAN V|7.0|12884901888\nmatmul=0|float16|8192|20|0.1|110.0\n").expect("parse");
         assert_eq!(r.gpus[0].suspicions, vec![Suspicion::UnknownCard]);
         assert!(r.ok, "an unknown card is not suspect, just not compared");
+    }
+
+    /// The UI translates verify problems by code: every one is typed, with its fields.
+    #[test]
+    fn verify_problems_are_typed_with_codes_and_fields() {
+        let r = parse(
+            "verify_version=1\nerror=import torch: ModuleNotFoundError: No module named 'torch'\n",
+        )
+        .expect("parse");
+        assert_eq!(
+            r.issues,
+            vec![VerifyIssue::TorchImportFailed {
+                detail: "ModuleNotFoundError: No module named 'torch'".into()
+            }]
+        );
+        let r = parse("torch=2.8.0+cu128\navailable=True\ndevice=0|NVIDIA H100 80GB HBM3|9.0|85520809984\nerror=gpu 0: OutOfMemoryError: CUDA out of memory\n").expect("parse");
+        assert_eq!(r.issues[0].code(), "verify_gpu_check_failed");
+        assert_eq!(
+            r.issues[0],
+            VerifyIssue::GpuCheckFailed {
+                gpu_index: Some(0),
+                detail: "OutOfMemoryError: CUDA out of memory".into()
+            }
+        );
+        let mut r = VerifyReport::default();
+        r.push_issue(VerifyIssue::InterpreterFailed {
+            python: "~/gpurent-venv/bin/python".into(),
+            exit_status: Some(127),
+            stderr_line: "not found".into(),
+        });
+        let json = serde_json::to_value(&r.issues[0]).expect("json");
+        assert_eq!(json["code"], "verify_interpreter_failed");
+        assert_eq!(json["exit_status"], 127);
+        assert_eq!(json["python"], "~/gpurent-venv/bin/python");
+        assert!(!r.ok);
     }
 
     #[test]

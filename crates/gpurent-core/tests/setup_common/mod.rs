@@ -45,6 +45,7 @@ macro_rules! for_each_scenario {
             gpu_busy,
             debian_externally_managed,
             toolkit_mismatch_off_path,
+            toolkit_off_path,
         );
     };
 }
