@@ -274,8 +274,20 @@ function verifyCard(v) {
     card.append(el('p', { 'data-suspect': String(g.suspicions.length > 0), text: pct === null ? t('setup.verify.nospec', base) : t('setup.verify.ok', { ...base, pct }) }));
     for (const x of g.suspicions) card.append(el('p', { class: x.key === 'unknown_card' ? 'muted' : 'bad-text', 'data-suspicion': x.key, text: suspicionText(x) }));
   }
-  for (const e of v.errors) card.append(verifyError(e));
+  // Typed problems are translated by code; the English `errors` are shown (as details) only when
+  // the check reported something it has no code for.
+  if (v.issues.length > 0) for (const i of v.issues) card.append(verifyIssue(i));
+  else for (const e of v.errors) card.append(verifyError(e));
   return card;
+}
+
+/** @param {import('../../bindings/VerifyIssue').VerifyIssue} i */
+function verifyIssue(i) {
+  const { code, ...rest } = i;
+  /** @type {Record<string, string | number>} */
+  const p = {};
+  for (const [k, v] of Object.entries(rest)) p[k] = typeof v === 'number' ? v : String(v ?? '?');
+  return el('p', { class: 'bad-text', 'data-verify-error': code, text: t(`setup.verify.issue.${code}`, p) });
 }
 
 /**
