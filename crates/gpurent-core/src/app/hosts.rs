@@ -545,11 +545,9 @@ impl App {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
         self.host_agent_add(env, &key, Some(12 * 3600))?;
-        launch::spawn_first(&launch::terminal_commands(
-            launch::Os::current(),
-            &cfg.alias,
-        ))
-        .map_err(|e| RemoteError::invalid("terminal", format!("no terminal could be started: {e}")))
+        let started =
+            launch::spawn_first(&launch::terminal_commands(launch::Os::current(), &cfg.alias))?;
+        Ok(started.argv)
     }
 
     /// Open the host in VS Code Remote-SSH (config block + agent, then the `vscode://` link).
@@ -560,10 +558,7 @@ impl App {
         launch::spawn_first(&[launch::open_uri_command(
             launch::Os::current(),
             &cfg.vscode_uri,
-        )])
-        .map_err(|e| {
-            RemoteError::invalid("vscode", format!("the link could not be opened: {e}"))
-        })?;
+        )])?;
         Ok(cfg.vscode_uri)
     }
 
