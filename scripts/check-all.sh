@@ -24,6 +24,11 @@ node scripts/check-i18n.mjs
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
+step "cross-platform type-check: core, CLI and app for Windows (x86_64-pc-windows-gnu) and macOS (aarch64-apple-darwin)"
+# Debian's rustc-web + std sources, mingw-w64 and zig (PyPI); cached under ~/.cache/gpurent-cross,
+# its own target dir target/cross. Fails on a Unix-only (or Linux-only) API in shared code.
+bash scripts/cross-check.sh
+
 step "unit and integration tests (bindings drift, real loopback sshd, fake GPU hosts)"
 # The SSH tests log in as a test user on a loopback sshd they start themselves; creating the user
 # needs root, once, and the fixture runs as root. Here a missing fixture FAILS the SSH tests (with

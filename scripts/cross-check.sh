@@ -110,6 +110,50 @@ EOF
   chmod +x "$cache/zig-cc" "$cache/zig-ar"
 }
 
+# A canary crate that uses Linux- and Unix-only APIs. It must FAIL to check for each target, with
+# the error naming the module that target lacks: proof that the check really compiles for that
+# OS (a toolchain that quietly checked for the host would pass it). Same profile as the
+# workspace so the std built for gpurent is reused.
+canary="$target_dir/canary"
+mkdir -p "$canary/src"
+cat >"$canary/Cargo.toml" <<'EOF2'
+[package]
+name = "gpurent-cross-canary"
+version = "0.0.0"
+edition = "2021"
+[workspace]
+[profile.dev]
+debug = "line-tables-only"
+[profile.dev.package."*"]
+opt-level = 1
+debug = false
+EOF2
+cat >"$canary/src/lib.rs" <<'EOF2'
+// Must not compile for Windows (no std::os::unix) nor for macOS (no std::os::linux).
+pub fn mode(m: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode()
+}
+pub fn inode(m: &std::fs::Metadata) -> u64 {
+    use std::os::linux::fs::MetadataExt;
+    m.st_ino()
+}
+EOF2
+canary() { # $1 = target triple, $2 = the module it must report missing
+  local out
+  if out=$(CARGO_TARGET_DIR="$target_dir" cargo check -q -Zbuild-std=std,panic_abort \
+             --manifest-path "$canary/Cargo.toml" --target "$1" 2>&1); then
+    echo "error: the canary using std::os::$2 type-checked for $1: this check proves nothing" >&2
+    status=1
+  elif grep -q "cannot find \`$2\` in \`os\`" <<<"$out"; then
+    echo "--- canary: std::os::$2 is refused for $1, as it must be"
+  else
+    printf '%s\n' "$out" >&2
+    echo "error: the canary failed for $1, but not on std::os::$2 (toolchain broken?)" >&2
+    status=1
+  fi
+}
+
 status=0
 check() { # $1 = target triple
   local t=$1 t_env
@@ -128,12 +172,12 @@ check() { # $1 = target triple
 
 for t in "${targets[@]}"; do
   case "$t" in
-    windows) check x86_64-pc-windows-gnu ;;
+    windows) canary x86_64-pc-windows-gnu unix; check x86_64-pc-windows-gnu ;;
     macos)
       zig_env
       export CC_aarch64_apple_darwin="$cache/zig-cc" AR_aarch64_apple_darwin="$cache/zig-ar"
       export MACOSX_DEPLOYMENT_TARGET=11.0
-      check aarch64-apple-darwin ;;
+      canary aarch64-apple-darwin linux; check aarch64-apple-darwin ;;
     *) echo "usage: $0 [windows|macos ...]" >&2; exit 2 ;;
   esac
 done
