@@ -545,8 +545,10 @@ impl App {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
         self.host_agent_add(env, &key, Some(12 * 3600))?;
-        let started =
-            launch::spawn_first(&launch::terminal_commands(launch::Os::current(), &cfg.alias))?;
+        let started = launch::spawn_first(&launch::terminal_commands(
+            launch::Os::current(),
+            &cfg.alias,
+        ))?;
         Ok(started.argv)
     }
 

@@ -91,6 +91,12 @@ pub fn local_rel_for(os: Os, name: &[u8]) -> Result<PathBuf, TransferError> {
     Ok(out)
 }
 
+/// A host's name as a local path for matching excludes and for messages only (lossy where the
+/// name is not UTF-8 on Windows; exact on Unix). Files are written through [`local_rel`].
+pub fn match_path(name: &[u8]) -> PathBuf {
+    unix_path(name)
+}
+
 #[cfg(unix)]
 fn unix_path(name: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
