@@ -55,4 +55,9 @@ step "end-to-end journeys in the real app (Xvfb + WebKitWebDriver)"
 cargo build --locked -p gpurent-app
 bash scripts/e2e.sh
 
+step "installer: a debug .deb through the Tauri bundler (release installers: scripts/build-installers.sh)"
+# Proves the bundle config (icons, deb metadata) on every run for ~1 min; a release build would
+# cost ~10 min more on 2 cores.
+(cd src-tauri && npx --no-install tauri build --debug --ci --bundles deb)
+
 step "all checks passed in $(( $(date +%s) - t0 )) s"

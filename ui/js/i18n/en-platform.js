@@ -6,6 +6,7 @@ export default {
   'error.launch_refused': 'macOS did not allow gpurent to control Terminal. Allow it in System Settings → Privacy & Security → Automation, then try again.',
   'error.launch_failed': 'The program started but reported an error.',
   'error.name_not_representable': 'A file name cannot be used on this computer (for example a name Windows reserves, or with : ? * | in it). Rename it on the host and try again.',
+  'hosts.sshconfig.noagent.short': 'No ssh-agent is running, so terminal logins cannot use the key yet.',
   'agent.hint.windows_service': 'Start the “OpenSSH Authentication Agent” service once, in PowerShell as administrator: Get-Service ssh-agent | Set-Service -StartupType Automatic; Start-Service ssh-agent',
   'agent.hint.macos_launchd': 'macOS runs ssh-agent for you: log out and in again, or start gpurent from the Dock, so it can find it.',
   'agent.hint.eval_ssh_agent': 'Start one in the shell you start gpurent from: eval "$(ssh-agent -s)" (or use your desktop’s agent).',

@@ -21,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::launch::{hide_console, Os};
@@ -33,7 +33,7 @@ pub const WINDOWS_AGENT_PIPE: &str = r"\\.\pipe\openssh-ssh-agent";
 
 /// What a user without a running agent should do, per OS. The UI translates it (and shows the
 /// command); the English here is documentation only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentHint {
     /// Windows: start the "OpenSSH Authentication Agent" service, once, in an administrator
@@ -57,7 +57,7 @@ pub fn no_agent_hint(os: Os) -> AgentHint {
 }
 
 /// How long the agent keeps a key gpurent loaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AgentKeep {
     /// Forgotten after this many seconds (`ssh-add -t`).

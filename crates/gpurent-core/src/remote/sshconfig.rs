@@ -11,7 +11,7 @@
 //!   ([`crate::fsperm`]: 0600, or on Windows an ACL for the user alone).
 //! - `IdentityFile` points at an exported PUBLIC key with `IdentitiesOnly yes`: OpenSSH then asks
 //!   the agent for the matching private key, which therefore never touches the disk. Loading it:
-//!   [`agent_add`] pipes the PEM into `ssh-add -` (stdin); where no agent runs
+//!   [`crate::remote::agent::add`] pipes the PEM into `ssh-add -` (stdin); where no agent runs
 //!   ([`agent_socket`] is `None`), the user is told so (per OS: [`crate::remote::agent`]).
 //! - `UserKnownHostsFile` lists the user's own file and gpurent's file of pinned keys, so the
 //!   first `ssh gpurent-<label>` does not ask again.
@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::CoreError;
 use crate::remote::error::RemoteError;
-use crate::secret::Secret;
 
 /// The alias for a host label.
 pub fn alias(label: &str) -> String {
@@ -263,16 +262,6 @@ pub fn vscode_uri(label: &str, remote_path: &str) -> String {
 /// launchd on macOS, the OpenSSH service's named pipe on Windows).
 pub fn agent_socket(ssh_auth_sock: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     crate::remote::agent::agent_socket(ssh_auth_sock)
-}
-
-/// Load a plaintext private key into the agent through `ssh-add -` (stdin), asking for a
-/// lifetime where the agent supports one ([`crate::remote::agent::add`] says how long it keeps it).
-pub fn agent_add(
-    socket: Option<&Path>,
-    pem: &Secret,
-    lifetime_s: Option<u32>,
-) -> Result<(), RemoteError> {
-    crate::remote::agent::add(socket, pem, lifetime_s).map(|_| ())
 }
 
 #[cfg(test)]
