@@ -14,7 +14,8 @@
 #   - OpenSSL: a check needs only its headers; Debian's are linked into a fake prefix per target
 #     and OPENSSL_NO_VENDOR=1 skips building the vendored OpenSSL (a release build does build it).
 #
-# Usage: scripts/cross-check.sh [windows|macos ...]   (default: both)
+# Usage: scripts/cross-check.sh [windows|macos|wine-tests ...]   (default: windows macos;
+#        wine-tests, not in CI, runs gpurent-core's unit tests for Windows under Wine)
 # Env:   GPURENT_CROSS_TARGET_DIR  cargo target dir (default: target/cross; it is rebuildable)
 #        GPURENT_CROSS_CACHE       toolchain cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/gpurent-cross)
 # Exit status: non-zero when anything fails to type-check for any target.
@@ -172,6 +173,47 @@ check() { # $1 = target triple
   fi
 }
 
+# Optional, not in CI (cold: ~15 min more, OpenSSL is built from source for Windows; then ~40 s):
+# link gpurent-core's unit tests for x86_64-pc-windows-gnu and run them under Debian's Wine 8.
+# Wine 8 lacks bcryptprimitives.dll (Rust's std takes random bytes from its ProcessPrng), so a
+# two-line stand-in over advapi32's RtlGenRandom is compiled with mingw into the Wine prefix.
+wine_tests() {
+  local t=x86_64-pc-windows-gnu prefix="$cache/wineprefix"
+  if ! dpkg -s wine64 >/dev/null 2>&1; then
+    $SUDO apt-get install -y -q --no-install-recommends wine64
+  fi
+  mkdir -p "$cache/wine-stub"
+  if [ ! -e "$prefix/drive_c/windows/system32/bcryptprimitives.dll" ]; then
+    cat >"$cache/wine-stub/bcryptprimitives.c" <<'EOF2'
+#include <windows.h>
+BOOLEAN WINAPI SystemFunction036(PVOID buf, ULONG len); /* RtlGenRandom */
+__declspec(dllexport) BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T len) {
+  while (len > 0) {
+    ULONG n = len > 0x7fffffff ? 0x7fffffff : (ULONG)len;
+    if (!SystemFunction036(data, n)) return FALSE;
+    data += n; len -= n;
+  }
+  return TRUE;
+}
+EOF2
+    x86_64-w64-mingw32-gcc -shared -O2 -o "$cache/wine-stub/bcryptprimitives.dll" \
+      "$cache/wine-stub/bcryptprimitives.c" -ladvapi32
+    WINEPREFIX="$prefix" WINEDEBUG=-all /usr/lib/wine/wine64 cmd /c exit >/dev/null 2>&1 || true
+    cp "$cache/wine-stub/bcryptprimitives.dll" "$prefix/drive_c/windows/system32/"
+  fi
+  printf '\n--- gpurent-core unit tests for %s under Wine\n' "$t"
+  # Linking needs real OpenSSL libraries: the vendored build (no header-only prefix here).
+  if env -u OPENSSL_NO_VENDOR -u OPENSSL_STATIC CARGO_TARGET_DIR="$target_dir" \
+       WINEPREFIX="$prefix" WINEDEBUG=-all \
+       CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=/usr/lib/wine/wine64 \
+       cargo test --locked -Zbuild-std=std,panic_abort --target "$t" -p gpurent-core --lib; then
+    echo "--- wine tests: ok"
+  else
+    echo "--- wine tests: FAILED" >&2
+    status=1
+  fi
+}
+
 for t in "${targets[@]}"; do
   case "$t" in
     windows) canary x86_64-pc-windows-gnu unix; check x86_64-pc-windows-gnu ;;
@@ -180,7 +222,8 @@ for t in "${targets[@]}"; do
       export CC_aarch64_apple_darwin="$cache/zig-cc" AR_aarch64_apple_darwin="$cache/zig-ar"
       export MACOSX_DEPLOYMENT_TARGET=11.0
       canary aarch64-apple-darwin linux; check aarch64-apple-darwin ;;
-    *) echo "usage: $0 [windows|macos ...]" >&2; exit 2 ;;
+    wine-tests) wine_tests ;;
+    *) echo "usage: $0 [windows|macos|wine-tests ...]" >&2; exit 2 ;;
   esac
 done
 exit $status

@@ -383,11 +383,10 @@ impl Read for ChanReader<'_, '_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn links_left_in_a_temp_folder_are_removed_without_touching_their_targets() {
         let t = tempfile::tempdir().expect("tmp");
