@@ -24,6 +24,11 @@ node scripts/check-i18n.mjs
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
+step "cross-platform type-check: core, CLI and app for Windows (x86_64-pc-windows-gnu) and macOS (aarch64-apple-darwin)"
+# Debian's rustc-web + std sources, mingw-w64 and zig (PyPI); cached under ~/.cache/gpurent-cross,
+# its own target dir target/cross. Fails on a Unix-only (or Linux-only) API in shared code.
+bash scripts/cross-check.sh
+
 step "unit and integration tests (bindings drift, real loopback sshd, fake GPU hosts)"
 # The SSH tests log in as a test user on a loopback sshd they start themselves; creating the user
 # needs root, once, and the fixture runs as root. Here a missing fixture FAILS the SSH tests (with
@@ -49,5 +54,10 @@ done
 step "end-to-end journeys in the real app (Xvfb + WebKitWebDriver)"
 cargo build --locked -p gpurent-app
 bash scripts/e2e.sh
+
+step "installer: a debug .deb through the Tauri bundler (release installers: scripts/build-installers.sh)"
+# Proves the bundle config (icons, deb metadata) on every run for ~1 min; a release build would
+# cost ~10 min more on 2 cores.
+(cd src-tauri && npx --no-install tauri build --debug --ci --bundles deb)
 
 step "all checks passed in $(( $(date +%s) - t0 )) s"

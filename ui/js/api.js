@@ -162,10 +162,13 @@ export const setupFix = (label, code, onProgress) => withUnlock(() => invoke('se
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
 export const setupVerify = (label, onProgress) => withUnlock(() => invoke('setup_verify', { label, onProgress: channel(onProgress) }));
 
-/** @param {string} label @returns {Promise<string[]>} */
+/** @typedef {import('../bindings/Opened').Opened} Opened */
+/** @typedef {import('../bindings/AgentKeep').AgentKeep} AgentKeep */
+
+/** @param {string} label @returns {Promise<Opened>} */
 export const hostOpenTerminal = (label) => withUnlock(() => invoke('host_open_terminal', { label }));
 
-/** @param {string} label @returns {Promise<string>} */
+/** @param {string} label @returns {Promise<Opened>} */
 export const hostOpenVscode = (label) => withUnlock(() => invoke('host_open_vscode', { label }));
 
 /** @typedef {import('../bindings/RemoteListing').RemoteListing} RemoteListing */

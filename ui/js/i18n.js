@@ -4,12 +4,14 @@ import en from './i18n/en.js';
 import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
 import enFiles from './i18n/en-files.js';
+import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
 import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
 import zhFiles from './i18n/zh-CN-files.js';
+import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 
@@ -18,8 +20,8 @@ import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform },
 };
 
 /** @type {Language} */

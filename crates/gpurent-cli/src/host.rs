@@ -420,7 +420,13 @@ fn run(app: &App, cmd: &HostCommand) -> Result<(), RemoteError> {
             }
             println!("Connect with: {}\nVS Code: {}", r.ssh_command, r.vscode_uri);
             if !r.agent_running {
-                println!("No ssh-agent is running: start one (eval $(ssh-agent)) and rerun with --agent.");
+                use gpurent_core::remote::agent::AgentHint;
+                let how = match r.agent_hint {
+                    AgentHint::WindowsService => "start the OpenSSH Authentication Agent service (administrator PowerShell: Get-Service ssh-agent | Set-Service -StartupType Automatic; Start-Service ssh-agent)",
+                    AgentHint::MacosLaunchd => "log out and in again so launchd's SSH_AUTH_SOCK reaches this shell",
+                    AgentHint::EvalSshAgent => "start one: eval \"$(ssh-agent -s)\"",
+                };
+                println!("No ssh-agent is running: {how}, then rerun with --agent.");
             }
             Ok(())
         }

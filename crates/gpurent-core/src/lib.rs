@@ -33,6 +33,7 @@ pub mod compat;
 pub mod error;
 pub mod estimate;
 pub mod events;
+pub mod fsperm;
 pub mod hostparse;
 pub mod ipc;
 pub mod keys;

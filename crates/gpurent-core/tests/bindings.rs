@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
-use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, SshConfigResult};
+use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
@@ -54,6 +54,7 @@ fn export_all(dir: &Path) {
         HostAddRequest,
         KeyInstallReport,
         SshConfigResult,
+        Opened,
         LocalFitReport,
         PasteAdd,
         HostReport,

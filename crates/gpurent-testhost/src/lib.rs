@@ -18,6 +18,10 @@
 //! how to enable the suite, so neither CI nor a developer running the README's command can skip
 //! the SSH tests silently.
 
+// The fixtures are Unix-only (sshd, uids, symlinks); elsewhere the crate is empty, so gpurent-core's
+// unit tests (which never use it) still build for other targets.
+#![cfg(unix)]
+
 pub mod fakegpu;
 mod net;
 mod sshd;

@@ -1,7 +1,7 @@
 //! Hosts: paste any platform's SSH command, pin the host key, install our key, check, ssh config.
 
-use gpurent_core::app::hosts::SshConfigResult;
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
+use gpurent_core::app::hosts::{Opened, SshConfigResult};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::events::Progress;
 use gpurent_core::hostparse::ParsedHostSummary;
@@ -89,16 +89,13 @@ pub async fn host_delete(state: State<'_, AppState>, label: String) -> CmdResult
 /// Loads the key into ssh-agent (`ssh-add`) and starts a terminal: processes, so the blocking
 /// pool.
 #[tauri::command]
-pub async fn host_open_terminal(
-    state: State<'_, AppState>,
-    label: String,
-) -> CmdResult<Vec<String>> {
+pub async fn host_open_terminal(state: State<'_, AppState>, label: String) -> CmdResult<Opened> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.host_open_terminal(&label, &env).map_err(err)).await
 }
 
 #[tauri::command]
-pub async fn host_open_vscode(state: State<'_, AppState>, label: String) -> CmdResult<String> {
+pub async fn host_open_vscode(state: State<'_, AppState>, label: String) -> CmdResult<Opened> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.host_open_vscode(&label, &env).map_err(err)).await
 }

@@ -13,6 +13,7 @@ import { platform } from '../platform.js';
 /** @typedef {import('../../bindings/ParseWarning').ParseWarning} ParseWarning */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {import('../../bindings/ErrorData').ErrorData} ErrorData */
+/** @typedef {import('../../bindings/Opened').Opened} Opened */
 
 /**
  * Which machine a host-key error is about, as the payload's fields say (never read from text).
@@ -27,6 +28,16 @@ function hopText(d, fallback) {
 function warningText(w) {
   const { kind, ...params } = w;
   return t(`warn.${kind}`, /** @type {Record<string, string | number>} */ (params));
+}
+
+/**
+ * "Opened", with how long the ssh-agent keeps the key on this OS (Windows' agent: until removed).
+ * @param {Opened} o
+ */
+function openedText(o) {
+  const k = o.agent_keep;
+  if (k.kind === 'for_seconds') return t('agent.keep.for_seconds', { hours: String(Math.round(k.seconds / 3600)) });
+  return t(`agent.keep.${k.kind}`);
 }
 
 /** @param {{ user: string, host?: string, address?: string, port: number }} h */
@@ -254,7 +265,7 @@ function renderList(list, hosts, status, refresh) {
         const r = await hostSshConfig(h.label);
         extra.append(el('p', { class: 'small', text: t('hosts.sshconfig.done', { alias: r.alias, path: r.config_path, cmd: r.ssh_command }) }));
         if (r.backup_path) extra.append(el('p', { class: 'muted small', text: t('hosts.sshconfig.backup', { path: r.backup_path }) }));
-        extra.append(el('p', { class: 'muted small', text: r.agent_running ? t('hosts.sshconfig.agent') : t('hosts.sshconfig.noagent') }));
+        extra.append(el('p', { class: 'muted small', text: r.agent_running ? t('hosts.sshconfig.agent') : `${t('hosts.sshconfig.noagent.short')} ${t(`agent.hint.${r.agent_hint}`)}` }));
         if (!r.agent_running && h.key_label) extra.append(exportBox(h.key_label, status));
         extra.append(el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.vscode')}: ` }), el('code', { class: 'vscode-uri', text: r.vscode_uri })));
       } catch (e) {
@@ -264,8 +275,7 @@ function renderList(list, hosts, status, refresh) {
     const term = el('button', { type: 'button', class: 'terminal', 'data-host': h.label, text: t('hosts.terminal') });
     term.addEventListener('click', async () => {
       try {
-        await hostOpenTerminal(h.label);
-        status.textContent = t('hosts.opened');
+        status.textContent = openedText(await hostOpenTerminal(h.label));
       } catch (e) {
         showError(/** @type {ErrorPayload} */ (e));
       }
@@ -273,8 +283,7 @@ function renderList(list, hosts, status, refresh) {
     const code = el('button', { type: 'button', class: 'vscode', 'data-host': h.label, text: t('hosts.vscode.open') });
     code.addEventListener('click', async () => {
       try {
-        await hostOpenVscode(h.label);
-        status.textContent = t('hosts.opened');
+        status.textContent = openedText(await hostOpenVscode(h.label));
       } catch (e) {
         showError(/** @type {ErrorPayload} */ (e));
       }

@@ -21,6 +21,7 @@ use crate::error::Coded;
 use crate::events::ProgressSink;
 use crate::hostparse::{self, HostParseError, ParsedHost, ParsedHostSummary};
 use crate::launch;
+use crate::remote::agent::{self, AgentHint, AgentKeep};
 use crate::remote::connect::{open, Auth, Endpoint, KeyVerifier};
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::{self, Host, HostCheck, HostSpec, JumpSpec};
@@ -73,9 +74,25 @@ pub struct SshConfigResult {
     pub known_hosts_file: String,
     /// An ssh-agent is running (the private key must be loaded into it for `ssh` to log in).
     pub agent_running: bool,
+    /// What to do where none runs, for this OS (the UI translates it).
+    pub agent_hint: AgentHint,
+    /// How long the agent keeps the key when gpurent loads it to open a terminal or VS Code
+    /// (Windows' agent keeps it across restarts: no lifetime is possible there).
+    pub agent_keep: AgentKeep,
     pub ssh_command: String,
     pub vscode_uri: String,
 }
+
+/// A terminal or VS Code was started: what ran, and how long the ssh-agent keeps the key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct Opened {
+    /// The command line that started (terminal), or the link that was opened (VS Code).
+    pub started: Vec<String>,
+    pub agent_keep: AgentKeep,
+}
+
+/// The key's lifetime in the agent when a terminal or VS Code is opened.
+pub const OPEN_AGENT_LIFETIME_S: u32 = 12 * 3600;
 
 /// Add a host from pasted console text. Deserialized from the UI only (never serialized): the
 /// pasted text lands straight in a [`Secret`], so `Debug` shows no password and the text is
@@ -412,17 +429,21 @@ impl App {
             identity_file: identity.display().to_string(),
             known_hosts_file: kh.display().to_string(),
             agent_running: env.agent_socket.is_some(),
+            agent_hint: agent::no_agent_hint(launch::Os::current()),
+            agent_keep: agent::ssh_add_command(launch::Os::current(), Some(OPEN_AGENT_LIFETIME_S))
+                .1,
         })
     }
 
-    /// Load a private key into the running ssh-agent (`ssh-add -`, from memory), for a lifetime.
+    /// Load a private key into the running ssh-agent (`ssh-add -`, from memory), for a lifetime
+    /// where the OS's agent supports one; says how long it is really kept.
     pub fn host_agent_add(
         &self,
         env: &SshEnv,
         key: &LoginKey,
         lifetime_s: Option<u32>,
-    ) -> Result<(), RemoteError> {
-        sshconfig::agent_add(env.agent_socket.as_deref(), &key.pem, lifetime_s)
+    ) -> Result<AgentKeep, RemoteError> {
+        agent::add(env.agent_socket.as_deref(), &key.pem, lifetime_s)
     }
 
     // --- the desktop's calls: pasted text and labels, keys from the keychain ---
@@ -537,34 +558,33 @@ impl App {
     /// Open a terminal running `ssh gpurent-<label>`: writes the config block and loads the key
     /// into the running ssh-agent first (the private key never touches the disk). Returns the
     /// command line that started.
-    pub fn host_open_terminal(
-        &self,
-        label: &str,
-        env: &SshEnv,
-    ) -> Result<Vec<String>, RemoteError> {
+    pub fn host_open_terminal(&self, label: &str, env: &SshEnv) -> Result<Opened, RemoteError> {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
-        self.host_agent_add(env, &key, Some(12 * 3600))?;
-        launch::spawn_first(&launch::terminal_commands(
+        let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
+        let started = launch::spawn_first(&launch::terminal_commands(
             launch::Os::current(),
             &cfg.alias,
-        ))
-        .map_err(|e| RemoteError::invalid("terminal", format!("no terminal could be started: {e}")))
+        ))?;
+        Ok(Opened {
+            started: started.argv,
+            agent_keep,
+        })
     }
 
     /// Open the host in VS Code Remote-SSH (config block + agent, then the `vscode://` link).
-    pub fn host_open_vscode(&self, label: &str, env: &SshEnv) -> Result<String, RemoteError> {
+    pub fn host_open_vscode(&self, label: &str, env: &SshEnv) -> Result<Opened, RemoteError> {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
-        self.host_agent_add(env, &key, Some(12 * 3600))?;
+        let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
         launch::spawn_first(&[launch::open_uri_command(
             launch::Os::current(),
             &cfg.vscode_uri,
-        )])
-        .map_err(|e| {
-            RemoteError::invalid("vscode", format!("the link could not be opened: {e}"))
-        })?;
-        Ok(cfg.vscode_uri)
+        )])?;
+        Ok(Opened {
+            started: vec![cfg.vscode_uri],
+            agent_keep,
+        })
     }
 
     /// Write the `Host gpurent-<label>` block for a saved host (its key's public half).

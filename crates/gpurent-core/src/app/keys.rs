@@ -26,6 +26,13 @@ fn write_private_file(path: &Path, text: &str) -> Result<(), KeyError> {
     }
     let io = |e: std::io::Error| KeyError::Core(crate::CoreError::io(path, e));
     let mut f = opts.open(path).map_err(io)?;
+    // Windows has no mode bits: the ACL is cut down to the user before the key is written
+    // (Windows' OpenSSH refuses key files others can read). On Unix the mode above did it.
+    #[cfg(not(unix))]
+    crate::fsperm::owner_only(path, crate::fsperm::Kind::File).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        io(e)
+    })?;
     f.write_all(text.as_bytes()).map_err(io)?;
     f.sync_all().map_err(io)
 }

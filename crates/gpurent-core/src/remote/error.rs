@@ -136,6 +136,9 @@ pub enum RemoteError {
     KeyUnavailable(String),
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),
+    /// A terminal or link could not be opened (`launcher_not_found`, `launch_refused`, …).
+    #[error(transparent)]
+    Launch(#[from] crate::launch::LaunchError),
     /// The pasted text could not be read as an SSH login.
     #[error(transparent)]
     Paste(#[from] crate::hostparse::HostParseError),
@@ -225,6 +228,7 @@ impl Coded for RemoteError {
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
             RemoteError::Key(e) => e.code(),
+            RemoteError::Launch(e) => e.code(),
             RemoteError::Paste(e) => e.code(),
             RemoteError::Core(e) => e.code(),
         }
@@ -251,6 +255,7 @@ impl Coded for RemoteError {
             RemoteError::TrustMismatch { actual, .. } => Some(actual.clone()),
             RemoteError::TimedOut { stage, .. } => Some(format!("{stage:?}").to_lowercase()),
             RemoteError::Key(e) => e.detail(),
+            RemoteError::Launch(e) => e.detail(),
             RemoteError::Paste(e) => e.detail(),
             RemoteError::Core(e) => e.detail(),
             _ => None,

@@ -179,6 +179,7 @@ mod tests {
     /// The wrapper and the killer are plain POSIX sh: run them locally under `sh` (dash on
     /// Debian): a job's output streams, its exit status comes back, a second job of the same name
     /// is refused while the first runs, and the killer leaves nothing of the group alive.
+    #[cfg(unix)] // runs the wrapper under the local `sh`
     #[test]
     fn wrapper_runs_refuses_a_second_job_and_the_killer_stops_the_group() {
         use std::process::Command;

@@ -9,11 +9,13 @@
 //! - [`job`]: long work in its own process group with a pid file, so a cancel kills it on the host.
 //! - [`install`]: append our key to `authorized_keys`, prove a key login, switch passwords off.
 //! - [`sshconfig`]: the marked `Host gpurent-<label>` block, ssh-agent, VS Code links.
+//! - [`agent`]: the ssh-agent per OS (socket, launchd, Windows' named pipe), `ssh-add` lifetimes.
 //! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells.
 //! - [`error`]: [`RemoteError`], every outcome with its stable code.
 //!
 //! Blocking calls: in async contexts run them on a blocking thread (`spawn_blocking`).
 
+pub mod agent;
 pub mod connect;
 pub mod error;
 pub mod exec;

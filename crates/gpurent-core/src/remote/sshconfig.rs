@@ -7,21 +7,20 @@
 //!   is appended at the end, which never changes the meaning of the user's own lines (options above it in
 //!   `Host *` blocks still apply first, as OpenSSH reads the first value it finds).
 //! - Before the first edit of an existing file, a copy is kept as `config.gpurent-backup`
-//!   (never overwritten later). Writes go through a temporary file and a rename; mode 0600.
+//!   (never overwritten later). Writes go through a temporary file and a rename; owner-only
+//!   ([`crate::fsperm`]: 0600, or on Windows an ACL for the user alone).
 //! - `IdentityFile` points at an exported PUBLIC key with `IdentitiesOnly yes`: OpenSSH then asks
 //!   the agent for the matching private key, which therefore never touches the disk. Loading it:
-//!   [`agent_add`] pipes the PEM into `ssh-add -` (stdin); where no agent runs
-//!   ([`agent_socket`] is `None`), the user is told so.
+//!   [`crate::remote::agent::add`] pipes the PEM into `ssh-add -` (stdin); where no agent runs
+//!   ([`agent_socket`] is `None`), the user is told so (per OS: [`crate::remote::agent`]).
 //! - `UserKnownHostsFile` lists the user's own file and gpurent's file of pinned keys, so the
 //!   first `ssh gpurent-<label>` does not ask again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crate::error::CoreError;
 use crate::remote::error::RemoteError;
-use crate::secret::Secret;
 
 /// The alias for a host label.
 pub fn alias(label: &str) -> String {
@@ -160,12 +159,9 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), RemoteError> {
     ));
     {
         let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .map_err(io(&tmp))?;
-        }
+        // Owner-only before any text is in it (Unix 0600; Windows an ACL for the user alone,
+        // which Windows' OpenSSH requires of ~/.ssh/config).
+        crate::fsperm::owner_only(&tmp, crate::fsperm::Kind::File).map_err(io(&tmp))?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
     }
@@ -211,12 +207,7 @@ pub fn upsert_block(config: &Path, entry: &ConfigEntry) -> Result<WriteOutcome, 
             if let Some(dir) = config.parent() {
                 if !dir.exists() {
                     std::fs::create_dir_all(dir).map_err(io(dir))?;
-                    #[cfg(unix)]
-                    {
-                        use std::os::unix::fs::PermissionsExt;
-                        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                            .map_err(io(dir))?;
-                    }
+                    crate::fsperm::owner_only(dir, crate::fsperm::Kind::Dir).map_err(io(dir))?;
                 }
             }
         }
@@ -267,58 +258,10 @@ pub fn vscode_uri(label: &str, remote_path: &str) -> String {
     format!("vscode://vscode-remote/ssh-remote+{}{path}", alias(label))
 }
 
-/// The running agent's socket from `SSH_AUTH_SOCK` (pass `std::env::var_os("SSH_AUTH_SOCK")`),
-/// when it exists. On Windows the OpenSSH agent uses a fixed named pipe instead and this returns
-/// `None`; `agent_add` still works there when `ssh-add` finds the service.
+/// The running agent's address (see [`crate::remote::agent::agent_socket`]: `SSH_AUTH_SOCK`,
+/// launchd on macOS, the OpenSSH service's named pipe on Windows).
 pub fn agent_socket(ssh_auth_sock: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let p = PathBuf::from(ssh_auth_sock?);
-    p.exists().then_some(p)
-}
-
-/// Load a plaintext private key into the agent at `socket` through `ssh-add -` (stdin), with an
-/// optional lifetime. The key never touches the disk.
-pub fn agent_add(
-    socket: Option<&Path>,
-    pem: &Secret,
-    lifetime_s: Option<u32>,
-) -> Result<(), RemoteError> {
-    let mut cmd = Command::new("ssh-add");
-    if let Some(s) = socket {
-        cmd.env("SSH_AUTH_SOCK", s);
-    }
-    if let Some(t) = lifetime_s {
-        cmd.arg("-t").arg(t.to_string());
-    }
-    cmd.arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| RemoteError::AgentUnavailable {
-        detail: format!("ssh-add could not run: {e}"),
-    })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let mut text = pem.expose().to_string();
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        let w = stdin.write_all(text.as_bytes());
-        drop(Secret::new(text));
-        w.map_err(|e| RemoteError::AgentUnavailable {
-            detail: format!("ssh-add: {e}"),
-        })?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| RemoteError::AgentUnavailable {
-            detail: format!("ssh-add: {e}"),
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(RemoteError::AgentUnavailable {
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
+    crate::remote::agent::agent_socket(ssh_auth_sock)
 }
 
 #[cfg(test)]
@@ -382,6 +325,7 @@ mod tests {
         assert!(!text.contains("gpurent-a100") && text.contains("gpurent-h100"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn new_config_gets_a_private_dir_and_file() {
         use std::os::unix::fs::PermissionsExt;

@@ -46,6 +46,10 @@ pub enum TransferError {
     AlreadyDone { transfer_id: i64 },
     #[error("refusing to delete {path}: {reason}")]
     UnsafeDelete { path: String, reason: String },
+    /// A file name that this computer or the host cannot hold as it is (Windows' reserved names
+    /// and characters, a name that is not Unicode); nothing was written for it.
+    #[error("the name {name} cannot be used here: {reason}; rename it and try again")]
+    NameNotRepresentable { name: String, reason: String },
     #[error(transparent)]
     Remote(RemoteError),
     #[error(transparent)]
@@ -159,6 +163,7 @@ impl Coded for TransferError {
             TransferError::Busy { .. } => "transfer_busy",
             TransferError::AlreadyDone { .. } => "transfer_done",
             TransferError::UnsafeDelete { .. } => "unsafe_delete",
+            TransferError::NameNotRepresentable { .. } => "name_not_representable",
             TransferError::Remote(e) => e.code(),
             TransferError::Core(e) => e.code(),
         }

@@ -6,7 +6,6 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -17,7 +16,7 @@ use crate::remote::{shell_quote, Connection};
 use crate::transfer::engine::{self, Ctx};
 use crate::transfer::journal::{self, Chunk, ChunkState, Record};
 use crate::transfer::proc::{self, Stream};
-use crate::transfer::{hash, FileMethod, TransferError};
+use crate::transfer::{hash, portable, FileMethod, TransferError};
 
 /// Default chunk: the resume granularity, and the SFTP write size (≥ 16 MiB per call).
 pub const DEFAULT_CHUNK: u64 = 16 * 1024 * 1024;
@@ -442,7 +441,7 @@ fn sftp_worker(
             return Ok(());
         };
         buf.resize(c.len as usize, 0);
-        lf.read_exact_at(&mut buf, c.offset)
+        portable::read_exact_at(&lf, &mut buf, c.offset)
             .map_err(|_| TransferError::SourceChanged { transfer_id: id })?;
         let sha = hash::sha256_hex(&buf);
         rf.seek(SeekFrom::Start(c.offset))

@@ -19,6 +19,7 @@ pub mod file_up;
 pub mod hash;
 pub mod journal;
 pub mod meter;
+pub mod portable;
 pub mod proc;
 pub mod remote_fs;
 pub mod scan;

@@ -46,7 +46,14 @@ pub fn ls(conn: &Connection, dir: &str) -> Result<RemoteListing, TransferError> 
         .map_err(|e| sftp_error(&e, &p))?
         .into_iter()
         .filter_map(|(path, st)| {
-            let name = path.file_name()?.to_string_lossy().into_owned();
+            // The last `/`-separated part (not `Path::file_name`: on Windows that would also
+            // split at a `\`, which is an ordinary character in a name on the host).
+            let full = path.to_string_lossy();
+            let name = full
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty())?
+                .to_string();
             if name == "." || name == ".." {
                 return None;
             }

@@ -183,7 +183,7 @@ pub fn scan(paths: &[PathBuf], excludes: &[String]) -> Result<ScanReport, Transf
                 };
                 if let Some(k) = kind {
                     let pat = match k {
-                        ScanWarningKind::Virtualenv => format!("/{}/", prefix.display()),
+                        ScanWarningKind::Virtualenv => format!("/{}/", slashed(&prefix)),
                         _ => format!("{c}/"),
                     };
                     hit = Some((prefix.clone(), k, pat));
@@ -202,7 +202,7 @@ pub fn scan(paths: &[PathBuf], excludes: &[String]) -> Result<ScanReport, Transf
                     path: Path::new(&name).join(&e.rel).display().to_string(),
                     files: 1,
                     bytes: e.size,
-                    exclude: format!("/{}", e.rel.display()),
+                    exclude: format!("/{}", slashed(&e.rel)),
                 });
             }
         }
@@ -219,6 +219,11 @@ pub fn scan(paths: &[PathBuf], excludes: &[String]) -> Result<ScanReport, Transf
     Ok(rep)
 }
 
+/// A relative path as an exclude pattern wants it: `/` between parts on every OS (a `\` in a
+/// gitignore pattern is an escape, not a separator).
+fn slashed(p: &Path) -> String {
+    String::from_utf8_lossy(&crate::transfer::portable::rel_bytes(p)).into_owned()
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,12 +266,14 @@ mod tests {
             .iter()
             .map(|w| (w.kind, w.path.as_str()))
             .collect();
+        // Shown to the user as local paths (`proj\.git` on Windows).
+        let shown = |rel: &str| Path::new("proj").join(rel).display().to_string();
         assert!(
-            kinds.contains(&(ScanWarningKind::Git, "proj/.git")),
+            kinds.contains(&(ScanWarningKind::Git, shown(".git").as_str())),
             "{kinds:?}"
         );
-        assert!(kinds.contains(&(ScanWarningKind::NodeModules, "proj/node_modules")));
-        assert!(kinds.contains(&(ScanWarningKind::Virtualenv, "proj/.venv")));
+        assert!(kinds.contains(&(ScanWarningKind::NodeModules, shown("node_modules").as_str())));
+        assert!(kinds.contains(&(ScanWarningKind::Virtualenv, shown(".venv").as_str())));
         assert_eq!(rep.files as usize, names.len());
         assert!(rep.excluded >= 3, "{rep:?}");
         let venv = rep
@@ -283,6 +290,31 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == ScanWarningKind::Virtualenv));
+    }
+
+    #[test]
+    fn suggested_excludes_use_slashes_on_every_os() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("proj");
+        put(&root, "sub/.venv/pyvenv.cfg", b"home = /usr");
+        put(&root, "sub/.venv/lib/site.py", b"py");
+        let rep = scan(std::slice::from_ref(&root), &[]).expect("scan");
+        let venv = rep
+            .warnings
+            .iter()
+            .find(|w| w.kind == ScanWarningKind::Virtualenv)
+            .expect("venv");
+        assert_eq!(venv.exclude, "/sub/.venv/");
+        assert_eq!(
+            slashed(&Path::new("a").join("b").join("c.bin")),
+            "a/b/c.bin"
+        );
+        let after = scan(
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&venv.exclude),
+        )
+        .expect("scan");
+        assert_eq!(after.files, 0, "{after:?}");
     }
 
     #[test]

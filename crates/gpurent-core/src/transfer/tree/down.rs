@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -15,7 +14,7 @@ use crate::transfer::file_down::place_local;
 use crate::transfer::journal::{self, Record};
 use crate::transfer::proc::{self, Stream};
 use crate::transfer::scan;
-use crate::transfer::{hash, TransferError};
+use crate::transfer::{hash, portable, TransferError};
 
 use super::{rel_bytes, Hashes, WIRE_BUF};
 
@@ -50,8 +49,14 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     // not read for downloads.
     let ex = scan::Excludes::new(&rec.options.excludes)?;
     let before = listing.len();
-    listing.retain(|(rel, _)| !ex.leaves_out(Path::new(std::ffi::OsStr::from_bytes(rel))));
+    listing.retain(|(rel, _)| !ex.leaves_out(&portable::match_path(rel)));
     let excluded = before - listing.len();
+    // Every name must be one this computer can hold (Windows: no `:`, `?`, `CON`, …) before
+    // anything is written: a typed error now instead of a file that lands elsewhere or fails
+    // halfway.
+    for (rel, _) in &listing {
+        portable::local_rel(rel)?;
+    }
     if excluded > 0 {
         ctx.log(format!(
             "{src}: {excluded} file(s) left out by the excludes"
@@ -82,7 +87,7 @@ pub fn download(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tr
     let remote = hash::remote_tree(conn, src, &rels, ctx.cancel)?;
     {
         for (rel, size) in &listing {
-            let p = tmp.join(std::ffi::OsStr::from_bytes(rel));
+            let p = tmp.join(portable::local_rel(rel)?);
             if std::fs::metadata(&p).is_ok_and(|m| m.len() == *size) {
                 local.insert(rel.clone(), hash::local_file(&p, None, ctx.cancel)?);
             }
@@ -146,7 +151,7 @@ fn finish_download(
         if round == 1 {
             return Err(TransferError::VerifyMismatch {
                 path: fin
-                    .join(std::ffi::OsStr::from_bytes(&bad[0]))
+                    .join(portable::match_path(&bad[0]))
                     .display()
                     .to_string(),
                 local_sha256: local.get(&bad[0]).cloned().unwrap_or_default(),
@@ -195,7 +200,8 @@ fn strip_links(dir: &Path) -> Result<(), TransferError> {
 
 /// Recreate the folder's symbolic links (as links, with their targets as written on the host),
 /// after every regular file was written and verified. A link whose folder would pass through
-/// another link, or whose name is unsafe, is skipped with a log line.
+/// another link, or whose name is unsafe, is skipped with a log line; links the OS refuses
+/// (Windows without Developer Mode) are listed in one log line.
 fn make_links(
     ctx: &Ctx<'_>,
     conn: &Connection,
@@ -210,10 +216,16 @@ fn make_links(
     let out = proc::run_ok(conn, "find", src, &script, None, ctx.cancel)?;
     let ex = scan::Excludes::new(excludes)?;
     let mut parts = out.split(|b| *b == 0);
-    let mut made = 0usize;
+    let (mut made, mut refused) = (0usize, Vec::new());
     while let (Some(name), Some(target)) = (parts.next(), parts.next()) {
-        let rel = Path::new(std::ffi::OsStr::from_bytes(name));
-        let Some(rel) = safe_rel(rel) else {
+        let Ok(rel) = portable::local_rel(name) else {
+            ctx.log(format!(
+                "{}: a name this computer cannot hold; link not made",
+                String::from_utf8_lossy(name)
+            ));
+            continue;
+        };
+        let Some(rel) = safe_rel(&rel) else {
             continue;
         };
         if name.is_empty() || ex.leaves_out(&rel) {
@@ -232,12 +244,23 @@ fn make_links(
             std::fs::create_dir_all(parent).map_err(|e| TransferError::local(parent, &e))?;
         }
         let _ = std::fs::remove_file(&dest);
-        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &dest)
-            .map_err(|e| TransferError::local(&dest, &e))?;
-        made += 1;
+        match portable::symlink(target, &dest).map_err(|e| TransferError::local(&dest, &e))? {
+            portable::LinkOutcome::Made => made += 1,
+            portable::LinkOutcome::NotPermitted => refused.push(rel.display().to_string()),
+        }
     }
     if made > 0 {
         ctx.log(format!("{src}: {made} symbolic link(s) made as links"));
+    }
+    if !refused.is_empty() {
+        // Windows makes links only in Developer Mode or for an administrator; the files are all
+        // here, the links are not, and the user is told which.
+        ctx.log(format!(
+            "{src}: {} symbolic link(s) not made: this Windows account may not create links \
+             (turn on Developer Mode to allow it): {}",
+            refused.len(),
+            refused.join(", ")
+        ));
     }
     Ok(())
 }
@@ -316,8 +339,7 @@ fn fetch_tar(
                         ctx.meter.add(n as u64);
                     }
                     if let Ok(mode) = entry.header().mode() {
-                        use std::os::unix::fs::PermissionsExt;
-                        let _ = f.set_permissions(std::fs::Permissions::from_mode(mode & 0o777));
+                        let _ = portable::set_mode(&f, mode);
                     }
                     local.insert(rel_bytes(&rel), hash::hex(&h.finalize()));
                 }
@@ -361,7 +383,7 @@ impl Read for ChanReader<'_, '_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -11,7 +11,6 @@ pub mod down;
 pub mod up;
 
 use std::collections::HashMap;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 pub use down::download;
@@ -22,6 +21,7 @@ pub(super) type Hashes = HashMap<Vec<u8>, String>;
 /// Buffer between the tar stream and the channel, both ways.
 pub(super) const WIRE_BUF: usize = 1 << 20;
 
+/// A relative path as the `/`-joined bytes the host uses for the same file (the hash maps' key).
 pub(super) fn rel_bytes(p: &Path) -> Vec<u8> {
-    p.as_os_str().as_bytes().to_vec()
+    crate::transfer::portable::rel_bytes(p)
 }

@@ -13,7 +13,7 @@ use crate::transfer::engine::{self, Ctx};
 use crate::transfer::journal::{self, Record};
 use crate::transfer::proc::{self, Stream};
 use crate::transfer::scan::{self, EntryKind};
-use crate::transfer::{hash, TransferError};
+use crate::transfer::{hash, portable, TransferError};
 
 use super::{rel_bytes, Hashes, WIRE_BUF};
 
@@ -69,6 +69,10 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
     let root = Path::new(&rec.summary.local_path);
     let (tmp, fin) = (rec.temp_path.as_str(), rec.summary.remote_path.as_str());
     let entries = scan::walk(root, &rec.options.excludes)?;
+    // Names go to the host as UTF-8 (Windows: a name that is not valid Unicode cannot).
+    for e in &entries {
+        portable::check_rel(&e.rel)?;
+    }
     let files: Vec<&scan::Entry> = entries
         .iter()
         .filter(|e| e.kind == EntryKind::File)
