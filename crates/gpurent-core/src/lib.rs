@@ -41,6 +41,7 @@ pub mod localgpu;
 pub mod logging;
 pub mod paths;
 pub mod prices;
+pub mod providers;
 pub mod remote;
 pub mod secret;
 pub mod selfcheck;
