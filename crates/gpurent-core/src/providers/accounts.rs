@@ -54,7 +54,9 @@ fn keychain_account(kind: ProviderKind, name: &str) -> String {
 pub fn check_name(name: &str) -> Result<(), ProviderError> {
     let ok = !name.is_empty()
         && name.len() <= 40
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if ok {
         Ok(())
     } else {
@@ -132,10 +134,21 @@ pub fn for_provider(conn: &Connection, kind: ProviderKind) -> Result<Account, Pr
 }
 
 /// Save a key in the keychain and the account row (the key never touches SQLite).
-pub fn add(conn: &Connection, keystore: &dyn KeyStore, kind: ProviderKind, name: &str, key: &Secret, now_ms: i64) -> Result<Account, ProviderError> {
+pub fn add(
+    conn: &Connection,
+    keystore: &dyn KeyStore,
+    kind: ProviderKind,
+    name: &str,
+    key: &Secret,
+    now_ms: i64,
+) -> Result<Account, ProviderError> {
     check_name(name)?;
     let exists: Option<String> = conn
-        .query_row("SELECT name FROM provider_accounts WHERE name = ?1", [name], |r| r.get(0))
+        .query_row(
+            "SELECT name FROM provider_accounts WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
         .optional()?;
     if exists.is_some() {
         return Err(ProviderError::AccountExists(name.to_string()));
@@ -149,7 +162,12 @@ pub fn add(conn: &Connection, keystore: &dyn KeyStore, kind: ProviderKind, name:
 }
 
 /// Note a successful check (and what the provider calls the account).
-pub fn checked(conn: &Connection, name: &str, label: Option<&str>, now_ms: i64) -> Result<(), ProviderError> {
+pub fn checked(
+    conn: &Connection,
+    name: &str,
+    label: Option<&str>,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
     conn.execute(
         "UPDATE provider_accounts SET checked_ms = ?2, account_label = COALESCE(?3, account_label) WHERE name = ?1",
         params![name, now_ms, label],
@@ -175,7 +193,11 @@ pub fn remove(conn: &Connection, keystore: &dyn KeyStore, name: &str) -> Result<
 }
 
 /// The API key of an account: the environment's when set, else the keychain's.
-pub fn api_key(conn: &Connection, keystore: &dyn KeyStore, account: &Account) -> Result<Secret, ProviderError> {
+pub fn api_key(
+    conn: &Connection,
+    keystore: &dyn KeyStore,
+    account: &Account,
+) -> Result<Secret, ProviderError> {
     if let Some(k) = env_key(account.provider) {
         return Ok(k);
     }
@@ -187,11 +209,11 @@ pub fn api_key(conn: &Connection, keystore: &dyn KeyStore, account: &Account) ->
         )
         .optional()?;
     let keychain = keychain.ok_or_else(|| ProviderError::UnknownAccount(account.name.clone()))?;
-    keystore
-        .get(&keychain)?
-        .ok_or(ProviderError::Key(crate::keys::KeyError::MissingFromKeychain {
+    keystore.get(&keychain)?.ok_or(ProviderError::Key(
+        crate::keys::KeyError::MissingFromKeychain {
             label: account.name.clone(),
-        }))
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -204,10 +226,25 @@ mod tests {
     fn keys_go_to_the_keychain_never_the_database() {
         let s = Store::open_in_memory().expect("db");
         let ks = MemoryKeyStore::default();
-        let a = add(s.conn(), &ks, ProviderKind::Vast, "vast", &Secret::new("vk-SECRET-123"), 5).expect("add");
+        let a = add(
+            s.conn(),
+            &ks,
+            ProviderKind::Vast,
+            "vast",
+            &Secret::new("vk-SECRET-123"),
+            5,
+        )
+        .expect("add");
         assert_eq!(a.provider, ProviderKind::Vast);
         assert!(matches!(
-            add(s.conn(), &ks, ProviderKind::Vast, "vast", &Secret::new("x"), 6),
+            add(
+                s.conn(),
+                &ks,
+                ProviderKind::Vast,
+                "vast",
+                &Secret::new("x"),
+                6
+            ),
             Err(ProviderError::AccountExists(_))
         ));
         // Nothing in any table holds the key.
@@ -217,11 +254,17 @@ mod tests {
             .expect("dump");
         assert!(!dump.contains("SECRET"), "{dump}");
         if env_key(ProviderKind::Vast).is_none() {
-            assert_eq!(api_key(s.conn(), &ks, &a).expect("key").expose(), "vk-SECRET-123");
+            assert_eq!(
+                api_key(s.conn(), &ks, &a).expect("key").expose(),
+                "vk-SECRET-123"
+            );
         }
         remove(s.conn(), &ks, "vast").expect("remove");
         assert!(ks.get("provider-vast-vast").expect("get").is_none());
-        assert!(matches!(remove(s.conn(), &ks, "vast"), Err(ProviderError::UnknownAccount(_))));
+        assert!(matches!(
+            remove(s.conn(), &ks, "vast"),
+            Err(ProviderError::UnknownAccount(_))
+        ));
         assert!(check_name("bad name").is_err());
     }
 }

@@ -30,7 +30,9 @@ pub fn point(name: &str) {
     }
     eprintln!("gpurent: test crash point '{name}' reached; sending SIGKILL to self");
     let pid = std::process::id().to_string();
-    let _ = std::process::Command::new("kill").args(["-KILL", &pid]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status();
     // `kill` missing: still never continue past the point.
     std::process::abort();
 }

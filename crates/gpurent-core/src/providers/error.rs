@@ -10,32 +10,72 @@ use super::ProviderKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
-    #[error("{provider} rejected the API key; check it or create a new one in the provider's console")]
-    AuthRejected { provider: ProviderKind, detail: String },
+    #[error(
+        "{provider} rejected the API key; check it or create a new one in the provider's console"
+    )]
+    AuthRejected {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("this {provider} offer is no longer available; list offers again")]
-    OfferGone { provider: ProviderKind, offer_id: String },
+    OfferGone {
+        provider: ProviderKind,
+        offer_id: String,
+    },
     #[error("{provider} has no capacity for this machine right now; try another offer or region")]
-    InsufficientCapacity { provider: ProviderKind, detail: String },
+    InsufficientCapacity {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("your {provider} account reached a quota; ask the provider to raise it")]
-    QuotaExceeded { provider: ProviderKind, detail: String },
+    QuotaExceeded {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("{provider} asks gpurent to slow down{}", .retry_after_s.map(|s| format!("; try again in {s} s")).unwrap_or_default())]
-    RateLimited { provider: ProviderKind, retry_after_s: Option<u64> },
+    RateLimited {
+        provider: ProviderKind,
+        retry_after_s: Option<u64>,
+    },
     #[error("your {provider} balance is too low for this; add credit in the provider's console")]
-    InsufficientBalance { provider: ProviderKind, detail: String },
+    InsufficientBalance {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("{provider} is having trouble (its API answered {status}); try again later")]
-    ProviderOutage { provider: ProviderKind, status: u16, detail: String },
+    ProviderOutage {
+        provider: ProviderKind,
+        status: u16,
+        detail: String,
+    },
     #[error("{provider} could not be reached")]
-    Unreachable { provider: ProviderKind, detail: String },
+    Unreachable {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("{provider} refused the request ({status})")]
-    RequestRejected { provider: ProviderKind, status: u16, detail: String },
+    RequestRejected {
+        provider: ProviderKind,
+        status: u16,
+        detail: String,
+    },
     #[error("the answer of {provider} could not be understood; nothing was assumed from it")]
-    ListingUnparseable { provider: ProviderKind, detail: String },
+    ListingUnparseable {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("{provider} has no instance '{id}'")]
     InstanceNotFound { provider: ProviderKind, id: String },
     #[error("{provider} cannot {action} an instance")]
-    Unsupported { provider: ProviderKind, action: &'static str },
+    Unsupported {
+        provider: ProviderKind,
+        action: &'static str,
+    },
     #[error("the create request to {provider} was sent but its answer was lost; gpurent will find the machine by its label before anything else is created")]
-    CreateOutcomeUnknown { provider: ProviderKind, detail: String },
+    CreateOutcomeUnknown {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("no {provider} account is connected; add one with its API key")]
     NotConnected { provider: ProviderKind },
     #[error("there is no connected account named '{0}'")]
@@ -45,11 +85,22 @@ pub enum ProviderError {
     #[error("there is no instance '{0}' in the ledger")]
     UnknownInstance(String),
     #[error("instance {id} is {state}; it cannot be {action}")]
-    WrongState { id: String, state: String, action: &'static str },
+    WrongState {
+        id: String,
+        state: String,
+        action: &'static str,
+    },
     #[error("the machine did not become ready within {timeout_s} s; it still bills — release it or wait")]
-    NotReady { id: String, timeout_s: u64, last_state: String },
+    NotReady {
+        id: String,
+        timeout_s: u64,
+        last_state: String,
+    },
     #[error("{provider} answered, but the instance is still {state}")]
-    NotConfirmed { provider: ProviderKind, state: String },
+    NotConfirmed {
+        provider: ProviderKind,
+        state: String,
+    },
     #[error("this asks for confirmation; pass --yes after reading what it costs")]
     ConfirmationRequired { summary: String },
     #[error(transparent)]

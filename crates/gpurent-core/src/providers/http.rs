@@ -137,10 +137,18 @@ impl Resp {
     }
 
     /// Parse the body; a body that does not fit is `listing_unparseable`, never "nothing".
-    pub fn parse<T: serde::de::DeserializeOwned>(&self, provider: ProviderKind, what: &str) -> Result<T, ProviderError> {
+    pub fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        provider: ProviderKind,
+        what: &str,
+    ) -> Result<T, ProviderError> {
         serde_json::from_str(&self.body).map_err(|e| ProviderError::ListingUnparseable {
             provider,
-            detail: format!("{what}: {e} (status {}, {} bytes)", self.status, self.body.len()),
+            detail: format!(
+                "{what}: {e} (status {}, {} bytes)",
+                self.status,
+                self.body.len()
+            ),
         })
     }
 }
@@ -163,7 +171,13 @@ pub struct Http {
 }
 
 impl Http {
-    pub fn new(kind: ProviderKind, base: &str, api_key: Secret, opts: HttpOptions, map_error: ErrorMapper) -> Result<Http, ProviderError> {
+    pub fn new(
+        kind: ProviderKind,
+        base: &str,
+        api_key: Secret,
+        opts: HttpOptions,
+        map_error: ErrorMapper,
+    ) -> Result<Http, ProviderError> {
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .timeout(opts.request_timeout)
@@ -237,7 +251,7 @@ impl Http {
             .client
             .request(req.method.clone(), &url)
             .bearer_auth(self.api_key.expose())
-            .header("Accept", "application/json");
+            .header("Accept", "application/json, application/problem+json");
         for (k, v) in &self.opts.extra_headers {
             b = b.header(k.as_str(), v.as_str());
         }
@@ -370,10 +384,15 @@ mod tests {
     #[test]
     fn runpod_ratelimit_header_parses() {
         assert_eq!(
-            ratelimit_exhausted_s(r#""minute";r=0;t=12, "hour";r=2800;t=1812, "day";r=49500;t=45012"#),
+            ratelimit_exhausted_s(
+                r#""minute";r=0;t=12, "hour";r=2800;t=1812, "day";r=49500;t=45012"#
+            ),
             Some(12)
         );
-        assert_eq!(ratelimit_exhausted_s(r#""minute";r=5;t=12, "hour";r=0;t=1812"#), Some(1812));
+        assert_eq!(
+            ratelimit_exhausted_s(r#""minute";r=5;t=12, "hour";r=0;t=1812"#),
+            Some(1812)
+        );
         assert_eq!(ratelimit_exhausted_s(r#""minute";r=5;t=12"#), None);
         assert_eq!(ratelimit_exhausted_s("garbage"), None);
     }
@@ -384,7 +403,10 @@ mod tests {
         assert_eq!(retry_after_s(&h), None);
         h.insert("Retry-After", "7".parse().expect("hv"));
         assert_eq!(retry_after_s(&h), Some(7));
-        h.insert("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("hv"));
+        h.insert(
+            "Retry-After",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("hv"),
+        );
         assert_eq!(retry_after_s(&h), None);
     }
 }

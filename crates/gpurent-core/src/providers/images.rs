@@ -53,6 +53,9 @@ mod tests {
         for r in all().expect("rows") {
             assert!(!r.source.is_empty() && !r.verified.is_empty(), "{r:?}");
         }
-        assert_eq!(default_image(ProviderKind::Lambda).expect("row"), LAMBDA_DEFAULT);
+        assert_eq!(
+            default_image(ProviderKind::Lambda).expect("row"),
+            LAMBDA_DEFAULT
+        );
     }
 }

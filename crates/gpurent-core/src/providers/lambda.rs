@@ -35,7 +35,13 @@ pub struct Lambda {
 impl Lambda {
     pub fn new(config: ClientConfig) -> Result<Lambda, ProviderError> {
         Ok(Lambda {
-            http: Http::new(KIND, &config.base_url, config.api_key, config.http, map_error)?,
+            http: Http::new(
+                KIND,
+                &config.base_url,
+                config.api_key,
+                config.http,
+                map_error,
+            )?,
             ssh_user: config.ssh_user.unwrap_or_else(|| "ubuntu".into()),
             ssh_port: config.ssh_port.unwrap_or(22),
         })
@@ -76,7 +82,9 @@ pub fn map_error(provider: ProviderKind, r: &Resp) -> ProviderError {
             status: s,
             detail,
         },
-        (401, _) | (_, "global/invalid-api-key") => ProviderError::AuthRejected { provider, detail },
+        (401, _) | (_, "global/invalid-api-key") => {
+            ProviderError::AuthRejected { provider, detail }
+        }
         (_, c) if c.ends_with("insufficient-capacity") => {
             ProviderError::InsufficientCapacity { provider, detail }
         }
@@ -168,14 +176,21 @@ fn state_of(status: &str) -> RemoteState {
 }
 
 fn key_core(line: &str) -> String {
-    line.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    line.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `gpurent-<label>-<8 hex of the key>`, at most 64 characters.
 fn key_name(label: &str, public_key: &str) -> String {
     let h = Sha256::digest(key_core(public_key).as_bytes());
     let hex: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    let label: String = label.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect();
+    let label: String = label
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
     format!("gpurent-{label}-{hex}")
 }
 
@@ -220,7 +235,8 @@ impl Provider for Lambda {
 
     fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
         let r = self.http.send(&Req::read("/api/v1/instance-types"))?;
-        let types: Data<std::collections::BTreeMap<String, TypeItem>> = r.parse(KIND, "instance types")?;
+        let types: Data<std::collections::BTreeMap<String, TypeItem>> =
+            r.parse(KIND, "instance types")?;
         let mut out = vec![];
         for item in types.data.into_values() {
             let t = &item.instance_type;
@@ -247,7 +263,11 @@ impl Provider for Lambda {
         Ok(out)
     }
 
-    fn register_key(&self, public_key: &str, key_label: &str) -> Result<KeyRegistration, ProviderError> {
+    fn register_key(
+        &self,
+        public_key: &str,
+        key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError> {
         let r = self.http.send(&Req::read("/api/v1/ssh-keys"))?;
         let keys: Data<Vec<SshKey>> = r.parse(KIND, "ssh keys")?;
         let want = key_core(public_key);
@@ -264,10 +284,13 @@ impl Provider for Lambda {
     }
 
     fn create(&self, req: &CreateRequest, key: &KeyRegistration) -> Result<String, ProviderError> {
-        let (itype, region) = req.offer_id.split_once('@').ok_or_else(|| ProviderError::OfferGone {
-            provider: KIND,
-            offer_id: req.offer_id.clone(),
-        })?;
+        let (itype, region) =
+            req.offer_id
+                .split_once('@')
+                .ok_or_else(|| ProviderError::OfferGone {
+                    provider: KIND,
+                    offer_id: req.offer_id.clone(),
+                })?;
         let KeyRegistration::Named(key_name) = key else {
             return Err(ProviderError::RequestRejected {
                 provider: KIND,
@@ -286,14 +309,20 @@ impl Provider for Lambda {
             body["image"] = json!({ "family": image });
         }
         let r = self.http.send(
-            &Req::new(reqwest::Method::POST, "/api/v1/instance-operations/launch", CallKind::Create)
-                .json(body)
-                .pace("lambda_launch"),
+            &Req::new(
+                reqwest::Method::POST,
+                "/api/v1/instance-operations/launch",
+                CallKind::Create,
+            )
+            .json(body)
+            .pace("lambda_launch"),
         )?;
-        let l: Data<Launched> = r.parse(KIND, "launch").map_err(|e| ProviderError::CreateOutcomeUnknown {
-            provider: KIND,
-            detail: e.to_string(),
-        })?;
+        let l: Data<Launched> =
+            r.parse(KIND, "launch")
+                .map_err(|e| ProviderError::CreateOutcomeUnknown {
+                    provider: KIND,
+                    detail: e.to_string(),
+                })?;
         l.data
             .instance_ids
             .into_iter()
@@ -305,7 +334,10 @@ impl Provider for Lambda {
     }
 
     fn get(&self, id: &str) -> Result<Option<RemoteInstance>, ProviderError> {
-        match self.http.send(&Req::read(format!("/api/v1/instances/{}", enc(id)))) {
+        match self
+            .http
+            .send(&Req::read(format!("/api/v1/instances/{}", enc(id))))
+        {
             Ok(r) => {
                 let d: Data<LambdaInstance> = r.parse(KIND, "instance")?;
                 Ok(Some(self.remote(d.data)))
@@ -337,8 +369,12 @@ impl Provider for Lambda {
 
     fn terminate(&self, id: &str) -> Result<(), ProviderError> {
         let r = self.http.send(
-            &Req::new(reqwest::Method::POST, "/api/v1/instance-operations/terminate", CallKind::Action)
-                .json(json!({ "instance_ids": [id] })),
+            &Req::new(
+                reqwest::Method::POST,
+                "/api/v1/instance-operations/terminate",
+                CallKind::Action,
+            )
+            .json(json!({ "instance_ids": [id] })),
         );
         match r {
             Ok(r) => {
@@ -369,7 +405,8 @@ mod tests {
 
     #[test]
     fn key_names_are_short_and_stable() {
-        let k = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICN+lJwsONkwrdsSnQsu1ydUkIuIg5oOC+Eslvmtt60T me";
+        let k =
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICN+lJwsONkwrdsSnQsu1ydUkIuIg5oOC+Eslvmtt60T me";
         let a = key_name("laptop", k);
         assert!(a.starts_with("gpurent-laptop-") && a.len() <= 64, "{a}");
         assert_eq!(a, key_name("laptop", &k.replace(" me", " other")));

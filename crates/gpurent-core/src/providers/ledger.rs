@@ -183,7 +183,11 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LedgerInstance> {
 }
 
 /// Write the intent row and its first event, in one transaction. Returns the new id.
-pub fn insert_intent(conn: &Connection, intent: &Intent, now_ms: i64) -> Result<String, ProviderError> {
+pub fn insert_intent(
+    conn: &Connection,
+    intent: &Intent,
+    now_ms: i64,
+) -> Result<String, ProviderError> {
     let id = new_id()?;
     let tx = conn.unchecked_transaction()?;
     tx.execute(
@@ -212,7 +216,11 @@ pub fn insert_intent(conn: &Connection, intent: &Intent, now_ms: i64) -> Result<
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<LedgerInstance>, ProviderError> {
     Ok(conn
-        .query_row(&format!("SELECT {COLS} FROM instances WHERE id = ?1"), [id], row)
+        .query_row(
+            &format!("SELECT {COLS} FROM instances WHERE id = ?1"),
+            [id],
+            row,
+        )
         .optional()?)
 }
 
@@ -232,13 +240,19 @@ pub fn find(conn: &Connection, key: &str) -> Result<Option<LedgerInstance>, Prov
 
 /// Every row, newest first.
 pub fn list(conn: &Connection) -> Result<Vec<LedgerInstance>, ProviderError> {
-    let mut st = conn.prepare(&format!("SELECT {COLS} FROM instances ORDER BY created_ms DESC, id"))?;
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLS} FROM instances ORDER BY created_ms DESC, id"
+    ))?;
     let rows = st.query_map([], row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 /// The rows of one account that are not closed.
-pub fn open_rows(conn: &Connection, provider: ProviderKind, account: &str) -> Result<Vec<LedgerInstance>, ProviderError> {
+pub fn open_rows(
+    conn: &Connection,
+    provider: ProviderKind,
+    account: &str,
+) -> Result<Vec<LedgerInstance>, ProviderError> {
     let mut st = conn.prepare(&format!(
         "SELECT {COLS} FROM instances WHERE provider = ?1 AND account = ?2 AND closed_ms IS NULL ORDER BY created_ms"
     ))?;
@@ -273,7 +287,15 @@ pub fn events(conn: &Connection, id: &str) -> Result<Vec<InstanceEvent>, Provide
 }
 
 /// Record the provider's id for a row (the create answer, or adoption by label).
-pub fn set_provider_id(conn: &Connection, id: &str, provider_id: &str, state: LedgerState, source: EventSource, detail: &str, now_ms: i64) -> Result<(), ProviderError> {
+pub fn set_provider_id(
+    conn: &Connection,
+    id: &str,
+    provider_id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
     let tx = conn.unchecked_transaction()?;
     tx.execute(
         "UPDATE instances SET provider_instance_id = ?2, updated_ms = ?3 WHERE id = ?1 AND provider_instance_id IS NULL",
@@ -285,7 +307,14 @@ pub fn set_provider_id(conn: &Connection, id: &str, provider_id: &str, state: Le
 }
 
 /// Record a state (an event only when the state changes, unless `detail` must be kept anyway).
-pub fn record(conn: &Connection, id: &str, state: LedgerState, source: EventSource, detail: Option<&str>, now_ms: i64) -> Result<bool, ProviderError> {
+pub fn record(
+    conn: &Connection,
+    id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: Option<&str>,
+    now_ms: i64,
+) -> Result<bool, ProviderError> {
     let tx = conn.unchecked_transaction()?;
     let changed = record_in(&tx, id, state, source, detail, now_ms, false)?;
     tx.commit()?;
@@ -293,7 +322,13 @@ pub fn record(conn: &Connection, id: &str, state: LedgerState, source: EventSour
 }
 
 /// Keep a note (same state) as an event: e.g. "ssh_ready" on a running machine.
-pub fn note(conn: &Connection, id: &str, source: EventSource, detail: &str, now_ms: i64) -> Result<(), ProviderError> {
+pub fn note(
+    conn: &Connection,
+    id: &str,
+    source: EventSource,
+    detail: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
     let Some(r) = get(conn, id)? else {
         return Err(ProviderError::UnknownInstance(id.to_string()));
     };
@@ -303,9 +338,21 @@ pub fn note(conn: &Connection, id: &str, source: EventSource, detail: &str, now_
     Ok(())
 }
 
-fn record_in(conn: &Connection, id: &str, state: LedgerState, source: EventSource, detail: Option<&str>, now_ms: i64, always: bool) -> Result<bool, ProviderError> {
+fn record_in(
+    conn: &Connection,
+    id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: Option<&str>,
+    now_ms: i64,
+    always: bool,
+) -> Result<bool, ProviderError> {
     let current: Option<(String, Option<i64>)> = conn
-        .query_row("SELECT state, closed_ms FROM instances WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "SELECT state, closed_ms FROM instances WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .optional()?;
     let Some((current, closed)) = current else {
         return Err(ProviderError::UnknownInstance(id.to_string()));
@@ -336,7 +383,12 @@ fn record_in(conn: &Connection, id: &str, state: LedgerState, source: EventSourc
     Ok(changed)
 }
 
-pub fn set_host_label(conn: &Connection, id: &str, host_label: &str, now_ms: i64) -> Result<(), ProviderError> {
+pub fn set_host_label(
+    conn: &Connection,
+    id: &str,
+    host_label: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
     conn.execute(
         "UPDATE instances SET host_label = ?2, updated_ms = ?3 WHERE id = ?1",
         params![id, host_label, now_ms],
@@ -386,14 +438,23 @@ pub struct Missing {
 
 /// Match one account's instance list with its open ledger rows. Adoption and state updates are
 /// written here; rows the list lacks are returned as [`Missing`] for the caller to confirm.
-pub fn reconcile(conn: &Connection, provider: ProviderKind, account: &str, remote: &[RemoteInstance], now_ms: i64, report: &mut ReconcileReport) -> Result<Vec<Missing>, ProviderError> {
+pub fn reconcile(
+    conn: &Connection,
+    provider: ProviderKind,
+    account: &str,
+    remote: &[RemoteInstance],
+    now_ms: i64,
+    report: &mut ReconcileReport,
+) -> Result<Vec<Missing>, ProviderError> {
     let open = open_rows(conn, provider, account)?;
     let mut missing = vec![];
     let mut known_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
     // Closed rows' provider ids are ours too (a terminated instance may still be listed briefly).
     {
         let mut st = conn.prepare("SELECT provider_instance_id FROM instances WHERE provider = ?1 AND account = ?2 AND provider_instance_id IS NOT NULL")?;
-        for id in st.query_map(params![provider.as_str(), account], |r| r.get::<_, String>(0))? {
+        for id in st.query_map(params![provider.as_str(), account], |r| {
+            r.get::<_, String>(0)
+        })? {
             known_ids.insert(id?);
         }
     }
@@ -416,7 +477,14 @@ pub fn reconcile(conn: &Connection, provider: ProviderKind, account: &str, remot
             (Some(r), _) => {
                 matched.insert(r.id.clone());
                 let state = LedgerState::from_remote(r.state);
-                if record(conn, &row.id, state, EventSource::Reconcile, Some(&r.raw_status), now_ms)? {
+                if record(
+                    conn,
+                    &row.id,
+                    state,
+                    EventSource::Reconcile,
+                    Some(&r.raw_status),
+                    now_ms,
+                )? {
                     report.updated.push(row.id.clone());
                 }
             }
@@ -424,7 +492,15 @@ pub fn reconcile(conn: &Connection, provider: ProviderKind, account: &str, remot
                 matched.insert(r.id.clone());
                 known_ids.insert(r.id.clone());
                 let state = LedgerState::from_remote(r.state);
-                set_provider_id(conn, &row.id, &r.id, state, EventSource::Reconcile, &format!("adopted by label ({})", r.raw_status), now_ms)?;
+                set_provider_id(
+                    conn,
+                    &row.id,
+                    &r.id,
+                    state,
+                    EventSource::Reconcile,
+                    &format!("adopted by label ({})", r.raw_status),
+                    now_ms,
+                )?;
                 report.adopted.push(row.id.clone());
             }
             (None, None) => missing.push(Missing {
@@ -491,16 +567,64 @@ mod tests {
         let c = s.conn();
         let id = insert_intent(c, &intent(), 1_000).expect("intent");
         assert!(id.starts_with("gpurent-") && id.len() == 20, "{id}");
-        set_provider_id(c, &id, "pod1", LedgerState::Provisioning, EventSource::Gpurent, "created", 2_000).expect("pid");
-        assert!(!record(c, &id, LedgerState::Provisioning, EventSource::Provider, None, 2_500).expect("same"));
-        assert!(record(c, &id, LedgerState::Running, EventSource::Provider, None, 3_000).expect("run"));
+        set_provider_id(
+            c,
+            &id,
+            "pod1",
+            LedgerState::Provisioning,
+            EventSource::Gpurent,
+            "created",
+            2_000,
+        )
+        .expect("pid");
+        assert!(!record(
+            c,
+            &id,
+            LedgerState::Provisioning,
+            EventSource::Provider,
+            None,
+            2_500
+        )
+        .expect("same"));
+        assert!(record(
+            c,
+            &id,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            3_000
+        )
+        .expect("run"));
         note(c, &id, EventSource::Gpurent, "ssh_ready", 3_500).expect("note");
-        assert!(record(c, &id, LedgerState::Terminated, EventSource::Gpurent, None, 9_000).expect("term"));
+        assert!(record(
+            c,
+            &id,
+            LedgerState::Terminated,
+            EventSource::Gpurent,
+            None,
+            9_000
+        )
+        .expect("term"));
         // A late answer after close does not reopen the row.
-        assert!(!record(c, &id, LedgerState::Running, EventSource::Provider, None, 9_500).expect("late"));
+        assert!(!record(
+            c,
+            &id,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            9_500
+        )
+        .expect("late"));
         let r = get(c, &id).expect("get").expect("row");
-        assert_eq!((r.state, r.closed_ms, r.provider_instance_id.as_deref()), (LedgerState::Terminated, Some(9_000), Some("pod1")));
-        let ev: Vec<(i64, LedgerState)> = events(c, &id).expect("ev").iter().map(|e| (e.at_ms, e.state)).collect();
+        assert_eq!(
+            (r.state, r.closed_ms, r.provider_instance_id.as_deref()),
+            (LedgerState::Terminated, Some(9_000), Some("pod1"))
+        );
+        let ev: Vec<(i64, LedgerState)> = events(c, &id)
+            .expect("ev")
+            .iter()
+            .map(|e| (e.at_ms, e.state))
+            .collect();
         assert_eq!(
             ev,
             vec![
@@ -521,9 +645,27 @@ mod tests {
         let c = s.conn();
         let crashed = insert_intent(c, &intent(), 1_000).expect("a");
         let known = insert_intent(c, &intent(), 1_000).expect("b");
-        set_provider_id(c, &known, "pod-known", LedgerState::Provisioning, EventSource::Gpurent, "created", 1_100).expect("pid");
+        set_provider_id(
+            c,
+            &known,
+            "pod-known",
+            LedgerState::Provisioning,
+            EventSource::Gpurent,
+            "created",
+            1_100,
+        )
+        .expect("pid");
         let gone = insert_intent(c, &intent(), 1_000).expect("c");
-        set_provider_id(c, &gone, "pod-gone", LedgerState::Running, EventSource::Gpurent, "created", 1_100).expect("pid");
+        set_provider_id(
+            c,
+            &gone,
+            "pod-gone",
+            LedgerState::Running,
+            EventSource::Gpurent,
+            "created",
+            1_100,
+        )
+        .expect("pid");
         let never = insert_intent(c, &intent(), 1_000).expect("d");
         let list = vec![
             remote("pod-crashed", &crashed, RemoteState::Running),
@@ -532,7 +674,8 @@ mod tests {
             remote("pod-old", "old", RemoteState::Terminated),
         ];
         let mut rep = ReconcileReport::default();
-        let missing = reconcile(c, ProviderKind::Runpod, "runpod", &list, 5_000, &mut rep).expect("rec");
+        let missing =
+            reconcile(c, ProviderKind::Runpod, "runpod", &list, 5_000, &mut rep).expect("rec");
         assert_eq!(rep.adopted, vec![crashed.clone()]);
         assert_eq!(rep.updated, vec![known.clone()]);
         assert_eq!(rep.foreign.len(), 1);
@@ -544,10 +687,16 @@ mod tests {
         want.sort();
         assert_eq!(m, want);
         let r = get(c, &crashed).expect("get").expect("row");
-        assert_eq!((r.provider_instance_id.as_deref(), r.state), (Some("pod-crashed"), LedgerState::Running));
+        assert_eq!(
+            (r.provider_instance_id.as_deref(), r.state),
+            (Some("pod-crashed"), LedgerState::Running)
+        );
         // A second reconcile with the same list changes nothing and adopts nothing twice.
         let mut rep2 = ReconcileReport::default();
         reconcile(c, ProviderKind::Runpod, "runpod", &list, 6_000, &mut rep2).expect("rec2");
-        assert!(rep2.adopted.is_empty() && rep2.updated.is_empty(), "{rep2:?}");
+        assert!(
+            rep2.adopted.is_empty() && rep2.updated.is_empty(),
+            "{rep2:?}"
+        );
     }
 }

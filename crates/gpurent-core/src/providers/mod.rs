@@ -42,7 +42,11 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [ProviderKind::Runpod, ProviderKind::Vast, ProviderKind::Lambda];
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Runpod,
+        ProviderKind::Vast,
+        ProviderKind::Lambda,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -140,8 +144,17 @@ impl OfferQuery {
     /// the one rule every offer goes through).
     pub fn matches(&self, o: &Offer) -> bool {
         if let Some(g) = &self.gpu {
-            let needle: String = g.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-            let hay: String = o.gpu.to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+            let needle: String = g
+                .to_ascii_lowercase()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let hay: String = o
+                .gpu
+                .to_ascii_lowercase()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
             if !hay.contains(&needle) {
                 return false;
             }
@@ -318,7 +331,11 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError>;
     /// Make the user's key usable for the next create (RunPod: add it to the account key set,
     /// read-modify-write; Lambda: register it under a name; Vast: nothing yet).
-    fn register_key(&self, public_key: &str, key_label: &str) -> Result<KeyRegistration, ProviderError>;
+    fn register_key(
+        &self,
+        public_key: &str,
+        key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError>;
     /// Create the instance; returns the provider's id. Sent once, never retried.
     fn create(&self, req: &CreateRequest, key: &KeyRegistration) -> Result<String, ProviderError>;
     /// After the create: attach the key to the instance where that is how it works (Vast).
@@ -335,7 +352,10 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
 }
 
 /// The client for a provider.
-pub fn client(kind: ProviderKind, config: ClientConfig) -> Result<Box<dyn Provider>, ProviderError> {
+pub fn client(
+    kind: ProviderKind,
+    config: ClientConfig,
+) -> Result<Box<dyn Provider>, ProviderError> {
     Ok(match kind {
         ProviderKind::Runpod => Box::new(runpod::RunPod::new(config)?),
         ProviderKind::Vast => Box::new(vast::Vast::new(config)?),
@@ -390,7 +410,10 @@ mod tests {
         let unknown_vram = offer("X", 1, None, 1.0);
         let mut q = OfferQuery::default();
         q.min_vram_gib = Some(1.0);
-        assert!(!q.matches(&unknown_vram), "unknown VRAM never passes a VRAM floor");
+        assert!(
+            !q.matches(&unknown_vram),
+            "unknown VRAM never passes a VRAM floor"
+        );
     }
 
     #[test]

@@ -31,7 +31,13 @@ pub struct RunPod {
 impl RunPod {
     pub fn new(config: ClientConfig) -> Result<RunPod, ProviderError> {
         Ok(RunPod {
-            http: Http::new(KIND, &config.base_url, config.api_key, config.http, map_error)?,
+            http: Http::new(
+                KIND,
+                &config.base_url,
+                config.api_key,
+                config.http,
+                map_error,
+            )?,
         })
     }
 }
@@ -65,7 +71,10 @@ pub fn map_error(provider: ProviderKind, r: &Resp) -> ProviderError {
             status: s,
             detail,
         },
-        _ if lower.contains("balance") || lower.contains("insufficient funds") || lower.contains("credit") => {
+        _ if lower.contains("balance")
+            || lower.contains("insufficient funds")
+            || lower.contains("credit") =>
+        {
             ProviderError::InsufficientBalance { provider, detail }
         }
         _ if lower.contains("quota") || lower.contains("limit reached") => {
@@ -229,7 +238,10 @@ pub fn parse_offer_id(offer_id: &str) -> Option<(&'static str, u32, &str)> {
 
 /// The key's type and base64 (the comment does not make it another key).
 fn key_core(line: &str) -> String {
-    line.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    line.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn version_key(v: &str) -> (u32, u32) {
@@ -277,9 +289,16 @@ impl Provider for RunPod {
                 .map(|d| d.id.clone());
             for (cloud, listed, price, max) in [
                 ("secure", g.secure, g.price.secure, g.max_count.secure),
-                ("community", g.community, g.price.community, g.max_count.community),
+                (
+                    "community",
+                    g.community,
+                    g.price.community,
+                    g.max_count.community,
+                ),
             ] {
-                let Some(price) = price.filter(|p| *p > 0.0) else { continue };
+                let Some(price) = price.filter(|p| *p > 0.0) else {
+                    continue;
+                };
                 if !listed || max.is_some_and(|m| m < count) {
                     continue;
                 }
@@ -305,7 +324,11 @@ impl Provider for RunPod {
         Ok(out)
     }
 
-    fn register_key(&self, public_key: &str, _key_label: &str) -> Result<KeyRegistration, ProviderError> {
+    fn register_key(
+        &self,
+        public_key: &str,
+        _key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError> {
         let r = self.http.send(&Req::read("/v2/account/ssh-keys"))?;
         let current: SshKeys = r.parse(KIND, "ssh keys")?;
         let want = key_core(public_key);
@@ -316,8 +339,12 @@ impl Provider for RunPod {
         let mut keys = current.keys;
         keys.push(public_key.trim().to_string());
         let r = self.http.send(
-            &Req::new(reqwest::Method::PUT, "/v2/account/ssh-keys", CallKind::Action)
-                .json(json!({ "keys": keys })),
+            &Req::new(
+                reqwest::Method::PUT,
+                "/v2/account/ssh-keys",
+                CallKind::Action,
+            )
+            .json(json!({ "keys": keys })),
         )?;
         let after: SshKeys = r.parse(KIND, "ssh keys")?;
         if !after.keys.iter().any(|k| key_core(k) == want) {
@@ -330,10 +357,11 @@ impl Provider for RunPod {
     }
 
     fn create(&self, req: &CreateRequest, _key: &KeyRegistration) -> Result<String, ProviderError> {
-        let (cloud, count, gpu) = parse_offer_id(&req.offer_id).ok_or_else(|| ProviderError::OfferGone {
-            provider: KIND,
-            offer_id: req.offer_id.clone(),
-        })?;
+        let (cloud, count, gpu) =
+            parse_offer_id(&req.offer_id).ok_or_else(|| ProviderError::OfferGone {
+                provider: KIND,
+                offer_id: req.offer_id.clone(),
+            })?;
         let body = json!({
             "name": req.label,
             "image": req.image,
@@ -347,10 +375,12 @@ impl Provider for RunPod {
         let r = self
             .http
             .send(&Req::new(reqwest::Method::POST, "/v2/pods", CallKind::Create).json(body))?;
-        let pod: Pod = r.parse(KIND, "created pod").map_err(|e| ProviderError::CreateOutcomeUnknown {
-            provider: KIND,
-            detail: e.to_string(),
-        })?;
+        let pod: Pod =
+            r.parse(KIND, "created pod")
+                .map_err(|e| ProviderError::CreateOutcomeUnknown {
+                    provider: KIND,
+                    detail: e.to_string(),
+                })?;
         Ok(pod.id)
     }
 
@@ -426,7 +456,10 @@ mod tests {
             parse_offer_id("secure:2:NVIDIA GeForce RTX 4090"),
             Some(("SECURE", 2, "NVIDIA GeForce RTX 4090"))
         );
-        assert_eq!(parse_offer_id("community:1:A:B"), Some(("COMMUNITY", 1, "A:B")));
+        assert_eq!(
+            parse_offer_id("community:1:A:B"),
+            Some(("COMMUNITY", 1, "A:B"))
+        );
         assert_eq!(parse_offer_id("spot:1:X"), None);
         assert_eq!(parse_offer_id("secure:0:X"), None);
         assert_eq!(parse_offer_id("secure:1:"), None);
@@ -434,6 +467,9 @@ mod tests {
 
     #[test]
     fn keys_compare_without_comment() {
-        assert_eq!(key_core("ssh-ed25519 AAAA me@x"), key_core("ssh-ed25519 AAAA other"));
+        assert_eq!(
+            key_core("ssh-ed25519 AAAA me@x"),
+            key_core("ssh-ed25519 AAAA other")
+        );
     }
 }

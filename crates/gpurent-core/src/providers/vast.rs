@@ -30,7 +30,13 @@ pub struct Vast {
 impl Vast {
     pub fn new(config: ClientConfig) -> Result<Vast, ProviderError> {
         Ok(Vast {
-            http: Http::new(KIND, &config.base_url, config.api_key, config.http, map_error)?,
+            http: Http::new(
+                KIND,
+                &config.base_url,
+                config.api_key,
+                config.http,
+                map_error,
+            )?,
             ssh_user: config.ssh_user.unwrap_or_else(|| "root".into()),
         })
     }
@@ -81,13 +87,19 @@ pub fn map_error(provider: ProviderKind, r: &Resp) -> ProviderError {
         _ if lower.contains("invalid user key") || lower.contains("auth_error") => {
             ProviderError::AuthRejected { provider, detail }
         }
-        _ if lower.contains("balance") || lower.contains("credit") || lower.contains("insufficient_funds") => {
+        _ if lower.contains("balance")
+            || lower.contains("credit")
+            || lower.contains("insufficient_funds") =>
+        {
             ProviderError::InsufficientBalance { provider, detail }
         }
         404 | 410 if lower.contains("no_such_ask") || lower.contains("not available") => {
             ProviderError::OfferGone {
                 provider,
-                offer_id: e.and_then(|e| e.ask_id).map(|i| i.to_string()).unwrap_or_default(),
+                offer_id: e
+                    .and_then(|e| e.ask_id)
+                    .map(|i| i.to_string())
+                    .unwrap_or_default(),
             }
         }
         s => ProviderError::RequestRejected {
@@ -208,8 +220,15 @@ impl Vast {
             .and_then(|p| p.get("22/tcp"))
             .and_then(|m| m.get(0))
             .and_then(|m| m.get("HostPort"))
-            .and_then(|p| p.as_str().and_then(|s| s.parse::<u16>().ok()).or(p.as_u64().map(|n| n as u16)));
-        let ssh = match (direct_port, v.public_ipaddr.as_deref().filter(|s| !s.is_empty())) {
+            .and_then(|p| {
+                p.as_str()
+                    .and_then(|s| s.parse::<u16>().ok())
+                    .or(p.as_u64().map(|n| n as u16))
+            });
+        let ssh = match (
+            direct_port,
+            v.public_ipaddr.as_deref().filter(|s| !s.is_empty()),
+        ) {
             (Some(port), Some(ip)) => Some((ip.to_string(), port)),
             _ => match (v.ssh_host.filter(|s| !s.is_empty()), v.ssh_port) {
                 (Some(h), Some(p)) if p != 0 => Some((h, p)),
@@ -230,11 +249,13 @@ impl Vast {
             gpu: v.gpu_name,
             gpu_count: v.num_gpus,
             price_per_hour_usd: v.dph_total,
-            ssh: ssh.filter(|_| state == RemoteState::Running).map(|(host, port)| SshEndpoint {
-                host,
-                port,
-                user: self.ssh_user.clone(),
-            }),
+            ssh: ssh
+                .filter(|_| state == RemoteState::Running)
+                .map(|(host, port)| SshEndpoint {
+                    host,
+                    port,
+                    user: self.ssh_user.clone(),
+                }),
             host_cuda: v.cuda_max_good.map(|c| format!("{c:.1}")),
         }
     }
@@ -249,9 +270,13 @@ impl Vast {
     fn manage(&self, id: &str, state: &str) -> Result<(), ProviderError> {
         let n = Self::instance_id(id)?;
         let r = self.http.send(
-            &Req::new(reqwest::Method::PUT, format!("/api/v0/instances/{n}"), CallKind::Action)
-                .json(json!({ "state": state }))
-                .pace("vast_write"),
+            &Req::new(
+                reqwest::Method::PUT,
+                format!("/api/v0/instances/{n}"),
+                CallKind::Action,
+            )
+            .json(json!({ "state": state }))
+            .pace("vast_write"),
         )?;
         let s: Success = r.parse(KIND, "manage instance")?;
         if s.success == Some(false) {
@@ -282,8 +307,10 @@ impl Provider for Vast {
             "type": "ondemand",
             "rentable": { "eq": true },
             "rented": { "eq": false },
-            "order": [["dph_total", "asc"]],
         });
+        // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
+        // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
+        // sorts by price itself.
         if let Some(n) = query.count {
             body["num_gpus"] = json!({ "in": [n] });
         }
@@ -291,7 +318,7 @@ impl Provider for Vast {
         req.pace = Some("vast_search");
         let r = self.http.send(&req)?;
         let b: Bundles = r.parse(KIND, "offers")?;
-        Ok(b
+        let mut offers: Vec<Offer> = b
             .offers
             .into_iter()
             .map(|a| Offer {
@@ -310,19 +337,29 @@ impl Provider for Vast {
                 fetched_ms: now_ms,
             })
             .filter(|o| query.matches(o))
-            .collect())
+            .collect();
+        offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
+        Ok(offers)
     }
 
-    fn register_key(&self, _public_key: &str, _key_label: &str) -> Result<KeyRegistration, ProviderError> {
+    fn register_key(
+        &self,
+        _public_key: &str,
+        _key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError> {
         // Vast keys are attached per instance after the create (`attach_key`).
         Ok(KeyRegistration::Account)
     }
 
     fn create(&self, req: &CreateRequest, _key: &KeyRegistration) -> Result<String, ProviderError> {
-        let ask: i64 = req.offer_id.trim().parse().map_err(|_| ProviderError::OfferGone {
-            provider: KIND,
-            offer_id: req.offer_id.clone(),
-        })?;
+        let ask: i64 = req
+            .offer_id
+            .trim()
+            .parse()
+            .map_err(|_| ProviderError::OfferGone {
+                provider: KIND,
+                offer_id: req.offer_id.clone(),
+            })?;
         let body = json!({
             "image": req.image,
             "label": req.label,
@@ -332,14 +369,20 @@ impl Provider for Vast {
             "cancel_unavail": true,
         });
         let r = self.http.send(
-            &Req::new(reqwest::Method::PUT, format!("/api/v0/asks/{ask}"), CallKind::Create)
-                .json(body)
-                .pace("vast_write"),
+            &Req::new(
+                reqwest::Method::PUT,
+                format!("/api/v0/asks/{ask}"),
+                CallKind::Create,
+            )
+            .json(body)
+            .pace("vast_write"),
         )?;
-        let c: Created = r.parse(KIND, "create").map_err(|e| ProviderError::CreateOutcomeUnknown {
-            provider: KIND,
-            detail: e.to_string(),
-        })?;
+        let c: Created =
+            r.parse(KIND, "create")
+                .map_err(|e| ProviderError::CreateOutcomeUnknown {
+                    provider: KIND,
+                    detail: e.to_string(),
+                })?;
         match (c.success, c.new_contract) {
             (Some(false), _) => Err(ProviderError::RequestRejected {
                 provider: KIND,
@@ -357,9 +400,13 @@ impl Provider for Vast {
     fn attach_key(&self, id: &str, public_key: &str) -> Result<(), ProviderError> {
         let n = Self::instance_id(id)?;
         let r = self.http.send(
-            &Req::new(reqwest::Method::POST, format!("/api/v0/instances/{n}/ssh"), CallKind::Action)
-                .json(json!({ "ssh_key": public_key.trim() }))
-                .pace("vast_write"),
+            &Req::new(
+                reqwest::Method::POST,
+                format!("/api/v0/instances/{n}/ssh"),
+                CallKind::Action,
+            )
+            .json(json!({ "ssh_key": public_key.trim() }))
+            .pace("vast_write"),
         )?;
         let s: Success = r.parse(KIND, "attach ssh key")?;
         if s.success == Some(false) {
@@ -392,7 +439,9 @@ impl Provider for Vast {
         let mut token: Option<String> = None;
         // At most 40 pages of 25 (1000 instances): a longer chain is an error, not a cut list.
         for _ in 0..40 {
-            let mut req = Req::read("/api/v1/instances").query("limit", "25").pace("vast_list");
+            let mut req = Req::read("/api/v1/instances")
+                .query("limit", "25")
+                .pace("vast_list");
             if let Some(t) = &token {
                 req = req.query("after_token", t.clone());
             }
@@ -421,8 +470,12 @@ impl Provider for Vast {
     fn terminate(&self, id: &str) -> Result<(), ProviderError> {
         let n = Self::instance_id(id)?;
         match self.http.send(
-            &Req::new(reqwest::Method::DELETE, format!("/api/v0/instances/{n}"), CallKind::Action)
-                .pace("vast_write"),
+            &Req::new(
+                reqwest::Method::DELETE,
+                format!("/api/v0/instances/{n}"),
+                CallKind::Action,
+            )
+            .pace("vast_write"),
         ) {
             Ok(_) | Err(ProviderError::RequestRejected { status: 404, .. }) => Ok(()),
             Err(e) => Err(e),
@@ -436,17 +489,32 @@ mod tests {
 
     #[test]
     fn thresholds_become_waits() {
-        assert_eq!(threshold_s("API requests too frequent endpoint threshold=4.5"), Some(5));
-        assert_eq!(threshold_s("API requests too frequent endpoint threshold=1.0"), Some(1));
+        assert_eq!(
+            threshold_s("API requests too frequent endpoint threshold=4.5"),
+            Some(5)
+        );
+        assert_eq!(
+            threshold_s("API requests too frequent endpoint threshold=1.0"),
+            Some(1)
+        );
         assert_eq!(threshold_s("slow down"), None);
     }
 
     #[test]
     fn states_map() {
-        assert_eq!(state_of(Some("running"), Some("running")), RemoteState::Running);
+        assert_eq!(
+            state_of(Some("running"), Some("running")),
+            RemoteState::Running
+        );
         assert_eq!(state_of(None, Some("running")), RemoteState::Provisioning);
-        assert_eq!(state_of(Some("exited"), Some("stopped")), RemoteState::Stopped);
-        assert_eq!(state_of(Some("running"), Some("stopped")), RemoteState::Stopping);
+        assert_eq!(
+            state_of(Some("exited"), Some("stopped")),
+            RemoteState::Stopped
+        );
+        assert_eq!(
+            state_of(Some("running"), Some("stopped")),
+            RemoteState::Stopping
+        );
         assert_eq!(state_of(Some("weird"), None), RemoteState::Unknown);
     }
 }
