@@ -17,8 +17,8 @@ pub const RENT_POINTS: &[&str] = &[
     "during_wait",
     "after_running",
     "after_ssh_reachable",
-    "after_login_proven",
     "after_host_saved",
+    "after_login_proven",
     "after_ready_recorded",
 ];
 

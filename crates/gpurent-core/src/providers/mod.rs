@@ -89,19 +89,19 @@ impl ProviderKind {
             // RunPod bills pods per second while running; a stopped pod keeps its volume disk.
             ProviderKind::Runpod => ProviderTerms {
                 can_stop: true,
-                billing: "per_second",
+                billing: "per_second".into(),
                 ready_timeout_s: 20 * 60,
             },
             // Vast bills per second of rental; a stopped instance still pays for its storage.
             ProviderKind::Vast => ProviderTerms {
                 can_stop: true,
-                billing: "per_second",
+                billing: "per_second".into(),
                 ready_timeout_s: 20 * 60,
             },
             // Lambda instances cannot be stopped, only terminated; billed by the minute.
             ProviderKind::Lambda => ProviderTerms {
                 can_stop: false,
-                billing: "per_minute",
+                billing: "per_minute".into(),
                 ready_timeout_s: 30 * 60,
             },
         }
@@ -115,12 +115,12 @@ impl std::fmt::Display for ProviderKind {
 }
 
 /// Lifecycle and billing facts of a provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ProviderTerms {
     /// Whether an instance can be stopped (GPU billing ends, disk kept) and started again.
     pub can_stop: bool,
     /// `per_second` or `per_minute`.
-    pub billing: &'static str,
+    pub billing: String,
     /// How long a new machine may take to become ready (proven key login) before gpurent offers
     /// to terminate it (dstack uses 20 min for RunPod and 30 min for Lambda).
     pub ready_timeout_s: u64,
