@@ -101,7 +101,6 @@ struct Inner {
 }
 
 /// A running fake cloud; stops on drop.
-#[derive(Debug)]
 pub struct FakeCloud {
     inner: Arc<Inner>,
     server: Arc<tiny_http::Server>,
@@ -210,6 +209,14 @@ impl FakeCloud {
     }
 }
 
+impl std::fmt::Debug for FakeCloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeCloud")
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
 impl Drop for FakeCloud {
     fn drop(&mut self) {
         self.server.unblock();
@@ -302,7 +309,10 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
 fn unauthorized(flavor: Flavor) -> Option<Answer> {
     Some(match flavor {
         Flavor::Runpod => problem(401, "Unauthorized", "invalid bearer token"),
-        Flavor::Vast => status(401, json!({"success": false, "error": "auth_error", "msg": "Invalid user key"})),
+        Flavor::Vast => status(
+            401,
+            json!({"success": false, "error": "auth_error", "msg": "Invalid user key"}),
+        ),
         Flavor::Lambda => status(
             401,
             json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid, expired, or deleted.", "suggestion": "Check your API key or create a new one, then try again."}}),
@@ -384,7 +394,9 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
 }
 
 fn find<'a>(st: &'a mut State, id: &str) -> Option<&'a mut FakeInstance> {
-    st.instances.iter_mut().find(|i| i.id == id && i.state != FakeState::Terminated)
+    st.instances
+        .iter_mut()
+        .find(|i| i.id == id && i.state != FakeState::Terminated)
 }
 
 // ---- RunPod v2 ----
@@ -393,7 +405,9 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
     let running = i.state == FakeState::Running;
     let ssh = lock(&inner.ssh).clone();
     let direct = match (&ssh, running) {
-        (Some(s), true) => json!({"host": s.host, "port": s.port, "username": s.user, "command": format!("ssh {}@{} -p {}", s.user, s.host, s.port)}),
+        (Some(s), true) => {
+            json!({"host": s.host, "port": s.port, "username": s.user, "command": format!("ssh {}@{} -p {}", s.user, s.host, s.port)})
+        }
         _ => Value::Null,
     };
     json!({
@@ -454,12 +468,18 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                 return a;
             }
             let st = lock(&inner.state);
-            Some(ok(json!({"keys": st.account_keys.iter().map(|(_, k)| k.clone()).collect::<Vec<_>>()})))
+            Some(ok(
+                json!({"keys": st.account_keys.iter().map(|(_, k)| k.clone()).collect::<Vec<_>>()}),
+            ))
         }
         ("PUT", ["v2", "account", "ssh-keys"]) => {
             let keys: Vec<String> = body["keys"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut st = lock(&inner.state);
             st.account_keys = keys.iter().map(|k| (String::new(), k.clone())).collect();
@@ -564,11 +584,17 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
 // ---- Vast ----
 
 fn vast(_inner: &Inner, _method: &str, _path: &str, _body: &Value) -> Option<Answer> {
-    Some(status(404, json!({"success": false, "error": "not_implemented", "msg": "the fake Vast API is not implemented yet"})))
+    Some(status(
+        404,
+        json!({"success": false, "error": "not_implemented", "msg": "the fake Vast API is not implemented yet"}),
+    ))
 }
 
 // ---- Lambda ----
 
 fn lambda(_inner: &Inner, _method: &str, _path: &str, _body: &Value) -> Option<Answer> {
-    Some(status(404, json!({"error": {"code": "global/object-does-not-exist", "message": "the fake Lambda API is not implemented yet"}})))
+    Some(status(
+        404,
+        json!({"error": {"code": "global/object-does-not-exist", "message": "the fake Lambda API is not implemented yet"}}),
+    ))
 }

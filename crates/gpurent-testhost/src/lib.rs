@@ -8,6 +8,8 @@
 //! - [`closed_port`]: a loopback port with nothing listening (connection refused).
 //! - [`DelayProxy`]: a userspace TCP proxy that adds a one-way delay in both directions, keeps byte
 //!   order, and can cut every connection on demand or after a number of bytes.
+//! - [`fakecloud`]: a stateful fake RunPod/Vast/Lambda API (offers, create → running with a given SSH
+//!   endpoint, stop/start/terminate, faults) for the provider tests.
 //! - [`Prism`]: Stoplight Prism on loopback (`mock` / validating `proxy`) for the provider specs.
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
@@ -19,6 +21,7 @@
 //! how to enable the suite, so neither CI nor a developer running the README's command can skip
 //! the SSH tests silently.
 
+pub mod fakecloud;
 pub mod fakegpu;
 mod net;
 pub mod prism;

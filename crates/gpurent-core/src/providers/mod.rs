@@ -310,10 +310,20 @@ impl ClientConfig {
         let ssh_port = std::env::var(format!("GPURENT_{}_SSH_PORT", kind.env_stem()))
             .ok()
             .and_then(|s| s.trim().parse().ok());
+        let mut http = http::HttpOptions::for_provider(kind);
+        // GPURENT_HTTP_TIMEOUT_S: the whole-request timeout (slow links; tests use a short one).
+        if let Some(s) = std::env::var("GPURENT_HTTP_TIMEOUT_S")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|s| *s > 0)
+        {
+            http.request_timeout = std::time::Duration::from_secs(s);
+            http.connect_timeout = http.connect_timeout.min(http.request_timeout);
+        }
         ClientConfig {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
-            http: http::HttpOptions::for_provider(kind),
+            http,
             ssh_user,
             ssh_port,
         }
@@ -408,8 +418,10 @@ mod tests {
         assert!(q(|q| q.max_price_per_hour_usd = Some(0.88)));
         assert!(!q(|q| q.max_price_per_hour_usd = Some(0.5)));
         let unknown_vram = offer("X", 1, None, 1.0);
-        let mut q = OfferQuery::default();
-        q.min_vram_gib = Some(1.0);
+        let q = OfferQuery {
+            min_vram_gib: Some(1.0),
+            ..Default::default()
+        };
         assert!(
             !q.matches(&unknown_vram),
             "unknown VRAM never passes a VRAM floor"
