@@ -40,6 +40,8 @@ pub enum Fault {
     NoCapacity,
     /// The account has no money.
     ZeroBalance,
+    /// A 200 whose body is not the documented shape (a listing that cannot be parsed).
+    Garbage,
 }
 
 /// Routes faults can be queued on.
@@ -358,6 +360,7 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
             Flavor::Vast => status(410, json!({"success": false, "error": "no_such_ask", "msg": "error 410/3907: no_such_ask Instance type 4242 is no longer available.", "ask_id": 4242})),
             Flavor::Lambda => status(400, json!({"error": {"code": "instance-operations/launch/insufficient-capacity", "message": "Not enough capacity to fulfill launch request."}})),
         }),
+        Fault::Garbage => Some(ok(json!({"unexpected": "shape"}))),
         Fault::ZeroBalance => Some(match inner.flavor {
             Flavor::Runpod => problem(402, "Payment Required", "insufficient balance to deploy this pod"),
             Flavor::Vast => status(400, json!({"success": false, "error": "invalid_args", "msg": "error 400/3467: insufficient credit balance"})),
@@ -583,18 +586,358 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
 
 // ---- Vast ----
 
-fn vast(_inner: &Inner, _method: &str, _path: &str, _body: &Value) -> Option<Answer> {
-    Some(status(
-        404,
-        json!({"success": false, "error": "not_implemented", "msg": "the fake Vast API is not implemented yet"}),
-    ))
+fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
+    let ssh = lock(&inner.ssh).clone();
+    let running = i.state == FakeState::Running;
+    let (actual, intended) = match i.state {
+        FakeState::Provisioning => (Value::Null, "running"),
+        FakeState::Running => (json!("running"), "running"),
+        FakeState::Stopped => (json!("exited"), "stopped"),
+        FakeState::Terminated => (json!("exited"), "stopped"),
+    };
+    let (host, port) = match (&ssh, running) {
+        (Some(s), true) => (s.host.clone(), s.port),
+        _ => (String::new(), 0),
+    };
+    json!({
+        "id": i.id.parse::<i64>().unwrap_or(0),
+        "actual_status": actual,
+        "intended_status": intended,
+        "cur_state": if running { "running" } else { "stopped" },
+        "next_state": intended,
+        "label": i.label,
+        "gpu_name": "RTX 4090",
+        "num_gpus": 1,
+        "dph_total": 0.35,
+        "public_ipaddr": host,
+        "ssh_host": host,
+        "ssh_port": port,
+        "cuda_max_good": 12.8,
+    })
+}
+
+fn vast_error(code: u16, error: &str, msg: &str) -> Answer {
+    status(code, json!({"success": false, "error": error, "msg": msg}))
+}
+
+fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["api", "v0", "users", "current"]) => Some(ok(
+            json!({"id": 7, "email": "fake@example.com", "balance": 10.0}),
+        )),
+        ("POST", ["api", "v0", "bundles"]) => {
+            if let Some(a) = fault(inner, Route::Offers) {
+                return a;
+            }
+            Some(ok(json!({"offers": [{
+                "id": 4242, "ask_contract_id": 4242, "gpu_name": "RTX 4090", "num_gpus": 1,
+                "dph_total": 0.35, "gpu_ram": 24564, "geolocation": "Norway, NO",
+                "cuda_max_good": 12.8, "storage_cost": 0.15, "verification": "verified",
+                "is_bid": false, "rentable": true, "rented": false
+            }]})))
+        }
+        ("PUT", ["api", "v0", "asks", ask]) => {
+            if let Some(a) = fault(inner, Route::Create) {
+                return a;
+            }
+            if *ask != "4242" {
+                return Some(vast_error(
+                    404,
+                    "invalid_args",
+                    &format!(
+                        "error 404/3603: no_such_ask Instance type by id {ask} is not available."
+                    ),
+                ));
+            }
+            let label = body["label"].as_str().unwrap_or("").to_string();
+            let id = create_instance(inner, &label)?;
+            Some(ok(
+                json!({"success": true, "new_contract": id.parse::<i64>().unwrap_or(0)}),
+            ))
+        }
+        ("POST", ["api", "v0", "instances", id, "ssh"]) => {
+            let mut st = lock(&inner.state);
+            match find(&mut st, id) {
+                Some(i) => {
+                    i.keys
+                        .push(body["ssh_key"].as_str().unwrap_or("").to_string());
+                    Some(ok(json!({"success": true, "msg": "ssh key attached"})))
+                }
+                None => Some(vast_error(404, "no_such_instance", "Instance not found")),
+            }
+        }
+        ("GET", ["api", "v1", "instances"]) => {
+            if let Some(a) = fault(inner, Route::List) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let list: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.state != FakeState::Terminated)
+                .map(|i| {
+                    let mut v = vast_fields(inner, i);
+                    let port = v["ssh_port"].as_u64().unwrap_or(0);
+                    v["ports"] = if port > 0 {
+                        json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
+                    } else {
+                        Value::Null
+                    };
+                    v
+                })
+                .collect();
+            let n = list.len();
+            Some(ok(
+                json!({"success": true, "instances_found": n, "total_instances": n, "next_token": null, "instances": list}),
+            ))
+        }
+        ("GET", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Get) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            match find(&mut st, id) {
+                Some(i) => {
+                    let i = i.clone();
+                    Some(ok(json!({"instances": vast_fields(inner, &i)})))
+                }
+                None => Some(vast_error(
+                    400,
+                    "no_such_instance",
+                    "error 400: Instance not found",
+                )),
+            }
+        }
+        ("PUT", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let Some(i) = find(&mut st, id) else {
+                return Some(vast_error(404, "no_such_instance", "Instance not found"));
+            };
+            match (body["state"].as_str(), i.state) {
+                (Some("stopped"), FakeState::Running) => i.state = FakeState::Stopped,
+                (Some("running"), FakeState::Stopped) => {
+                    i.state = FakeState::Provisioning;
+                    i.created = Instant::now();
+                }
+                _ => {
+                    return Some(vast_error(
+                        400,
+                        "invalid_args",
+                        "state change not possible now",
+                    ))
+                }
+            }
+            Some(ok(json!({"success": true})))
+        }
+        ("DELETE", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            match find(&mut st, id) {
+                Some(i) => {
+                    i.state = FakeState::Terminated;
+                    Some(ok(json!({"success": true, "msg": "destroying instance"})))
+                }
+                None => Some(vast_error(404, "no_such_instance", "Instance not found")),
+            }
+        }
+        _ => Some(vast_error(
+            404,
+            "not_found",
+            "no such route in the fake cloud",
+        )),
+    }
 }
 
 // ---- Lambda ----
 
-fn lambda(_inner: &Inner, _method: &str, _path: &str, _body: &Value) -> Option<Answer> {
-    Some(status(
-        404,
-        json!({"error": {"code": "global/object-does-not-exist", "message": "the fake Lambda API is not implemented yet"}}),
-    ))
+const LAMBDA_TYPE: &str = "gpu_1x_rtx4090";
+
+fn lambda_type() -> Value {
+    json!({
+        "name": LAMBDA_TYPE, "description": "1x RTX 4090 (24 GB)", "gpu_description": "RTX 4090 (24 GB)",
+        "price_cents_per_hour": 50,
+        "specs": {"vcpus": 16, "memory_gib": 64, "storage_gib": 512, "gpus": 1}
+    })
+}
+
+fn lambda_instance(inner: &Inner, i: &FakeInstance) -> Value {
+    let ssh = lock(&inner.ssh).clone();
+    let avail = |b: bool| json!({"available": b});
+    let mut v = json!({
+        "id": i.id,
+        "name": i.label,
+        "status": match i.state {
+            FakeState::Provisioning => "booting",
+            FakeState::Running => "active",
+            FakeState::Stopped => "unhealthy",
+            FakeState::Terminated => "terminated",
+        },
+        "ssh_key_names": ["gpurent-key"],
+        "file_system_names": [],
+        "region": {"name": "us-east-1", "description": "Virginia, USA"},
+        "instance_type": lambda_type(),
+        "actions": {
+            "migrate": avail(false), "rebuild": avail(false), "restart": avail(true),
+            "cold_reboot": avail(false), "terminate": avail(true)
+        },
+    });
+    if let (Some(s), FakeState::Running) = (ssh, i.state) {
+        v["ip"] = json!(s.host);
+    }
+    v
+}
+
+fn lambda_error(code: u16, ecode: &str, message: &str) -> Answer {
+    status(code, json!({"error": {"code": ecode, "message": message}}))
+}
+
+fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["api", "v1", "ssh-keys"]) => {
+            let st = lock(&inner.state);
+            let keys: Vec<Value> = st
+                .account_keys
+                .iter()
+                .enumerate()
+                .map(|(n, (name, k))| json!({"id": format!("key{n}"), "name": name, "public_key": k}))
+                .collect();
+            Some(ok(json!({ "data": keys })))
+        }
+        ("POST", ["api", "v1", "ssh-keys"]) => {
+            let name = body["name"].as_str().unwrap_or("").to_string();
+            let key = body["public_key"].as_str().unwrap_or("").to_string();
+            let mut st = lock(&inner.state);
+            if st.account_keys.iter().any(|(n, _)| *n == name) {
+                return Some(lambda_error(
+                    400,
+                    "global/duplicate",
+                    "A key with this name exists.",
+                ));
+            }
+            st.account_keys.push((name.clone(), key.clone()));
+            let n = st.account_keys.len();
+            Some(ok(
+                json!({"data": {"id": format!("key{n}"), "name": name, "public_key": key}}),
+            ))
+        }
+        ("GET", ["api", "v1", "instance-types"]) => {
+            if let Some(a) = fault(inner, Route::Offers) {
+                return a;
+            }
+            Some(ok(json!({"data": {LAMBDA_TYPE: {
+                "instance_type": lambda_type(),
+                "regions_with_capacity_available": [{"name": "us-east-1", "description": "Virginia, USA"}]
+            }}})))
+        }
+        ("POST", ["api", "v1", "instance-operations", "launch"]) => {
+            if let Some(a) = fault(inner, Route::Create) {
+                return a;
+            }
+            if body["instance_type_name"].as_str() != Some(LAMBDA_TYPE) {
+                return Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Instance type not found.",
+                ));
+            }
+            let label = body["name"].as_str().unwrap_or("").to_string();
+            let id = create_instance(inner, &label)?;
+            let names: Vec<String> = body["ssh_key_names"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut st = lock(&inner.state);
+            let keys: Vec<String> = st
+                .account_keys
+                .iter()
+                .filter(|(n, _)| names.contains(n))
+                .map(|(_, k)| k.clone())
+                .collect();
+            if let Some(i) = find(&mut st, &id) {
+                i.keys = keys;
+            }
+            Some(ok(json!({"data": {"instance_ids": [id]}})))
+        }
+        ("GET", ["api", "v1", "instances"]) => {
+            if let Some(a) = fault(inner, Route::List) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let list: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.state != FakeState::Terminated)
+                .map(|i| lambda_instance(inner, i))
+                .collect();
+            Some(ok(json!({ "data": list })))
+        }
+        ("GET", ["api", "v1", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Get) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            match find(&mut st, id) {
+                Some(i) => {
+                    let i = i.clone();
+                    Some(ok(json!({"data": lambda_instance(inner, &i)})))
+                }
+                None => Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Specified instance does not exist.",
+                )),
+            }
+        }
+        ("POST", ["api", "v1", "instance-operations", "terminate"]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let ids: Vec<String> = body["instance_ids"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut st = lock(&inner.state);
+            let mut done = vec![];
+            for id in ids {
+                if let Some(i) = find(&mut st, &id) {
+                    i.state = FakeState::Terminated;
+                    done.push(i.clone());
+                }
+            }
+            if done.is_empty() {
+                return Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Specified instance does not exist.",
+                ));
+            }
+            let out: Vec<Value> = done.iter().map(|i| lambda_instance(inner, i)).collect();
+            Some(ok(json!({"data": {"terminated_instances": out}})))
+        }
+        _ => Some(lambda_error(
+            404,
+            "global/object-does-not-exist",
+            "no such route in the fake cloud",
+        )),
+    }
 }

@@ -430,6 +430,16 @@ impl Provider for Vast {
                 Ok(one.instances.map(|v| self.remote(v)))
             }
             Err(ProviderError::RequestRejected { status: 404, .. }) => Ok(None),
+            // The spec documents no 404 here; an unknown id is a 400 naming it.
+            Err(ProviderError::RequestRejected {
+                status: 400,
+                detail,
+                ..
+            }) if detail.to_ascii_lowercase().contains("not found")
+                || detail.to_ascii_lowercase().contains("no_such_instance") =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(e),
         }
     }
