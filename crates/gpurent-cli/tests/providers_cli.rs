@@ -424,3 +424,94 @@ fn killed_rent_at_any_point_leaves_no_orphan_and_no_double_create() {
     assert_eq!((orphans, doubles), (0, 0));
     assert_spec_clean(&rig);
 }
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files_under(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+}
+
+#[test]
+fn provider_accounts_check_the_key_first_and_never_write_it() {
+    let Some(rig) = rig() else { return };
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    // The environment's key is an account named after the provider, stored nowhere.
+    let list = json(&gpurent(&rig, h, &["provider", "list", "--json"]));
+    assert_eq!(list["accounts"][0]["name"], "runpod");
+    assert_eq!(list["accounts"][0]["key_source"], "environment");
+    let out = gpurent(&rig, h, &["provider", "test", "runpod", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(json(&out)["ok"], true);
+
+    let add = |key: &str| {
+        let mut c = cmd(
+            &rig,
+            h,
+            &[
+                "provider",
+                "add",
+                "runpod",
+                "--key-stdin",
+                "--name",
+                "work",
+                "--json",
+            ],
+        );
+        c.env_remove("GPURENT_RUNPOD_API_KEY")
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/gpurent-test-bus",
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = c.spawn().expect("spawn");
+        std::io::Write::write_all(
+            &mut child.stdin.take().expect("stdin"),
+            format!("{key}\n").as_bytes(),
+        )
+        .expect("write");
+        child.wait_with_output().expect("wait")
+    };
+    // A key the provider rejects is never saved anywhere.
+    assert_eq!(json(&add("not-the-key"))["error"]["code"], "auth_rejected");
+    // An accepted key goes to the keychain only (none is reachable in this test).
+    assert_eq!(json(&add(API_KEY))["error"]["code"], "keychain_unavailable");
+    let out = gpurent(&rig, h, &["provider", "add", "runpod", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "no key on the command line: {out:?}"
+    );
+
+    // Rent and list with the key in the environment, then scan every file gpurent wrote.
+    let offer = rig.fake.offer_id();
+    let mut args = rent_args(&rig, &offer);
+    args.push("--no-wait");
+    assert!(gpurent(&rig, h, &args).status.success());
+    assert!(gpurent(&rig, h, &["instances", "--json"]).status.success());
+    let mut files = vec![];
+    files_under(h, &mut files);
+    assert!(
+        files.len() > 1,
+        "gpurent wrote its database and logs: {files:?}"
+    );
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !bytes
+                .windows(API_KEY.len())
+                .any(|w| w == API_KEY.as_bytes()),
+            "the API key was written to {}",
+            f.display()
+        );
+    }
+    assert_spec_clean(&rig);
+}
