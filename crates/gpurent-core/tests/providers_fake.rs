@@ -62,6 +62,8 @@ fn lifecycle(kind: ProviderKind, flavor: Flavor) {
         port: 2222,
         user: "gputest".into(),
     });
+    // Long enough that the first read after the create still sees it provisioning on a busy box.
+    fake.set_provisioning(Duration::from_secs(2));
     let prism = Prism::proxy(&spec(kind), &fake.url()).expect("prism");
     let c = client(kind, &prism.url(), "k");
 
@@ -97,6 +99,10 @@ fn lifecycle(kind: ProviderKind, flavor: Flavor) {
         .find(|o| o.offer_id == fake.offer_id())
         .unwrap_or_else(|| panic!("{offers:?}"));
     assert_eq!(offer.gpu_count, 1);
+    assert!(
+        c.offer(&offer.offer_id, 6).expect("offer by id").is_some(),
+        "{kind}"
+    );
     let reg = c.register_key(KEY, "laptop").expect("key");
     let req = CreateRequest {
         label: "gpurent-00aa11bb22cc".into(),
@@ -173,9 +179,10 @@ fn lifecycle(kind: ProviderKind, flavor: Flavor) {
     }
     c.terminate(&id).expect("terminate");
     assert_eq!(c.get(&id).expect("get"), None, "{kind}: gone");
-    // A create whose answer never comes is "outcome unknown", not an error to retry.
+    // A create whose answer never comes is "outcome unknown", not an error to retry (direct:
+    // the proxy would log the upstream's late close at an arbitrary moment).
     fake.push_fault(Route::Create, Fault::Hang(Duration::from_secs(6)));
-    let e = c.create(&req, &reg).expect_err("hang");
+    let e = direct.create(&req, &reg).expect_err("hang");
     assert!(
         matches!(e, ProviderError::CreateOutcomeUnknown { .. }),
         "{kind}: {e:?}"

@@ -212,6 +212,11 @@ fn vast_requests_match_the_spec_and_examples_parse() {
         (Some(24.0), Some("11.2"), Some("verified"))
     );
     assert_eq!(o.storage_usd_per_gb_month, Some(0.987654));
+    // One ask read again by id uses the `id` filter (validated like every other body).
+    assert_eq!(
+        c.offer("12345678", 8).expect("offer").map(|o| o.fetched_ms),
+        Some(8)
+    );
     assert_eq!(
         c.register_key(KEY, "laptop").expect("key"),
         KeyRegistration::Account

@@ -233,14 +233,12 @@ impl App {
         let account = self.with_db(|c| accounts::for_provider(c, req.provider))?;
         let client = self.provider_client(&account)?;
         step("offer", 0);
-        let offer = client
-            .offers(&OfferQuery::default(), self.now_ms())?
-            .into_iter()
-            .find(|o| o.offer_id == req.offer_id)
-            .ok_or_else(|| ProviderError::OfferGone {
+        let offer = client.offer(&req.offer_id, self.now_ms())?.ok_or_else(|| {
+            ProviderError::OfferGone {
                 provider: req.provider,
                 offer_id: req.offer_id.clone(),
-            })?;
+            }
+        })?;
         let image = match &req.image {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,

@@ -339,6 +339,14 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn check_account(&self) -> Result<Option<String>, ProviderError>;
     /// What can be rented now.
     fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError>;
+    /// One offer by id, read again now (`None`: it is gone). Providers whose listing is paged or
+    /// depends on the query override this.
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+        Ok(self
+            .offers(&OfferQuery::default(), now_ms)?
+            .into_iter()
+            .find(|o| o.offer_id == offer_id))
+    }
     /// Make the user's key usable for the next create (RunPod: add it to the account key set,
     /// read-modify-write; Lambda: register it under a name; Vast: nothing yet).
     fn register_key(

@@ -290,36 +290,14 @@ impl Vast {
     }
 }
 
-impl Provider for Vast {
-    fn kind(&self) -> ProviderKind {
-        KIND
-    }
-
-    fn check_account(&self) -> Result<Option<String>, ProviderError> {
-        let r = self.http.send(&Req::read("/api/v0/users/current"))?;
-        let u: User = r.parse(KIND, "user")?;
-        Ok(u.email.or(u.id.map(|i| format!("user {i}"))))
-    }
-
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
-        let mut body = json!({
-            "limit": 64,
-            "type": "ondemand",
-            "rentable": { "eq": true },
-            "rented": { "eq": false },
-        });
-        // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
-        // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
-        // sorts by price itself.
-        if let Some(n) = query.count {
-            body["num_gpus"] = json!({ "in": [n] });
-        }
+impl Vast {
+    /// `POST /api/v0/bundles` with a filter body, every ask as an offer.
+    fn search(&self, body: serde_json::Value, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
         let mut req = Req::new(reqwest::Method::POST, "/api/v0/bundles", CallKind::Read).json(body);
         req.pace = Some("vast_search");
         let r = self.http.send(&req)?;
         let b: Bundles = r.parse(KIND, "offers")?;
-        let mut offers: Vec<Offer> = b
-            .offers
+        Ok(b.offers
             .into_iter()
             .map(|a| Offer {
                 provider: KIND,
@@ -336,6 +314,50 @@ impl Provider for Vast {
                 storage_usd_per_gb_month: a.storage_cost,
                 fetched_ms: now_ms,
             })
+            .collect())
+    }
+}
+
+impl Provider for Vast {
+    fn kind(&self) -> ProviderKind {
+        KIND
+    }
+
+    fn check_account(&self) -> Result<Option<String>, ProviderError> {
+        let r = self.http.send(&Req::read("/api/v0/users/current"))?;
+        let u: User = r.parse(KIND, "user")?;
+        Ok(u.email.or(u.id.map(|i| format!("user {i}"))))
+    }
+
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+        let Ok(ask) = offer_id.trim().parse::<i64>() else {
+            return Ok(None);
+        };
+        Ok(self
+            .search(
+                json!({ "id": { "eq": ask }, "rentable": { "eq": true } }),
+                now_ms,
+            )?
+            .into_iter()
+            .find(|o| o.offer_id == offer_id))
+    }
+
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+        let mut body = json!({
+            "limit": 64,
+            "type": "ondemand",
+            "rentable": { "eq": true },
+            "rented": { "eq": false },
+        });
+        // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
+        // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
+        // sorts by price itself.
+        if let Some(n) = query.count {
+            body["num_gpus"] = json!({ "in": [n] });
+        }
+        let mut offers: Vec<Offer> = self
+            .search(body, now_ms)?
+            .into_iter()
             .filter(|o| query.matches(o))
             .collect();
         offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
