@@ -500,8 +500,10 @@ fn provider_accounts_check_the_key_first_and_never_write_it() {
     let mut files = vec![];
     files_under(h, &mut files);
     assert!(
-        files.len() > 1,
-        "gpurent wrote its database and logs: {files:?}"
+        files
+            .iter()
+            .any(|f| f.to_string_lossy().ends_with(".sqlite3")),
+        "the scan covers gpurent's database: {files:?}"
     );
     for f in files {
         let bytes = std::fs::read(&f).unwrap_or_default();
