@@ -20,7 +20,10 @@ const API_KEY: &str = "fake-runpod-key-123";
 use gpurent_core::providers::crash::RENT_POINTS as POINTS;
 
 struct Rig {
-    _sshd: Sshd,
+    /// `RUNPOD`, `VAST`, `LAMBDA`.
+    stem: &'static str,
+    provider: &'static str,
+    sshd: Sshd,
     fake: FakeCloud,
     prism: Prism,
     key_file: PathBuf,
@@ -29,6 +32,10 @@ struct Rig {
 }
 
 fn rig() -> Option<Rig> {
+    rig_for(Flavor::Runpod)
+}
+
+fn rig_for(flavor: Flavor) -> Option<Rig> {
     if !sshd_available() || !prism_available() {
         return None;
     }
@@ -44,17 +51,25 @@ fn rig() -> Option<Rig> {
         format!("{}\n", key.public_line),
     )
     .expect("pub");
-    let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
+    let fake = FakeCloud::start(flavor, API_KEY).expect("fake cloud");
     fake.set_ssh(SshTarget {
         host: sshd.host().to_string(),
         port: sshd.port(),
         user: sshd.user().to_string(),
     });
+    let (stem, provider, file) = match flavor {
+        Flavor::Runpod => ("RUNPOD", "runpod", "runpod-rest-v2.openapi.json"),
+        Flavor::Vast => ("VAST", "vast", "vastai.openapi.yaml"),
+        Flavor::Lambda => ("LAMBDA", "lambda", "lambda-cloud-v1.6.0.openapi.json"),
+    };
     let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../gpurent-core/tests/provider-specs/runpod-rest-v2.openapi.json");
+        .join("../gpurent-core/tests/provider-specs")
+        .join(file);
     let prism = Prism::proxy(&spec, &fake.url()).expect("prism proxy");
     Some(Rig {
-        _sshd: sshd,
+        stem,
+        provider,
+        sshd,
         fake,
         prism,
         key_file,
@@ -70,12 +85,19 @@ fn cmd(rig: &Rig, home: &Path, args: &[&str]) -> Command {
         .args(args)
         .env_remove("GPURENT_HOME")
         .env_remove("SSH_AUTH_SOCK")
+        .env_remove("GPURENT_RUNPOD_API_KEY")
         .env_remove("GPURENT_VAST_API_KEY")
         .env_remove("GPURENT_LAMBDA_API_KEY")
         .env_remove("GPURENT_TEST_CRASH_AT")
         .env("HOME", home)
-        .env("GPURENT_RUNPOD_API_KEY", API_KEY)
-        .env("GPURENT_RUNPOD_API_URL", rig.prism.url())
+        .env(format!("GPURENT_{}_API_KEY", rig.stem), API_KEY)
+        .env(format!("GPURENT_{}_API_URL", rig.stem), rig.prism.url())
+        // Vast and Lambda do not report the login user (root / ubuntu), Lambda not the port.
+        .env(format!("GPURENT_{}_SSH_USER", rig.stem), rig.sshd.user())
+        .env(
+            format!("GPURENT_{}_SSH_PORT", rig.stem),
+            rig.sshd.port().to_string(),
+        )
         .env("GPURENT_HTTP_TIMEOUT_S", "4")
         .stdin(Stdio::null());
     c
@@ -99,7 +121,7 @@ fn rent_args<'a>(rig: &'a Rig, offer: &'a str) -> Vec<&'a str> {
     vec![
         "rent",
         "--provider",
-        "runpod",
+        rig.provider,
         "--offer",
         offer,
         "-i",
@@ -112,7 +134,11 @@ fn rent_args<'a>(rig: &'a Rig, offer: &'a str) -> Vec<&'a str> {
 
 fn assert_spec_clean(rig: &Rig) {
     // The traffic really went through the validating proxy…
-    assert!(rig.prism.log().contains("/v2/pods"), "{}", rig.prism.log());
+    assert!(
+        rig.prism.log().contains("Request received"),
+        "{}",
+        rig.prism.log()
+    );
     // …and it found nothing to complain about.
     let v = rig.prism.violations();
     assert!(
@@ -516,4 +542,64 @@ fn provider_accounts_check_the_key_first_and_never_write_it() {
         );
     }
     assert_spec_clean(&rig);
+}
+
+#[test]
+fn vast_and_lambda_journeys_through_their_specs() {
+    for flavor in [Flavor::Vast, Flavor::Lambda] {
+        let Some(rig) = rig_for(flavor) else { return };
+        let home = tempfile::tempdir().expect("home");
+        let h = home.path();
+        let offers = json(&gpurent(&rig, h, &["offers", "--json"]));
+        let offer = offers["offers"][0]["offer_id"]
+            .as_str()
+            .expect("offer")
+            .to_string();
+        assert_eq!(offer, rig.fake.offer_id());
+        let out = gpurent(&rig, h, &rent_args(&rig, &offer));
+        assert!(
+            out.status.success(),
+            "{}: {}\n{}",
+            rig.provider,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let inst = json(&out)["instance"].clone();
+        let id = inst["id"].as_str().expect("id").to_string();
+        assert_eq!(
+            (inst["ready"].as_bool(), inst["state"].as_str()),
+            (Some(true), Some("running")),
+            "{inst}"
+        );
+        let fake = rig.fake.instances();
+        assert_eq!(fake.len(), 1);
+        assert_eq!(
+            fake[0].label, id,
+            "{}: the label is in the name/label field",
+            rig.provider
+        );
+        assert!(
+            fake[0].keys.iter().any(|k| k == &rig.public_line),
+            "{}: key attached / named",
+            rig.provider
+        );
+        if flavor == Flavor::Vast {
+            let out = gpurent(&rig, h, &["stop", &id, "--yes", "--json"]);
+            assert_eq!(json(&out)["instance"]["state"], "stopped", "{out:?}");
+            let out = gpurent(&rig, h, &["start", &id, "--yes", "--json"]);
+            assert!(out.status.success(), "{out:?}");
+        } else {
+            let out = gpurent(&rig, h, &["stop", &id, "--yes", "--json"]);
+            assert_eq!(json(&out)["error"]["code"], "action_unsupported", "{out:?}");
+        }
+        let out = gpurent(&rig, h, &["release", &id, "--yes", "--json"]);
+        assert_eq!(
+            json(&out)["instance"]["state"],
+            "terminated",
+            "{}: {out:?}",
+            rig.provider
+        );
+        assert_eq!(rig.fake.creates_total(), 1);
+        assert_spec_clean(&rig);
+    }
 }
