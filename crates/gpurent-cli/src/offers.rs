@@ -23,6 +23,9 @@ pub struct OffersArgs {
     /// At most this price per hour for the machine (USD).
     #[arg(long, value_name = "USD")]
     max_price: Option<f64>,
+    /// Only offers a published PyTorch wheel is known to run on (GPU architecture and host CUDA).
+    #[arg(long)]
+    runs_pytorch: bool,
     /// Print JSON: {"offers": [Offer, ...], "failed_accounts": [...]}.
     #[arg(long)]
     pub json: bool,
@@ -40,14 +43,17 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
         min_vram_gib: args.min_vram,
         max_price_per_hour_usd: args.max_price,
     };
-    let view = app.offers(provider, &query)?;
+    let mut view = app.offers(provider, &query)?;
+    if args.runs_pytorch {
+        view.offers.retain(|o| o.runs_pytorch == Some(true));
+    }
     if args.json {
         print_json(&view)?;
         return Ok(());
     }
     for o in &view.offers {
         println!(
-            "{:<7} {:<40} {}x {:<28} ${:>7.3}/h  {:<12} cuda {:<5} {}",
+            "{:<7} {:<40} {}x {:<28} ${:>7.3}/h  {:<12} cuda {:<5} {:<10} {}",
             o.provider,
             o.offer_id,
             o.gpu_count,
@@ -55,7 +61,12 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
             o.price_per_hour_usd,
             o.region.as_deref().unwrap_or("-"),
             o.host_cuda.as_deref().unwrap_or("-"),
-            o.tier.as_deref().unwrap_or("")
+            o.tier.as_deref().unwrap_or(""),
+            match (o.runs_pytorch, o.best_torch.as_deref()) {
+                (Some(true), Some(t)) => format!("torch {t}"),
+                (Some(false), _) => "no PyTorch wheel runs on this host's CUDA".to_string(),
+                _ => String::new(),
+            }
         );
     }
     if view.offers.is_empty() {

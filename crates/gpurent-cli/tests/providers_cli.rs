@@ -162,6 +162,14 @@ fn offers_rent_ready_stop_start_release_through_the_spec() {
     assert_eq!(offer["offer_id"], rig.fake.offer_id().as_str());
     assert_eq!(offer["price_per_hour_usd"], 0.44);
     assert_eq!(offer["host_cuda"], "12.8");
+    // An RTX 4090 (sm_89) on a CUDA 12.8 host runs a published PyTorch wheel.
+    assert_eq!(offer["runs_pytorch"], true, "{offer}");
+    assert!(
+        offer["best_torch"]
+            .as_str()
+            .is_some_and(|t| t.contains("+cu")),
+        "{offer}"
+    );
     let none = json(&gpurent(
         &rig,
         h,

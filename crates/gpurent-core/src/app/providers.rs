@@ -209,6 +209,11 @@ impl App {
                 }),
             }
         }
+        let catalog = crate::catalog::Catalog::bundled()?;
+        let compat = crate::compat::Compat::bundled()?;
+        for o in offers.iter_mut() {
+            providers::fit::annotate(o, catalog, compat);
+        }
         offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
         Ok(OffersView {
             offers,

@@ -254,6 +254,8 @@ impl Provider for Lambda {
                     tier: None,
                     storage_usd_per_gb_month: None,
                     fetched_ms: now_ms,
+                    runs_pytorch: None,
+                    best_torch: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);

@@ -18,6 +18,7 @@
 pub mod accounts;
 pub mod crash;
 pub mod error;
+pub mod fit;
 pub mod http;
 pub mod images;
 pub mod lambda;
@@ -204,6 +205,11 @@ pub struct Offer {
     pub storage_usd_per_gb_month: Option<f64>,
     /// When gpurent fetched this offer (ms since the epoch, from the injected clock).
     pub fetched_ms: i64,
+    /// Whether a published PyTorch wheel has kernels for this GPU and needs no newer CUDA than
+    /// the host's (`None`: unknown — a VM, or no host CUDA / GPU match). See [`fit`].
+    pub runs_pytorch: Option<bool>,
+    /// The newest such wheel, e.g. `2.8.0+cu128`.
+    pub best_torch: Option<String>,
 }
 
 /// The provider's view of an instance's state, mapped from each provider's status words.
@@ -405,6 +411,8 @@ mod tests {
             tier: None,
             storage_usd_per_gb_month: None,
             fetched_ms: 0,
+            runs_pytorch: None,
+            best_torch: None,
         }
     }
 

@@ -315,6 +315,8 @@ impl Provider for RunPod {
                     tier: Some(cloud.to_string()),
                     storage_usd_per_gb_month: None,
                     fetched_ms: now_ms,
+                    runs_pytorch: None,
+                    best_torch: None,
                 };
                 if query.matches(&offer) {
                     out.push(offer);

@@ -313,6 +313,8 @@ impl Vast {
                 tier: a.verification,
                 storage_usd_per_gb_month: a.storage_cost,
                 fetched_ms: now_ms,
+                runs_pytorch: None,
+                best_torch: None,
             })
             .collect())
     }
