@@ -356,6 +356,35 @@ fn provider_faults_become_typed_outcomes() {
     );
     assert_eq!(list["instances"].as_array().map(Vec::len), Some(5));
 
+    // A machine that does not become ready in time still bills: not_ready, the release command
+    // is printed, the ledger keeps it open, and release ends it.
+    rig.fake.set_provisioning(Duration::from_secs(120));
+    let slow: Vec<&str> = rent
+        .iter()
+        .map(|a| if *a == "60" { "2" } else { *a })
+        .collect();
+    let out = gpurent(&rig, h, &slow);
+    assert_eq!(json(&out)["error"]["code"], "not_ready", "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(stderr.contains("gpurent release gpurent-"), "{stderr}");
+    let stuck = stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("gpurent-") && w.len() == 20)
+        .expect("id in the hint")
+        .to_string();
+    let list = json(&gpurent(&rig, h, &["instances", "--json"]));
+    let row = list["instances"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["id"] == stuck.as_str())
+        .cloned()
+        .expect("row");
+    assert_eq!(row["state"], "provisioning", "{row}");
+    let out = gpurent(&rig, h, &["release", &stuck, "--yes", "--json"]);
+    assert_eq!(json(&out)["instance"]["state"], "terminated", "{out:?}");
+    rig.fake.set_provisioning(Duration::from_millis(300));
+
     // A wrong key is auth_rejected.
     let mut c = cmd(&rig, h, &["offers", "--json"]);
     c.env("GPURENT_RUNPOD_API_KEY", "wrong");
