@@ -455,6 +455,22 @@ impl App {
         self.instance_view(&id, Some(remote))
     }
 
+    /// `rent` as a registered operation with a key from Keys (the desktop's call): the key is
+    /// loaded from the keychain, progress and cancel go through the op runner.
+    pub fn rent_op(
+        &self,
+        req: &RentRequest,
+        key_label: &str,
+        passphrase: Option<&Secret>,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<InstanceView, ProviderError> {
+        self.run_op("rent", progress, |cancel| {
+            let key = self.host_login_key(key_label, passphrase)?;
+            self.rent(req, &key, env, progress, cancel)
+        })
+    }
+
     /// Save the new machine as a host, pinning the host key it presents on this first contact
     /// (a machine gpurent just created, at the address the provider's authenticated API gave).
     fn save_rented_host(

@@ -179,8 +179,10 @@ impl OfferQuery {
     }
 }
 
-/// One thing that can be rented now, at a price.
+/// One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
+/// estimator's priced card).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "ProviderOffer")]
 pub struct Offer {
     pub provider: ProviderKind,
     /// What `rent --offer` takes: RunPod `<cloud>:<count>:<gpu type id>`, Vast the ask id,
