@@ -47,6 +47,15 @@ const COMMANDS: &[&str] = &[
     "files_resume",
     "files_discard",
     "files_pick",
+    "provider_list",
+    "provider_add",
+    "provider_test",
+    "provider_remove",
+    "offers_list",
+    "instances_list",
+    "instance_money",
+    "instance_action",
+    "rent",
 ];
 
 fn main() {

@@ -81,6 +81,15 @@ pub fn run() {
             commands::files::files_resume,
             commands::files::files_discard,
             commands::files::files_pick,
+            commands::providers::provider_list,
+            commands::providers::provider_add,
+            commands::providers::provider_test,
+            commands::providers::provider_remove,
+            commands::providers::offers_list,
+            commands::providers::instances_list,
+            commands::providers::instance_money,
+            commands::providers::instance_action,
+            commands::providers::rent,
         ])
         .build(tauri::generate_context!());
     match result {

@@ -6,9 +6,17 @@
 mod cards;
 mod estimate;
 mod host;
+mod instance_action;
+mod instances;
 mod key;
+mod offers;
 mod output;
+mod provider;
+mod release;
+mod rent;
 mod setup;
+mod start;
+mod stop;
 mod transfer;
 
 use std::path::PathBuf;
@@ -65,6 +73,20 @@ enum Command {
     Resume(transfer::ResumeArgs),
     /// Give up a paused or interrupted transfer and remove its temporary file or folder.
     Discard(transfer::DiscardArgs),
+    /// Provider accounts (RunPod, Vast.ai, Lambda): add with --key-stdin, list, test, remove.
+    Provider(provider::ProviderArgs),
+    /// Live offers from the connected accounts (docs/providers.md).
+    Offers(offers::OffersArgs),
+    /// Rent a machine from an offer and wait until a key login is proven.
+    Rent(Box<rent::RentArgs>),
+    /// The instance ledger joined with what the providers say (reconciled on every run).
+    Instances(instances::InstancesArgs),
+    /// Stop an instance: GPU billing stops, the disk is kept.
+    Stop(stop::ActionArgs),
+    /// Start a stopped instance.
+    Start(start::ActionArgs),
+    /// Release (terminate) an instance and delete its disk.
+    Release(release::ActionArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -74,6 +96,21 @@ fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
         Arc::new(SystemClock),
         gpurent_core::settings::os_locale(),
     )
+}
+
+/// Open the app and run one provider/instance subcommand with the error edge.
+fn provider_cmd(
+    data_dir: Option<&std::path::Path>,
+    json: bool,
+    f: impl FnOnce(&App) -> Result<(), gpurent_core::providers::ProviderError>,
+) -> ExitCode {
+    match open_app(data_dir)
+        .map_err(gpurent_core::providers::ProviderError::from)
+        .and_then(|app| f(&app))
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output::fail(&e, json),
+    }
 }
 
 fn main() -> ExitCode {
@@ -87,6 +124,29 @@ fn main() -> ExitCode {
         Command::Discard(args) => return transfer::discard(cli.data_dir.as_deref(), args),
         Command::Setup(args) => return setup::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
+        Command::Provider(args) => return provider::main(cli.data_dir.as_deref(), args),
+        Command::Offers(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| offers::run(a, args))
+        }
+        Command::Rent(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| rent::run(a, args))
+        }
+        Command::Instances(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| {
+                instances::run(a, args)
+            })
+        }
+        Command::Stop(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| stop::run(a, args))
+        }
+        Command::Start(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| start::run(a, args))
+        }
+        Command::Release(args) => {
+            return provider_cmd(cli.data_dir.as_deref(), args.json, |a| {
+                release::run(a, args)
+            })
+        }
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

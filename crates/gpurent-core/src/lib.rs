@@ -19,6 +19,8 @@
 //!   (driver / CUDA / PyTorch / architecture tables).
 //! - Files: [`transfer`] (uploads/downloads with resume, SHA-256 verify, tar streams;
 //!   `docs/transfer.md`).
+//! - Renting: [`providers`] (RunPod, Vast.ai, Lambda behind one trait, the instance ledger and
+//!   its reconcile; `docs/providers.md`; facade `app/providers.rs`).
 //! - Shared plumbing: [`store`] (SQLite, append-only migrations), [`settings`], [`paths`] (the
 //!   one module that decides where files live; `GPURENT_HOME` redirects it), [`error`] and
 //!   [`ipc`] (typed errors with stable codes, the `{code, message, detail?}` wire shape),
@@ -42,6 +44,7 @@ pub mod localgpu;
 pub mod logging;
 pub mod paths;
 pub mod prices;
+pub mod providers;
 pub mod remote;
 pub mod secret;
 pub mod selfcheck;

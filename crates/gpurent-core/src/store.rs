@@ -108,6 +108,44 @@ const MIGRATIONS: &[&str] = &[
         state       TEXT NOT NULL,         -- pending | sent | verified
         PRIMARY KEY (transfer_id, idx)
      );",
+    // 6: provider accounts (name and provider only; the API key lives in the OS keychain), the
+    // instance ledger (an intent row before any create; the id is the provider label) and every
+    // timestamped state change of an instance (billing computes cost from these).
+    "CREATE TABLE provider_accounts (
+        name             TEXT PRIMARY KEY,
+        provider         TEXT NOT NULL,
+        keychain_account TEXT NOT NULL,
+        account_label    TEXT,
+        added_ms         INTEGER NOT NULL,
+        checked_ms       INTEGER
+     );
+     CREATE TABLE instances (
+        id                       TEXT PRIMARY KEY,
+        provider                 TEXT NOT NULL,
+        account                  TEXT NOT NULL,
+        provider_instance_id     TEXT,
+        offer_id                 TEXT NOT NULL,
+        gpu                      TEXT NOT NULL,
+        gpu_count                INTEGER NOT NULL,
+        price_per_hour_usd       REAL NOT NULL,
+        disk_gb                  INTEGER NOT NULL,
+        storage_usd_per_gb_month REAL,
+        image                    TEXT NOT NULL,
+        host_label               TEXT,
+        state                    TEXT NOT NULL,
+        created_ms               INTEGER NOT NULL,
+        updated_ms               INTEGER NOT NULL,
+        closed_ms                INTEGER
+     );
+     CREATE INDEX instances_by_provider_id ON instances(provider, provider_instance_id);
+     CREATE TABLE instance_events (
+        instance_id TEXT NOT NULL REFERENCES instances(id),
+        at_ms       INTEGER NOT NULL,
+        state       TEXT NOT NULL,
+        source      TEXT NOT NULL,
+        detail      TEXT
+     );
+     CREATE INDEX instance_events_by_instance ON instance_events(instance_id, at_ms);",
 ];
 
 /// The schema version this build writes.

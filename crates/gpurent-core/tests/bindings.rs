@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
+use gpurent_core::app::providers::{
+    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
+};
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
@@ -20,6 +23,8 @@ use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
+use gpurent_core::providers::accounts::Account;
+use gpurent_core::providers::{OfferQuery, ProviderKind};
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
@@ -72,6 +77,15 @@ fn export_all(dir: &Path) {
         TransferSummary,
         ScanReport,
         RemoteListing,
+        ProviderKind,
+        Account,
+        AccountCheck,
+        OfferQuery,
+        OffersView,
+        RentRequest,
+        InstanceView,
+        InstancesView,
+        MoneyNote,
     );
 }
 

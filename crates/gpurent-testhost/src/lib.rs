@@ -8,6 +8,9 @@
 //! - [`closed_port`]: a loopback port with nothing listening (connection refused).
 //! - [`DelayProxy`]: a userspace TCP proxy that adds a one-way delay in both directions, keeps byte
 //!   order, and can cut every connection on demand or after a number of bytes.
+//! - [`fakecloud`]: a stateful fake RunPod/Vast/Lambda API (offers, create → running with a given SSH
+//!   endpoint, stop/start/terminate, faults) for the provider tests.
+//! - [`Prism`]: Stoplight Prism on loopback (`mock` / validating `proxy`) for the provider specs.
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
 //! The login user `gputest` must exist before tests run: `scripts/setup-test-host.sh` creates it
@@ -22,11 +25,14 @@
 // unit tests (which never use it) still build for other targets.
 #![cfg(unix)]
 
+pub mod fakecloud;
 pub mod fakegpu;
 mod net;
+pub mod prism;
 mod sshd;
 
 pub use net::{closed_port, DelayProxy, SilentListener};
+pub use prism::{prism_available, Prism};
 pub use sshd::{Sshd, SshdOptions, UserKey};
 
 /// The login user the fixture lets in (created by `scripts/setup-test-host.sh`).

@@ -6,6 +6,7 @@ pub mod files;
 pub mod hosts;
 pub mod keys;
 pub mod ops;
+pub mod providers;
 pub mod settings;
 pub mod setup;
 

@@ -1,0 +1,82 @@
+//! `gpurent offers`: live offers from the connected accounts (docs/providers.md).
+
+use clap::Args;
+use gpurent_core::app::App;
+use gpurent_core::providers::{OfferQuery, ProviderError};
+
+use crate::output::print_json;
+
+#[derive(Debug, Args)]
+pub struct OffersArgs {
+    /// Only this provider (runpod, vast, lambda).
+    #[arg(long)]
+    provider: Option<String>,
+    /// A GPU name or part of one (4090, H100).
+    #[arg(long)]
+    gpu: Option<String>,
+    /// Exactly this many GPUs.
+    #[arg(long)]
+    count: Option<u32>,
+    /// At least this much memory per GPU (GiB).
+    #[arg(long, value_name = "GB")]
+    min_vram: Option<f64>,
+    /// At most this price per hour for the machine (USD).
+    #[arg(long, value_name = "USD")]
+    max_price: Option<f64>,
+    /// Only offers a published PyTorch wheel is known to run on (GPU architecture and host CUDA).
+    #[arg(long)]
+    runs_pytorch: bool,
+    /// Print JSON: {"offers": [Offer, ...], "failed_accounts": [...]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
+    let provider = args
+        .provider
+        .as_deref()
+        .map(crate::provider::kind)
+        .transpose()?;
+    let query = OfferQuery {
+        gpu: args.gpu.clone(),
+        count: args.count,
+        min_vram_gib: args.min_vram,
+        max_price_per_hour_usd: args.max_price,
+    };
+    let mut view = app.offers(provider, &query)?;
+    if args.runs_pytorch {
+        view.offers.retain(|o| o.runs_pytorch == Some(true));
+    }
+    if args.json {
+        print_json(&view)?;
+        return Ok(());
+    }
+    for o in &view.offers {
+        println!(
+            "{:<7} {:<40} {}x {:<28} ${:>7.3}/h  {:<12} cuda {:<5} {:<10} {}",
+            o.provider,
+            o.offer_id,
+            o.gpu_count,
+            o.gpu,
+            o.price_per_hour_usd,
+            o.region.as_deref().unwrap_or("-"),
+            o.host_cuda.as_deref().unwrap_or("-"),
+            o.tier.as_deref().unwrap_or(""),
+            match (o.runs_pytorch, o.best_torch.as_deref()) {
+                (Some(true), Some(t)) => format!("torch {t}"),
+                (Some(false), _) => "no PyTorch wheel runs on this host's CUDA".to_string(),
+                _ => String::new(),
+            }
+        );
+    }
+    if view.offers.is_empty() {
+        println!("no offers match");
+    }
+    for f in &view.failed_accounts {
+        eprintln!(
+            "gpurent: {} could not be asked: {} ({})",
+            f.account, f.message, f.code
+        );
+    }
+    Ok(())
+}

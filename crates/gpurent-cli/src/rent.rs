@@ -1,0 +1,135 @@
+//! `gpurent rent`: create a machine from an offer and wait until a key login is proven
+//! (docs/providers.md). The ledger row is written before the create; a crash at any point is
+//! recovered by the next `gpurent instances`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::providers::RentRequest;
+use gpurent_core::app::App;
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::providers::ProviderError;
+use gpurent_core::secret::Secret;
+
+use crate::output::print_json;
+
+#[derive(Debug, Args)]
+pub struct RentArgs {
+    /// runpod, vast or lambda.
+    #[arg(long)]
+    provider: String,
+    /// The offer id from `gpurent offers`.
+    #[arg(long)]
+    offer: String,
+    /// The image (default: the provider's PyTorch image, data/provider-images.csv).
+    #[arg(long)]
+    image: Option<String>,
+    /// Disk in GB (default 50).
+    #[arg(long, value_name = "GB")]
+    disk: Option<u32>,
+    /// The gpurent key (from `gpurent key list`) to register and log in with.
+    #[arg(long, value_name = "LABEL")]
+    key: Option<String>,
+    /// Or an unencrypted private key file (FILE.pub next to it has the public line).
+    #[arg(long, short = 'i', value_name = "FILE", conflicts_with = "key")]
+    identity: Option<PathBuf>,
+    /// Return after the create, without waiting for the machine to be ready.
+    #[arg(long)]
+    no_wait: bool,
+    /// Seconds to wait for a proven key login (default: RunPod/Vast 1200, Lambda 1800).
+    #[arg(long, value_name = "SECONDS")]
+    ready_timeout: Option<u64>,
+    /// Print JSON: {"instance": InstanceView}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn login_key(app: &App, args: &RentArgs) -> Result<LoginKey, ProviderError> {
+    if let Some(p) = &args.identity {
+        let read = |p: &std::path::Path| {
+            std::fs::read_to_string(p).map_err(|e| gpurent_core::CoreError::io(p, e))
+        };
+        let pem = Secret::new(read(p)?);
+        let mut pub_path = p.clone().into_os_string();
+        pub_path.push(".pub");
+        let public_line = read(std::path::Path::new(&pub_path))?.trim().to_string();
+        return Ok(LoginKey {
+            label: "identity-file".into(),
+            pem,
+            public_line,
+        });
+    }
+    let label = match &args.key {
+        Some(l) => l.clone(),
+        None => app
+            .key_list()?
+            .into_iter()
+            .next()
+            .map(|k| k.label)
+            .ok_or_else(|| {
+                gpurent_core::CoreError::invalid(
+                    "key",
+                    "no key yet: gpurent key new NAME, or pass --key / --identity",
+                )
+            })?,
+    };
+    Ok(app.host_login_key(&label, None)?)
+}
+
+pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
+    let provider = crate::provider::kind(&args.provider)?;
+    // A machine a crashed run left behind is adopted before anything new is created.
+    let _ = app.providers_reconcile();
+    let key = login_key(app, args)?;
+    let env = SshEnv::detect()?;
+    let req = RentRequest {
+        provider,
+        offer_id: args.offer.clone(),
+        image: args.image.clone(),
+        disk_gb: args.disk,
+        no_wait: args.no_wait,
+        ready_timeout_s: args.ready_timeout,
+    };
+    let json = args.json;
+    let printer = move |p: Progress| {
+        if !json {
+            match p {
+                Progress::Step { step, .. } => eprintln!("gpurent: {step}"),
+                Progress::Log { line } => eprintln!("gpurent: {line}"),
+                _ => {}
+            }
+        }
+    };
+    let sink: &dyn gpurent_core::events::ProgressSink = if json { &NoProgress } else { &printer };
+    let view = match app.rent(&req, &key, &env, sink, &CancelToken::new()) {
+        Ok(v) => v,
+        Err(e @ ProviderError::NotReady { .. }) => {
+            if let ProviderError::NotReady { id, .. } = &e {
+                eprintln!("gpurent: {id} still bills; release it with: gpurent release {id} --yes");
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
+    if args.json {
+        print_json(&serde_json::json!({ "instance": view }))?;
+    } else {
+        println!(
+            "{} {} ({}) {}x {} at ${:.3}/h{}",
+            view.ledger.id,
+            view.ledger.state.as_str(),
+            view.ledger.provider,
+            view.ledger.gpu_count,
+            view.ledger.gpu,
+            view.ledger.price_per_hour_usd,
+            if view.ready {
+                " — ready: gpurent host check ".to_string() + &view.ledger.id
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}

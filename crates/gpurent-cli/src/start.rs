@@ -1,0 +1,10 @@
+//! `gpurent start INSTANCE [--yes]`: a stopped machine runs (and bills) again.
+
+use gpurent_core::app::App;
+use gpurent_core::providers::ProviderError;
+
+pub use crate::instance_action::ActionArgs;
+
+pub fn run(app: &App, args: &ActionArgs) -> Result<(), ProviderError> {
+    crate::instance_action::run(app, "start", args)
+}

@@ -1,0 +1,770 @@
+//! Renting on the [`App`] facade: provider accounts, live offers, `rent` (intent row → key →
+//! one create → wait → proven key login → saved host), the ledger joined with the reconciled
+//! provider state, and stop / start / release confirmed against the provider's answer.
+//!
+//! Domain logic lives in [`crate::providers`]; this file only sequences it. The crash points of
+//! `rent` ([`crate::providers::crash`]) are named here, where the steps are.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::app::login::{LoginKey, SshEnv};
+use crate::app::App;
+use crate::cancel::CancelToken;
+use crate::error::Coded;
+use crate::events::{NoProgress, Progress, ProgressSink};
+use crate::providers::accounts::{self, Account};
+use crate::providers::ledger::{
+    self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, Intent, LedgerInstance,
+    LedgerState, ReconcileReport,
+};
+use crate::providers::{
+    self, crash, images, ClientConfig, CreateRequest, Offer, OfferQuery, Provider, ProviderError,
+    ProviderKind, ProviderTerms, RemoteInstance, RemoteState,
+};
+use crate::remote::error::RemoteError;
+use crate::remote::hosts::HostSpec;
+use crate::secret::Secret;
+
+/// `provider test`: the account and what its one authenticated read said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct AccountCheck {
+    pub account: Account,
+    pub ok: bool,
+    pub checked_ms: i64,
+}
+
+/// Live offers from the connected accounts, and the accounts that could not be asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct OffersView {
+    pub offers: Vec<Offer>,
+    pub failed_accounts: Vec<AccountFailure>,
+}
+
+/// What to rent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RentRequest {
+    pub provider: ProviderKind,
+    pub offer_id: String,
+    /// The provider's default PyTorch image when `None` (`data/provider-images.csv`).
+    pub image: Option<String>,
+    /// Disk in GB (default 50).
+    pub disk_gb: Option<u32>,
+    /// Return after the create; readiness is not waited for.
+    pub no_wait: bool,
+    /// How long to wait for a proven key login (default: the provider's, 20–30 min).
+    pub ready_timeout_s: Option<u64>,
+}
+
+/// A ledger row with its events and what the provider says now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InstanceView {
+    #[serde(flatten)]
+    pub ledger: LedgerInstance,
+    /// The provider's view at the last read (`None`: not read now, or gone).
+    pub remote: Option<RemoteInstance>,
+    /// Ready = a key login over SSH was proven (and the host saved as `host_label`).
+    pub ready: bool,
+    pub terms: ProviderTerms,
+    pub events: Vec<InstanceEvent>,
+}
+
+/// `instances`: every ledger row, the provider instances gpurent did not start, and what the
+/// reconcile did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InstancesView {
+    pub instances: Vec<InstanceView>,
+    /// "Not started by gpurent — still billing" (when `billing`).
+    pub foreign: Vec<ForeignInstance>,
+    pub reconcile: ReconcileReport,
+}
+
+/// The money behind stop / start / release, stated before doing it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct MoneyNote {
+    pub action: String,
+    /// `gpu_billing_stops_disk_kept`, `gpu_billing_resumes`, `everything_deleted`.
+    pub effect: String,
+    pub price_per_hour_usd: f64,
+    pub disk_gb: u32,
+    /// The disk's monthly cost while stopped, when the provider lists a storage price.
+    pub stopped_storage_usd_per_month: Option<f64>,
+}
+
+const READY_NOTE: &str = "ssh_ready";
+/// An intent row older than this with no instance of its label is closed as `create_failed`.
+const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
+const POLL: Duration = Duration::from_millis(1000);
+
+impl App {
+    fn with_db<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
+    ) -> Result<T, ProviderError> {
+        let mut out = None;
+        self.with_store(|s| {
+            out = Some(f(s.conn()));
+            Ok(())
+        })?;
+        out.unwrap_or_else(|| {
+            Err(ProviderError::Core(crate::CoreError::BundledData(
+                "no result".into(),
+            )))
+        })
+    }
+
+    fn provider_client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
+        let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
+        providers::client(
+            account.provider,
+            ClientConfig::from_env(account.provider, key),
+        )
+    }
+
+    // ---- accounts ----
+
+    /// Connect an account: one authenticated read with the key first; only a key the provider
+    /// accepted is saved (in the keychain).
+    pub fn provider_add(
+        &self,
+        kind: ProviderKind,
+        name: Option<&str>,
+        key: Secret,
+    ) -> Result<AccountCheck, ProviderError> {
+        let name = name.unwrap_or(kind.as_str()).to_string();
+        accounts::check_name(&name)?;
+        let client = providers::client(
+            kind,
+            ClientConfig::from_env(kind, Secret::new(key.expose())),
+        )?;
+        let label = client.check_account()?;
+        let now = self.now_ms();
+        let account = self.with_db(|c| {
+            accounts::add(c, self.keystore.as_ref(), kind, &name, &key, now)?;
+            accounts::checked(c, &name, label.as_deref(), now)?;
+            accounts::get(c, &name)
+        })?;
+        Ok(AccountCheck {
+            account,
+            ok: true,
+            checked_ms: now,
+        })
+    }
+
+    pub fn provider_list(&self) -> Result<Vec<Account>, ProviderError> {
+        self.with_db(accounts::list)
+    }
+
+    /// One authenticated read.
+    pub fn provider_test(&self, name: &str) -> Result<AccountCheck, ProviderError> {
+        let account = self.with_db(|c| accounts::get(c, name))?;
+        let label = self.provider_client(&account)?.check_account()?;
+        let now = self.now_ms();
+        let account = self.with_db(|c| {
+            accounts::checked(c, name, label.as_deref(), now)?;
+            accounts::get(c, name)
+        })?;
+        Ok(AccountCheck {
+            account,
+            ok: true,
+            checked_ms: now,
+        })
+    }
+
+    pub fn provider_remove(&self, name: &str) -> Result<(), ProviderError> {
+        self.with_db(|c| accounts::remove(c, self.keystore.as_ref(), name))
+    }
+
+    // ---- offers ----
+
+    /// Live offers from every connected account (or one provider's), filtered by `query`.
+    /// An account that cannot be asked is listed in `failed_accounts`, never silently skipped.
+    pub fn offers(
+        &self,
+        provider: Option<ProviderKind>,
+        query: &OfferQuery,
+    ) -> Result<OffersView, ProviderError> {
+        let accounts: Vec<Account> = self
+            .provider_list()?
+            .into_iter()
+            .filter(|a| provider.is_none_or(|p| a.provider == p))
+            .collect();
+        if accounts.is_empty() {
+            if let Some(p) = provider {
+                return Err(ProviderError::NotConnected { provider: p });
+            }
+        }
+        let mut offers = vec![];
+        let mut failed = vec![];
+        let now = self.now_ms();
+        for a in &accounts {
+            match self.provider_client(a).and_then(|c| c.offers(query, now)) {
+                Ok(o) => offers.extend(o),
+                Err(e) => failed.push(AccountFailure {
+                    account: a.name.clone(),
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+        let catalog = crate::catalog::Catalog::bundled()?;
+        let compat = crate::compat::Compat::bundled()?;
+        for o in offers.iter_mut() {
+            providers::fit::annotate(o, catalog, compat);
+        }
+        offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
+        Ok(OffersView {
+            offers,
+            failed_accounts: failed,
+        })
+    }
+
+    // ---- rent ----
+
+    /// Rent: intent row, key registration, one create, then (unless `no_wait`) wait for the
+    /// provider's running state, the SSH port, and a proven key login; the machine becomes a
+    /// saved host pinned to the host key it presented (shown as its fingerprint).
+    pub fn rent(
+        &self,
+        req: &RentRequest,
+        key: &LoginKey,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+        cancel: &CancelToken,
+    ) -> Result<InstanceView, ProviderError> {
+        let step = crate::events::steps(progress, Some(6));
+        let account = self.with_db(|c| accounts::for_provider(c, req.provider))?;
+        let client = self.provider_client(&account)?;
+        step("offer", 0);
+        let offer = client.offer(&req.offer_id, self.now_ms())?.ok_or_else(|| {
+            ProviderError::OfferGone {
+                provider: req.provider,
+                offer_id: req.offer_id.clone(),
+            }
+        })?;
+        let image = match &req.image {
+            Some(i) => i.clone(),
+            None => images::default_image(req.provider)?,
+        };
+        let disk_gb = req.disk_gb.unwrap_or(50);
+        let now = self.now_ms();
+        let id = self.with_db(|c| {
+            ledger::insert_intent(
+                c,
+                &Intent {
+                    provider: req.provider,
+                    account: account.name.clone(),
+                    offer_id: offer.offer_id.clone(),
+                    gpu: offer.gpu.clone(),
+                    gpu_count: offer.gpu_count,
+                    price_per_hour_usd: offer.price_per_hour_usd,
+                    disk_gb,
+                    storage_usd_per_gb_month: offer.storage_usd_per_gb_month,
+                    image: image.clone(),
+                },
+                now,
+            )
+        })?;
+        crash::point("after_intent");
+        step("key", 1);
+        let registration = match client.register_key(&key.public_line, &key.label) {
+            Ok(r) => r,
+            Err(e) => {
+                self.close_failed(&id, &e)?;
+                return Err(e);
+            }
+        };
+        crash::point("after_key_registered");
+        step("create", 2);
+        crash::point("before_create");
+        let create = CreateRequest {
+            label: id.clone(),
+            offer_id: offer.offer_id.clone(),
+            image,
+            disk_gb,
+            public_key: key.public_line.clone(),
+            key_label: key.label.clone(),
+        };
+        let pid = match client.create(&create, &registration) {
+            Ok(pid) => pid,
+            Err(e @ ProviderError::CreateOutcomeUnknown { .. }) => {
+                // The machine may exist: never create again; look for it by its label.
+                self.with_db(|c| {
+                    ledger::record(
+                        c,
+                        &id,
+                        LedgerState::Unknown,
+                        EventSource::Gpurent,
+                        Some(&e.to_string()),
+                        self.now_ms(),
+                    )
+                })?;
+                let _ = self.reconcile_account(
+                    &account,
+                    client.as_ref(),
+                    &mut ReconcileReport::default(),
+                );
+                return Err(e);
+            }
+            Err(e) => {
+                self.close_failed(&id, &e)?;
+                return Err(e);
+            }
+        };
+        crash::point("after_create_answer");
+        self.with_db(|c| {
+            ledger::set_provider_id(
+                c,
+                &id,
+                &pid,
+                LedgerState::Provisioning,
+                EventSource::Gpurent,
+                "created",
+                self.now_ms(),
+            )
+        })?;
+        crash::point("after_provider_id_recorded");
+        client.attach_key(&pid, &key.public_line)?;
+        crash::point("after_key_attached");
+        if req.no_wait {
+            return self.instance_view(&id, None);
+        }
+        let timeout = Duration::from_secs(
+            req.ready_timeout_s
+                .unwrap_or(req.provider.terms().ready_timeout_s),
+        );
+        let deadline = Instant::now() + timeout;
+        step("wait_running", 3);
+        let mut first = true;
+        let remote = loop {
+            if cancel.is_cancelled() {
+                return Err(ProviderError::Core(crate::CoreError::Cancelled));
+            }
+            let r = match client.get(&pid) {
+                Ok(r) => r,
+                Err(e) if e.is_transient() => None,
+                Err(e) => return Err(e),
+            };
+            if first {
+                crash::point("during_wait");
+                first = false;
+            }
+            let Some(r) = r else {
+                self.with_db(|c| {
+                    ledger::record(
+                        c,
+                        &id,
+                        LedgerState::Terminated,
+                        EventSource::Provider,
+                        Some("gone while starting"),
+                        self.now_ms(),
+                    )
+                })?;
+                return Err(ProviderError::InstanceNotFound {
+                    provider: req.provider,
+                    id: pid,
+                });
+            };
+            self.with_db(|c| {
+                ledger::record(
+                    c,
+                    &id,
+                    LedgerState::from_remote(r.state),
+                    EventSource::Provider,
+                    Some(&r.raw_status),
+                    self.now_ms(),
+                )
+            })?;
+            if matches!(r.state, RemoteState::Terminated) {
+                return Err(ProviderError::NotConfirmed {
+                    provider: req.provider,
+                    state: r.raw_status,
+                });
+            }
+            if r.state == RemoteState::Running && r.ssh.is_some() {
+                break r;
+            }
+            if Instant::now() > deadline {
+                return Err(self.not_ready(&id, timeout, &r.raw_status));
+            }
+            std::thread::sleep(POLL);
+        };
+        crash::point("after_running");
+        progress.emit(Progress::Log {
+            line: format!("{} is running at the provider", id),
+        });
+        let ssh = remote
+            .ssh
+            .clone()
+            .ok_or_else(|| self.not_ready(&id, timeout, "no ssh endpoint"))?;
+        step("wait_ssh", 4);
+        loop {
+            let addr = format!("{}:{}", ssh.host, ssh.port);
+            let reachable = std::net::ToSocketAddrs::to_socket_addrs(&addr)
+                .ok()
+                .and_then(|mut a| a.next())
+                .is_some_and(|a| {
+                    std::net::TcpStream::connect_timeout(&a, Duration::from_secs(5)).is_ok()
+                });
+            if reachable {
+                break;
+            }
+            if Instant::now() > deadline || cancel.is_cancelled() {
+                return Err(self.not_ready(&id, timeout, "ssh port not reachable"));
+            }
+            std::thread::sleep(POLL);
+        }
+        crash::point("after_ssh_reachable");
+        step("login", 5);
+        let spec = HostSpec {
+            address: ssh.host.clone(),
+            port: ssh.port,
+            user: ssh.user.clone(),
+            jump: None,
+            provider: Some(req.provider.as_str().to_string()),
+            notes: Some(format!("rented by gpurent as {id} ({pid})")),
+        };
+        self.save_rented_host(&id, spec, key, env, cancel)?;
+        crash::point("after_host_saved");
+        loop {
+            let check = self.host_check(&id, env, key, &NoProgress, cancel)?;
+            if check.key_login_ok {
+                break;
+            }
+            if Instant::now() > deadline || cancel.is_cancelled() {
+                return Err(self.not_ready(
+                    &id,
+                    timeout,
+                    check
+                        .key_login_problem
+                        .as_deref()
+                        .unwrap_or("key login refused"),
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+        crash::point("after_login_proven");
+        let now = self.now_ms();
+        self.with_db(|c| {
+            ledger::set_host_label(c, &id, &id, now)?;
+            ledger::note(c, &id, EventSource::Gpurent, READY_NOTE, now)
+        })?;
+        crash::point("after_ready_recorded");
+        self.instance_view(&id, Some(remote))
+    }
+
+    /// `rent` as a registered operation with a key from Keys (the desktop's call): the key is
+    /// loaded from the keychain, progress and cancel go through the op runner.
+    pub fn rent_op(
+        &self,
+        req: &RentRequest,
+        key_label: &str,
+        passphrase: Option<&Secret>,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<InstanceView, ProviderError> {
+        self.run_op("rent", progress, |cancel| {
+            let key = self.host_login_key(key_label, passphrase)?;
+            self.rent(req, &key, env, progress, cancel)
+        })
+    }
+
+    /// Save the new machine as a host, pinning the host key it presents on this first contact
+    /// (a machine gpurent just created, at the address the provider's authenticated API gave).
+    fn save_rented_host(
+        &self,
+        id: &str,
+        spec: HostSpec,
+        key: &LoginKey,
+        env: &SshEnv,
+        cancel: &CancelToken,
+    ) -> Result<(), ProviderError> {
+        if self.host_get(id).is_ok() {
+            return Ok(());
+        }
+        let mut req = crate::app::hosts::HostAddRequest {
+            spec,
+            label: Some(id.to_string()),
+            key_label: if key.label == "identity-file" {
+                None
+            } else {
+                Some(key.label.clone())
+            },
+            trust: vec![],
+        };
+        match self.host_add(&req, env, Some(key), cancel) {
+            Ok(_) => Ok(()),
+            Err(RemoteError::HostKeyUnknown { fingerprint, .. }) => {
+                req.trust = vec![fingerprint];
+                self.host_add(&req, env, Some(key), cancel)?;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn not_ready(&self, id: &str, timeout: Duration, last: &str) -> ProviderError {
+        let _ = self.with_db(|c| {
+            ledger::note(
+                c,
+                id,
+                EventSource::Gpurent,
+                &format!("not ready after {} s: {last}", timeout.as_secs()),
+                self.now_ms(),
+            )
+        });
+        ProviderError::NotReady {
+            id: id.to_string(),
+            timeout_s: timeout.as_secs(),
+            last_state: last.to_string(),
+        }
+    }
+
+    fn close_failed(&self, id: &str, e: &ProviderError) -> Result<(), ProviderError> {
+        self.with_db(|c| {
+            ledger::record(
+                c,
+                id,
+                LedgerState::CreateFailed,
+                EventSource::Gpurent,
+                Some(e.code()),
+                self.now_ms(),
+            )
+        })?;
+        Ok(())
+    }
+
+    // ---- ledger and reconcile ----
+
+    fn instance_view(
+        &self,
+        id: &str,
+        remote: Option<RemoteInstance>,
+    ) -> Result<InstanceView, ProviderError> {
+        self.with_db(|c| {
+            let row = ledger::get(c, id)?
+                .ok_or_else(|| ProviderError::UnknownInstance(id.to_string()))?;
+            let events = ledger::events(c, id)?;
+            let ready = row.host_label.is_some()
+                && events
+                    .iter()
+                    .any(|e| e.detail.as_deref() == Some(READY_NOTE));
+            Ok(InstanceView {
+                terms: row.provider.terms(),
+                ledger: row,
+                remote,
+                ready,
+                events,
+            })
+        })
+    }
+
+    fn reconcile_account(
+        &self,
+        account: &Account,
+        client: &dyn Provider,
+        report: &mut ReconcileReport,
+    ) -> Result<Vec<RemoteInstance>, ProviderError> {
+        let list = client.list()?;
+        let now = self.now_ms();
+        let missing = self.with_db(|c| {
+            ledger::reconcile(c, account.provider, &account.name, &list, now, report)
+        })?;
+        for m in missing {
+            match &m.provider_instance_id {
+                // Confirm with a direct read before closing: a listing can lag a create.
+                Some(pid) => {
+                    if client.get(pid)?.is_none() {
+                        self.with_db(|c| {
+                            ledger::record(
+                                c,
+                                &m.ledger_id,
+                                LedgerState::Terminated,
+                                EventSource::Reconcile,
+                                Some("gone from the provider"),
+                                now,
+                            )
+                        })?;
+                        report.closed.push(m.ledger_id.clone());
+                    }
+                }
+                None => {
+                    if now - m.created_ms > INTENT_GRACE_MS {
+                        self.with_db(|c| {
+                            ledger::record(
+                                c,
+                                &m.ledger_id,
+                                LedgerState::CreateFailed,
+                                EventSource::Reconcile,
+                                Some("no instance with this label appeared"),
+                                now,
+                            )
+                        })?;
+                        report.closed.push(m.ledger_id.clone());
+                    }
+                }
+            }
+        }
+        Ok(list)
+    }
+
+    /// Reconcile every account with the ledger (the edges call this on every start, and the app
+    /// periodically). An account whose list cannot be read is reported and left untouched.
+    pub fn providers_reconcile(
+        &self,
+    ) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
+        let mut report = ReconcileReport::default();
+        let mut seen = vec![];
+        for a in self.provider_list()? {
+            let r = self
+                .provider_client(&a)
+                .and_then(|c| self.reconcile_account(&a, c.as_ref(), &mut report));
+            match r {
+                Ok(list) => seen.extend(list),
+                Err(e) => report.failed_accounts.push(AccountFailure {
+                    account: a.name.clone(),
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+        Ok((report, seen))
+    }
+
+    /// `instances`: reconcile, then every ledger row with what the provider says now.
+    pub fn instances(&self) -> Result<InstancesView, ProviderError> {
+        let (report, seen) = self.providers_reconcile()?;
+        let rows = self.with_db(ledger::list)?;
+        let mut out = vec![];
+        for r in rows {
+            let remote = r.provider_instance_id.as_ref().and_then(|pid| {
+                seen.iter()
+                    .find(|s| s.provider == r.provider && &s.id == pid)
+                    .cloned()
+            });
+            out.push(self.instance_view(&r.id, remote)?);
+        }
+        Ok(InstancesView {
+            instances: out,
+            foreign: report.foreign.clone(),
+            reconcile: report,
+        })
+    }
+
+    /// What an action costs or saves, for the confirm step.
+    pub fn instance_money(&self, key: &str, action: &str) -> Result<MoneyNote, ProviderError> {
+        let row = self
+            .with_db(|c| ledger::find(c, key))?
+            .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
+        Ok(money(&row, action))
+    }
+
+    /// Stop (`stop`), start (`start`) or terminate (`release`) an instance. Without `yes` this
+    /// returns `confirmation_required` with the money in words. The ledger is updated from the
+    /// provider's answer: the state is read back and must show the change.
+    pub fn instance_action(
+        &self,
+        key: &str,
+        action: &str,
+        yes: bool,
+    ) -> Result<InstanceView, ProviderError> {
+        let row = self
+            .with_db(|c| ledger::find(c, key))?
+            .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
+        let act: &'static str = match action {
+            "stop" => "stop",
+            "start" => "start",
+            "release" => "release",
+            _ => {
+                return Err(ProviderError::Core(crate::CoreError::invalid(
+                    "action",
+                    "stop, start or release",
+                )))
+            }
+        };
+        if row.state.is_terminal() {
+            return Err(ProviderError::WrongState {
+                id: row.id,
+                state: row.state.as_str().into(),
+                action: act,
+            });
+        }
+        let Some(pid) = row.provider_instance_id.clone() else {
+            return Err(ProviderError::WrongState {
+                id: row.id,
+                state: row.state.as_str().into(),
+                action: act,
+            });
+        };
+        if !yes {
+            let m = money(&row, act);
+            return Err(ProviderError::ConfirmationRequired {
+                summary: serde_json::to_string(&m).unwrap_or_default(),
+            });
+        }
+        let account = self.with_db(|c| accounts::get(c, &row.account))?;
+        let client = self.provider_client(&account)?;
+        let now = self.now_ms();
+        match act {
+            "stop" => client.stop(&pid)?,
+            "start" => client.start(&pid)?,
+            _ => client.terminate(&pid)?,
+        }
+        // Read back: the ledger records what the provider says, not what was hoped.
+        let after = client.get(&pid)?;
+        let (state, raw) = match &after {
+            None => (LedgerState::Terminated, "gone".to_string()),
+            Some(r) => (LedgerState::from_remote(r.state), r.raw_status.clone()),
+        };
+        self.with_db(|c| {
+            ledger::record(
+                c,
+                &row.id,
+                state,
+                EventSource::Provider,
+                Some(&format!("after {act}: {raw}")),
+                now,
+            )
+        })?;
+        let confirmed = match act {
+            "stop" => matches!(
+                after.as_ref().map(|r| r.state),
+                Some(RemoteState::Stopped | RemoteState::Stopping)
+            ),
+            "start" => matches!(
+                after.as_ref().map(|r| r.state),
+                Some(RemoteState::Running | RemoteState::Starting | RemoteState::Provisioning)
+            ),
+            _ => after.as_ref().is_none_or(|r| {
+                matches!(r.state, RemoteState::Terminated | RemoteState::Terminating)
+            }),
+        };
+        if !confirmed {
+            return Err(ProviderError::NotConfirmed {
+                provider: row.provider,
+                state: raw,
+            });
+        }
+        self.instance_view(&row.id, after)
+    }
+}
+
+fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
+    let storage = row
+        .storage_usd_per_gb_month
+        .map(|p| p * f64::from(row.disk_gb));
+    MoneyNote {
+        action: action.to_string(),
+        effect: match action {
+            "stop" => "gpu_billing_stops_disk_kept",
+            "start" => "gpu_billing_resumes",
+            _ => "everything_deleted",
+        }
+        .into(),
+        price_per_hour_usd: row.price_per_hour_usd,
+        disk_gb: row.disk_gb,
+        stopped_storage_usd_per_month: storage,
+    }
+}

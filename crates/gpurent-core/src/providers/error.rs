@@ -1,0 +1,184 @@
+//! [`ProviderError`]: what can go wrong talking to a provider, as outcomes the UI branches on.
+//! Each provider module maps its own error shape (RunPod problem+json, Vast `{error, msg}` /
+//! `{detail}`, Lambda `{error: {code, message}}`) onto these; codes are added, never renamed.
+
+use crate::error::{Coded, CoreError};
+use crate::keys::KeyError;
+use crate::remote::error::RemoteError;
+
+use super::ProviderKind;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error(
+        "{provider} rejected the API key; check it or create a new one in the provider's console"
+    )]
+    AuthRejected {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("this {provider} offer is no longer available; list offers again")]
+    OfferGone {
+        provider: ProviderKind,
+        offer_id: String,
+    },
+    #[error("{provider} has no capacity for this machine right now; try another offer or region")]
+    InsufficientCapacity {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("your {provider} account reached a quota; ask the provider to raise it")]
+    QuotaExceeded {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("{provider} asks gpurent to slow down{}", .retry_after_s.map(|s| format!("; try again in {s} s")).unwrap_or_default())]
+    RateLimited {
+        provider: ProviderKind,
+        retry_after_s: Option<u64>,
+    },
+    #[error("your {provider} balance is too low for this; add credit in the provider's console")]
+    InsufficientBalance {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("{provider} is having trouble (its API answered {status}); try again later")]
+    ProviderOutage {
+        provider: ProviderKind,
+        status: u16,
+        detail: String,
+    },
+    #[error("{provider} could not be reached")]
+    Unreachable {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("{provider} refused the request ({status})")]
+    RequestRejected {
+        provider: ProviderKind,
+        status: u16,
+        detail: String,
+    },
+    #[error("the answer of {provider} could not be understood; nothing was assumed from it")]
+    ListingUnparseable {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("{provider} has no instance '{id}'")]
+    InstanceNotFound { provider: ProviderKind, id: String },
+    #[error("{provider} cannot {action} an instance")]
+    Unsupported {
+        provider: ProviderKind,
+        action: &'static str,
+    },
+    #[error("the create request to {provider} was sent but its answer was lost; gpurent will find the machine by its label before anything else is created")]
+    CreateOutcomeUnknown {
+        provider: ProviderKind,
+        detail: String,
+    },
+    #[error("no {provider} account is connected; add one with its API key")]
+    NotConnected { provider: ProviderKind },
+    #[error("there is no connected account named '{0}'")]
+    UnknownAccount(String),
+    #[error("an account named '{0}' is already connected")]
+    AccountExists(String),
+    #[error("there is no instance '{0}' in the ledger")]
+    UnknownInstance(String),
+    #[error("instance {id} is {state}; it cannot be {action}")]
+    WrongState {
+        id: String,
+        state: String,
+        action: &'static str,
+    },
+    #[error("the machine did not become ready within {timeout_s} s; it still bills — release it or wait")]
+    NotReady {
+        id: String,
+        timeout_s: u64,
+        last_state: String,
+    },
+    #[error("{provider} answered, but the instance is still {state}")]
+    NotConfirmed {
+        provider: ProviderKind,
+        state: String,
+    },
+    #[error("this asks for confirmation; pass --yes after reading what it costs")]
+    ConfirmationRequired { summary: String },
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error(transparent)]
+    Core(#[from] CoreError),
+}
+
+impl From<rusqlite::Error> for ProviderError {
+    fn from(e: rusqlite::Error) -> Self {
+        ProviderError::Core(CoreError::Database(e))
+    }
+}
+
+impl ProviderError {
+    /// Whether a read may be tried again after this (rate limits, outages, lost connections).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::ProviderOutage { .. }
+                | ProviderError::Unreachable { .. }
+        )
+    }
+}
+
+impl Coded for ProviderError {
+    fn code(&self) -> &'static str {
+        match self {
+            ProviderError::AuthRejected { .. } => "auth_rejected",
+            ProviderError::OfferGone { .. } => "offer_gone",
+            ProviderError::InsufficientCapacity { .. } => "insufficient_capacity",
+            ProviderError::QuotaExceeded { .. } => "quota_exceeded",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::InsufficientBalance { .. } => "insufficient_balance",
+            ProviderError::ProviderOutage { .. } => "provider_outage",
+            ProviderError::Unreachable { .. } => "provider_unreachable",
+            ProviderError::RequestRejected { .. } => "request_rejected",
+            ProviderError::ListingUnparseable { .. } => "listing_unparseable",
+            ProviderError::InstanceNotFound { .. } => "instance_not_found",
+            ProviderError::Unsupported { .. } => "action_unsupported",
+            ProviderError::CreateOutcomeUnknown { .. } => "create_outcome_unknown",
+            ProviderError::NotConnected { .. } => "provider_not_connected",
+            ProviderError::UnknownAccount(_) => "unknown_account",
+            ProviderError::AccountExists(_) => "account_exists",
+            ProviderError::UnknownInstance(_) => "unknown_instance",
+            ProviderError::WrongState { .. } => "wrong_state",
+            ProviderError::NotReady { .. } => "not_ready",
+            ProviderError::NotConfirmed { .. } => "not_confirmed",
+            ProviderError::ConfirmationRequired { .. } => "confirmation_required",
+            ProviderError::Key(e) => e.code(),
+            ProviderError::Remote(e) => e.code(),
+            ProviderError::Core(e) => e.code(),
+        }
+    }
+
+    fn detail(&self) -> Option<String> {
+        match self {
+            ProviderError::AuthRejected { detail, .. }
+            | ProviderError::InsufficientCapacity { detail, .. }
+            | ProviderError::QuotaExceeded { detail, .. }
+            | ProviderError::InsufficientBalance { detail, .. }
+            | ProviderError::ProviderOutage { detail, .. }
+            | ProviderError::Unreachable { detail, .. }
+            | ProviderError::RequestRejected { detail, .. }
+            | ProviderError::ListingUnparseable { detail, .. }
+            | ProviderError::CreateOutcomeUnknown { detail, .. } => Some(detail.clone()),
+            ProviderError::RateLimited { retry_after_s, .. } => {
+                retry_after_s.map(|s| format!("retry_after_s={s}"))
+            }
+            ProviderError::NotReady { last_state, .. } => Some(format!("last state: {last_state}")),
+            ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
+            ProviderError::Key(e) => e.detail(),
+            ProviderError::Remote(e) => e.detail(),
+            ProviderError::Core(e) => e.detail(),
+            _ => None,
+        }
+    }
+}

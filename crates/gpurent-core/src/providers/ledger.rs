@@ -1,0 +1,702 @@
+//! The instance ledger (SQLite tables `instances` and `instance_events`, migration 6).
+//!
+//! - An **intent row** (`gpurent-<random>`) is written before any create call; that id is the
+//!   label the provider stores in its name/label field, so a machine whose create answer was lost
+//!   (crash, timeout) is found again by it.
+//! - **Every state change** is an `instance_events` row `(instance_id, at_ms, state, source,
+//!   detail)` with the injected clock; `source` is `gpurent` (our own call and its answer),
+//!   `provider` (a read of the provider) or `reconcile`. Billing computes cost from these.
+//! - [`reconcile`] matches an account's instance list with the ledger: it adopts a labelled
+//!   instance whose row has no provider id (the crash case), updates states, names rows whose
+//!   instance is missing (the caller confirms each with a direct read before closing it) and lists
+//!   running instances the ledger does not know ("not started by gpurent — still billing").
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{ProviderError, ProviderKind, RemoteInstance, RemoteState};
+
+/// Ledger states (what billing reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerState {
+    /// Written before the create call; no machine is known yet.
+    Intent,
+    /// The provider has (or may have) the machine; it is not running yet. Bills on most providers.
+    Provisioning,
+    Running,
+    /// GPU billing stopped; the disk is kept (and billed).
+    Stopped,
+    /// Gone: nothing bills any more.
+    Terminated,
+    /// The create was refused (no machine was made) or never happened.
+    CreateFailed,
+    /// The provider's state could not be mapped, or the answer was lost.
+    Unknown,
+}
+
+impl LedgerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LedgerState::Intent => "intent",
+            LedgerState::Provisioning => "provisioning",
+            LedgerState::Running => "running",
+            LedgerState::Stopped => "stopped",
+            LedgerState::Terminated => "terminated",
+            LedgerState::CreateFailed => "create_failed",
+            LedgerState::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> LedgerState {
+        match s {
+            "intent" => LedgerState::Intent,
+            "provisioning" => LedgerState::Provisioning,
+            "running" => LedgerState::Running,
+            "stopped" => LedgerState::Stopped,
+            "terminated" => LedgerState::Terminated,
+            "create_failed" => LedgerState::CreateFailed,
+            _ => LedgerState::Unknown,
+        }
+    }
+
+    /// A closed row never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, LedgerState::Terminated | LedgerState::CreateFailed)
+    }
+
+    pub fn from_remote(s: RemoteState) -> LedgerState {
+        match s {
+            RemoteState::Provisioning | RemoteState::Starting => LedgerState::Provisioning,
+            RemoteState::Running | RemoteState::Stopping => LedgerState::Running,
+            RemoteState::Stopped => LedgerState::Stopped,
+            RemoteState::Terminating | RemoteState::Terminated => LedgerState::Terminated,
+            RemoteState::Error | RemoteState::Unknown => LedgerState::Unknown,
+        }
+    }
+}
+
+/// Who saw the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum EventSource {
+    Gpurent,
+    Provider,
+    Reconcile,
+}
+
+impl EventSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventSource::Gpurent => "gpurent",
+            EventSource::Provider => "provider",
+            EventSource::Reconcile => "reconcile",
+        }
+    }
+}
+
+/// One ledger row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LedgerInstance {
+    /// `gpurent-<random>`: also the label in the provider's name/label field.
+    pub id: String,
+    pub provider: ProviderKind,
+    pub account: String,
+    pub provider_instance_id: Option<String>,
+    pub offer_id: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub price_per_hour_usd: f64,
+    pub disk_gb: u32,
+    pub storage_usd_per_gb_month: Option<f64>,
+    pub image: String,
+    /// The saved host once the machine is ready.
+    pub host_label: Option<String>,
+    pub state: LedgerState,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub closed_ms: Option<i64>,
+}
+
+/// One timestamped state change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InstanceEvent {
+    pub instance_id: String,
+    pub at_ms: i64,
+    pub state: LedgerState,
+    pub source: EventSource,
+    pub detail: Option<String>,
+}
+
+/// What the intent row records (from the offer the user picked).
+#[derive(Debug, Clone)]
+pub struct Intent {
+    pub provider: ProviderKind,
+    pub account: String,
+    pub offer_id: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub price_per_hour_usd: f64,
+    pub disk_gb: u32,
+    pub storage_usd_per_gb_month: Option<f64>,
+    pub image: String,
+}
+
+/// A fresh ledger id / provider label: `gpurent-` and 12 random hex digits.
+pub fn new_id() -> Result<String, ProviderError> {
+    let mut b = [0u8; 6];
+    getrandom::getrandom(&mut b).map_err(|e| {
+        ProviderError::Core(crate::CoreError::BundledData(format!("no randomness: {e}")))
+    })?;
+    Ok(format!(
+        "gpurent-{}",
+        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    ))
+}
+
+const COLS: &str = "id, provider, account, provider_instance_id, offer_id, gpu, gpu_count, \
+    price_per_hour_usd, disk_gb, storage_usd_per_gb_month, image, host_label, state, created_ms, \
+    updated_ms, closed_ms";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LedgerInstance> {
+    let provider: String = r.get(1)?;
+    let state: String = r.get(12)?;
+    Ok(LedgerInstance {
+        id: r.get(0)?,
+        provider: ProviderKind::parse(&provider).unwrap_or(ProviderKind::Runpod),
+        account: r.get(2)?,
+        provider_instance_id: r.get(3)?,
+        offer_id: r.get(4)?,
+        gpu: r.get(5)?,
+        gpu_count: r.get(6)?,
+        price_per_hour_usd: r.get(7)?,
+        disk_gb: r.get(8)?,
+        storage_usd_per_gb_month: r.get(9)?,
+        image: r.get(10)?,
+        host_label: r.get(11)?,
+        state: LedgerState::parse(&state),
+        created_ms: r.get(13)?,
+        updated_ms: r.get(14)?,
+        closed_ms: r.get(15)?,
+    })
+}
+
+/// Write the intent row and its first event, in one transaction. Returns the new id.
+pub fn insert_intent(
+    conn: &Connection,
+    intent: &Intent,
+    now_ms: i64,
+) -> Result<String, ProviderError> {
+    let id = new_id()?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        &format!("INSERT INTO instances ({COLS}) VALUES (?1,?2,?3,NULL,?4,?5,?6,?7,?8,?9,?10,NULL,'intent',?11,?11,NULL)"),
+        params![
+            id,
+            intent.provider.as_str(),
+            intent.account,
+            intent.offer_id,
+            intent.gpu,
+            intent.gpu_count,
+            intent.price_per_hour_usd,
+            intent.disk_gb,
+            intent.storage_usd_per_gb_month,
+            intent.image,
+            now_ms
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO instance_events (instance_id, at_ms, state, source, detail) VALUES (?1, ?2, 'intent', 'gpurent', ?3)",
+        params![id, now_ms, format!("offer {}", intent.offer_id)],
+    )?;
+    tx.commit()?;
+    Ok(id)
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<LedgerInstance>, ProviderError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLS} FROM instances WHERE id = ?1"),
+            [id],
+            row,
+        )
+        .optional()?)
+}
+
+/// A row by its ledger id, or by its provider id.
+pub fn find(conn: &Connection, key: &str) -> Result<Option<LedgerInstance>, ProviderError> {
+    if let Some(r) = get(conn, key)? {
+        return Ok(Some(r));
+    }
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLS} FROM instances WHERE provider_instance_id = ?1 ORDER BY created_ms DESC LIMIT 1"),
+            [key],
+            row,
+        )
+        .optional()?)
+}
+
+/// Every row, newest first.
+pub fn list(conn: &Connection) -> Result<Vec<LedgerInstance>, ProviderError> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLS} FROM instances ORDER BY created_ms DESC, id"
+    ))?;
+    let rows = st.query_map([], row)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The rows of one account that are not closed.
+pub fn open_rows(
+    conn: &Connection,
+    provider: ProviderKind,
+    account: &str,
+) -> Result<Vec<LedgerInstance>, ProviderError> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {COLS} FROM instances WHERE provider = ?1 AND account = ?2 AND closed_ms IS NULL ORDER BY created_ms"
+    ))?;
+    let rows = st
+        .query_map(params![provider.as_str(), account], row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+pub fn events(conn: &Connection, id: &str) -> Result<Vec<InstanceEvent>, ProviderError> {
+    let mut st = conn.prepare(
+        "SELECT instance_id, at_ms, state, source, detail FROM instance_events WHERE instance_id = ?1 ORDER BY at_ms, rowid",
+    )?;
+    let rows = st
+        .query_map([id], |r| {
+            let state: String = r.get(2)?;
+            let source: String = r.get(3)?;
+            Ok(InstanceEvent {
+                instance_id: r.get(0)?,
+                at_ms: r.get(1)?,
+                state: LedgerState::parse(&state),
+                source: match source.as_str() {
+                    "provider" => EventSource::Provider,
+                    "reconcile" => EventSource::Reconcile,
+                    _ => EventSource::Gpurent,
+                },
+                detail: r.get(4)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Record the provider's id for a row (the create answer, or adoption by label).
+pub fn set_provider_id(
+    conn: &Connection,
+    id: &str,
+    provider_id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "UPDATE instances SET provider_instance_id = ?2, updated_ms = ?3 WHERE id = ?1 AND provider_instance_id IS NULL",
+        params![id, provider_id, now_ms],
+    )?;
+    record_in(&tx, id, state, source, Some(detail), now_ms, true)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Record a state (an event only when the state changes, unless `detail` must be kept anyway).
+pub fn record(
+    conn: &Connection,
+    id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: Option<&str>,
+    now_ms: i64,
+) -> Result<bool, ProviderError> {
+    let tx = conn.unchecked_transaction()?;
+    let changed = record_in(&tx, id, state, source, detail, now_ms, false)?;
+    tx.commit()?;
+    Ok(changed)
+}
+
+/// Keep a note (same state) as an event: e.g. "ssh_ready" on a running machine.
+pub fn note(
+    conn: &Connection,
+    id: &str,
+    source: EventSource,
+    detail: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
+    let Some(r) = get(conn, id)? else {
+        return Err(ProviderError::UnknownInstance(id.to_string()));
+    };
+    let tx = conn.unchecked_transaction()?;
+    record_in(&tx, id, r.state, source, Some(detail), now_ms, true)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn record_in(
+    conn: &Connection,
+    id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: Option<&str>,
+    now_ms: i64,
+    always: bool,
+) -> Result<bool, ProviderError> {
+    let current: Option<(String, Option<i64>)> = conn
+        .query_row(
+            "SELECT state, closed_ms FROM instances WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((current, closed)) = current else {
+        return Err(ProviderError::UnknownInstance(id.to_string()));
+    };
+    if closed.is_some() {
+        // A closed row stays closed; a late answer is kept as a note only.
+        if always || LedgerState::parse(&current) != state {
+            conn.execute(
+                "INSERT INTO instance_events (instance_id, at_ms, state, source, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, now_ms, current, source.as_str(), format!("after close: {} {}", state.as_str(), detail.unwrap_or(""))],
+            )?;
+        }
+        return Ok(false);
+    }
+    let changed = LedgerState::parse(&current) != state;
+    if !changed && !always {
+        return Ok(false);
+    }
+    let closed_ms = state.is_terminal().then_some(now_ms);
+    conn.execute(
+        "UPDATE instances SET state = ?2, updated_ms = ?3, closed_ms = ?4 WHERE id = ?1",
+        params![id, state.as_str(), now_ms, closed_ms],
+    )?;
+    conn.execute(
+        "INSERT INTO instance_events (instance_id, at_ms, state, source, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, now_ms, state.as_str(), source.as_str(), detail],
+    )?;
+    Ok(changed)
+}
+
+pub fn set_host_label(
+    conn: &Connection,
+    id: &str,
+    host_label: &str,
+    now_ms: i64,
+) -> Result<(), ProviderError> {
+    conn.execute(
+        "UPDATE instances SET host_label = ?2, updated_ms = ?3 WHERE id = ?1",
+        params![id, host_label, now_ms],
+    )?;
+    Ok(())
+}
+
+/// An instance the provider lists that gpurent did not start (or whose row is elsewhere).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ForeignInstance {
+    pub provider: ProviderKind,
+    pub account: String,
+    pub instance: RemoteInstance,
+    /// Still costs money (running, starting, …).
+    pub billing: bool,
+}
+
+/// What one reconcile did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct ReconcileReport {
+    /// Ledger ids that got their provider id from the list (created, answer lost).
+    pub adopted: Vec<String>,
+    /// Ledger ids whose state changed.
+    pub updated: Vec<String>,
+    /// Ledger ids closed because their instance is gone.
+    pub closed: Vec<String>,
+    /// Instances the ledger does not know.
+    pub foreign: Vec<ForeignInstance>,
+    /// Accounts whose list could not be read: nothing was concluded for them.
+    pub failed_accounts: Vec<AccountFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct AccountFailure {
+    pub account: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Open rows the list did not contain, to be confirmed gone by a direct read before closing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missing {
+    pub ledger_id: String,
+    pub provider_instance_id: Option<String>,
+    pub created_ms: i64,
+}
+
+/// Match one account's instance list with its open ledger rows. Adoption and state updates are
+/// written here; rows the list lacks are returned as [`Missing`] for the caller to confirm.
+pub fn reconcile(
+    conn: &Connection,
+    provider: ProviderKind,
+    account: &str,
+    remote: &[RemoteInstance],
+    now_ms: i64,
+    report: &mut ReconcileReport,
+) -> Result<Vec<Missing>, ProviderError> {
+    let open = open_rows(conn, provider, account)?;
+    let mut missing = vec![];
+    let mut known_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // Closed rows' provider ids are ours too (a terminated instance may still be listed briefly).
+    {
+        let mut st = conn.prepare("SELECT provider_instance_id FROM instances WHERE provider = ?1 AND account = ?2 AND provider_instance_id IS NOT NULL")?;
+        for id in st.query_map(params![provider.as_str(), account], |r| {
+            r.get::<_, String>(0)
+        })? {
+            known_ids.insert(id?);
+        }
+    }
+    let mut matched: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for row in &open {
+        let by_id = row
+            .provider_instance_id
+            .as_ref()
+            .and_then(|pid| remote.iter().find(|r| &r.id == pid));
+        let by_label = if row.provider_instance_id.is_none() {
+            // Several instances with our label would be a double create; take the first and
+            // let the rest show up as foreign so none is forgotten.
+            remote
+                .iter()
+                .find(|r| r.label.as_deref() == Some(row.id.as_str()) && !known_ids.contains(&r.id))
+        } else {
+            None
+        };
+        match (by_id, by_label) {
+            (Some(r), _) => {
+                matched.insert(r.id.clone());
+                let state = LedgerState::from_remote(r.state);
+                if record(
+                    conn,
+                    &row.id,
+                    state,
+                    EventSource::Reconcile,
+                    Some(&r.raw_status),
+                    now_ms,
+                )? {
+                    report.updated.push(row.id.clone());
+                }
+            }
+            (None, Some(r)) => {
+                matched.insert(r.id.clone());
+                known_ids.insert(r.id.clone());
+                let state = LedgerState::from_remote(r.state);
+                set_provider_id(
+                    conn,
+                    &row.id,
+                    &r.id,
+                    state,
+                    EventSource::Reconcile,
+                    &format!("adopted by label ({})", r.raw_status),
+                    now_ms,
+                )?;
+                report.adopted.push(row.id.clone());
+            }
+            (None, None) => missing.push(Missing {
+                ledger_id: row.id.clone(),
+                provider_instance_id: row.provider_instance_id.clone(),
+                created_ms: row.created_ms,
+            }),
+        }
+    }
+    for r in remote {
+        if matched.contains(&r.id) || known_ids.contains(&r.id) {
+            continue;
+        }
+        if r.state == RemoteState::Terminated {
+            continue;
+        }
+        report.foreign.push(ForeignInstance {
+            provider,
+            account: account.to_string(),
+            instance: r.clone(),
+            billing: r.state.bills_gpu(),
+        });
+    }
+    Ok(missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn intent() -> Intent {
+        Intent {
+            provider: ProviderKind::Runpod,
+            account: "runpod".into(),
+            offer_id: "secure:1:NVIDIA GeForce RTX 4090".into(),
+            gpu: "NVIDIA GeForce RTX 4090".into(),
+            gpu_count: 1,
+            price_per_hour_usd: 0.44,
+            disk_gb: 50,
+            storage_usd_per_gb_month: None,
+            image: "runpod/pytorch".into(),
+        }
+    }
+
+    fn remote(id: &str, label: &str, state: RemoteState) -> RemoteInstance {
+        RemoteInstance {
+            provider: ProviderKind::Runpod,
+            id: id.into(),
+            label: Some(label.into()),
+            state,
+            raw_status: format!("{state:?}"),
+            gpu: None,
+            gpu_count: None,
+            price_per_hour_usd: None,
+            ssh: None,
+            host_cuda: None,
+        }
+    }
+
+    #[test]
+    fn intent_then_id_then_states_are_all_timestamped() {
+        let s = Store::open_in_memory().expect("db");
+        let c = s.conn();
+        let id = insert_intent(c, &intent(), 1_000).expect("intent");
+        assert!(id.starts_with("gpurent-") && id.len() == 20, "{id}");
+        set_provider_id(
+            c,
+            &id,
+            "pod1",
+            LedgerState::Provisioning,
+            EventSource::Gpurent,
+            "created",
+            2_000,
+        )
+        .expect("pid");
+        assert!(!record(
+            c,
+            &id,
+            LedgerState::Provisioning,
+            EventSource::Provider,
+            None,
+            2_500
+        )
+        .expect("same"));
+        assert!(record(
+            c,
+            &id,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            3_000
+        )
+        .expect("run"));
+        note(c, &id, EventSource::Gpurent, "ssh_ready", 3_500).expect("note");
+        assert!(record(
+            c,
+            &id,
+            LedgerState::Terminated,
+            EventSource::Gpurent,
+            None,
+            9_000
+        )
+        .expect("term"));
+        // A late answer after close does not reopen the row.
+        assert!(!record(
+            c,
+            &id,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            9_500
+        )
+        .expect("late"));
+        let r = get(c, &id).expect("get").expect("row");
+        assert_eq!(
+            (r.state, r.closed_ms, r.provider_instance_id.as_deref()),
+            (LedgerState::Terminated, Some(9_000), Some("pod1"))
+        );
+        let ev: Vec<(i64, LedgerState)> = events(c, &id)
+            .expect("ev")
+            .iter()
+            .map(|e| (e.at_ms, e.state))
+            .collect();
+        assert_eq!(
+            ev,
+            vec![
+                (1_000, LedgerState::Intent),
+                (2_000, LedgerState::Provisioning),
+                (3_000, LedgerState::Running),
+                (3_500, LedgerState::Running),
+                (9_000, LedgerState::Terminated),
+                (9_500, LedgerState::Terminated),
+            ]
+        );
+        assert_eq!(find(c, "pod1").expect("find").map(|r| r.id), Some(id));
+    }
+
+    #[test]
+    fn reconcile_adopts_by_label_updates_and_lists_foreign() {
+        let s = Store::open_in_memory().expect("db");
+        let c = s.conn();
+        let crashed = insert_intent(c, &intent(), 1_000).expect("a");
+        let known = insert_intent(c, &intent(), 1_000).expect("b");
+        set_provider_id(
+            c,
+            &known,
+            "pod-known",
+            LedgerState::Provisioning,
+            EventSource::Gpurent,
+            "created",
+            1_100,
+        )
+        .expect("pid");
+        let gone = insert_intent(c, &intent(), 1_000).expect("c");
+        set_provider_id(
+            c,
+            &gone,
+            "pod-gone",
+            LedgerState::Running,
+            EventSource::Gpurent,
+            "created",
+            1_100,
+        )
+        .expect("pid");
+        let never = insert_intent(c, &intent(), 1_000).expect("d");
+        let list = vec![
+            remote("pod-crashed", &crashed, RemoteState::Running),
+            remote("pod-known", &known, RemoteState::Stopped),
+            remote("pod-user", "my-own-pod", RemoteState::Running),
+            remote("pod-old", "old", RemoteState::Terminated),
+        ];
+        let mut rep = ReconcileReport::default();
+        let missing =
+            reconcile(c, ProviderKind::Runpod, "runpod", &list, 5_000, &mut rep).expect("rec");
+        assert_eq!(rep.adopted, vec![crashed.clone()]);
+        assert_eq!(rep.updated, vec![known.clone()]);
+        assert_eq!(rep.foreign.len(), 1);
+        assert_eq!(rep.foreign[0].instance.id, "pod-user");
+        assert!(rep.foreign[0].billing);
+        let mut m: Vec<String> = missing.iter().map(|m| m.ledger_id.clone()).collect();
+        m.sort();
+        let mut want = vec![gone.clone(), never.clone()];
+        want.sort();
+        assert_eq!(m, want);
+        let r = get(c, &crashed).expect("get").expect("row");
+        assert_eq!(
+            (r.provider_instance_id.as_deref(), r.state),
+            (Some("pod-crashed"), LedgerState::Running)
+        );
+        // A second reconcile with the same list changes nothing and adopts nothing twice.
+        let mut rep2 = ReconcileReport::default();
+        reconcile(c, ProviderKind::Runpod, "runpod", &list, 6_000, &mut rep2).expect("rec2");
+        assert!(
+            rep2.adopted.is_empty() && rep2.updated.is_empty(),
+            "{rep2:?}"
+        );
+    }
+}

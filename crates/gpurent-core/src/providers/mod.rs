@@ -1,0 +1,459 @@
+//! Renting GPUs from cloud providers: one [`Provider`] trait, one module per provider.
+//!
+//! - [`runpod`] (REST v2, managed containers), [`vast`] (a marketplace with per-offer prices) and
+//!   [`lambda`] (plain VMs) implement [`Provider`]; a fourth provider joins by adding a module that
+//!   implements it and a [`ProviderKind`] variant.
+//! - [`http`]: the one HTTP layer (reqwest on rustls, timeouts on every call, reads retried with
+//!   backoff, `Retry-After` / RunPod `RateLimit` honoured, per-endpoint minimum intervals); a
+//!   create is never re-sent by it.
+//! - [`error`]: [`ProviderError`], each provider's error shape mapped to stable codes.
+//! - [`ledger`]: the instance ledger in SQLite (intent row before any create, every state change
+//!   timestamped) and the reconcile of the ledger with each account's instance list.
+//! - [`accounts`]: which accounts are connected; their API keys live only in the OS keychain (or
+//!   the `GPURENT_*_API_KEY` environment) and are held in [`crate::secret::Secret`].
+//! - [`crash`]: the named crash points the crash-recovery test kills `gpurent rent` at.
+//!
+//! The `impl App` facade of this domain is in `app/providers.rs`; nothing here carries `impl App`.
+
+pub mod accounts;
+pub mod crash;
+pub mod error;
+pub mod fit;
+pub mod http;
+pub mod images;
+pub mod lambda;
+pub mod ledger;
+pub mod runpod;
+pub mod vast;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::secret::Secret;
+
+pub use error::ProviderError;
+
+/// The providers gpurent can rent from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    Runpod,
+    Vast,
+    Lambda,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Runpod,
+        ProviderKind::Vast,
+        ProviderKind::Lambda,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Runpod => "runpod",
+            ProviderKind::Vast => "vast",
+            ProviderKind::Lambda => "lambda",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ProviderKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "runpod" => Some(ProviderKind::Runpod),
+            "vast" | "vastai" | "vast.ai" => Some(ProviderKind::Vast),
+            "lambda" | "lambdalabs" | "lambda-cloud" => Some(ProviderKind::Lambda),
+            _ => None,
+        }
+    }
+
+    /// `RUNPOD`, `VAST`, `LAMBDA`: the middle of the `GPURENT_<X>_API_KEY` / `_API_URL` variables.
+    pub fn env_stem(self) -> &'static str {
+        match self {
+            ProviderKind::Runpod => "RUNPOD",
+            ProviderKind::Vast => "VAST",
+            ProviderKind::Lambda => "LAMBDA",
+        }
+    }
+
+    /// The production API base URL (overridden by `GPURENT_<X>_API_URL`).
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::Runpod => "https://api.runpod.io",
+            ProviderKind::Vast => "https://console.vast.ai",
+            ProviderKind::Lambda => "https://cloud.lambdalabs.com",
+        }
+    }
+
+    /// What renting here means for money and lifecycle (shown in the confirm step).
+    pub fn terms(self) -> ProviderTerms {
+        match self {
+            // RunPod bills pods per second while running; a stopped pod keeps its volume disk.
+            ProviderKind::Runpod => ProviderTerms {
+                can_stop: true,
+                billing: "per_second".into(),
+                ready_timeout_s: 20 * 60,
+            },
+            // Vast bills per second of rental; a stopped instance still pays for its storage.
+            ProviderKind::Vast => ProviderTerms {
+                can_stop: true,
+                billing: "per_second".into(),
+                ready_timeout_s: 20 * 60,
+            },
+            // Lambda instances cannot be stopped, only terminated; billed by the minute.
+            ProviderKind::Lambda => ProviderTerms {
+                can_stop: false,
+                billing: "per_minute".into(),
+                ready_timeout_s: 30 * 60,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lifecycle and billing facts of a provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ProviderTerms {
+    /// Whether an instance can be stopped (GPU billing ends, disk kept) and started again.
+    pub can_stop: bool,
+    /// `per_second` or `per_minute`.
+    pub billing: String,
+    /// How long a new machine may take to become ready (proven key login) before gpurent offers
+    /// to terminate it (dstack uses 20 min for RunPod and 30 min for Lambda).
+    pub ready_timeout_s: u64,
+}
+
+/// What the user asks for when listing offers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct OfferQuery {
+    /// A GPU name or part of one (`4090`, `H100`), matched case-insensitively.
+    pub gpu: Option<String>,
+    /// Exactly this many GPUs.
+    pub count: Option<u32>,
+    /// At least this much memory per GPU, in GiB.
+    pub min_vram_gib: Option<f64>,
+    /// At most this price per hour for the whole machine, in USD.
+    pub max_price_per_hour_usd: Option<f64>,
+}
+
+impl OfferQuery {
+    /// Whether an offer passes the query (providers filter on their side where they can; this is
+    /// the one rule every offer goes through).
+    pub fn matches(&self, o: &Offer) -> bool {
+        if let Some(g) = &self.gpu {
+            let needle: String = g
+                .to_ascii_lowercase()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let hay: String = o
+                .gpu
+                .to_ascii_lowercase()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if !hay.contains(&needle) {
+                return false;
+            }
+        }
+        if let Some(n) = self.count {
+            if o.gpu_count != n {
+                return false;
+            }
+        }
+        if let Some(v) = self.min_vram_gib {
+            if o.vram_gib.is_none_or(|have| have + 1e-9 < v) {
+                return false;
+            }
+        }
+        if let Some(p) = self.max_price_per_hour_usd {
+            if o.price_per_hour_usd > p + 1e-9 {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
+/// estimator's priced card).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "ProviderOffer")]
+pub struct Offer {
+    pub provider: ProviderKind,
+    /// What `rent --offer` takes: RunPod `<cloud>:<count>:<gpu type id>`, Vast the ask id,
+    /// Lambda `<instance type>@<region>`.
+    pub offer_id: String,
+    /// The GPU as the provider names it.
+    pub gpu: String,
+    pub gpu_count: u32,
+    /// Memory per GPU in GiB, when the provider says.
+    pub vram_gib: Option<f64>,
+    /// The price of the whole machine (all its GPUs) per hour, in USD, as listed.
+    pub price_per_hour_usd: f64,
+    pub region: Option<String>,
+    /// The host's CUDA version (driver capability) where the provider reports one; container
+    /// hosts cannot upgrade their driver, so this bounds the PyTorch the machine can run.
+    pub host_cuda: Option<String>,
+    /// Spot / bid / interruptible.
+    pub interruptible: bool,
+    /// RunPod `secure`/`community`, Vast `verified`/`unverified`, Lambda `datacenter`.
+    pub tier: Option<String>,
+    /// What the disk costs per GB and month (also while stopped), where listed.
+    pub storage_usd_per_gb_month: Option<f64>,
+    /// When gpurent fetched this offer (ms since the epoch, from the injected clock).
+    pub fetched_ms: i64,
+    /// Whether a published PyTorch wheel has kernels for this GPU and needs no newer CUDA than
+    /// the host's (`None`: unknown — a VM, or no host CUDA / GPU match). See [`fit`].
+    pub runs_pytorch: Option<bool>,
+    /// The newest such wheel, e.g. `2.8.0+cu128`.
+    pub best_torch: Option<String>,
+}
+
+/// The provider's view of an instance's state, mapped from each provider's status words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteState {
+    Provisioning,
+    Starting,
+    Running,
+    Stopping,
+    Stopped,
+    Terminating,
+    Terminated,
+    Error,
+    Unknown,
+}
+
+impl RemoteState {
+    /// Whether the instance may still cost money for its GPU.
+    pub fn bills_gpu(self) -> bool {
+        matches!(
+            self,
+            RemoteState::Provisioning
+                | RemoteState::Starting
+                | RemoteState::Running
+                | RemoteState::Stopping
+                | RemoteState::Error
+                | RemoteState::Unknown
+        )
+    }
+}
+
+/// Where to log in over SSH (the direct TCP endpoint, never a shell-only proxy).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SshEndpoint {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+}
+
+/// An instance as the provider reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RemoteInstance {
+    pub provider: ProviderKind,
+    pub id: String,
+    /// The name/label field (gpurent writes `gpurent-<id>` there).
+    pub label: Option<String>,
+    pub state: RemoteState,
+    /// The provider's own status word(s), for the detail line.
+    pub raw_status: String,
+    pub gpu: Option<String>,
+    pub gpu_count: Option<u32>,
+    pub price_per_hour_usd: Option<f64>,
+    pub ssh: Option<SshEndpoint>,
+    pub host_cuda: Option<String>,
+}
+
+/// What to create.
+#[derive(Debug, Clone)]
+pub struct CreateRequest {
+    /// The gpurent label (`gpurent-<random>`), written into the provider's name/label field.
+    pub label: String,
+    pub offer_id: String,
+    pub image: String,
+    pub disk_gb: u32,
+    /// The user's public key (`authorized_keys` line) and gpurent's name for it.
+    pub public_key: String,
+    pub key_label: String,
+}
+
+/// How a provider's SSH key was made known to it before a create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRegistration {
+    /// Nothing to pass to the create (the key is on the account, or is attached after it).
+    Account,
+    /// Lambda: the name of the account key to reference in the launch.
+    Named(String),
+}
+
+/// Where a client talks to and with which key.
+#[derive(Debug)]
+pub struct ClientConfig {
+    pub base_url: String,
+    pub api_key: Secret,
+    pub http: http::HttpOptions,
+    /// The SSH login user when the provider does not report one (Vast `root`, Lambda `ubuntu`);
+    /// `GPURENT_<X>_SSH_USER` overrides it (mirrors, tests against a loopback sshd).
+    pub ssh_user: Option<String>,
+    /// The SSH port when the provider does not report one (Lambda: 22); `GPURENT_<X>_SSH_PORT`
+    /// overrides it (tests against a loopback sshd).
+    pub ssh_port: Option<u16>,
+}
+
+impl ClientConfig {
+    /// The base URL from `GPURENT_<X>_API_URL` (or the production one) and the given key.
+    pub fn from_env(kind: ProviderKind, api_key: Secret) -> ClientConfig {
+        let base_url = std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| kind.default_base_url().to_string());
+        let ssh_user = std::env::var(format!("GPURENT_{}_SSH_USER", kind.env_stem()))
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        let ssh_port = std::env::var(format!("GPURENT_{}_SSH_PORT", kind.env_stem()))
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        let mut http = http::HttpOptions::for_provider(kind);
+        // GPURENT_HTTP_TIMEOUT_S: the whole-request timeout (slow links; tests use a short one).
+        if let Some(s) = std::env::var("GPURENT_HTTP_TIMEOUT_S")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|s| *s > 0)
+        {
+            http.request_timeout = std::time::Duration::from_secs(s);
+            http.connect_timeout = http.connect_timeout.min(http.request_timeout);
+        }
+        ClientConfig {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            http,
+            ssh_user,
+            ssh_port,
+        }
+    }
+}
+
+/// One cloud provider's API. Every call has a timeout; reads are retried with backoff by the
+/// HTTP layer; [`Provider::create`] is sent at most once per call (a lost answer is
+/// [`ProviderError::CreateOutcomeUnknown`], resolved by reconciling on the label).
+pub trait Provider: Send + Sync + std::fmt::Debug {
+    fn kind(&self) -> ProviderKind;
+    /// One authenticated read; returns what the account is called (email, id) when known.
+    fn check_account(&self) -> Result<Option<String>, ProviderError>;
+    /// What can be rented now.
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError>;
+    /// One offer by id, read again now (`None`: it is gone). Providers whose listing is paged or
+    /// depends on the query override this.
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+        Ok(self
+            .offers(&OfferQuery::default(), now_ms)?
+            .into_iter()
+            .find(|o| o.offer_id == offer_id))
+    }
+    /// Make the user's key usable for the next create (RunPod: add it to the account key set,
+    /// read-modify-write; Lambda: register it under a name; Vast: nothing yet).
+    fn register_key(
+        &self,
+        public_key: &str,
+        key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError>;
+    /// Create the instance; returns the provider's id. Sent once, never retried.
+    fn create(&self, req: &CreateRequest, key: &KeyRegistration) -> Result<String, ProviderError>;
+    /// After the create: attach the key to the instance where that is how it works (Vast).
+    fn attach_key(&self, _id: &str, _public_key: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    /// The instance, or `None` when the provider says it does not exist (gone).
+    fn get(&self, id: &str) -> Result<Option<RemoteInstance>, ProviderError>;
+    /// Every instance of the account. A listing that cannot be parsed is an error, never empty.
+    fn list(&self) -> Result<Vec<RemoteInstance>, ProviderError>;
+    fn stop(&self, id: &str) -> Result<(), ProviderError>;
+    fn start(&self, id: &str) -> Result<(), ProviderError>;
+    fn terminate(&self, id: &str) -> Result<(), ProviderError>;
+}
+
+/// The client for a provider.
+pub fn client(
+    kind: ProviderKind,
+    config: ClientConfig,
+) -> Result<Box<dyn Provider>, ProviderError> {
+    Ok(match kind {
+        ProviderKind::Runpod => Box::new(runpod::RunPod::new(config)?),
+        ProviderKind::Vast => Box::new(vast::Vast::new(config)?),
+        ProviderKind::Lambda => Box::new(lambda::Lambda::new(config)?),
+    })
+}
+
+/// Parse the `(NN GB)` out of a GPU description such as `H100 (80 GB SXM5)`.
+pub(crate) fn vram_from_description(s: &str) -> Option<f64> {
+    let re = regex::Regex::new(r"(\d+(?:\.\d+)?)\s*GB").ok()?;
+    re.captures(s)?.get(1)?.as_str().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer(gpu: &str, count: u32, vram: Option<f64>, price: f64) -> Offer {
+        Offer {
+            provider: ProviderKind::Vast,
+            offer_id: "1".into(),
+            gpu: gpu.into(),
+            gpu_count: count,
+            vram_gib: vram,
+            price_per_hour_usd: price,
+            region: None,
+            host_cuda: None,
+            interruptible: false,
+            tier: None,
+            storage_usd_per_gb_month: None,
+            fetched_ms: 0,
+            runs_pytorch: None,
+            best_torch: None,
+        }
+    }
+
+    #[test]
+    fn offer_query_matches_loosely_on_names_and_strictly_on_numbers() {
+        let o = offer("NVIDIA GeForce RTX 4090", 2, Some(24.0), 0.88);
+        let q = |f: fn(&mut OfferQuery)| {
+            let mut q = OfferQuery::default();
+            f(&mut q);
+            q.matches(&o)
+        };
+        assert!(q(|q| q.gpu = Some("rtx 4090".into())));
+        assert!(q(|q| q.gpu = Some("RTX_4090".into())));
+        assert!(!q(|q| q.gpu = Some("5090".into())));
+        assert!(q(|q| q.count = Some(2)));
+        assert!(!q(|q| q.count = Some(1)));
+        assert!(q(|q| q.min_vram_gib = Some(24.0)));
+        assert!(!q(|q| q.min_vram_gib = Some(48.0)));
+        assert!(q(|q| q.max_price_per_hour_usd = Some(0.88)));
+        assert!(!q(|q| q.max_price_per_hour_usd = Some(0.5)));
+        let unknown_vram = offer("X", 1, None, 1.0);
+        let q = OfferQuery {
+            min_vram_gib: Some(1.0),
+            ..Default::default()
+        };
+        assert!(
+            !q.matches(&unknown_vram),
+            "unknown VRAM never passes a VRAM floor"
+        );
+    }
+
+    #[test]
+    fn kinds_round_trip_and_vram_parses() {
+        for k in ProviderKind::ALL {
+            assert_eq!(ProviderKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(ProviderKind::parse("nope"), None);
+        assert_eq!(vram_from_description("H100 (80 GB SXM5)"), Some(80.0));
+        assert_eq!(vram_from_description("GH200 (96 GB)"), Some(96.0));
+        assert_eq!(vram_from_description("A10"), None);
+    }
+}

@@ -1,0 +1,554 @@
+//! Vast.ai (`https://console.vast.ai/api/v0|v1/...`, spec `tests/provider-specs/vastai.openapi.yaml`).
+//!
+//! - Offers: `POST /api/v0/bundles` (on-demand, rentable, not rented, cheapest first); each ask is
+//!   an offer with its own price (`dph_total`), host CUDA (`cuda_max_good`), storage price and
+//!   verification. Offer id: the ask id.
+//! - Create: `PUT /api/v0/asks/{id}` with the gpurent label as `label`, `runtype: ssh_direct`,
+//!   `cancel_unavail: true`; the key is attached to the new instance with
+//!   `POST /api/v0/instances/{id}/ssh` (Vast keys are per instance).
+//! - Paths have no trailing slash (the spec's form; Vast's curl examples add one).
+//! - Errors: `{success:false, error, msg}`; 429 has no `Retry-After` but a `detail` naming the
+//!   endpoint's threshold (`threshold=2.0`), used as the wait.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::http::{CallKind, Http, Req, Resp};
+use super::{
+    ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider, ProviderError,
+    ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+};
+
+const KIND: ProviderKind = ProviderKind::Vast;
+
+#[derive(Debug)]
+pub struct Vast {
+    http: Http,
+    ssh_user: String,
+}
+
+impl Vast {
+    pub fn new(config: ClientConfig) -> Result<Vast, ProviderError> {
+        Ok(Vast {
+            http: Http::new(
+                KIND,
+                &config.base_url,
+                config.api_key,
+                config.http,
+                map_error,
+            )?,
+            ssh_user: config.ssh_user.unwrap_or_else(|| "root".into()),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct VastError {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    msg: Option<String>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    ask_id: Option<i64>,
+}
+
+/// `API requests too frequent endpoint threshold=4.5` → 5.
+fn threshold_s(text: &str) -> Option<u64> {
+    let i = text.find("threshold=")?;
+    let num: String = text[i + 10..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    num.parse::<f64>().ok().map(|f| f.ceil().max(1.0) as u64)
+}
+
+/// Vast's error shapes to an outcome.
+pub fn map_error(provider: ProviderKind, r: &Resp) -> ProviderError {
+    let e: Option<VastError> = serde_json::from_str(&r.body).ok();
+    let code = e.as_ref().and_then(|e| e.error.clone()).unwrap_or_default();
+    let detail = e
+        .as_ref()
+        .and_then(|e| e.msg.clone().or(e.detail.clone()))
+        .unwrap_or_else(|| r.body.chars().take(300).collect());
+    let lower = format!("{code} {detail}").to_ascii_lowercase();
+    match r.status {
+        429 => ProviderError::RateLimited {
+            provider,
+            retry_after_s: super::http::retry_after_s(&r.headers).or_else(|| threshold_s(&detail)),
+        },
+        s if s >= 500 => ProviderError::ProviderOutage {
+            provider,
+            status: s,
+            detail,
+        },
+        401 => ProviderError::AuthRejected { provider, detail },
+        _ if lower.contains("invalid user key") || lower.contains("auth_error") => {
+            ProviderError::AuthRejected { provider, detail }
+        }
+        _ if lower.contains("balance")
+            || lower.contains("credit")
+            || lower.contains("insufficient_funds") =>
+        {
+            ProviderError::InsufficientBalance { provider, detail }
+        }
+        404 | 410 if lower.contains("no_such_ask") || lower.contains("not available") => {
+            ProviderError::OfferGone {
+                provider,
+                offer_id: e
+                    .and_then(|e| e.ask_id)
+                    .map(|i| i.to_string())
+                    .unwrap_or_default(),
+            }
+        }
+        s => ProviderError::RequestRejected {
+            provider,
+            status: s,
+            detail,
+        },
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Bundles {
+    offers: Vec<Ask>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Ask {
+    id: i64,
+    gpu_name: String,
+    num_gpus: u32,
+    dph_total: f64,
+    #[serde(default)]
+    gpu_ram: Option<f64>,
+    #[serde(default)]
+    geolocation: Option<String>,
+    #[serde(default)]
+    cuda_max_good: Option<f64>,
+    #[serde(default)]
+    storage_cost: Option<f64>,
+    #[serde(default)]
+    verification: Option<String>,
+    #[serde(default)]
+    is_bid: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Created {
+    #[serde(default)]
+    success: Option<bool>,
+    new_contract: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Success {
+    #[serde(default)]
+    success: Option<bool>,
+    #[serde(default)]
+    msg: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct One {
+    instances: Option<VastInstance>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Page {
+    instances: Vec<VastInstance>,
+    #[serde(default)]
+    next_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct VastInstance {
+    id: i64,
+    #[serde(default)]
+    actual_status: Option<String>,
+    #[serde(default)]
+    intended_status: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    gpu_name: Option<String>,
+    #[serde(default)]
+    num_gpus: Option<u32>,
+    #[serde(default)]
+    dph_total: Option<f64>,
+    #[serde(default)]
+    public_ipaddr: Option<String>,
+    #[serde(default)]
+    ssh_host: Option<String>,
+    #[serde(default)]
+    ssh_port: Option<u16>,
+    /// `{"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": "20000"}]}` (list) or a list of numbers
+    /// (show) — read loosely.
+    #[serde(default)]
+    ports: Option<serde_json::Value>,
+    #[serde(default)]
+    cuda_max_good: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct User {
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    id: Option<i64>,
+}
+
+fn state_of(actual: Option<&str>, intended: Option<&str>) -> RemoteState {
+    match (actual, intended) {
+        (Some("running"), Some("stopped")) => RemoteState::Stopping,
+        (Some("running"), _) => RemoteState::Running,
+        (Some("exited") | Some("stopped"), Some("running")) => RemoteState::Starting,
+        (Some("exited") | Some("stopped"), _) => RemoteState::Stopped,
+        (Some("loading") | Some("created") | None, Some("stopped")) => RemoteState::Stopped,
+        (Some("loading") | Some("created") | None, _) => RemoteState::Provisioning,
+        (Some("offline"), _) => RemoteState::Error,
+        _ => RemoteState::Unknown,
+    }
+}
+
+impl Vast {
+    fn remote(&self, v: VastInstance) -> RemoteInstance {
+        let direct_port = v
+            .ports
+            .as_ref()
+            .and_then(|p| p.get("22/tcp"))
+            .and_then(|m| m.get(0))
+            .and_then(|m| m.get("HostPort"))
+            .and_then(|p| {
+                p.as_str()
+                    .and_then(|s| s.parse::<u16>().ok())
+                    .or(p.as_u64().map(|n| n as u16))
+            });
+        let ssh = match (
+            direct_port,
+            v.public_ipaddr.as_deref().filter(|s| !s.is_empty()),
+        ) {
+            (Some(port), Some(ip)) => Some((ip.to_string(), port)),
+            _ => match (v.ssh_host.filter(|s| !s.is_empty()), v.ssh_port) {
+                (Some(h), Some(p)) if p != 0 => Some((h, p)),
+                _ => None,
+            },
+        };
+        let state = state_of(v.actual_status.as_deref(), v.intended_status.as_deref());
+        RemoteInstance {
+            provider: KIND,
+            id: v.id.to_string(),
+            label: v.label,
+            state,
+            raw_status: format!(
+                "{}/{}",
+                v.actual_status.as_deref().unwrap_or("none"),
+                v.intended_status.as_deref().unwrap_or("none")
+            ),
+            gpu: v.gpu_name,
+            gpu_count: v.num_gpus,
+            price_per_hour_usd: v.dph_total,
+            ssh: ssh
+                .filter(|_| state == RemoteState::Running)
+                .map(|(host, port)| SshEndpoint {
+                    host,
+                    port,
+                    user: self.ssh_user.clone(),
+                }),
+            host_cuda: v.cuda_max_good.map(|c| format!("{c:.1}")),
+        }
+    }
+
+    fn instance_id(id: &str) -> Result<i64, ProviderError> {
+        id.parse().map_err(|_| ProviderError::InstanceNotFound {
+            provider: KIND,
+            id: id.to_string(),
+        })
+    }
+
+    fn manage(&self, id: &str, state: &str) -> Result<(), ProviderError> {
+        let n = Self::instance_id(id)?;
+        let r = self.http.send(
+            &Req::new(
+                reqwest::Method::PUT,
+                format!("/api/v0/instances/{n}"),
+                CallKind::Action,
+            )
+            .json(json!({ "state": state }))
+            .pace("vast_write"),
+        )?;
+        let s: Success = r.parse(KIND, "manage instance")?;
+        if s.success == Some(false) {
+            return Err(ProviderError::RequestRejected {
+                provider: KIND,
+                status: r.status,
+                detail: s.msg.unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Vast {
+    /// `POST /api/v0/bundles` with a filter body, every ask as an offer.
+    fn search(&self, body: serde_json::Value, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+        let mut req = Req::new(reqwest::Method::POST, "/api/v0/bundles", CallKind::Read).json(body);
+        req.pace = Some("vast_search");
+        let r = self.http.send(&req)?;
+        let b: Bundles = r.parse(KIND, "offers")?;
+        Ok(b.offers
+            .into_iter()
+            .map(|a| Offer {
+                provider: KIND,
+                offer_id: a.id.to_string(),
+                gpu: a.gpu_name,
+                gpu_count: a.num_gpus,
+                // `gpu_ram` is MB per GPU.
+                vram_gib: a.gpu_ram.map(|mb| (mb / 1024.0 * 10.0).round() / 10.0),
+                price_per_hour_usd: a.dph_total,
+                region: a.geolocation,
+                host_cuda: a.cuda_max_good.map(|c| format!("{c:.1}")),
+                interruptible: a.is_bid.unwrap_or(false),
+                tier: a.verification,
+                storage_usd_per_gb_month: a.storage_cost,
+                fetched_ms: now_ms,
+                runs_pytorch: None,
+                best_torch: None,
+            })
+            .collect())
+    }
+}
+
+impl Provider for Vast {
+    fn kind(&self) -> ProviderKind {
+        KIND
+    }
+
+    fn check_account(&self) -> Result<Option<String>, ProviderError> {
+        let r = self.http.send(&Req::read("/api/v0/users/current"))?;
+        let u: User = r.parse(KIND, "user")?;
+        Ok(u.email.or(u.id.map(|i| format!("user {i}"))))
+    }
+
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+        let Ok(ask) = offer_id.trim().parse::<i64>() else {
+            return Ok(None);
+        };
+        Ok(self
+            .search(
+                json!({ "id": { "eq": ask }, "rentable": { "eq": true } }),
+                now_ms,
+            )?
+            .into_iter()
+            .find(|o| o.offer_id == offer_id))
+    }
+
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+        let mut body = json!({
+            "limit": 64,
+            "type": "ondemand",
+            "rentable": { "eq": true },
+            "rented": { "eq": false },
+        });
+        // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
+        // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
+        // sorts by price itself.
+        if let Some(n) = query.count {
+            body["num_gpus"] = json!({ "in": [n] });
+        }
+        let mut offers: Vec<Offer> = self
+            .search(body, now_ms)?
+            .into_iter()
+            .filter(|o| query.matches(o))
+            .collect();
+        offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
+        Ok(offers)
+    }
+
+    fn register_key(
+        &self,
+        _public_key: &str,
+        _key_label: &str,
+    ) -> Result<KeyRegistration, ProviderError> {
+        // Vast keys are attached per instance after the create (`attach_key`).
+        Ok(KeyRegistration::Account)
+    }
+
+    fn create(&self, req: &CreateRequest, _key: &KeyRegistration) -> Result<String, ProviderError> {
+        let ask: i64 = req
+            .offer_id
+            .trim()
+            .parse()
+            .map_err(|_| ProviderError::OfferGone {
+                provider: KIND,
+                offer_id: req.offer_id.clone(),
+            })?;
+        let body = json!({
+            "image": req.image,
+            "label": req.label,
+            "disk": req.disk_gb,
+            "runtype": "ssh_direct",
+            "target_state": "running",
+            "cancel_unavail": true,
+        });
+        let r = self.http.send(
+            &Req::new(
+                reqwest::Method::PUT,
+                format!("/api/v0/asks/{ask}"),
+                CallKind::Create,
+            )
+            .json(body)
+            .pace("vast_write"),
+        )?;
+        let c: Created =
+            r.parse(KIND, "create")
+                .map_err(|e| ProviderError::CreateOutcomeUnknown {
+                    provider: KIND,
+                    detail: e.to_string(),
+                })?;
+        match (c.success, c.new_contract) {
+            (Some(false), _) => Err(ProviderError::RequestRejected {
+                provider: KIND,
+                status: r.status,
+                detail: r.body.chars().take(300).collect(),
+            }),
+            (_, Some(id)) => Ok(id.to_string()),
+            (_, None) => Err(ProviderError::CreateOutcomeUnknown {
+                provider: KIND,
+                detail: "the answer had no new_contract".into(),
+            }),
+        }
+    }
+
+    fn attach_key(&self, id: &str, public_key: &str) -> Result<(), ProviderError> {
+        let n = Self::instance_id(id)?;
+        let r = self.http.send(
+            &Req::new(
+                reqwest::Method::POST,
+                format!("/api/v0/instances/{n}/ssh"),
+                CallKind::Action,
+            )
+            .json(json!({ "ssh_key": public_key.trim() }))
+            .pace("vast_write"),
+        )?;
+        let s: Success = r.parse(KIND, "attach ssh key")?;
+        if s.success == Some(false) {
+            return Err(ProviderError::RequestRejected {
+                provider: KIND,
+                status: r.status,
+                detail: s.msg.unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+
+    fn get(&self, id: &str) -> Result<Option<RemoteInstance>, ProviderError> {
+        let n = Self::instance_id(id)?;
+        match self
+            .http
+            .send(&Req::read(format!("/api/v0/instances/{n}")).pace("vast_get"))
+        {
+            Ok(r) => {
+                let one: One = r.parse(KIND, "instance")?;
+                Ok(one.instances.map(|v| self.remote(v)))
+            }
+            Err(ProviderError::RequestRejected { status: 404, .. }) => Ok(None),
+            // The spec documents no 404 here; an unknown id is a 400 naming it.
+            Err(ProviderError::RequestRejected {
+                status: 400,
+                detail,
+                ..
+            }) if detail.to_ascii_lowercase().contains("not found")
+                || detail.to_ascii_lowercase().contains("no_such_instance") =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list(&self) -> Result<Vec<RemoteInstance>, ProviderError> {
+        let mut out = vec![];
+        let mut token: Option<String> = None;
+        // At most 40 pages of 25 (1000 instances): a longer chain is an error, not a cut list.
+        for _ in 0..40 {
+            let mut req = Req::read("/api/v1/instances")
+                .query("limit", "25")
+                .pace("vast_list");
+            if let Some(t) = &token {
+                req = req.query("after_token", t.clone());
+            }
+            let r = self.http.send(&req)?;
+            let page: Page = r.parse(KIND, "instance list")?;
+            out.extend(page.instances.into_iter().map(|v| self.remote(v)));
+            match page.next_token.filter(|t| !t.is_empty()) {
+                Some(t) if Some(&t) != token.as_ref() => token = Some(t),
+                _ => return Ok(out),
+            }
+        }
+        Err(ProviderError::ListingUnparseable {
+            provider: KIND,
+            detail: "the instance list did not end after 40 pages".into(),
+        })
+    }
+
+    fn stop(&self, id: &str) -> Result<(), ProviderError> {
+        self.manage(id, "stopped")
+    }
+
+    fn start(&self, id: &str) -> Result<(), ProviderError> {
+        self.manage(id, "running")
+    }
+
+    fn terminate(&self, id: &str) -> Result<(), ProviderError> {
+        let n = Self::instance_id(id)?;
+        match self.http.send(
+            &Req::new(
+                reqwest::Method::DELETE,
+                format!("/api/v0/instances/{n}"),
+                CallKind::Action,
+            )
+            .pace("vast_write"),
+        ) {
+            Ok(_) | Err(ProviderError::RequestRejected { status: 404, .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_become_waits() {
+        assert_eq!(
+            threshold_s("API requests too frequent endpoint threshold=4.5"),
+            Some(5)
+        );
+        assert_eq!(
+            threshold_s("API requests too frequent endpoint threshold=1.0"),
+            Some(1)
+        );
+        assert_eq!(threshold_s("slow down"), None);
+    }
+
+    #[test]
+    fn states_map() {
+        assert_eq!(
+            state_of(Some("running"), Some("running")),
+            RemoteState::Running
+        );
+        assert_eq!(state_of(None, Some("running")), RemoteState::Provisioning);
+        assert_eq!(
+            state_of(Some("exited"), Some("stopped")),
+            RemoteState::Stopped
+        );
+        assert_eq!(
+            state_of(Some("running"), Some("stopped")),
+            RemoteState::Stopping
+        );
+        assert_eq!(state_of(Some("weird"), None), RemoteState::Unknown);
+    }
+}

@@ -1,0 +1,943 @@
+//! A stateful fake cloud on loopback: the subset of the RunPod v2, Vast and Lambda APIs that
+//! gpurent's clients use, with answers shaped by the providers' specs (the tests put Prism's
+//! validating proxy in front of it, so a drift from the spec fails them).
+//!
+//! - offers (one GPU type / ask / instance type), create → `provisioning` → `running` after
+//!   [`FakeCloud::set_provisioning`] (time-based), with the SSH endpoint the test gives it (its
+//!   real loopback sshd), stop, start, terminate, list (by label), key registration;
+//! - faults: [`Fault`]s queued per route (capacity, 429 with and without `Retry-After`, 5xx, a
+//!   hang longer than the client's timeout, zero balance) and a create delay (to kill the client
+//!   between "request sent" and "answer read");
+//! - counters the crash tests assert on: creates received per label.
+//!
+//! It checks the bearer key and answers 401 to any other.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Which provider's API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Runpod,
+    Vast,
+    Lambda,
+}
+
+/// A failure to answer with, once, on the next request of a route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// 429, with `Retry-After: N` or without.
+    RateLimited { retry_after_s: Option<u64> },
+    /// 500/503.
+    ServerError(u16),
+    /// Answer nothing for this long (longer than the client's timeout).
+    Hang(Duration),
+    /// The create finds no capacity.
+    NoCapacity,
+    /// The account has no money.
+    ZeroBalance,
+    /// A 200 whose body is not the documented shape (a listing that cannot be parsed).
+    Garbage,
+}
+
+/// Routes faults can be queued on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Route {
+    Offers,
+    Create,
+    List,
+    Get,
+    Action,
+    Keys,
+}
+
+/// Where the "machines" can be logged in to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTarget {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FakeState {
+    Provisioning,
+    Running,
+    Stopped,
+    Terminated,
+}
+
+/// One machine of the fake cloud.
+#[derive(Debug, Clone)]
+pub struct FakeInstance {
+    pub id: String,
+    pub label: String,
+    pub state: FakeState,
+    pub created: Instant,
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_id: u64,
+    instances: Vec<FakeInstance>,
+    creates_by_label: HashMap<String, u32>,
+    creates_total: u32,
+    faults: HashMap<Route, VecDeque<Fault>>,
+    account_keys: Vec<(String, String)>,
+    requests: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    flavor: Flavor,
+    api_key: String,
+    ssh: Mutex<Option<SshTarget>>,
+    provisioning: Mutex<Duration>,
+    create_delay: Mutex<Duration>,
+    state: Mutex<State>,
+}
+
+/// A running fake cloud; stops on drop.
+pub struct FakeCloud {
+    inner: Arc<Inner>,
+    server: Arc<tiny_http::Server>,
+    port: u16,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The GPU every fake offer has.
+pub const FAKE_GPU: &str = "NVIDIA GeForce RTX 4090";
+
+impl FakeCloud {
+    /// Start on 127.0.0.1 and a free port; requests must carry `Authorization: Bearer api_key`.
+    pub fn start(flavor: Flavor, api_key: &str) -> io::Result<FakeCloud> {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").map_err(io::Error::other)?);
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or_else(|| io::Error::other("no port"))?;
+        let inner = Arc::new(Inner {
+            flavor,
+            api_key: api_key.to_string(),
+            ssh: Mutex::new(None),
+            provisioning: Mutex::new(Duration::from_millis(300)),
+            create_delay: Mutex::new(Duration::ZERO),
+            state: Mutex::new(State {
+                next_id: 1000,
+                ..Default::default()
+            }),
+        });
+        let (srv, inn) = (server.clone(), inner.clone());
+        let thread = std::thread::spawn(move || {
+            for req in srv.incoming_requests() {
+                let inn = inn.clone();
+                std::thread::spawn(move || handle(&inn, req));
+            }
+        });
+        Ok(FakeCloud {
+            inner,
+            server,
+            port,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The SSH endpoint running machines report.
+    pub fn set_ssh(&self, target: SshTarget) {
+        *lock(&self.inner.ssh) = Some(target);
+    }
+
+    /// How long a new machine stays provisioning.
+    pub fn set_provisioning(&self, d: Duration) {
+        *lock(&self.inner.provisioning) = d;
+    }
+
+    /// How long a create waits (after counting it) before answering.
+    pub fn set_create_delay(&self, d: Duration) {
+        *lock(&self.inner.create_delay) = d;
+    }
+
+    /// Queue a fault for the next request of a route.
+    pub fn push_fault(&self, route: Route, fault: Fault) {
+        lock(&self.inner.state)
+            .faults
+            .entry(route)
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Every create request received (whether or not its answer reached the client).
+    pub fn creates_total(&self) -> u32 {
+        lock(&self.inner.state).creates_total
+    }
+
+    /// Create requests per label.
+    pub fn creates_by_label(&self) -> HashMap<String, u32> {
+        lock(&self.inner.state).creates_by_label.clone()
+    }
+
+    pub fn instances(&self) -> Vec<FakeInstance> {
+        let mut st = lock(&self.inner.state);
+        advance(&self.inner, &mut st);
+        st.instances.clone()
+    }
+
+    /// `METHOD path` of every request so far.
+    pub fn requests(&self) -> Vec<String> {
+        lock(&self.inner.state).requests.clone()
+    }
+
+    /// The offer id of the one offer, in the client's form.
+    pub fn offer_id(&self) -> String {
+        match self.inner.flavor {
+            Flavor::Runpod => format!("secure:1:{FAKE_GPU}"),
+            Flavor::Vast => "4242".into(),
+            Flavor::Lambda => "gpu_1x_rtx4090@us-east-1".into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for FakeCloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeCloud")
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl Drop for FakeCloud {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn advance(inner: &Inner, st: &mut State) {
+    let prov = *lock(&inner.provisioning);
+    for i in st.instances.iter_mut() {
+        if i.state == FakeState::Provisioning && i.created.elapsed() >= prov {
+            i.state = FakeState::Running;
+        }
+    }
+}
+
+struct Answer {
+    status: u16,
+    body: Option<Value>,
+    headers: Vec<(String, String)>,
+    content_type: &'static str,
+}
+
+fn ok(body: Value) -> Answer {
+    Answer {
+        status: 200,
+        body: Some(body),
+        headers: vec![],
+        content_type: "application/json",
+    }
+}
+
+fn status(status: u16, body: Value) -> Answer {
+    Answer {
+        status,
+        body: Some(body),
+        headers: vec![],
+        content_type: "application/json",
+    }
+}
+
+fn handle(inner: &Inner, mut req: tiny_http::Request) {
+    let method = req.method().to_string();
+    let url = req.url().to_string();
+    let path = url.split('?').next().unwrap_or("").to_string();
+    let mut body = String::new();
+    let _ = std::io::Read::read_to_string(req.as_reader(), &mut body);
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let auth = req
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Authorization"))
+        .map(|h| h.value.as_str().to_string())
+        .unwrap_or_default();
+    lock(&inner.state).requests.push(format!("{method} {path}"));
+    let answer = if auth != format!("Bearer {}", inner.api_key) {
+        unauthorized(inner.flavor)
+    } else {
+        match inner.flavor {
+            Flavor::Runpod => runpod(inner, &method, &path, &body),
+            Flavor::Vast => vast(inner, &method, &path, &body),
+            Flavor::Lambda => lambda(inner, &method, &path, &body),
+        }
+    };
+    let Some(answer) = answer else {
+        // A hang: never answer this request (the client times out).
+        return;
+    };
+    let data = answer.body.map(|b| b.to_string()).unwrap_or_default();
+    let mut resp = tiny_http::Response::from_string(data).with_status_code(answer.status);
+    if answer.status != 204 {
+        if let Ok(h) = tiny_http::Header::from_bytes("Content-Type", answer.content_type) {
+            resp = resp.with_header(h);
+        }
+    }
+    for (k, v) in answer.headers {
+        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
+            resp = resp.with_header(h);
+        }
+    }
+    let _ = req.respond(resp);
+}
+
+fn unauthorized(flavor: Flavor) -> Option<Answer> {
+    Some(match flavor {
+        Flavor::Runpod => problem(401, "Unauthorized", "invalid bearer token"),
+        Flavor::Vast => status(
+            401,
+            json!({"success": false, "error": "auth_error", "msg": "Invalid user key"}),
+        ),
+        Flavor::Lambda => status(
+            401,
+            json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid, expired, or deleted.", "suggestion": "Check your API key or create a new one, then try again."}}),
+        ),
+    })
+}
+
+fn problem(code: u16, title: &str, detail: &str) -> Answer {
+    Answer {
+        status: code,
+        body: Some(json!({"title": title, "status": code, "detail": detail})),
+        headers: vec![],
+        content_type: "application/problem+json",
+    }
+}
+
+/// The next queued fault of a route, turned into an answer (or `Some(None)`: hang).
+fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
+    let f = lock(&inner.state).faults.get_mut(&route)?.pop_front()?;
+    Some(match f {
+        Fault::Hang(d) => {
+            std::thread::sleep(d);
+            None
+        }
+        Fault::RateLimited { retry_after_s } => {
+            let mut a = match inner.flavor {
+                Flavor::Runpod => problem(429, "Too Many Requests", "rate limit exceeded for the minute window"),
+                Flavor::Vast => status(429, json!({"detail": "API requests too frequent endpoint threshold=1.0"})),
+                Flavor::Lambda => status(429, json!({"error": {"code": "global/too-many-requests", "message": "Too many requests."}})),
+            };
+            if let Some(s) = retry_after_s {
+                a.headers.push(("Retry-After".into(), s.to_string()));
+            }
+            Some(a)
+        }
+        Fault::ServerError(code) => Some(match inner.flavor {
+            Flavor::Runpod => problem(code, "Internal Server Error", "upstream failure"),
+            Flavor::Vast => status(code, json!({"success": false, "error": "server_error", "msg": "internal error"})),
+            Flavor::Lambda => status(code, json!({"error": {"code": "global/internal-error", "message": "internal error"}})),
+        }),
+        Fault::NoCapacity => Some(match inner.flavor {
+            Flavor::Runpod => problem(400, "Bad Request", "There are no longer any instances available with the requested specifications (capacity)."),
+            Flavor::Vast => status(410, json!({"success": false, "error": "no_such_ask", "msg": "error 410/3907: no_such_ask Instance type 4242 is no longer available.", "ask_id": 4242})),
+            Flavor::Lambda => status(400, json!({"error": {"code": "instance-operations/launch/insufficient-capacity", "message": "Not enough capacity to fulfill launch request."}})),
+        }),
+        Fault::Garbage => Some(ok(json!({"unexpected": "shape"}))),
+        Fault::ZeroBalance => Some(match inner.flavor {
+            Flavor::Runpod => problem(402, "Payment Required", "insufficient balance to deploy this pod"),
+            Flavor::Vast => status(400, json!({"success": false, "error": "invalid_args", "msg": "error 400/3467: insufficient credit balance"})),
+            Flavor::Lambda => status(403, json!({"error": {"code": "global/account-inactive", "message": "Your account is inactive.", "suggestion": "Add a payment method."}})),
+        }),
+    })
+}
+
+fn create_instance(inner: &Inner, label: &str) -> Option<String> {
+    let id = {
+        let mut st = lock(&inner.state);
+        st.creates_total += 1;
+        *st.creates_by_label.entry(label.to_string()).or_default() += 1;
+        st.next_id += 1;
+        let id = match inner.flavor {
+            Flavor::Runpod => format!("pod{}", st.next_id),
+            Flavor::Vast => st.next_id.to_string(),
+            Flavor::Lambda => format!("{:032x}", st.next_id),
+        };
+        st.instances.push(FakeInstance {
+            id: id.clone(),
+            label: label.to_string(),
+            state: FakeState::Provisioning,
+            created: Instant::now(),
+            keys: vec![],
+        });
+        id
+    };
+    let delay = *lock(&inner.create_delay);
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
+    }
+    Some(id)
+}
+
+fn find<'a>(st: &'a mut State, id: &str) -> Option<&'a mut FakeInstance> {
+    st.instances
+        .iter_mut()
+        .find(|i| i.id == id && i.state != FakeState::Terminated)
+}
+
+// ---- RunPod v2 ----
+
+fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
+    let running = i.state == FakeState::Running;
+    let ssh = lock(&inner.ssh).clone();
+    let direct = match (&ssh, running) {
+        (Some(s), true) => {
+            json!({"host": s.host, "port": s.port, "username": s.user, "command": format!("ssh {}@{} -p {}", s.user, s.host, s.port)})
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "id": i.id,
+        "name": i.label,
+        "image": "runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404",
+        "args": "",
+        "disk": 50,
+        "ports": ["22/tcp"],
+        "env": {},
+        "registry": null,
+        "status": match i.state {
+            FakeState::Provisioning => "PROVISIONING",
+            FakeState::Running => "RUNNING",
+            FakeState::Stopped => "EXITED",
+            FakeState::Terminated => "TERMINATED",
+        },
+        "actions": match i.state {
+            FakeState::Running => json!(["stop", "restart", "terminate"]),
+            FakeState::Stopped => json!(["start", "terminate"]),
+            _ => json!(["terminate"]),
+        },
+        "mounts": {},
+        "gpu": {"id": FAKE_GPU, "count": 1},
+        "cloud": "SECURE",
+        "dataCenterId": "US-KS-2",
+        "cudaVersion": "12.8",
+        "ssh": {"proxy": null, "direct": direct},
+        "template": null,
+        "cost": 0.44,
+        "locked": false,
+        "globalNetworking": {"enabled": false},
+        "runtime": if running { json!({"uptime": 1}) } else { Value::Null },
+        "createdAt": "2026-12-01T00:00:00Z",
+        "startedAt": if running { json!("2026-12-01T00:00:10Z") } else { Value::Null },
+    })
+}
+
+fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["v2", "catalog", "gpus"]) => {
+            if let Some(a) = fault(inner, Route::Offers) {
+                return a;
+            }
+            Some(ok(json!({"gpus": [{
+                "id": FAKE_GPU, "name": "RTX 4090", "pool": "ADA_24", "manufacturer": "NVIDIA",
+                "memory": 24, "secure": true, "community": false,
+                "price": {"secure": 0.44, "community": 0.31},
+                "maxCount": {"secure": 8, "community": 4},
+                "availability": "HIGH",
+                "dataCenters": [{"id": "US-KS-2", "name": "US Kansas 2", "availability": "HIGH"}],
+                "cudaVersions": [{"version": "12.8", "available": true}, {"version": "12.4", "available": true}]
+            }]})))
+        }
+        ("GET", ["v2", "account", "ssh-keys"]) => {
+            if let Some(a) = fault(inner, Route::Keys) {
+                return a;
+            }
+            let st = lock(&inner.state);
+            Some(ok(
+                json!({"keys": st.account_keys.iter().map(|(_, k)| k.clone()).collect::<Vec<_>>()}),
+            ))
+        }
+        ("PUT", ["v2", "account", "ssh-keys"]) => {
+            let keys: Vec<String> = body["keys"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut st = lock(&inner.state);
+            st.account_keys = keys.iter().map(|k| (String::new(), k.clone())).collect();
+            Some(ok(json!({"keys": keys})))
+        }
+        ("POST", ["v2", "pods"]) => {
+            if let Some(a) = fault(inner, Route::Create) {
+                return a;
+            }
+            let label = body["name"].as_str().unwrap_or("").to_string();
+            let id = create_instance(inner, &label)?;
+            let mut st = lock(&inner.state);
+            if let Some(k) = body["env"]["PUBLIC_KEY"].as_str() {
+                if let Some(i) = find(&mut st, &id) {
+                    i.keys.push(k.to_string());
+                }
+            }
+            let i = find(&mut st, &id)?.clone();
+            let mut a = ok(runpod_pod(inner, &i));
+            a.status = 201;
+            Some(a)
+        }
+        ("GET", ["v2", "pods"]) => {
+            if let Some(a) = fault(inner, Route::List) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let pods: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.state != FakeState::Terminated)
+                .map(|i| runpod_pod(inner, i))
+                .collect();
+            Some(ok(json!({ "pods": pods })))
+        }
+        ("GET", ["v2", "pods", id]) => {
+            if let Some(a) = fault(inner, Route::Get) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            match find(&mut st, id) {
+                Some(i) => {
+                    let i = i.clone();
+                    Some(ok(runpod_pod(inner, &i)))
+                }
+                None => Some(problem(404, "Not Found", "pod not found")),
+            }
+        }
+        ("POST", ["v2", "pods", id, "action"]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let Some(i) = find(&mut st, id) else {
+                return Some(problem(404, "Not Found", "pod not found"));
+            };
+            match (body["action"].as_str(), i.state) {
+                (Some("stop"), FakeState::Running) => i.state = FakeState::Stopped,
+                (Some("start"), FakeState::Stopped) => {
+                    i.state = FakeState::Provisioning;
+                    i.created = Instant::now();
+                }
+                (Some("terminate"), _) => {
+                    i.state = FakeState::Terminated;
+                    return Some(Answer {
+                        status: 204,
+                        body: None,
+                        headers: vec![],
+                        content_type: "application/json",
+                    });
+                }
+                _ => return Some(problem(409, "Conflict", "action not valid in this state")),
+            }
+            let i = i.clone();
+            Some(ok(runpod_pod(inner, &i)))
+        }
+        ("DELETE", ["v2", "pods", id]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            match find(&mut st, id) {
+                Some(i) => {
+                    i.state = FakeState::Terminated;
+                    Some(Answer {
+                        status: 204,
+                        body: None,
+                        headers: vec![],
+                        content_type: "application/json",
+                    })
+                }
+                None => Some(problem(404, "Not Found", "pod not found")),
+            }
+        }
+        _ => Some(problem(404, "Not Found", "no such route in the fake cloud")),
+    }
+}
+
+// ---- Vast ----
+
+fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
+    let ssh = lock(&inner.ssh).clone();
+    let running = i.state == FakeState::Running;
+    let (actual, intended) = match i.state {
+        FakeState::Provisioning => (Value::Null, "running"),
+        FakeState::Running => (json!("running"), "running"),
+        FakeState::Stopped => (json!("exited"), "stopped"),
+        FakeState::Terminated => (json!("exited"), "stopped"),
+    };
+    let (host, port) = match (&ssh, running) {
+        (Some(s), true) => (s.host.clone(), s.port),
+        _ => (String::new(), 0),
+    };
+    json!({
+        "id": i.id.parse::<i64>().unwrap_or(0),
+        "actual_status": actual,
+        "intended_status": intended,
+        "cur_state": if running { "running" } else { "stopped" },
+        "next_state": intended,
+        "label": i.label,
+        "gpu_name": "RTX 4090",
+        "num_gpus": 1,
+        "dph_total": 0.35,
+        "public_ipaddr": host,
+        "ssh_host": host,
+        "ssh_port": port,
+        "cuda_max_good": 12.8,
+    })
+}
+
+fn vast_error(code: u16, error: &str, msg: &str) -> Answer {
+    status(code, json!({"success": false, "error": error, "msg": msg}))
+}
+
+fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["api", "v0", "users", "current"]) => Some(ok(
+            json!({"id": 7, "email": "fake@example.com", "balance": 10.0}),
+        )),
+        ("POST", ["api", "v0", "bundles"]) => {
+            if let Some(a) = fault(inner, Route::Offers) {
+                return a;
+            }
+            Some(ok(json!({"offers": [{
+                "id": 4242, "ask_contract_id": 4242, "gpu_name": "RTX 4090", "num_gpus": 1,
+                "dph_total": 0.35, "gpu_ram": 24564, "geolocation": "Norway, NO",
+                "cuda_max_good": 12.8, "storage_cost": 0.15, "verification": "verified",
+                "is_bid": false, "rentable": true, "rented": false
+            }]})))
+        }
+        ("PUT", ["api", "v0", "asks", ask]) => {
+            if let Some(a) = fault(inner, Route::Create) {
+                return a;
+            }
+            if *ask != "4242" {
+                return Some(vast_error(
+                    404,
+                    "invalid_args",
+                    &format!(
+                        "error 404/3603: no_such_ask Instance type by id {ask} is not available."
+                    ),
+                ));
+            }
+            let label = body["label"].as_str().unwrap_or("").to_string();
+            let id = create_instance(inner, &label)?;
+            Some(ok(
+                json!({"success": true, "new_contract": id.parse::<i64>().unwrap_or(0)}),
+            ))
+        }
+        ("POST", ["api", "v0", "instances", id, "ssh"]) => {
+            let mut st = lock(&inner.state);
+            match find(&mut st, id) {
+                Some(i) => {
+                    i.keys
+                        .push(body["ssh_key"].as_str().unwrap_or("").to_string());
+                    Some(ok(json!({"success": true, "msg": "ssh key attached"})))
+                }
+                None => Some(vast_error(404, "no_such_instance", "Instance not found")),
+            }
+        }
+        ("GET", ["api", "v1", "instances"]) => {
+            if let Some(a) = fault(inner, Route::List) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let list: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.state != FakeState::Terminated)
+                .map(|i| {
+                    let mut v = vast_fields(inner, i);
+                    let port = v["ssh_port"].as_u64().unwrap_or(0);
+                    v["ports"] = if port > 0 {
+                        json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
+                    } else {
+                        Value::Null
+                    };
+                    v
+                })
+                .collect();
+            let n = list.len();
+            Some(ok(
+                json!({"success": true, "instances_found": n, "total_instances": n, "next_token": null, "instances": list}),
+            ))
+        }
+        ("GET", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Get) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            match find(&mut st, id) {
+                Some(i) => {
+                    let i = i.clone();
+                    Some(ok(json!({"instances": vast_fields(inner, &i)})))
+                }
+                None => Some(vast_error(
+                    400,
+                    "no_such_instance",
+                    "error 400: Instance not found",
+                )),
+            }
+        }
+        ("PUT", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let Some(i) = find(&mut st, id) else {
+                return Some(vast_error(404, "no_such_instance", "Instance not found"));
+            };
+            match (body["state"].as_str(), i.state) {
+                (Some("stopped"), FakeState::Running) => i.state = FakeState::Stopped,
+                (Some("running"), FakeState::Stopped) => {
+                    i.state = FakeState::Provisioning;
+                    i.created = Instant::now();
+                }
+                _ => {
+                    return Some(vast_error(
+                        400,
+                        "invalid_args",
+                        "state change not possible now",
+                    ))
+                }
+            }
+            Some(ok(json!({"success": true})))
+        }
+        ("DELETE", ["api", "v0", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            match find(&mut st, id) {
+                Some(i) => {
+                    i.state = FakeState::Terminated;
+                    Some(ok(json!({"success": true, "msg": "destroying instance"})))
+                }
+                None => Some(vast_error(404, "no_such_instance", "Instance not found")),
+            }
+        }
+        _ => Some(vast_error(
+            404,
+            "not_found",
+            "no such route in the fake cloud",
+        )),
+    }
+}
+
+// ---- Lambda ----
+
+const LAMBDA_TYPE: &str = "gpu_1x_rtx4090";
+
+fn lambda_type() -> Value {
+    json!({
+        "name": LAMBDA_TYPE, "description": "1x RTX 4090 (24 GB)", "gpu_description": "RTX 4090 (24 GB)",
+        "price_cents_per_hour": 50,
+        "specs": {"vcpus": 16, "memory_gib": 64, "storage_gib": 512, "gpus": 1}
+    })
+}
+
+fn lambda_instance(inner: &Inner, i: &FakeInstance) -> Value {
+    let ssh = lock(&inner.ssh).clone();
+    let avail = |b: bool| json!({"available": b});
+    let mut v = json!({
+        "id": i.id,
+        "name": i.label,
+        "status": match i.state {
+            FakeState::Provisioning => "booting",
+            FakeState::Running => "active",
+            FakeState::Stopped => "unhealthy",
+            FakeState::Terminated => "terminated",
+        },
+        "ssh_key_names": ["gpurent-key"],
+        "file_system_names": [],
+        "region": {"name": "us-east-1", "description": "Virginia, USA"},
+        "instance_type": lambda_type(),
+        "actions": {
+            "migrate": avail(false), "rebuild": avail(false), "restart": avail(true),
+            "cold_reboot": avail(false), "terminate": avail(true)
+        },
+    });
+    if let (Some(s), FakeState::Running) = (ssh, i.state) {
+        v["ip"] = json!(s.host);
+    }
+    v
+}
+
+fn lambda_error(code: u16, ecode: &str, message: &str) -> Answer {
+    status(code, json!({"error": {"code": ecode, "message": message}}))
+}
+
+fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["api", "v1", "ssh-keys"]) => {
+            let st = lock(&inner.state);
+            let keys: Vec<Value> = st
+                .account_keys
+                .iter()
+                .enumerate()
+                .map(|(n, (name, k))| json!({"id": format!("key{n}"), "name": name, "public_key": k}))
+                .collect();
+            Some(ok(json!({ "data": keys })))
+        }
+        ("POST", ["api", "v1", "ssh-keys"]) => {
+            let name = body["name"].as_str().unwrap_or("").to_string();
+            let key = body["public_key"].as_str().unwrap_or("").to_string();
+            let mut st = lock(&inner.state);
+            if st.account_keys.iter().any(|(n, _)| *n == name) {
+                return Some(lambda_error(
+                    400,
+                    "global/duplicate",
+                    "A key with this name exists.",
+                ));
+            }
+            st.account_keys.push((name.clone(), key.clone()));
+            let n = st.account_keys.len();
+            Some(ok(
+                json!({"data": {"id": format!("key{n}"), "name": name, "public_key": key}}),
+            ))
+        }
+        ("GET", ["api", "v1", "instance-types"]) => {
+            if let Some(a) = fault(inner, Route::Offers) {
+                return a;
+            }
+            Some(ok(json!({"data": {LAMBDA_TYPE: {
+                "instance_type": lambda_type(),
+                "regions_with_capacity_available": [{"name": "us-east-1", "description": "Virginia, USA"}]
+            }}})))
+        }
+        ("POST", ["api", "v1", "instance-operations", "launch"]) => {
+            if let Some(a) = fault(inner, Route::Create) {
+                return a;
+            }
+            if body["instance_type_name"].as_str() != Some(LAMBDA_TYPE) {
+                return Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Instance type not found.",
+                ));
+            }
+            let label = body["name"].as_str().unwrap_or("").to_string();
+            let id = create_instance(inner, &label)?;
+            let names: Vec<String> = body["ssh_key_names"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut st = lock(&inner.state);
+            let keys: Vec<String> = st
+                .account_keys
+                .iter()
+                .filter(|(n, _)| names.contains(n))
+                .map(|(_, k)| k.clone())
+                .collect();
+            if let Some(i) = find(&mut st, &id) {
+                i.keys = keys;
+            }
+            Some(ok(json!({"data": {"instance_ids": [id]}})))
+        }
+        ("GET", ["api", "v1", "instances"]) => {
+            if let Some(a) = fault(inner, Route::List) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let list: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.state != FakeState::Terminated)
+                .map(|i| lambda_instance(inner, i))
+                .collect();
+            Some(ok(json!({ "data": list })))
+        }
+        ("GET", ["api", "v1", "instances", id]) => {
+            if let Some(a) = fault(inner, Route::Get) {
+                return a;
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            match find(&mut st, id) {
+                Some(i) => {
+                    let i = i.clone();
+                    Some(ok(json!({"data": lambda_instance(inner, &i)})))
+                }
+                None => Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Specified instance does not exist.",
+                )),
+            }
+        }
+        ("POST", ["api", "v1", "instance-operations", "terminate"]) => {
+            if let Some(a) = fault(inner, Route::Action) {
+                return a;
+            }
+            let ids: Vec<String> = body["instance_ids"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut st = lock(&inner.state);
+            let mut done = vec![];
+            for id in ids {
+                if let Some(i) = find(&mut st, &id) {
+                    i.state = FakeState::Terminated;
+                    done.push(i.clone());
+                }
+            }
+            if done.is_empty() {
+                return Some(lambda_error(
+                    404,
+                    "global/object-does-not-exist",
+                    "Specified instance does not exist.",
+                ));
+            }
+            let out: Vec<Value> = done.iter().map(|i| lambda_instance(inner, i)).collect();
+            Some(ok(json!({"data": {"terminated_instances": out}})))
+        }
+        _ => Some(lambda_error(
+            404,
+            "global/object-does-not-exist",
+            "no such route in the fake cloud",
+        )),
+    }
+}

@@ -1,0 +1,107 @@
+//! Renting: provider accounts, live offers, rent with progress, the reconciled ledger and the
+//! money actions. Each handler: state → one core call → map error (docs/providers.md).
+
+use gpurent_core::app::providers::{
+    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
+};
+use gpurent_core::events::Progress;
+use gpurent_core::providers::accounts::Account;
+use gpurent_core::providers::{OfferQuery, ProviderKind};
+use gpurent_core::secret::Secret;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::ops::{blocking, sink};
+use crate::commands::ssh_env;
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+#[tauri::command]
+pub async fn provider_list(state: State<'_, AppState>) -> CmdResult<Vec<Account>> {
+    state.app()?.provider_list().map_err(err)
+}
+
+#[tauri::command]
+pub async fn provider_add(
+    state: State<'_, AppState>,
+    provider: ProviderKind,
+    name: Option<String>,
+    key: Secret,
+) -> CmdResult<AccountCheck> {
+    let app = state.shared()?;
+    blocking(move || {
+        app.provider_add(provider, name.as_deref(), key)
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn provider_test(state: State<'_, AppState>, name: String) -> CmdResult<AccountCheck> {
+    let app = state.shared()?;
+    blocking(move || app.provider_test(&name).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn provider_remove(state: State<'_, AppState>, name: String) -> CmdResult<()> {
+    state.app()?.provider_remove(&name).map_err(err)
+}
+
+#[tauri::command]
+pub async fn offers_list(
+    state: State<'_, AppState>,
+    provider: Option<ProviderKind>,
+    query: OfferQuery,
+) -> CmdResult<OffersView> {
+    let app = state.shared()?;
+    blocking(move || app.offers(provider, &query).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn instances_list(state: State<'_, AppState>) -> CmdResult<InstancesView> {
+    let app = state.shared()?;
+    blocking(move || app.instances().map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn instance_money(
+    state: State<'_, AppState>,
+    instance: String,
+    action: String,
+) -> CmdResult<MoneyNote> {
+    state.app()?.instance_money(&instance, &action).map_err(err)
+}
+
+/// Stop, start or release; the UI calls it with `yes` after showing `instance_money`.
+#[tauri::command]
+pub async fn instance_action(
+    state: State<'_, AppState>,
+    instance: String,
+    action: String,
+    yes: bool,
+) -> CmdResult<InstanceView> {
+    let app = state.shared()?;
+    blocking(move || app.instance_action(&instance, &action, yes).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn rent(
+    state: State<'_, AppState>,
+    request: RentRequest,
+    key_label: String,
+    passphrase: Option<Secret>,
+    on_progress: Channel<Progress>,
+) -> CmdResult<InstanceView> {
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || {
+        app.rent_op(
+            &request,
+            &key_label,
+            passphrase.as_ref(),
+            &env,
+            &sink(on_progress),
+        )
+        .map_err(err)
+    })
+    .await
+}
