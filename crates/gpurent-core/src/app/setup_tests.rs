@@ -112,7 +112,7 @@ fn a_host_that_did_not_run_the_probe_says_so_with_the_saved_path_and_stderr() {
         )
         .expect_err("not a probe");
     assert_eq!(e.code(), "probe_not_run");
-    let saved = a.paths().data.join("probes/box-1700.txt");
+    let saved = a.paths().data.join("probes").join("box-1700.txt");
     match &e {
         SetupError::ProbeNotRun { probe_path, stderr } => {
             assert_eq!(probe_path, &saved.display().to_string());
