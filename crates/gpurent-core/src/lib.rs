@@ -39,6 +39,7 @@ pub mod keys;
 pub mod launch;
 pub mod localgpu;
 pub mod logging;
+pub mod monitor;
 pub mod paths;
 pub mod prices;
 pub mod remote;
