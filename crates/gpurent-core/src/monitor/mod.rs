@@ -5,4 +5,7 @@
 //!   name, surviving fields a driver lacks), `--query-compute-apps` rows. The idle guard reads the
 //!   same fields through the same parser.
 
+pub mod hints;
+pub mod host;
+pub mod stream;
 pub mod telemetry;

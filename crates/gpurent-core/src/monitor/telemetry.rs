@@ -138,6 +138,10 @@ pub struct GpuQuery {
     pub reasons: ReasonNames,
     /// Fields the driver refused (full names), left out of the query.
     pub dropped: Vec<String>,
+    /// The reason (suffix) whose refusal made this query try the old names.
+    trying_old_names_for: Option<String>,
+    /// The reason names are decided.
+    settled: bool,
 }
 
 impl Default for GpuQuery {
@@ -152,6 +156,8 @@ impl GpuQuery {
         GpuQuery {
             reasons: ReasonNames::Event,
             dropped: Vec::new(),
+            trying_old_names_for: None,
+            settled: false,
         }
     }
 
@@ -185,23 +191,38 @@ impl GpuQuery {
 
     /// The query to try after the driver refused this one with `output`; `None` when the output
     /// is not a field refusal, or when the refused field is not one this query asked for.
+    ///
+    /// A refused `clocks_event_reasons.X` first tries the old names; if the driver refuses
+    /// `clocks_throttle_reasons.X` as well, it knows neither name for X only: back to the current
+    /// names, without X.
     pub fn adapt(&self, output: &str) -> Option<GpuQuery> {
         let field = rejected_field(output)?;
-        let fields = self.fields();
-        if !fields.contains(&field) {
+        if !self.fields().contains(&field) {
             return None;
         }
+        let (ev, th) = (ReasonNames::Event.prefix(), ReasonNames::Throttle.prefix());
         let mut next = self.clone();
-        if self.reasons == ReasonNames::Event && field.starts_with(ReasonNames::Event.prefix()) {
-            // An older driver: the reasons under their old name (any dropped reason with them).
-            next.reasons = ReasonNames::Throttle;
-            next.dropped = self
-                .dropped
-                .iter()
-                .map(|d| d.replace(ReasonNames::Event.prefix(), ReasonNames::Throttle.prefix()))
-                .collect();
-        } else {
-            next.dropped.push(field);
+        match (&self.trying_old_names_for, self.reasons) {
+            (None, ReasonNames::Event) if field.starts_with(ev) && !self.settled => {
+                next.reasons = ReasonNames::Throttle;
+                next.dropped = self.dropped.iter().map(|d| d.replace(ev, th)).collect();
+                next.trying_old_names_for = Some(field.replacen(ev, "", 1));
+            }
+            (Some(suffix), ReasonNames::Throttle) if field == format!("{th}{suffix}") => {
+                next.reasons = ReasonNames::Event;
+                next.dropped = self.dropped.iter().map(|d| d.replace(th, ev)).collect();
+                next.dropped.push(format!("{ev}{suffix}"));
+                next.trying_old_names_for = None;
+                next.settled = true;
+            }
+            _ => {
+                next.dropped.push(field);
+                if next.reasons == ReasonNames::Throttle {
+                    // Another field refused: the old names were accepted for the first one.
+                    next.trying_old_names_for = None;
+                    next.settled = true;
+                }
+            }
         }
         Some(next)
     }

@@ -269,3 +269,31 @@ fn rows_before_any_header_are_ignored_and_warnings_skipped() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].util_gpu_pct, Some(5.0));
 }
+
+#[test]
+fn a_current_driver_that_lacks_one_reason_keeps_the_current_names_without_it() {
+    let refuse = |f: &str| format!("Field \"{f}\" is not a valid field to query.\n");
+    let q = GpuQuery::new();
+    let trying = q
+        .adapt(&refuse("clocks_event_reasons.sync_boost"))
+        .expect("try the old names");
+    assert_eq!(trying.reasons, ReasonNames::Throttle);
+    let settled = trying
+        .adapt(&refuse("clocks_throttle_reasons.sync_boost"))
+        .expect("neither name: drop it");
+    assert_eq!(settled.reasons, ReasonNames::Event);
+    assert_eq!(
+        settled.dropped,
+        vec!["clocks_event_reasons.sync_boost".to_string()]
+    );
+    assert!(settled.arg().contains("clocks_event_reasons.sw_power_cap"));
+    let again = settled
+        .adapt(&refuse("clocks_event_reasons.hw_slowdown"))
+        .expect("drop");
+    assert_eq!(
+        again.reasons,
+        ReasonNames::Event,
+        "decided: no second switch"
+    );
+    assert_eq!(again.dropped.len(), 2);
+}
