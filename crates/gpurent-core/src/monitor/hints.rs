@@ -393,10 +393,18 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
         ));
     }
 
-    // "100 % busy" at a fraction of the power limit.
+    // "100 % busy" at a fraction of the power limit, with no slowdown to explain the low power.
     if mostly(rows, |r| {
         let limit = r.0.power_limit_w?;
-        Some(r.0.util_gpu_pct? >= BUSY_UTIL && r.0.power_draw_w? < LOW_POWER_SHARE * limit)
+        let slowed =
+            r.0.throttle
+                .as_ref()
+                .is_some_and(|t| t.iter().any(|x| x.is_power() || x.is_thermal()));
+        Some(
+            r.0.util_gpu_pct? >= BUSY_UTIL
+                && r.0.power_draw_w? < LOW_POWER_SHARE * limit
+                && !slowed,
+        )
     }) {
         let draws: Vec<f64> = rows.iter().filter_map(|r| r.0.power_draw_w).collect();
         let limit = rows
