@@ -10,6 +10,7 @@ mod key;
 mod output;
 mod setup;
 mod transfer;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +66,8 @@ enum Command {
     Resume(transfer::ResumeArgs),
     /// Give up a paused or interrupted transfer and remove its temporary file or folder.
     Discard(transfer::DiscardArgs),
+    /// Live GPU and host telemetry of a saved host, with bottleneck hints (docs/monitor.md).
+    Watch(watch::WatchArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Discard(args) => return transfer::discard(cli.data_dir.as_deref(), args),
         Command::Setup(args) => return setup::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
+        Command::Watch(args) => return watch::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

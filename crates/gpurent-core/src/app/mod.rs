@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod hosts;
 pub mod keys;
 pub mod login;
+pub mod monitor;
 pub mod setup;
 pub mod transfer;
 

@@ -164,11 +164,16 @@ fn kib(lines: &[String], key: &str) -> Option<u64> {
 }
 
 impl ProcSnapshot {
-    /// Parse the files' text, section by section (`file` is one of [`PROC_FILES`]).
+    /// Parse the files' text, section by section (`file` ends with one of [`PROC_FILES`]).
     pub fn from_sections(sections: &[(String, Vec<String>)]) -> ProcSnapshot {
         let mut s = ProcSnapshot::default();
         for (file, lines) in sections {
-            match file.as_str() {
+            let file = PROC_FILES
+                .iter()
+                .find(|f| file.ends_with(*f))
+                .copied()
+                .unwrap_or("");
+            match file {
                 "/proc/uptime" => {
                     s.uptime_s = lines
                         .first()
@@ -319,7 +324,9 @@ impl ProcStream {
 }
 
 /// The host loop: every `interval_ms`, the files of [`PROC_FILES`] and, every `apps_every`
-/// samples when `apps` is set, the compute apps; to stdout (the caller redirects).
+/// samples when `apps` is set, the compute apps; to stdout (the caller redirects). The files are
+/// read under `$GPURENT_PROC_ROOT` when the host sets it (the tests' fake hosts; like the probe's
+/// `GPURENT_PROBE_ROOT`), else from `/proc`.
 pub fn proc_loop_script(interval_ms: u64, apps: Option<&str>, apps_every: u32) -> String {
     let secs = format!("{}.{:03}", interval_ms / 1000, interval_ms % 1000);
     let apps = match apps {
@@ -329,9 +336,10 @@ pub fn proc_loop_script(interval_ms: u64, apps: Option<&str>, apps_every: u32) -
         ),
         None => String::new(),
     };
+    let files: Vec<String> = PROC_FILES.iter().map(|f| format!("\"$r\"{f}")).collect();
     format!(
-        "i=0; while :; do head -n 4000 {files} 2>/dev/null; {apps}echo '==> end <=='; i=$((i+1)); sleep {secs} || exit 0; done",
-        files = PROC_FILES.join(" "),
+        "r=${{GPURENT_PROC_ROOT:-}}; i=0; while :; do head -n 4000 {files} 2>/dev/null; {apps}echo '==> end <=='; i=$((i+1)); sleep {secs} || exit 0; done",
+        files = files.join(" "),
     )
 }
 

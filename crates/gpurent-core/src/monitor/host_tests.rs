@@ -152,7 +152,7 @@ fn the_loop_script_prints_the_files_and_an_end_marker_each_interval() {
         5,
     );
     assert!(s.contains(
-        "head -n 4000 /proc/uptime /proc/stat /proc/meminfo /proc/diskstats /proc/net/dev"
+        r#"head -n 4000 "$r"/proc/uptime "$r"/proc/stat "$r"/proc/meminfo "$r"/proc/diskstats "$r"/proc/net/dev"#
     ));
     assert!(s.contains("sleep 1.500"));
     assert!(s.contains("$((i % 5))"));
@@ -175,4 +175,25 @@ fn the_loop_script_runs_here_and_parses() {
         "{h:?}"
     );
     assert!(!h.cores_pct.is_empty());
+}
+
+#[test]
+fn the_loop_reads_under_a_proc_root_when_the_host_sets_one() {
+    let root = tempfile::tempdir().expect("tmp");
+    std::fs::create_dir_all(root.path().join("proc/net")).expect("dir");
+    std::fs::write(root.path().join("proc/uptime"), "42.50 1.00\n").expect("w");
+    std::fs::write(
+        root.path().join("proc/meminfo"),
+        "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n",
+    )
+    .expect("w");
+    let out = std::process::Command::new("timeout")
+        .args(["1", "sh", "-c", &proc_loop_script(200, None, 1)])
+        .env("GPURENT_PROC_ROOT", root.path())
+        .output()
+        .expect("sh");
+    let s = snapshots(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(s[0].uptime_s, Some(42.5));
+    assert_eq!(s[0].mem_total_kib, Some(2048));
+    assert_eq!(s[0].cpu, None, "no stat file there");
 }

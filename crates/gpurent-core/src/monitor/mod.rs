@@ -9,3 +9,4 @@ pub mod hints;
 pub mod host;
 pub mod stream;
 pub mod telemetry;
+pub mod watch;

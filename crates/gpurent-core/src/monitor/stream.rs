@@ -27,8 +27,12 @@ use crate::clock::Clock;
 use crate::error::{Coded, CoreError};
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
-use crate::remote::exec::{exec_with, ExecOptions, OutStream};
+use crate::remote::exec::{exec_polled, exec_with, ExecOptions, OutStream};
 use crate::remote::quote::sh_c;
+
+/// The longest nap of the stream's read loop and of its stall watchdog when nothing arrives:
+/// a sample is at most this late, and 32 hosts cost a few hundred wake-ups a second, not thousands.
+const POLL_IDLE: Duration = Duration::from_millis(100);
 
 /// What the stream tells its caller, as it happens. Times are the local clock's (ms since the
 /// Unix epoch) when the sample arrived.
@@ -366,7 +370,7 @@ fn one_stream(
                     inner.cancel();
                     break;
                 }
-                std::thread::sleep(Duration::from_millis(25));
+                std::thread::sleep(POLL_IDLE);
             }
         });
         let mut stop = false;
@@ -405,7 +409,14 @@ fn one_stream(
                 }
             }
         };
-        let r = exec_with(conn, &cmd, &ExecOptions::default(), &mut handle, &inner);
+        let r = exec_polled(
+            conn,
+            &cmd,
+            &ExecOptions::default(),
+            POLL_IDLE,
+            &mut handle,
+            &inner,
+        );
         done.store(true, Ordering::SeqCst);
         (r, stop)
     });
