@@ -4,11 +4,13 @@ import en from './i18n/en.js';
 import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
 import enFiles from './i18n/en-files.js';
+import enMonitor from './i18n/en-monitor.js';
 import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
 import zhFiles from './i18n/zh-CN-files.js';
+import zhMonitor from './i18n/zh-CN-monitor.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
@@ -16,8 +18,8 @@ import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enMonitor },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhMonitor },
 };
 
 /** @type {Language} */

@@ -20,6 +20,8 @@ use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
+use gpurent_core::monitor::stream::TelemetryEvent;
+use gpurent_core::monitor::watch::WatchSample;
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::settings::Settings;
@@ -71,6 +73,8 @@ fn export_all(dir: &Path) {
         TransferSummary,
         ScanReport,
         RemoteListing,
+        WatchSample,
+        TelemetryEvent,
     );
 }
 

@@ -281,3 +281,40 @@ fn each_gpu_of_a_host_gets_its_own_hints() {
         ]
     );
 }
+
+#[test]
+fn every_key_a_hint_carries_is_translated_with_its_numbers() {
+    let dict = |lang: &str| {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../ui/js/i18n")
+            .join(format!("{lang}-monitor.js"));
+        std::fs::read_to_string(p).expect("dictionary")
+    };
+    for lang in ["en", "zh-CN"] {
+        let d = dict(lang);
+        let text = |key: &str| -> String {
+            let at = d
+                .find(&format!("'{key}':"))
+                .unwrap_or_else(|| panic!("{lang}: {key} missing"));
+            d[at..].lines().next().unwrap_or_default().to_string()
+        };
+        for (file, _, _) in TABLE {
+            for h in hints(&load(file)) {
+                text(&h.key);
+                for k in h.next_steps.iter().chain(&h.notes) {
+                    text(k);
+                }
+                for e in &h.evidence {
+                    let t = text(&e.key);
+                    for p in e.params.keys() {
+                        assert!(
+                            t.contains(&format!("{{{p}}}")),
+                            "{lang}: {} lacks {{{p}}}",
+                            e.key
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
