@@ -40,6 +40,7 @@ pub mod launch;
 pub mod localgpu;
 pub mod logging;
 pub mod monitor;
+pub mod ollama;
 pub mod paths;
 pub mod prices;
 pub mod remote;
