@@ -129,3 +129,44 @@ fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
         "nothing to stop"
     );
 }
+
+#[test]
+fn a_local_forward_serves_the_api_on_this_machines_loopback() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let port = free_port();
+    ollama::serve(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+    let tunnel = gpurent_core::remote::forward::forward_local(
+        h.connect(h.sshd.port(), &cancel)
+            .expect("second connection"),
+        0,
+        port,
+    )
+    .expect("forward");
+    let local = tunnel.local_port;
+    assert_eq!(
+        listening(local),
+        vec![format!("0100007F:{local:04X}")],
+        "127.0.0.1 only"
+    );
+    for _ in 0..3 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", local)).expect("connect local");
+        use std::io::{Read, Write};
+        s.write_all(b"GET /api/version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .expect("write");
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).expect("read");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("{\"version\": \"0.5.7\"}"), "{answer}");
+    }
+    assert_eq!(tunnel.accepted(), 3);
+    tunnel.stop().expect("stop");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", local)).is_err(),
+        "closed"
+    );
+    assert!(ollama::stop(&conn, &cancel).expect("stop"));
+}

@@ -17,6 +17,7 @@
 pub mod connect;
 pub mod error;
 pub mod exec;
+pub mod forward;
 pub mod hostkey;
 pub mod hosts;
 pub mod install;
