@@ -7,6 +7,7 @@ mod cards;
 mod estimate;
 mod host;
 mod key;
+mod ollama;
 mod output;
 mod setup;
 mod transfer;
@@ -68,6 +69,8 @@ enum Command {
     Discard(transfer::DiscardArgs),
     /// Live GPU and host telemetry of a saved host, with bottleneck hints (docs/monitor.md).
     Watch(watch::WatchArgs),
+    /// Ollama on a saved host: serve, pull, run, ps, stop, tunnel (docs/monitor.md).
+    Ollama(ollama::OllamaArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Setup(args) => return setup::main(cli.data_dir.as_deref(), args),
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Watch(args) => return watch::main(cli.data_dir.as_deref(), args),
+        Command::Ollama(args) => return ollama::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

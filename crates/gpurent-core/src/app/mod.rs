@@ -12,6 +12,7 @@ pub mod hosts;
 pub mod keys;
 pub mod login;
 pub mod monitor;
+pub mod ollama;
 pub mod setup;
 pub mod transfer;
 
