@@ -35,6 +35,7 @@ pub mod estimate;
 pub mod events;
 pub mod hostparse;
 pub mod ipc;
+pub mod jupyter;
 pub mod keys;
 pub mod launch;
 pub mod localgpu;

@@ -1,4 +1,4 @@
-//! One HTTP/1.1 request to `127.0.0.1:PORT` on the host, over a `direct-tcpip` channel of the SSH
+//! One HTTP/1.1 request to `127.0.0.1:PORT` on the host (Ollama's API, Jupyter's), over a `direct-tcpip` channel of the SSH
 //! connection: `Connection: close`, the body by `Content-Length`, chunks, or until the end; every
 //! complete line of the decoded body also goes to `on_line` as it arrives (NDJSON streams).
 
@@ -143,6 +143,19 @@ pub fn request(
     body: Option<&str>,
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Response, HttpError> {
+    request_with(conn, port, method, path, &[], body, on_line)
+}
+
+/// [`request`] with extra header lines (`Authorization: token …`; kept out of any log).
+pub fn request_with(
+    conn: &Connection,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Response, HttpError> {
     let io_ms = conn.options().io_timeout.as_millis() as u64;
     let mut ch = conn
         .session()
@@ -153,8 +166,12 @@ pub fn request(
             _ => HttpError::Remote(RemoteError::from_ssh(Stage::Exec, &e, io_ms)),
         })?;
     let body = body.unwrap_or("");
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: gpurent\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: gpurent\r\nAccept: application/json\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let io = |e: std::io::Error| {
