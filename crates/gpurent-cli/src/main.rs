@@ -6,6 +6,7 @@
 mod cards;
 mod estimate;
 mod host;
+mod jupyter;
 mod key;
 mod ollama;
 mod output;
@@ -71,6 +72,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Ollama on a saved host: serve, pull, run, ps, stop, tunnel (docs/monitor.md).
     Ollama(ollama::OllamaArgs),
+    /// Jupyter Server on a saved host's 127.0.0.1 with a token, tunnelled here (docs/monitor.md).
+    Jupyter(jupyter::JupyterArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::Key(args) => return key::main(cli.data_dir.as_deref(), args),
         Command::Watch(args) => return watch::main(cli.data_dir.as_deref(), args),
         Command::Ollama(args) => return ollama::main(cli.data_dir.as_deref(), args),
+        Command::Jupyter(args) => return jupyter::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

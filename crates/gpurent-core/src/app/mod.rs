@@ -9,6 +9,7 @@
 
 pub mod estimate;
 pub mod hosts;
+pub mod jupyter;
 pub mod keys;
 pub mod login;
 pub mod monitor;
