@@ -41,6 +41,7 @@ pub mod launch;
 pub mod localgpu;
 pub mod logging;
 pub mod monitor;
+pub mod multigpu;
 pub mod ollama;
 pub mod paths;
 pub mod prices;
