@@ -13,6 +13,7 @@ pub mod jupyter;
 pub mod keys;
 pub mod login;
 pub mod monitor;
+pub mod multigpu;
 pub mod ollama;
 pub mod setup;
 pub mod transfer;
