@@ -8,6 +8,7 @@ mod estimate;
 mod host;
 mod jupyter;
 mod key;
+mod launch;
 mod ollama;
 mod output;
 mod setup;
@@ -74,6 +75,10 @@ enum Command {
     Ollama(ollama::OllamaArgs),
     /// Jupyter Server on a saved host's 127.0.0.1 with a token, tunnelled here (docs/monitor.md).
     Jupyter(jupyter::JupyterArgs),
+    /// A script on N GPUs of a saved host with torchrun; Ctrl-C kills every rank (docs/monitor.md).
+    Launch(launch::LaunchArgs),
+    /// Export a job for tools gpurent hands over to (a SkyPilot task for several machines).
+    Export(launch::ExportArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -99,6 +104,8 @@ fn main() -> ExitCode {
         Command::Watch(args) => return watch::main(cli.data_dir.as_deref(), args),
         Command::Ollama(args) => return ollama::main(cli.data_dir.as_deref(), args),
         Command::Jupyter(args) => return jupyter::main(cli.data_dir.as_deref(), args),
+        Command::Launch(args) => return launch::main(cli.data_dir.as_deref(), args),
+        Command::Export(args) => return launch::export(args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),
