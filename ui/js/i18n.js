@@ -6,6 +6,7 @@ import enEstimate from './i18n/en-estimate.js';
 import enFiles from './i18n/en-files.js';
 import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
+import enMonitor from './i18n/en-monitor.js';
 import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
@@ -13,6 +14,7 @@ import zhEstimate from './i18n/zh-CN-estimate.js';
 import zhFiles from './i18n/zh-CN-files.js';
 import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
+import zhMonitor from './i18n/zh-CN-monitor.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
@@ -20,8 +22,8 @@ import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor },
 };
 
 /** @type {Language} */

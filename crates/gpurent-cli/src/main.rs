@@ -8,8 +8,11 @@ mod estimate;
 mod host;
 mod instance_action;
 mod instances;
+mod jupyter;
 mod key;
+mod launch;
 mod offers;
+mod ollama;
 mod output;
 mod provider;
 mod release;
@@ -18,6 +21,7 @@ mod setup;
 mod start;
 mod stop;
 mod transfer;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,6 +91,16 @@ enum Command {
     Start(start::ActionArgs),
     /// Release (terminate) an instance and delete its disk.
     Release(release::ActionArgs),
+    /// Live GPU and host telemetry of a saved host, with bottleneck hints (docs/monitor.md).
+    Watch(watch::WatchArgs),
+    /// Ollama on a saved host: serve, pull, run, ps, stop, tunnel (docs/monitor.md).
+    Ollama(ollama::OllamaArgs),
+    /// Jupyter Server on a saved host's 127.0.0.1 with a token, tunnelled here (docs/monitor.md).
+    Jupyter(jupyter::JupyterArgs),
+    /// A script on N GPUs of a saved host with torchrun; Ctrl-C kills every rank (docs/monitor.md).
+    Launch(launch::LaunchArgs),
+    /// Export a job for tools gpurent hands over to (a SkyPilot task for several machines).
+    Export(launch::ExportArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -147,6 +161,11 @@ fn main() -> ExitCode {
                 release::run(a, args)
             })
         }
+        Command::Watch(args) => return watch::main(cli.data_dir.as_deref(), args),
+        Command::Ollama(args) => return ollama::main(cli.data_dir.as_deref(), args),
+        Command::Jupyter(args) => return jupyter::main(cli.data_dir.as_deref(), args),
+        Command::Launch(args) => return launch::main(cli.data_dir.as_deref(), args),
+        Command::Export(args) => return launch::export(args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

@@ -23,6 +23,8 @@ use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
+use gpurent_core::monitor::stream::TelemetryEvent;
+use gpurent_core::monitor::watch::WatchSample;
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
 use gpurent_core::remote::{Host, HostCheck};
@@ -86,6 +88,8 @@ fn export_all(dir: &Path) {
         InstanceView,
         InstancesView,
         MoneyNote,
+        WatchSample,
+        TelemetryEvent,
     );
 }
 

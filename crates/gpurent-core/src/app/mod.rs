@@ -9,8 +9,12 @@
 
 pub mod estimate;
 pub mod hosts;
+pub mod jupyter;
 pub mod keys;
 pub mod login;
+pub mod monitor;
+pub mod multigpu;
+pub mod ollama;
 pub mod providers;
 pub mod setup;
 pub mod transfer;

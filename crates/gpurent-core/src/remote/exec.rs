@@ -117,6 +117,27 @@ pub fn exec_with(
     on_output: &mut dyn FnMut(OutStream, &[u8]),
     cancel: &CancelToken,
 ) -> Result<ExitInfo, RemoteError> {
+    exec_polled(
+        conn,
+        command,
+        opts,
+        Duration::from_millis(8),
+        on_output,
+        cancel,
+    )
+}
+
+/// [`exec_with`], sleeping up to `max_idle` (instead of 8 ms) when nothing moves: for long-lived
+/// commands that print now and then (telemetry once a second), where many of them at once would
+/// otherwise wake this process thousands of times a second.
+pub fn exec_polled(
+    conn: &Connection,
+    command: &str,
+    opts: &ExecOptions<'_>,
+    max_idle: Duration,
+    on_output: &mut dyn FnMut(OutStream, &[u8]),
+    cancel: &CancelToken,
+) -> Result<ExitInfo, RemoteError> {
     let sess = conn.session();
     let io_ms = conn.options().io_timeout.as_millis() as u64;
     let ssh_err = |e: ssh2::Error| RemoteError::from_ssh(Stage::Exec, &e, io_ms);
@@ -197,7 +218,7 @@ pub fn exec_with(
                 idle = Duration::from_millis(1);
             } else {
                 std::thread::sleep(idle);
-                idle = (idle * 2).min(Duration::from_millis(8));
+                idle = (idle * 2).min(max_idle);
             }
         }
     }

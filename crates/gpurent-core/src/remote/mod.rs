@@ -19,6 +19,7 @@ pub mod agent;
 pub mod connect;
 pub mod error;
 pub mod exec;
+pub mod forward;
 pub mod hostkey;
 pub mod hosts;
 pub mod install;

@@ -1,0 +1,229 @@
+//! `gpurent ollama HOST serve|pull MODEL|run MODEL|ps|stop|tunnel`: Ollama on a saved host,
+//! bound to the host's 127.0.0.1 and reached only over SSH (docs/monitor.md, section Ollama).
+//!
+//! With `--json`: `serve`, `run`, `ps`, `stop` print one JSON document; `pull` prints one JSON
+//! object per line (`{"kind":"progress",...}`, then `{"kind":"result",...}`); `tunnel` prints
+//! `{"kind":"tunnel","url":...}` once it listens and runs until Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::ollama::{OllamaError, DEFAULT_PORT};
+use gpurent_core::secret::Secret;
+use gpurent_core::CoreError;
+
+use crate::output::{fail, print_json};
+
+#[derive(Debug, Args)]
+pub struct OllamaArgs {
+    /// The saved host's label.
+    host: String,
+    #[command(subcommand)]
+    action: Action,
+    /// Ollama's port on the host (bound to its 127.0.0.1).
+    #[arg(long, global = true, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Machine-readable output (see the module docs).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Log in with this private key file instead of the host's keychain key.
+    #[arg(long, short = 'i', global = true, value_name = "FILE")]
+    identity: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Start `ollama serve` on the host (a supervised job, no systemd needed) unless it answers.
+    Serve {
+        /// GPU UUIDs for CUDA_VISIBLE_DEVICES, comma-separated (inside Ollama they count from 0).
+        #[arg(long, value_name = "UUIDS", value_delimiter = ',')]
+        gpus: Vec<String>,
+    },
+    /// Pull a model with progress (starts the server if needed).
+    Pull { model: String },
+    /// A short answer from a model, to prove it works.
+    Run {
+        model: String,
+        #[arg(long, default_value = "Say hello in one short sentence.")]
+        prompt: String,
+    },
+    /// The models loaded in memory.
+    Ps,
+    /// Stop the server gpurent started.
+    Stop,
+    /// Forward 127.0.0.1:LOCAL here to Ollama on the host, until Ctrl-C.
+    Tunnel {
+        #[arg(long, default_value_t = DEFAULT_PORT)]
+        local_port: u16,
+    },
+}
+
+fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
+    let Some(p) = path else { return Ok(None) };
+    let pem = std::fs::read_to_string(p)
+        .map_err(|e| CoreError::invalid("identity", format!("{}: {e}", p.display())))?;
+    Ok(Some(LoginKey {
+        label: "identity-file".into(),
+        pem: Secret::new(pem),
+        public_line: String::new(),
+    }))
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+pub fn main(data_dir: Option<&Path>, args: &OllamaArgs) -> ExitCode {
+    match run(data_dir, args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, args.json),
+    }
+}
+
+fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
+    let app = crate::open_app(data_dir).map_err(gpurent_core::remote::RemoteError::from)?;
+    let env = SshEnv::detect()?;
+    let key =
+        identity(args.identity.as_deref()).map_err(gpurent_core::remote::RemoteError::from)?;
+    let key = key.as_ref();
+    let cancel = CancelToken::new();
+    let (host, port, json) = (args.host.as_str(), args.port, args.json);
+    let out = |v: serde_json::Value, text: String| -> Result<(), OllamaError> {
+        if json {
+            print_json(&v).map_err(gpurent_core::remote::RemoteError::from)?;
+        } else {
+            println!("{text}");
+        }
+        Ok(())
+    };
+    match &args.action {
+        Action::Serve { gpus } => {
+            let v = app.ollama_serve(host, &env, key, port, gpus, &cancel)?;
+            out(
+                serde_json::json!({"host": host, "port": port, "bound": "127.0.0.1", "version": v}),
+                format!("ollama {v} answers on {host}'s 127.0.0.1:{port} (use `gpurent ollama {host} tunnel` to reach it here)"),
+            )
+        }
+        Action::Pull { model } => {
+            let mut shown = String::new();
+            app.ollama_pull(
+                host,
+                &env,
+                key,
+                port,
+                model,
+                &mut |p| {
+                    let pct = match (p.completed, p.total) {
+                        (Some(c), Some(t)) if t > 0 => Some(100.0 * c as f64 / t as f64),
+                        _ => None,
+                    };
+                    if json {
+                        let mut v = serde_json::to_value(p).unwrap_or_default();
+                        v["kind"] = "progress".into();
+                        v["percent"] = pct.map_or(serde_json::Value::Null, |x| {
+                            ((x * 10.0).round() / 10.0).into()
+                        });
+                        println!("{v}");
+                    } else {
+                        let line = match pct {
+                            Some(x) => format!("{} {x:.0} %", p.status),
+                            None => p.status.clone(),
+                        };
+                        if line != shown {
+                            eprintln!("{line}");
+                            shown = line;
+                        }
+                    }
+                },
+                &cancel,
+            )?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"kind": "result", "model": model, "pulled": true})
+                );
+            } else {
+                println!("{model} is on {host}");
+            }
+            Ok(())
+        }
+        Action::Run { model, prompt } => {
+            let answer = app.ollama_run(
+                host,
+                &env,
+                key,
+                port,
+                model,
+                prompt,
+                &mut |piece| {
+                    if !json {
+                        print!("{piece}");
+                    }
+                },
+                &cancel,
+            )?;
+            if json {
+                print_json(&serde_json::json!({"model": model, "answer": answer}))
+                    .map_err(gpurent_core::remote::RemoteError::from)?;
+            } else {
+                println!();
+            }
+            Ok(())
+        }
+        Action::Ps => {
+            let loaded = app.ollama_ps(host, &env, key, port, &cancel)?;
+            let text = match &loaded {
+                None => format!("nothing answers on {host}'s 127.0.0.1:{port}"),
+                Some(m) if m.is_empty() => "no model loaded".into(),
+                Some(m) => m
+                    .iter()
+                    .map(|l| l.name.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            };
+            out(
+                serde_json::json!({"running": loaded.is_some(), "models": loaded.unwrap_or_default()}),
+                text,
+            )
+        }
+        Action::Stop => {
+            let stopped = app.ollama_stop(host, &env, key, &cancel)?;
+            out(
+                serde_json::json!({"host": host, "stopped": stopped}),
+                if stopped {
+                    "ollama stopped".into()
+                } else {
+                    "no ollama started by gpurent was running".into()
+                },
+            )
+        }
+        Action::Tunnel { local_port } => {
+            let fwd = app.ollama_tunnel(host, &env, key, *local_port, port, &cancel)?;
+            let url = format!("http://127.0.0.1:{}", fwd.local_port);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"kind": "tunnel", "url": url, "remote_port": port})
+                );
+            } else {
+                println!("{url} → {host}:127.0.0.1:{port} (Ctrl-C to stop)");
+            }
+            let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    while !INTERRUPTED.load(Ordering::SeqCst) && !cancel.is_cancelled() {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    cancel.cancel();
+                });
+                let r = fwd.wait(&cancel);
+                cancel.cancel();
+                r
+            })?;
+            Ok(())
+        }
+    }
+}

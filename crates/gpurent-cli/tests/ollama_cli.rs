@@ -1,0 +1,152 @@
+//! `gpurent ollama` as a black box against the fake `ollama` of `gpurent-core/tests/fakegpu` on a
+//! fake GPU host behind a real loopback sshd: serve (127.0.0.1 only), pull progress as JSON lines
+//! up to 100 %, run, ps, a tunnel reachable from here, stop.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use gpurent_testhost::fakegpu::FakeHost;
+use gpurent_testhost::{sshd_available, Sshd, UserKey};
+
+fn cmd(home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpurent"));
+    c.arg("--data-dir")
+        .arg(home.join("data"))
+        .args(args)
+        .env_remove("GPURENT_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .env("HOME", home)
+        .stdin(Stdio::null());
+    c
+}
+
+fn gpurent(home: &Path, args: &[&str]) -> Output {
+    cmd(home, args).output().expect("run gpurent")
+}
+
+fn doc(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {out:?}"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn fakegpu() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpurent-core/tests/fakegpu")
+}
+
+#[test]
+fn serve_pull_run_ps_tunnel_and_stop() {
+    if !sshd_available() {
+        return;
+    }
+    let host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
+    let sshd: Sshd = host.serve().expect("serve");
+    let k = UserKey::generate("ollama").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id = home.path().join("id");
+    std::fs::write(&id, &k.private_pem).expect("key file");
+    let id = id.display().to_string();
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let port = free_port().to_string();
+    let base = |rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec!["ollama".into(), "box".into()];
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v.extend([
+            "--port".into(),
+            port.clone(),
+            "-i".into(),
+            id.clone(),
+            "--json".into(),
+        ]);
+        v
+    };
+    let run = |rest: &[&str]| {
+        let a = base(rest);
+        gpurent(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+
+    let ps = run(&["ps"]);
+    assert!(ps.status.success(), "{ps:?}");
+    assert_eq!(doc(&ps)["running"], false, "nothing started yet");
+
+    let serve = run(&["serve"]);
+    assert!(serve.status.success(), "{serve:?}");
+    let v = doc(&serve);
+    assert_eq!(v["version"], "0.5.7");
+    assert_eq!(v["bound"], "127.0.0.1");
+
+    let pull = run(&["pull", "qwen2.5:0.5b"]);
+    assert!(pull.status.success(), "{pull:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&pull.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines[0]["kind"], "progress");
+    assert_eq!(lines[0]["status"], "pulling manifest");
+    assert!(lines.iter().any(|l| l["percent"] == 100.0), "{lines:?}");
+    assert_eq!(lines.last().expect("result")["kind"], "result");
+
+    let answer = run(&["run", "qwen2.5:0.5b"]);
+    assert!(answer.status.success(), "{answer:?}");
+    assert_eq!(doc(&answer)["answer"], "Hello from the fake ollama.");
+    assert_eq!(doc(&run(&["ps"]))["models"][0]["name"], "qwen2.5:0.5b");
+
+    // The tunnel: a local port here that answers with the host's Ollama.
+    let local = free_port().to_string();
+    let a = base(&["tunnel", "--local-port", &local]);
+    let mut child = cmd(
+        home.path(),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("tunnel");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("line");
+    let t: serde_json::Value = serde_json::from_str(&first).expect("tunnel JSON");
+    assert_eq!(t["url"], format!("http://127.0.0.1:{local}"));
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", local.parse::<u16>().expect("port")))
+        .expect("connect the tunnel");
+    s.write_all(b"GET /api/version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut body = String::new();
+    s.read_to_string(&mut body).expect("read");
+    assert!(body.contains("0.5.7"), "{body}");
+    child.kill().expect("kill tunnel");
+    let _ = child.wait();
+
+    let stop = run(&["stop"]);
+    assert_eq!(doc(&stop)["stopped"], true, "{stop:?}");
+    assert_eq!(doc(&run(&["ps"]))["running"], false);
+    let missing = run(&["pull", "missing-model"]);
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    let last = String::from_utf8_lossy(&missing.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .expect("error line");
+    assert_eq!(last["error"]["code"], "ollama_api_error");
+    let _ = run(&["stop"]);
+}

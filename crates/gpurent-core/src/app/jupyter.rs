@@ -1,0 +1,60 @@
+//! Jupyter on the facade: a saved host's Jupyter Server on its 127.0.0.1 with a gpurent token, and
+//! the local tunnel to it (`docs/monitor.md`, section Jupyter).
+
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
+use crate::app::App;
+use crate::cancel::CancelToken;
+use crate::jupyter::{self, JupyterError};
+use crate::remote::connect::Connection;
+use crate::remote::forward::{forward_local, Forward};
+use crate::secret::Secret;
+
+/// Wait this long for a freshly started server to answer.
+const START_WAIT: std::time::Duration = std::time::Duration::from_secs(90);
+
+impl App {
+    fn jupyter_connect(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        cancel: &CancelToken,
+    ) -> Result<Connection, JupyterError> {
+        let host = self.host_get(label)?;
+        Ok(match key {
+            Some(k) => connect_saved(&host, env, k, cancel)?,
+            None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
+        })
+    }
+
+    /// Start (or find) Jupyter Server with `python` on the host's `127.0.0.1:port` and forward
+    /// `127.0.0.1:local_port` here to it (0: any free port). The forward and the token.
+    #[allow(clippy::too_many_arguments)]
+    pub fn jupyter_open(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        python: &str,
+        port: u16,
+        local_port: u16,
+        cancel: &CancelToken,
+    ) -> Result<(Forward, Secret), JupyterError> {
+        let conn = self.jupyter_connect(label, env, key, cancel)?;
+        let token = jupyter::start(&conn, python, port, START_WAIT, cancel)?;
+        let fwd = forward_local(conn, local_port, port)?;
+        Ok((fwd, token))
+    }
+
+    /// Stop the server gpurent started; `true` when one was running.
+    pub fn jupyter_stop(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        cancel: &CancelToken,
+    ) -> Result<bool, JupyterError> {
+        let conn = self.jupyter_connect(label, env, key, cancel)?;
+        jupyter::stop(&conn, cancel)
+    }
+}

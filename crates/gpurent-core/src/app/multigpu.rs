@@ -1,0 +1,54 @@
+//! Multi-GPU launch on the facade: `torchrun` on N GPUs of a saved host as a supervised job;
+//! a cancel (or [`App::launch_stop`]) kills every rank on the host.
+
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
+use crate::app::App;
+use crate::cancel::CancelToken;
+use crate::multigpu::{rank_line, torchrun_command, LaunchSpec, RankLine, JOB_DIR, JOB_NAME};
+use crate::remote::error::RemoteError;
+use crate::remote::job::{kill_job, run_job, JobOutcome};
+
+impl App {
+    /// Run `spec` on saved host `label`, each output line (with its rank) to `on_line`, until it
+    /// exits or `cancel` (which kills the whole process group on the host).
+    pub fn launch_run(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        spec: &LaunchSpec,
+        on_line: &mut dyn FnMut(RankLine),
+        cancel: &CancelToken,
+    ) -> Result<JobOutcome, RemoteError> {
+        let command = torchrun_command(spec)?;
+        let host = self.host_get(label)?;
+        let conn = match key {
+            Some(k) => connect_saved(&host, env, k, cancel)?,
+            None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
+        };
+        run_job(
+            &conn,
+            JOB_DIR,
+            JOB_NAME,
+            &command,
+            &mut |l| on_line(rank_line(l)),
+            cancel,
+        )
+    }
+
+    /// Kill a launch left running on the host (every rank).
+    pub fn launch_stop(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        cancel: &CancelToken,
+    ) -> Result<(), RemoteError> {
+        let host = self.host_get(label)?;
+        let conn = match key {
+            Some(k) => connect_saved(&host, env, k, cancel)?,
+            None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
+        };
+        kill_job(&conn, JOB_DIR, JOB_NAME)
+    }
+}

@@ -1,0 +1,122 @@
+//! Ollama on the facade: a saved host's Ollama, started and reached over its SSH connection
+//! (`docs/monitor.md`, section Ollama). Each call connects through the one login helper.
+
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
+use crate::app::App;
+use crate::cancel::CancelToken;
+use crate::ollama::{self, Loaded, OllamaError, PullProgress};
+use crate::remote::connect::Connection;
+use crate::remote::forward::{forward_local, Forward};
+
+/// Wait this long for a freshly started server to answer `/api/version`.
+const SERVE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl App {
+    fn ollama_connect(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        cancel: &CancelToken,
+    ) -> Result<Connection, OllamaError> {
+        let host = self.host_get(label)?;
+        let conn = match key {
+            Some(k) => connect_saved(&host, env, k, cancel)?,
+            None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
+        };
+        Ok(conn)
+    }
+
+    /// Start Ollama on `127.0.0.1:port` of the host unless it answers already (on the GPUs whose
+    /// UUIDs are given); the version, once `/api/version` answered.
+    pub fn ollama_serve(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        gpus: &[String],
+        cancel: &CancelToken,
+    ) -> Result<String, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)
+    }
+
+    /// Serve if needed, then pull `model` with progress.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_pull(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        model: &str,
+        on_progress: &mut dyn FnMut(&PullProgress),
+        cancel: &CancelToken,
+    ) -> Result<(), OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        ollama::serve(&conn, port, &[], SERVE_WAIT, cancel)?;
+        ollama::pull(&conn, port, model, on_progress, cancel)
+    }
+
+    /// Serve if needed, then a short answer from `model` to `prompt` (streamed to `on_piece`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_run(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        model: &str,
+        prompt: &str,
+        on_piece: &mut dyn FnMut(&str),
+        cancel: &CancelToken,
+    ) -> Result<String, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        ollama::serve(&conn, port, &[], SERVE_WAIT, cancel)?;
+        ollama::generate(&conn, port, model, prompt, on_piece)
+    }
+
+    /// The models loaded in memory; `None` when nothing answers on the port.
+    pub fn ollama_ps(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        cancel: &CancelToken,
+    ) -> Result<Option<Vec<Loaded>>, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        if ollama::version(&conn, port)?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(ollama::ps(&conn, port)?))
+    }
+
+    /// Stop the server gpurent started; `true` when one was running.
+    pub fn ollama_stop(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        cancel: &CancelToken,
+    ) -> Result<bool, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        ollama::stop(&conn, cancel)
+    }
+
+    /// Forward `127.0.0.1:local_port` here (0: any free port) to Ollama's port on the host, over a
+    /// connection of its own. Runs until the returned forward is stopped or dropped.
+    pub fn ollama_tunnel(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        local_port: u16,
+        port: u16,
+        cancel: &CancelToken,
+    ) -> Result<Forward, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        Ok(forward_local(conn, local_port, port)?)
+    }
+}

@@ -1,0 +1,348 @@
+//! The host beside the GPUs: CPU per core, RAM, disk and network throughput from `/proc`.
+//!
+//! The host runs one small loop that prints `/proc/uptime`, `/proc/stat`, `/proc/meminfo`,
+//! `/proc/diskstats` and `/proc/net/dev` with `head` (whose `==> FILE <==` lines separate them)
+//! and an `==> end <==` line, once per interval. The counters are cumulative; the rates come
+//! from the difference between two snapshots over the host's own uptime, so neither clock skew
+//! nor a late delivery bends them.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::telemetry::{parse_apps, ComputeApp};
+
+/// The files the loop prints, in order.
+pub const PROC_FILES: &[&str] = &[
+    "/proc/uptime",
+    "/proc/stat",
+    "/proc/meminfo",
+    "/proc/diskstats",
+    "/proc/net/dev",
+];
+
+/// Jiffies of one CPU line of `/proc/stat`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// user + nice + system + irq + softirq + steal.
+    pub busy: u64,
+    pub idle: u64,
+    pub iowait: u64,
+}
+
+impl CpuTimes {
+    fn total(&self) -> u64 {
+        self.busy + self.idle + self.iowait
+    }
+}
+
+/// One reading of the files (cumulative counters; `None` where a file or line was missing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcSnapshot {
+    pub uptime_s: Option<f64>,
+    pub cpu: Option<CpuTimes>,
+    pub cores: Vec<CpuTimes>,
+    pub mem_total_kib: Option<u64>,
+    pub mem_available_kib: Option<u64>,
+    pub disk_read_bytes: Option<u64>,
+    pub disk_written_bytes: Option<u64>,
+    pub net_rx_bytes: Option<u64>,
+    pub net_tx_bytes: Option<u64>,
+}
+
+/// The host in one sample: counters since boot, rates since the previous sample (`None` on the
+/// first sample, or after a counter went backwards).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct HostSample {
+    pub uptime_s: Option<f64>,
+    /// All cores together, percent busy since the previous sample.
+    pub cpu_pct: Option<f64>,
+    /// Percent of CPU time spent waiting for I/O since the previous sample.
+    pub cpu_iowait_pct: Option<f64>,
+    /// Each core, percent busy since the previous sample (empty on the first sample).
+    pub cores_pct: Vec<f64>,
+    pub mem_total_mib: Option<f64>,
+    /// Total less available (what the kernel could not hand out without swapping).
+    pub mem_used_mib: Option<f64>,
+    pub disk_read_bytes: Option<u64>,
+    pub disk_written_bytes: Option<u64>,
+    pub disk_read_bps: Option<f64>,
+    pub disk_write_bps: Option<f64>,
+    /// Every interface but `lo`.
+    pub net_rx_bytes: Option<u64>,
+    pub net_tx_bytes: Option<u64>,
+    pub net_rx_bps: Option<f64>,
+    pub net_tx_bps: Option<f64>,
+}
+
+fn cpu_line(l: &str) -> Option<(Option<usize>, CpuTimes)> {
+    let mut it = l.split_whitespace();
+    let name = it.next()?;
+    let core = name.strip_prefix("cpu")?;
+    let core = if core.is_empty() {
+        None
+    } else {
+        Some(core.parse::<usize>().ok()?)
+    };
+    let v: Vec<u64> = it.map(|x| x.parse().unwrap_or(0)).collect();
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    // user nice system idle iowait irq softirq steal (guest time is already inside user).
+    let t = CpuTimes {
+        busy: at(0) + at(1) + at(2) + at(5) + at(6) + at(7),
+        idle: at(3),
+        iowait: at(4),
+    };
+    Some((core, t))
+}
+
+/// Whole disks of `/proc/diskstats` (no partitions, loop, RAM, optical, device-mapper or md
+/// devices, which would count the same bytes twice): total sectors read and written × 512.
+fn disk_totals(lines: &[String]) -> Option<(u64, u64)> {
+    let rows: Vec<(&str, u64, u64)> = lines
+        .iter()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((*f.get(2)?, f.get(5)?.parse().ok()?, f.get(9)?.parse().ok()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    let skip = |n: &str| {
+        ["loop", "ram", "zram", "sr", "fd", "dm-", "md"]
+            .iter()
+            .any(|p| n.starts_with(p))
+            || names.iter().any(|d| {
+                d.len() < n.len()
+                    && n.starts_with(d)
+                    && n[d.len()..]
+                        .trim_start_matches('p')
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+            })
+    };
+    let (mut r, mut w) = (0u64, 0u64);
+    for (n, rs, ws) in rows {
+        if !skip(n) {
+            r += rs * 512;
+            w += ws * 512;
+        }
+    }
+    Some((r, w))
+}
+
+/// Received and sent bytes of `/proc/net/dev`, every interface but `lo`.
+fn net_totals(lines: &[String]) -> Option<(u64, u64)> {
+    let mut any = false;
+    let (mut rx, mut tx) = (0u64, 0u64);
+    for l in lines {
+        let Some((name, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let name = name.trim();
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if f.len() < 9 {
+            continue;
+        }
+        any = true;
+        if name != "lo" {
+            rx += f[0];
+            tx += f[8];
+        }
+    }
+    any.then_some((rx, tx))
+}
+
+fn kib(lines: &[String], key: &str) -> Option<u64> {
+    lines.iter().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+impl ProcSnapshot {
+    /// Parse the files' text, section by section (`file` ends with one of [`PROC_FILES`]).
+    pub fn from_sections(sections: &[(String, Vec<String>)]) -> ProcSnapshot {
+        let mut s = ProcSnapshot::default();
+        for (file, lines) in sections {
+            let file = PROC_FILES
+                .iter()
+                .find(|f| file.ends_with(*f))
+                .copied()
+                .unwrap_or("");
+            match file {
+                "/proc/uptime" => {
+                    s.uptime_s = lines
+                        .first()
+                        .and_then(|l| l.split_whitespace().next())
+                        .and_then(|x| x.parse().ok())
+                }
+                "/proc/stat" => {
+                    for l in lines {
+                        match cpu_line(l) {
+                            Some((None, t)) => s.cpu = Some(t),
+                            Some((Some(_), t)) => s.cores.push(t),
+                            None => {}
+                        }
+                    }
+                }
+                "/proc/meminfo" => {
+                    s.mem_total_kib = kib(lines, "MemTotal");
+                    s.mem_available_kib = kib(lines, "MemAvailable");
+                }
+                "/proc/diskstats" => {
+                    if let Some((r, w)) = disk_totals(lines) {
+                        s.disk_read_bytes = Some(r);
+                        s.disk_written_bytes = Some(w);
+                    }
+                }
+                "/proc/net/dev" => {
+                    if let Some((r, t)) = net_totals(lines) {
+                        s.net_rx_bytes = Some(r);
+                        s.net_tx_bytes = Some(t);
+                    }
+                }
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// This snapshot as a sample, with rates against `prev` (the snapshot before it).
+    pub fn sample(&self, prev: Option<&ProcSnapshot>) -> HostSample {
+        let mib = |k: u64| k as f64 / 1024.0;
+        let mut h = HostSample {
+            uptime_s: self.uptime_s,
+            mem_total_mib: self.mem_total_kib.map(mib),
+            mem_used_mib: match (self.mem_total_kib, self.mem_available_kib) {
+                (Some(t), Some(a)) => Some(mib(t.saturating_sub(a))),
+                _ => None,
+            },
+            disk_read_bytes: self.disk_read_bytes,
+            disk_written_bytes: self.disk_written_bytes,
+            net_rx_bytes: self.net_rx_bytes,
+            net_tx_bytes: self.net_tx_bytes,
+            ..HostSample::default()
+        };
+        let Some(p) = prev else { return h };
+        let pct = |a: &CpuTimes, b: &CpuTimes| -> Option<(f64, f64)> {
+            let dt = a.total().checked_sub(b.total())?;
+            let busy = a.busy.checked_sub(b.busy)?;
+            let io = a.iowait.checked_sub(b.iowait)?;
+            (dt > 0).then(|| {
+                (
+                    100.0 * busy as f64 / dt as f64,
+                    100.0 * io as f64 / dt as f64,
+                )
+            })
+        };
+        if let (Some(a), Some(b)) = (&self.cpu, &p.cpu) {
+            if let Some((busy, io)) = pct(a, b) {
+                h.cpu_pct = Some(busy);
+                h.cpu_iowait_pct = Some(io);
+            }
+        }
+        if self.cores.len() == p.cores.len() {
+            let cores: Option<Vec<f64>> = self
+                .cores
+                .iter()
+                .zip(&p.cores)
+                .map(|(a, b)| pct(a, b).map(|x| x.0))
+                .collect();
+            h.cores_pct = cores.unwrap_or_default();
+        }
+        let dt = match (self.uptime_s, p.uptime_s) {
+            (Some(a), Some(b)) if a > b => a - b,
+            _ => return h,
+        };
+        let rate = |a: Option<u64>, b: Option<u64>| Some(a?.checked_sub(b?)? as f64 / dt);
+        h.disk_read_bps = rate(self.disk_read_bytes, p.disk_read_bytes);
+        h.disk_write_bps = rate(self.disk_written_bytes, p.disk_written_bytes);
+        h.net_rx_bps = rate(self.net_rx_bytes, p.net_rx_bytes);
+        h.net_tx_bps = rate(self.net_tx_bytes, p.net_tx_bytes);
+        h
+    }
+}
+
+/// What one line of the host loop completed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProcEvent {
+    Snapshot(ProcSnapshot),
+    /// The `--query-compute-apps` answer the loop prints every few samples.
+    Apps(Vec<ComputeApp>),
+}
+
+/// Splits the loop's output into snapshots: `==> FILE <==` starts a section, `==> end <==` ends
+/// the snapshot; `==> apps <==` … `==> apps end <==` is a compute-apps answer.
+#[derive(Debug, Clone, Default)]
+pub struct ProcStream {
+    sections: Vec<(String, Vec<String>)>,
+}
+
+impl ProcStream {
+    pub fn new() -> ProcStream {
+        ProcStream::default()
+    }
+
+    pub fn push_line(&mut self, line: &str) -> Option<ProcEvent> {
+        if let Some(name) = line
+            .trim()
+            .strip_prefix("==> ")
+            .and_then(|r| r.strip_suffix(" <=="))
+        {
+            match name {
+                "end" => {
+                    let s = ProcSnapshot::from_sections(&self.sections);
+                    self.sections.clear();
+                    return Some(ProcEvent::Snapshot(s));
+                }
+                "apps end" => {
+                    if self.sections.last().is_some_and(|(n, _)| n == "apps") {
+                        let (_, lines) = self.sections.pop()?;
+                        return Some(ProcEvent::Apps(parse_apps(&lines.join("\n"), None)));
+                    }
+                }
+                _ => self.sections.push((name.to_string(), Vec::new())),
+            }
+            return None;
+        }
+        if let Some((_, lines)) = self.sections.last_mut() {
+            if !line.trim().is_empty() {
+                lines.push(line.to_string());
+            }
+        }
+        None
+    }
+
+    /// Drop a half-read snapshot (after a reconnect).
+    pub fn reset(&mut self) {
+        self.sections.clear();
+    }
+}
+
+/// The host loop: every `interval_ms`, the files of [`PROC_FILES`] and, every `apps_every`
+/// samples when `apps` is set, the compute apps; to stdout (the caller redirects). The files are
+/// read under `$GPURENT_PROC_ROOT` when the host sets it (the tests' fake hosts; like the probe's
+/// `GPURENT_PROBE_ROOT`), else from `/proc`.
+pub fn proc_loop_script(interval_ms: u64, apps: Option<&str>, apps_every: u32) -> String {
+    let secs = format!("{}.{:03}", interval_ms / 1000, interval_ms % 1000);
+    let apps = match apps {
+        Some(cmd) => format!(
+            "[ $((i % {every})) -eq 0 ] && {{ echo '==> apps <=='; {cmd} 2>&1; echo '==> apps end <=='; }}; ",
+            every = apps_every.max(1)
+        ),
+        None => String::new(),
+    };
+    let files: Vec<String> = PROC_FILES.iter().map(|f| format!("\"$r\"{f}")).collect();
+    format!(
+        "r=${{GPURENT_PROC_ROOT:-}}; i=0; while :; do head -n 4000 {files} 2>/dev/null; {apps}echo '==> end <=='; i=$((i+1)); sleep {secs} || exit 0; done",
+        files = files.join(" "),
+    )
+}
+
+#[cfg(test)]
+#[path = "host_tests.rs"]
+mod tests;

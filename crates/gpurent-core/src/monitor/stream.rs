@@ -1,0 +1,464 @@
+//! The telemetry stream of one host: ONE long-lived exec per connection, in which
+//! `nvidia-smi --query-gpu=… --format=csv,nounits -lms N` writes the GPU rows to stdout and a
+//! small `sh` loop writes `/proc` snapshots (and, every few samples, the compute apps) to stderr.
+//! No process per sample on the GPU side; one `head` and one `sleep` per interval on the host side.
+//!
+//! Before the stream starts, one short query finds the fields this driver knows
+//! ([`GpuQuery::adapt`]). A cut connection, a stalled one (no output for a while) or a stream that
+//! ended is reported as [`TelemetryEvent::Disconnected`] and the host is reached again, with a
+//! growing pause, until the caller cancels (or stops by returning [`Flow::Stop`]). Refusals that
+//! retrying cannot fix (a changed host key, a rejected login) end the stream with their error.
+//!
+//! When the channel closes the remote processes die at their next write (SIGPIPE), within one
+//! interval: nothing is left running on the host.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::host::{proc_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStream};
+use super::telemetry::{
+    apps_command, parse_gpus, ComputeApp, GpuQuery, GpuRow, GpuStream, ReasonNames,
+};
+use crate::cancel::CancelToken;
+use crate::clock::Clock;
+use crate::error::{Coded, CoreError};
+use crate::remote::connect::Connection;
+use crate::remote::error::RemoteError;
+use crate::remote::exec::{exec_polled, exec_with, ExecOptions, OutStream};
+use crate::remote::quote::sh_c;
+
+/// The longest nap of the stream's read loop and of its stall watchdog when nothing arrives:
+/// a sample is at most this late, and 32 hosts cost a few hundred wake-ups a second, not thousands.
+const POLL_IDLE: Duration = Duration::from_millis(100);
+
+/// What the stream tells its caller, as it happens. Times are the local clock's (ms since the
+/// Unix epoch) when the sample arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TelemetryEvent {
+    /// Reached the host (attempt 1 is the first connection); the GPU fields this driver knows.
+    Connected {
+        attempt: u32,
+        /// `None`: no GPU telemetry on this host (see `GpuUnavailable`).
+        reasons: Option<ReasonNames>,
+        /// Fields the driver refused, left out.
+        dropped_fields: Vec<String>,
+    },
+    /// One row per GPU.
+    Gpus { at_ms: i64, gpus: Vec<GpuRow> },
+    /// CPU, RAM, disk and network of the host.
+    Host { at_ms: i64, host: HostSample },
+    /// The processes using the GPUs (every `apps_every` samples).
+    Apps { at_ms: i64, apps: Vec<ComputeApp> },
+    /// nvidia-smi is missing or failing here: its first line (e.g. "No devices were found").
+    GpuUnavailable { message: String },
+    /// The connection was lost (or stalled, code `stalled`); the next attempt starts after
+    /// `retry_in_ms`.
+    Disconnected {
+        code: String,
+        message: String,
+        retry_in_ms: u64,
+    },
+}
+
+/// The caller's answer to each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// How often to sample, and how to retry.
+#[derive(Debug, Clone)]
+pub struct StreamOptions {
+    pub interval_ms: u64,
+    /// The compute apps every this many host samples.
+    pub apps_every: u32,
+    /// First pause before reconnecting; doubles up to `retry_max_ms`.
+    pub retry_initial_ms: u64,
+    pub retry_max_ms: u64,
+    /// Give up after this many failed connection attempts in a row (`None`: never).
+    pub max_failures: Option<u32>,
+    /// No output for this long is a stalled connection (default: 3 intervals + 5 s).
+    pub stall_ms: Option<u64>,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            interval_ms: 1000,
+            apps_every: 5,
+            retry_initial_ms: 500,
+            retry_max_ms: 15_000,
+            max_failures: None,
+            stall_ms: None,
+        }
+    }
+}
+
+/// Outcomes worth another try: the network, not the host's or the user's decision.
+fn transient(e: &RemoteError) -> bool {
+    matches!(
+        e,
+        RemoteError::TimedOut { .. }
+            | RemoteError::ConnectionRefused { .. }
+            | RemoteError::Network { .. }
+            | RemoteError::ConnectionLost { .. }
+            | RemoteError::NoRoute { .. }
+            | RemoteError::DnsFailed { .. }
+            | RemoteError::ProtocolError { .. }
+    )
+}
+
+/// Splits chunks into lines.
+#[derive(Debug, Default)]
+struct Lines(Vec<u8>);
+
+impl Lines {
+    fn push(&mut self, data: &[u8], out: &mut dyn FnMut(&str)) {
+        self.0.extend_from_slice(data);
+        let mut start = 0;
+        while let Some(i) = self.0[start..].iter().position(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(&self.0[start..start + i]);
+            out(line.trim_end_matches('\r'));
+            start += i + 1;
+        }
+        self.0.drain(..start);
+    }
+}
+
+/// Sleep `ms` unless cancelled first; `false` when cancelled.
+fn pause(ms: u64, cancel: &CancelToken) -> bool {
+    let until = Instant::now() + Duration::from_millis(ms);
+    while Instant::now() < until {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+    }
+    !cancel.is_cancelled()
+}
+
+/// Find the fields this host's driver knows: `Ok(None)` when there is no usable nvidia-smi
+/// (with its first line of output).
+fn negotiate(
+    conn: &Connection,
+    start: &GpuQuery,
+    cancel: &CancelToken,
+) -> Result<Result<GpuQuery, String>, RemoteError> {
+    let mut q = start.clone();
+    for _ in 0..40 {
+        let mut out = Vec::new();
+        let opts = ExecOptions {
+            stdin: None,
+            timeout: Some(Duration::from_secs(20)),
+        };
+        let cmd = sh_c(&format!("{} 2>&1", q.command(None)))?;
+        let info = exec_with(
+            conn,
+            &cmd,
+            &opts,
+            &mut |_, d| out.extend_from_slice(d),
+            cancel,
+        )?;
+        let text = String::from_utf8_lossy(&out).into_owned();
+        if info.exit_status == Some(0) && !parse_gpus(&text, None).is_empty() {
+            return Ok(Ok(q));
+        }
+        match q.adapt(&text) {
+            Some(next) => q = next,
+            None => {
+                let first = text
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("nvidia-smi gave no answer")
+                    .trim()
+                    .to_string();
+                return Ok(Err(first));
+            }
+        }
+    }
+    Ok(Err("nvidia-smi refused every field".into()))
+}
+
+/// The one exec: GPU rows on stdout, the host loop on stderr.
+pub fn stream_command(gpu: Option<&GpuQuery>, opts: &StreamOptions) -> Result<String, RemoteError> {
+    let apps = apps_command();
+    let host = proc_loop_script(
+        opts.interval_ms,
+        gpu.map(|_| apps.as_str()),
+        opts.apps_every,
+    );
+    let script = match gpu {
+        Some(q) => format!(
+            "{} 2>&1 & {{ {host}; }} >&2",
+            q.command(Some(opts.interval_ms))
+        ),
+        None => format!("{{ {host}; }} >&2"),
+    };
+    sh_c(&script)
+}
+
+/// Stream telemetry from the host `connect` reaches, until `cancel`, a [`Flow::Stop`], or an
+/// outcome retrying cannot fix (returned). `connect` is called for the first connection and for
+/// every reconnect.
+pub fn run(
+    connect: &mut dyn FnMut(&CancelToken) -> Result<Connection, RemoteError>,
+    opts: &StreamOptions,
+    clock: &dyn Clock,
+    on_event: &mut dyn FnMut(TelemetryEvent) -> Flow,
+    cancel: &CancelToken,
+) -> Result<(), RemoteError> {
+    let mut query = GpuQuery::new();
+    let mut prev: Option<ProcSnapshot> = None;
+    let mut attempt = 0u32;
+    let mut failures = 0u32;
+    let mut backoff = opts.retry_initial_ms;
+    let stall = Duration::from_millis(opts.stall_ms.unwrap_or(opts.interval_ms * 3 + 5000));
+    let mut stopped = false;
+    loop {
+        if cancel.is_cancelled() || stopped {
+            return Ok(());
+        }
+        attempt += 1;
+        let lost: RemoteError = match connect(cancel) {
+            Err(e) if !transient(&e) => return cancelled_ok(e),
+            Err(e) => {
+                failures += 1;
+                if opts.max_failures.is_some_and(|m| failures >= m) {
+                    return Err(e);
+                }
+                e
+            }
+            Ok(conn) => {
+                let gpu = match negotiate(&conn, &query, cancel) {
+                    Err(e) if !transient(&e) => return cancelled_ok(e),
+                    Err(e) => {
+                        failures += 1;
+                        report_lost(&e, backoff, on_event, &mut stopped);
+                        if !pause(backoff, cancel) {
+                            return Ok(());
+                        }
+                        backoff = (backoff * 2).min(opts.retry_max_ms);
+                        continue;
+                    }
+                    Ok(Ok(q)) => {
+                        query = q.clone();
+                        Some(q)
+                    }
+                    Ok(Err(message)) => {
+                        if on_event(TelemetryEvent::GpuUnavailable { message }) == Flow::Stop {
+                            return Ok(());
+                        }
+                        None
+                    }
+                };
+                let connected = TelemetryEvent::Connected {
+                    attempt,
+                    reasons: gpu.as_ref().map(|q| q.reasons),
+                    dropped_fields: gpu.as_ref().map(|q| q.dropped.clone()).unwrap_or_default(),
+                };
+                if on_event(connected) == Flow::Stop {
+                    return Ok(());
+                }
+                failures = 0;
+                backoff = opts.retry_initial_ms;
+                match one_stream(
+                    &conn,
+                    gpu.as_ref(),
+                    opts,
+                    clock,
+                    &mut prev,
+                    on_event,
+                    stall,
+                    cancel,
+                    &mut stopped,
+                ) {
+                    Ok(()) => {
+                        if cancel.is_cancelled() || stopped {
+                            return Ok(());
+                        }
+                        RemoteError::ConnectionLost {
+                            stage: crate::remote::Stage::Exec,
+                            detail: "the telemetry stream ended".into(),
+                        }
+                    }
+                    Err(e)
+                        if !transient(&e)
+                            && !matches!(e, RemoteError::Core(CoreError::Cancelled)) =>
+                    {
+                        return Err(e)
+                    }
+                    Err(e) => {
+                        if cancel.is_cancelled() || stopped {
+                            return Ok(());
+                        }
+                        e
+                    }
+                }
+            }
+        };
+        report_lost(&lost, backoff, on_event, &mut stopped);
+        if stopped || !pause(backoff, cancel) {
+            return Ok(());
+        }
+        backoff = (backoff * 2).min(opts.retry_max_ms);
+    }
+}
+
+fn cancelled_ok(e: RemoteError) -> Result<(), RemoteError> {
+    match e {
+        RemoteError::Core(CoreError::Cancelled) => Ok(()),
+        e => Err(e),
+    }
+}
+
+fn report_lost(
+    e: &RemoteError,
+    retry_in_ms: u64,
+    on_event: &mut dyn FnMut(TelemetryEvent) -> Flow,
+    stopped: &mut bool,
+) {
+    let code = match e {
+        RemoteError::Core(CoreError::Cancelled) => "stalled".to_string(),
+        e => e.code().to_string(),
+    };
+    let message = match e {
+        RemoteError::Core(CoreError::Cancelled) => "no telemetry arrived for a while".to_string(),
+        e => e.to_string(),
+    };
+    let ev = TelemetryEvent::Disconnected {
+        code,
+        message,
+        retry_in_ms,
+    };
+    if on_event(ev) == Flow::Stop {
+        *stopped = true;
+    }
+}
+
+/// Run the exec until it ends, stalls, or the caller stops. `Ok` when it ended by itself or the
+/// caller stopped; a stall is `Err(Cancelled)` with neither `cancel` nor `stopped` set.
+#[allow(clippy::too_many_arguments)]
+fn one_stream(
+    conn: &Connection,
+    gpu: Option<&GpuQuery>,
+    opts: &StreamOptions,
+    clock: &dyn Clock,
+    prev: &mut Option<ProcSnapshot>,
+    on_event: &mut dyn FnMut(TelemetryEvent) -> Flow,
+    stall: Duration,
+    cancel: &CancelToken,
+    stopped: &mut bool,
+) -> Result<(), RemoteError> {
+    let cmd = stream_command(gpu, opts)?;
+    let inner = CancelToken::new();
+    let started = Instant::now();
+    let last_ms = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let mut gpus = GpuStream::new();
+    let mut procs = ProcStream::new();
+    let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                let quiet = started.elapsed().as_millis() as u64 - last_ms.load(Ordering::SeqCst);
+                if cancel.is_cancelled() || quiet > stall.as_millis() as u64 {
+                    inner.cancel();
+                    break;
+                }
+                std::thread::sleep(POLL_IDLE);
+            }
+        });
+        let mut stop = false;
+        let mut handle = |which: OutStream, data: &[u8]| {
+            last_ms.store(started.elapsed().as_millis() as u64, Ordering::SeqCst);
+            let mut events = Vec::new();
+            match which {
+                OutStream::Stdout => out_lines.push(data, &mut |l| {
+                    if let Some(rows) = gpus.push_line(l) {
+                        events.push(TelemetryEvent::Gpus {
+                            at_ms: clock.now_unix_ms(),
+                            gpus: rows,
+                        });
+                    }
+                }),
+                OutStream::Stderr => err_lines.push(data, &mut |l| match procs.push_line(l) {
+                    Some(ProcEvent::Snapshot(snap)) => {
+                        let host = snap.sample(prev.as_ref());
+                        *prev = Some(snap);
+                        events.push(TelemetryEvent::Host {
+                            at_ms: clock.now_unix_ms(),
+                            host,
+                        });
+                    }
+                    Some(ProcEvent::Apps(apps)) => events.push(TelemetryEvent::Apps {
+                        at_ms: clock.now_unix_ms(),
+                        apps,
+                    }),
+                    None => {}
+                }),
+            }
+            for ev in events {
+                if !stop && on_event(ev) == Flow::Stop {
+                    stop = true;
+                    inner.cancel();
+                }
+            }
+        };
+        let r = exec_polled(
+            conn,
+            &cmd,
+            &ExecOptions::default(),
+            POLL_IDLE,
+            &mut handle,
+            &inner,
+        );
+        done.store(true, Ordering::SeqCst);
+        (r, stop)
+    });
+    let (r, stop) = r;
+    if stop {
+        *stopped = true;
+        return Ok(());
+    }
+    r.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_chunks() {
+        let mut l = Lines::default();
+        let mut got = Vec::new();
+        l.push(b"ab", &mut |s| got.push(s.to_string()));
+        l.push(b"c\r\nde\nf", &mut |s| got.push(s.to_string()));
+        assert_eq!(got, vec!["abc", "de"]);
+        l.push(b"\n", &mut |s| got.push(s.to_string()));
+        assert_eq!(got.last().map(String::as_str), Some("f"));
+    }
+
+    #[test]
+    fn the_stream_is_one_command_with_gpu_rows_on_stdout_and_the_host_loop_on_stderr() {
+        let q = GpuQuery::new();
+        let c = stream_command(Some(&q), &StreamOptions::default()).expect("cmd");
+        assert!(c.starts_with("sh -c "));
+        assert!(c.contains(&format!("{} 2>&1 &", q.command(Some(1000)))));
+        assert!(c.contains("--query-compute-apps=gpu_uuid,pid,used_memory"));
+        let no_gpu = stream_command(None, &StreamOptions::default()).expect("cmd");
+        assert!(!no_gpu.contains("nvidia-smi"));
+    }
+
+    #[test]
+    fn retry_only_what_the_network_can_fix() {
+        assert!(transient(&RemoteError::ConnectionRefused {
+            addr: "x".into()
+        }));
+        assert!(!transient(&RemoteError::Core(CoreError::Cancelled)));
+    }
+}

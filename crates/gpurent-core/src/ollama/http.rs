@@ -1,0 +1,242 @@
+//! One HTTP/1.1 request to `127.0.0.1:PORT` on the host (Ollama's API, Jupyter's), over a `direct-tcpip` channel of the SSH
+//! connection: `Connection: close`, the body by `Content-Length`, chunks, or until the end; every
+//! complete line of the decoded body also goes to `on_line` as it arrives (NDJSON streams).
+
+use std::io::{Read, Write};
+
+use crate::remote::connect::Connection;
+use crate::remote::error::{RemoteError, Stage};
+
+#[derive(Debug)]
+pub enum HttpError {
+    /// Nothing listens on the port (the channel open was refused).
+    Refused,
+    Remote(RemoteError),
+    Bad(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Length(usize),
+    Chunked,
+    UntilEof,
+}
+
+/// Decodes a response as bytes arrive.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    raw: Vec<u8>,
+    head: Option<(u16, Framing)>,
+    body: Vec<u8>,
+    line_start: usize,
+    done: bool,
+}
+
+impl Decoder {
+    /// Feed bytes; complete body lines go to `on_line`.
+    pub fn push(&mut self, data: &[u8], on_line: &mut dyn FnMut(&str)) -> Result<(), HttpError> {
+        self.raw.extend_from_slice(data);
+        if self.head.is_none() {
+            let Some(end) = self.raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+                return Ok(());
+            };
+            let head = String::from_utf8_lossy(&self.raw[..end]).into_owned();
+            self.raw.drain(..end + 4);
+            let mut lines = head.lines();
+            let status = lines
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| HttpError::Bad(format!("not an HTTP answer: {head:.60}")))?;
+            let mut framing = Framing::UntilEof;
+            for l in lines {
+                let Some((k, v)) = l.split_once(':') else {
+                    continue;
+                };
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+                if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
+                    framing = Framing::Chunked;
+                } else if k == "content-length" && framing != Framing::Chunked {
+                    framing = Framing::Length(
+                        v.parse()
+                            .map_err(|_| HttpError::Bad("content-length".into()))?,
+                    );
+                }
+            }
+            self.head = Some((status, framing));
+        }
+        let Some((_, framing)) = self.head else {
+            return Ok(());
+        };
+        match framing {
+            Framing::Length(n) => {
+                let take = (n - self.body.len()).min(self.raw.len());
+                self.body.extend(self.raw.drain(..take));
+                self.done = self.body.len() == n;
+            }
+            Framing::UntilEof => self.body.append(&mut self.raw),
+            Framing::Chunked => {
+                while let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") {
+                    let size_text = String::from_utf8_lossy(&self.raw[..eol]).into_owned();
+                    let size =
+                        usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+                            .map_err(|_| HttpError::Bad(format!("bad chunk size '{size_text}'")))?;
+                    if size == 0 {
+                        self.done = true;
+                        self.raw.clear();
+                        break;
+                    }
+                    if self.raw.len() < eol + 2 + size + 2 {
+                        break;
+                    }
+                    self.body
+                        .extend_from_slice(&self.raw[eol + 2..eol + 2 + size]);
+                    self.raw.drain(..eol + 2 + size + 2);
+                }
+            }
+        }
+        while let Some(i) = self.body[self.line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            let line = String::from_utf8_lossy(&self.body[self.line_start..self.line_start + i])
+                .into_owned();
+            self.line_start += i + 1;
+            on_line(line.trim_end_matches('\r'));
+        }
+        Ok(())
+    }
+
+    /// The response once the stream ended; the last unterminated line goes to `on_line`.
+    pub fn finish(mut self, on_line: &mut dyn FnMut(&str)) -> Result<Response, HttpError> {
+        let (status, _) = self
+            .head
+            .ok_or_else(|| HttpError::Bad("no HTTP answer".into()))?;
+        if self.line_start < self.body.len() {
+            let line = String::from_utf8_lossy(&self.body[self.line_start..]).into_owned();
+            on_line(line.trim_end());
+        }
+        self.done = true;
+        Ok(Response {
+            status,
+            body: self.body,
+        })
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// Send one request and read its answer.
+pub fn request(
+    conn: &Connection,
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Response, HttpError> {
+    request_with(conn, port, method, path, &[], body, on_line)
+}
+
+/// [`request`] with extra header lines (`Authorization: token …`; kept out of any log).
+pub fn request_with(
+    conn: &Connection,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Response, HttpError> {
+    let io_ms = conn.options().io_timeout.as_millis() as u64;
+    let mut ch = conn
+        .session()
+        .channel_direct_tcpip("127.0.0.1", port, None)
+        .map_err(|e| match e.code() {
+            // LIBSSH2_ERROR_CHANNEL_FAILURE: sshd could not connect to the port.
+            ssh2::ErrorCode::Session(-21) => HttpError::Refused,
+            _ => HttpError::Remote(RemoteError::from_ssh(Stage::Exec, &e, io_ms)),
+        })?;
+    let body = body.unwrap_or("");
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: gpurent\r\nAccept: application/json\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let io = |e: std::io::Error| {
+        HttpError::Remote(RemoteError::from_io(Stage::Exec, "ollama", &e, io_ms))
+    };
+    ch.write_all(req.as_bytes()).map_err(io)?;
+    ch.flush().map_err(io)?;
+    let mut d = Decoder::default();
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        let n = ch.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        d.push(&buf[..n], on_line)?;
+        if d.is_done() {
+            break;
+        }
+    }
+    let _ = ch.close();
+    d.finish(on_line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(parts: &[&[u8]]) -> (Response, Vec<String>) {
+        let mut d = Decoder::default();
+        let mut lines = Vec::new();
+        for p in parts {
+            d.push(p, &mut |l| lines.push(l.to_string())).expect("push");
+        }
+        let r = d
+            .finish(&mut |l| lines.push(l.to_string()))
+            .expect("finish");
+        (r, lines)
+    }
+
+    #[test]
+    fn chunked_ndjson_split_anywhere_gives_whole_lines() {
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n19\r\n{\"status\":\"pulling\"}\n{\"a\"\r\n4\r\n:1}\n\r\n0\r\n\r\n";
+        for cut in [1, 10, 60, 75, 90, raw.len() - 1] {
+            let (r, lines) = decode(&[&raw[..cut], &raw[cut..]]);
+            assert_eq!(r.status, 200);
+            assert_eq!(
+                lines,
+                vec!["{\"status\":\"pulling\"}", "{\"a\":1}"],
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_length_body_and_an_error_status() {
+        let (r, lines) = decode(&[
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 17\r\n\r\n{\"error\":\"nope\"}\n",
+        ]);
+        assert_eq!(r.status, 404);
+        assert_eq!(lines, vec!["{\"error\":\"nope\"}"]);
+    }
+
+    #[test]
+    fn not_http_is_an_error() {
+        let mut d = Decoder::default();
+        assert!(d.push(b"SSH-2.0-OpenSSH\r\n\r\n", &mut |_| {}).is_err());
+    }
+}

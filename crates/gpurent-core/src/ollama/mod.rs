@@ -1,0 +1,293 @@
+//! Ollama on a rented host, reached only through the SSH connection: the server is started bound
+//! to `127.0.0.1` (never `0.0.0.0`), and every API call travels over a `direct-tcpip` channel to
+//! that address, so nothing needs `curl` on the host and nothing is exposed on its network.
+//!
+//! - [`serve`]: start `ollama serve` as a supervised background job (own session and process
+//!   group via `setsid`, pid file, log file) where nothing answers yet; there is no systemd in most
+//!   rented containers (ollama#6478). It is reported running only once `/api/version` answers.
+//! - [`pull`]: `/api/pull`'s streamed JSON lines (status, digest, total, completed) as progress.
+//! - [`generate`]: a short answer from `/api/generate`, streamed.
+//! - [`ps`], [`version`], [`stop`].
+//!
+//! The HTTP client here is the small part of HTTP/1.1 the API needs: one request per channel,
+//! `Connection: close`, a body of known length or chunked.
+
+pub mod http;
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::cancel::CancelToken;
+use crate::remote::connect::Connection;
+use crate::remote::error::{RemoteError, Stage};
+use crate::remote::exec::exec;
+use crate::remote::quote::{sh_c, shell_quote};
+
+/// Ollama's default port.
+pub const DEFAULT_PORT: u16 = 11434;
+
+/// Where the job keeps its pid and log, under the login user's home.
+const JOB_DIR: &str = "$HOME/.gpurent/ollama";
+
+/// One line of `/api/pull`'s stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PullProgress {
+    pub status: String,
+    pub digest: Option<String>,
+    pub total: Option<u64>,
+    pub completed: Option<u64>,
+}
+
+/// The server's answer to a finished pull or a failed call.
+#[derive(Debug, thiserror::Error)]
+pub enum OllamaError {
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// Ollama is not installed on the host.
+    #[error("ollama is not installed on this host")]
+    NotInstalled,
+    /// Started, but `/api/version` did not answer in time (the log's last lines).
+    #[error("ollama serve started but did not answer on 127.0.0.1:{port} within {after_s} s")]
+    NotAnswering {
+        port: u16,
+        after_s: u64,
+        log: String,
+    },
+    /// The server answered with an error (its `error` text).
+    #[error("ollama: {message}")]
+    Api { status: u16, message: String },
+    /// An answer that is not the documented shape.
+    #[error("ollama answered something unexpected: {detail}")]
+    BadAnswer { detail: String },
+}
+
+impl crate::error::Coded for OllamaError {
+    fn code(&self) -> &'static str {
+        match self {
+            OllamaError::Remote(e) => e.code(),
+            OllamaError::NotInstalled => "ollama_not_installed",
+            OllamaError::NotAnswering { .. } => "ollama_not_answering",
+            OllamaError::Api { .. } => "ollama_api_error",
+            OllamaError::BadAnswer { .. } => "ollama_bad_answer",
+        }
+    }
+}
+
+fn bad(detail: impl Into<String>) -> OllamaError {
+    OllamaError::BadAnswer {
+        detail: detail.into(),
+    }
+}
+
+/// `GET /api/version`: `Ok(None)` when nothing listens on the port.
+pub fn version(conn: &Connection, port: u16) -> Result<Option<String>, OllamaError> {
+    let r = match http::request(conn, port, "GET", "/api/version", None, &mut |_| {}) {
+        Ok(r) => r,
+        Err(http::HttpError::Refused) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| bad(e.to_string()))?;
+    Ok(v["version"].as_str().map(str::to_string))
+}
+
+/// Start `ollama serve` on `127.0.0.1:port` unless it already answers there; wait until
+/// `/api/version` answers (at most `wait`). `gpus`: GPU UUIDs for `CUDA_VISIBLE_DEVICES` (inside
+/// the server the chosen cards are renumbered from 0). The version that answered.
+pub fn serve(
+    conn: &Connection,
+    port: u16,
+    gpus: &[String],
+    wait: Duration,
+    cancel: &CancelToken,
+) -> Result<String, OllamaError> {
+    if let Some(v) = version(conn, port)? {
+        return Ok(v);
+    }
+    let check = exec(conn, &sh_c("command -v ollama")?, cancel)?;
+    if !check.success() {
+        return Err(OllamaError::NotInstalled);
+    }
+    let mut env = format!("OLLAMA_HOST=127.0.0.1:{port}");
+    if !gpus.is_empty() {
+        env.push_str(&format!(
+            " CUDA_VISIBLE_DEVICES={}",
+            shell_quote(&gpus.join(","))?
+        ));
+    }
+    let script = format!(
+        "d={JOB_DIR}; mkdir -p \"$d\" || exit 1; cd \"$HOME\" || exit 1; {env} setsid ollama serve >\"$d/serve.log\" 2>&1 </dev/null & echo $! > \"$d/serve.pid\""
+    );
+    exec(conn, &sh_c(&script)?, cancel)?;
+    let started = Instant::now();
+    while started.elapsed() < wait {
+        cancel.check().map_err(RemoteError::from)?;
+        if let Some(v) = version(conn, port)? {
+            return Ok(v);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = exec(
+        conn,
+        &sh_c(&format!("tail -n 5 {JOB_DIR}/serve.log"))?,
+        cancel,
+    )
+    .map(|o| o.stdout_text())
+    .unwrap_or_default();
+    Err(OllamaError::NotAnswering {
+        port,
+        after_s: wait.as_secs(),
+        log,
+    })
+}
+
+/// Stop the server gpurent started (its whole process group); `true` when one was running.
+pub fn stop(conn: &Connection, cancel: &CancelToken) -> Result<bool, OllamaError> {
+    let script = format!(
+        "p=$(cat {JOB_DIR}/serve.pid 2>/dev/null); [ -n \"$p\" ] || exit 3; rm -f {JOB_DIR}/serve.pid; kill -0 \"$p\" 2>/dev/null || exit 3; kill -TERM -\"$p\" 2>/dev/null || kill -TERM \"$p\"; i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -\"$p\" 2>/dev/null; exit 0"
+    );
+    let out = exec(conn, &sh_c(&script)?, cancel)?;
+    Ok(out.exit_status == Some(0))
+}
+
+/// `POST /api/pull` with progress per streamed line; ends at `success` (a cancelled pull resumes
+/// where it stopped on the next call: Ollama keeps the downloaded parts).
+pub fn pull(
+    conn: &Connection,
+    port: u16,
+    model: &str,
+    on_progress: &mut dyn FnMut(&PullProgress),
+    cancel: &CancelToken,
+) -> Result<(), OllamaError> {
+    let body = serde_json::json!({ "model": model, "stream": true }).to_string();
+    let mut last = String::new();
+    let mut err: Option<String> = None;
+    let r = http::request(conn, port, "POST", "/api/pull", Some(&body), &mut |line| {
+        if cancel.is_cancelled() {
+            return;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            return;
+        };
+        if let Some(e) = v["error"].as_str() {
+            err = Some(e.to_string());
+            return;
+        }
+        let p = PullProgress {
+            status: v["status"].as_str().unwrap_or_default().to_string(),
+            digest: v["digest"].as_str().map(str::to_string),
+            total: v["total"].as_u64(),
+            completed: v["completed"].as_u64(),
+        };
+        last.clone_from(&p.status);
+        on_progress(&p);
+    })?;
+    cancel.check().map_err(RemoteError::from)?;
+    if let Some(message) = err.or_else(|| api_error(&r)) {
+        return Err(OllamaError::Api {
+            status: r.status,
+            message,
+        });
+    }
+    if last != "success" {
+        return Err(bad(format!("the pull ended at '{last}', not 'success'")));
+    }
+    Ok(())
+}
+
+fn api_error(r: &http::Response) -> Option<String> {
+    if r.status < 400 {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+    Some(
+        v["error"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("HTTP {}", r.status)),
+    )
+}
+
+/// `POST /api/generate`, streamed: each piece of the answer to `on_piece`; the whole answer.
+pub fn generate(
+    conn: &Connection,
+    port: u16,
+    model: &str,
+    prompt: &str,
+    on_piece: &mut dyn FnMut(&str),
+) -> Result<String, OllamaError> {
+    let body = serde_json::json!({ "model": model, "prompt": prompt, "stream": true }).to_string();
+    let mut answer = String::new();
+    let mut done = false;
+    let r = http::request(
+        conn,
+        port,
+        "POST",
+        "/api/generate",
+        Some(&body),
+        &mut |line| {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                return;
+            };
+            if let Some(piece) = v["response"].as_str() {
+                answer.push_str(piece);
+                on_piece(piece);
+            }
+            done |= v["done"].as_bool() == Some(true);
+        },
+    )?;
+    if let Some(message) = api_error(&r) {
+        return Err(OllamaError::Api {
+            status: r.status,
+            message,
+        });
+    }
+    if !done {
+        return Err(bad("the answer ended before done"));
+    }
+    Ok(answer)
+}
+
+/// A model loaded in memory (`/api/ps`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Loaded {
+    pub name: String,
+    pub size: Option<u64>,
+    pub size_vram: Option<u64>,
+}
+
+/// `GET /api/ps`.
+pub fn ps(conn: &Connection, port: u16) -> Result<Vec<Loaded>, OllamaError> {
+    let r = http::request(conn, port, "GET", "/api/ps", None, &mut |_| {})?;
+    if let Some(message) = api_error(&r) {
+        return Err(OllamaError::Api {
+            status: r.status,
+            message,
+        });
+    }
+    let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| bad(e.to_string()))?;
+    Ok(v["models"]
+        .as_array()
+        .ok_or_else(|| bad("no models list"))?
+        .iter()
+        .map(|m| Loaded {
+            name: m["name"].as_str().unwrap_or_default().to_string(),
+            size: m["size"].as_u64(),
+            size_vram: m["size_vram"].as_u64(),
+        })
+        .collect())
+}
+
+impl From<http::HttpError> for OllamaError {
+    fn from(e: http::HttpError) -> Self {
+        match e {
+            http::HttpError::Refused => OllamaError::Remote(RemoteError::ConnectionLost {
+                stage: Stage::Exec,
+                detail: "nothing listens on the ollama port".into(),
+            }),
+            http::HttpError::Remote(r) => OllamaError::Remote(r),
+            http::HttpError::Bad(d) => bad(d),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! A local port forward (`ssh -L 127.0.0.1:LOCAL:127.0.0.1:REMOTE`): a listener on this machine's
+//! loopback only, each accepted connection relayed over a `direct-tcpip` channel of one SSH
+//! connection to `127.0.0.1:REMOTE` on the host. One thread owns the connection (non-blocking)
+//! and relays every pair, so the session is never used from two threads.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::remote::connect::Connection;
+use crate::remote::error::{RemoteError, Stage};
+
+/// A running forward; dropping it (or [`Forward::stop`]) closes the listener and every relay.
+#[derive(Debug)]
+pub struct Forward {
+    pub local_port: u16,
+    stop: Arc<AtomicBool>,
+    accepted: Arc<AtomicU64>,
+    thread: Option<JoinHandle<Result<(), RemoteError>>>,
+}
+
+impl Forward {
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Stop and return how the relay thread ended.
+    pub fn stop(mut self) -> Result<(), RemoteError> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            _ => Ok(()),
+        }
+    }
+
+    /// Block until the relay ends by itself (the connection died) or `stop` is set elsewhere.
+    pub fn wait(mut self, cancel: &crate::cancel::CancelToken) -> Result<(), RemoteError> {
+        while !cancel.is_cancelled() && self.thread.as_ref().is_some_and(|t| !t.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Pair {
+    local: TcpStream,
+    channel: ssh2::Channel,
+    to_local: Vec<u8>,
+    to_remote: Vec<u8>,
+    local_eof: bool,
+    remote_eof: bool,
+}
+
+/// Listen on `127.0.0.1:local_port` (0: any free port) and relay to `127.0.0.1:remote_port` on
+/// the host over `conn`, which the forward owns from now on.
+pub fn forward_local(
+    conn: Connection,
+    local_port: u16,
+    remote_port: u16,
+) -> Result<Forward, RemoteError> {
+    let io = |e: std::io::Error| RemoteError::Network {
+        stage: Stage::Exec,
+        detail: format!("local port {local_port}: {e}"),
+    };
+    let listener = TcpListener::bind(("127.0.0.1", local_port)).map_err(io)?;
+    let port = listener.local_addr().map_err(io)?.port();
+    listener.set_nonblocking(true).map_err(io)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let accepted = Arc::new(AtomicU64::new(0));
+    let (s, a) = (stop.clone(), accepted.clone());
+    let thread = std::thread::spawn(move || relay(conn, listener, remote_port, &s, &a));
+    Ok(Forward {
+        local_port: port,
+        stop,
+        accepted,
+        thread: Some(thread),
+    })
+}
+
+fn would_block(e: &ssh2::Error) -> bool {
+    e.code() == ssh2::ErrorCode::Session(-37)
+}
+
+fn relay(
+    conn: Connection,
+    listener: TcpListener,
+    remote_port: u16,
+    stop: &AtomicBool,
+    accepted: &AtomicU64,
+) -> Result<(), RemoteError> {
+    let sess = conn.session().clone();
+    sess.set_blocking(false);
+    let mut pairs: Vec<Pair> = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut idle = Duration::from_millis(1);
+    let result = loop {
+        if stop.load(Ordering::SeqCst) {
+            break Ok(());
+        }
+        let mut progressed = false;
+        match listener.accept() {
+            Ok((local, _)) => {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                let _ = local.set_nodelay(true);
+                let _ = local.set_nonblocking(true);
+                let channel = loop {
+                    match sess.channel_direct_tcpip("127.0.0.1", remote_port, None) {
+                        Ok(c) => break Some(c),
+                        Err(e) if would_block(&e) => std::thread::sleep(Duration::from_millis(1)),
+                        Err(e) => {
+                            tracing::debug!("forward: channel to {remote_port} refused: {e}");
+                            break None;
+                        }
+                    }
+                    if stop.load(Ordering::SeqCst) {
+                        break None;
+                    }
+                };
+                match channel {
+                    Some(channel) => pairs.push(Pair {
+                        local,
+                        channel,
+                        to_local: Vec::new(),
+                        to_remote: Vec::new(),
+                        local_eof: false,
+                        remote_eof: false,
+                    }),
+                    None => {
+                        let _ = local.shutdown(Shutdown::Both);
+                    }
+                }
+                progressed = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => {
+                break Err(RemoteError::Network {
+                    stage: Stage::Exec,
+                    detail: e.to_string(),
+                })
+            }
+        }
+        let mut dead = Vec::new();
+        for (i, p) in pairs.iter_mut().enumerate() {
+            match step(p, &mut buf) {
+                Ok(moved) => progressed |= moved,
+                Err(e) => {
+                    tracing::debug!("forward: a relay ended: {e}");
+                    dead.push(i);
+                    continue;
+                }
+            }
+            if p.local_eof && p.remote_eof && p.to_local.is_empty() && p.to_remote.is_empty() {
+                dead.push(i);
+            }
+        }
+        for i in dead.into_iter().rev() {
+            let mut p = pairs.remove(i);
+            let _ = p.local.shutdown(Shutdown::Both);
+            let _ = p.channel.close();
+        }
+        if progressed {
+            idle = Duration::from_millis(1);
+        } else {
+            std::thread::sleep(idle);
+            idle = (idle * 2).min(Duration::from_millis(20));
+        }
+    };
+    for mut p in pairs {
+        let _ = p.local.shutdown(Shutdown::Both);
+        let _ = p.channel.close();
+    }
+    sess.set_blocking(true);
+    drop(conn);
+    result
+}
+
+/// Move what can move in both directions; `true` when anything did.
+fn step(p: &mut Pair, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut moved = false;
+    if p.to_local.is_empty() && !p.remote_eof {
+        match p.channel.read(buf) {
+            Ok(0) if p.channel.eof() => {
+                p.remote_eof = true;
+                let _ = p.local.shutdown(Shutdown::Write);
+                moved = true;
+            }
+            Ok(0) => {}
+            Ok(n) => {
+                p.to_local.extend_from_slice(&buf[..n]);
+                moved = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if !p.to_local.is_empty() {
+        match p.local.write(&p.to_local) {
+            Ok(n) => {
+                p.to_local.drain(..n);
+                moved = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if p.to_remote.is_empty() && !p.local_eof {
+        match p.local.read(buf) {
+            Ok(0) => {
+                p.local_eof = true;
+                let _ = p.channel.send_eof();
+                moved = true;
+            }
+            Ok(n) => {
+                p.to_remote.extend_from_slice(&buf[..n]);
+                moved = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if !p.to_remote.is_empty() {
+        match p.channel.write(&p.to_remote) {
+            Ok(n) => {
+                p.to_remote.drain(..n);
+                moved = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(moved)
+}
