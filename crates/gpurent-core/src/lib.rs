@@ -28,6 +28,7 @@
 //!   [`logging`].
 
 pub mod app;
+pub mod billing;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;
