@@ -43,6 +43,7 @@ pub mod keys;
 pub mod launch;
 pub mod localgpu;
 pub mod logging;
+pub mod monitor;
 pub mod paths;
 pub mod prices;
 pub mod providers;
