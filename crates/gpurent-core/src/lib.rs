@@ -37,6 +37,7 @@ pub mod error;
 pub mod estimate;
 pub mod events;
 pub mod fsperm;
+pub mod guard;
 pub mod hostparse;
 pub mod ipc;
 pub mod keys;
