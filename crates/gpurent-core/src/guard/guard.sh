@@ -85,22 +85,24 @@ tcp_files() {
 }
 
 sample_ssh() {
-  ssh=unreadable; ssh_conns=
+  ssh=unreadable; ssh_conns=; ssh_new=0
   files=$(tcp_files)
   [ -n "$files" ] || return
-  # ESTABLISHED (01) with a local port in PORTS; a connection counts once it is CONN_MIN_AGE old
-  # (first seen in an earlier sample), so gpurent's own short status checks never keep it alive.
+  # ESTABLISHED (01) with a local port in PORTS; a connection keeps the machine alive once it is
+  # CONN_MIN_AGE old (first seen in an earlier sample), so gpurent's own short status checks never
+  # do; a younger one only holds the action back for that sample (someone just logged in).
   # shellcheck disable=SC2086
-  ssh_conns=$(awk -v ports="$(hexports "$PORTS")" -v now="$now" -v age="$CONN_MIN_AGE" \
+  counts=$(awk -v ports="$(hexports "$PORTS")" -v now="$now" -v age="$CONN_MIN_AGE" \
       -v prev="$DIR/conns" -v out="$DIR/conns.new" '
     BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1
             while ((getline line < prev) > 0) { split(line, f, " "); seen[f[1]] = f[2] }
             printf "" > out }
     FNR > 1 && $4 == "01" { split($2, l, ":"); if (l[2] in want) {
             k = $2 "-" $3; first = (k in seen) ? seen[k] : now; print k, first > out
-            if (now - first >= age) c++ } }
-    END { close(out); print c + 0 }' $files) || { ssh_conns=; return; }
+            if (now - first >= age) c++; else y++ } }
+    END { close(out); print c + 0, y + 0 }' $files) || return
   mv "$DIR/conns.new" "$DIR/conns"
+  set -- $counts; ssh_conns=$1; ssh_new=$2
   if [ "$ssh_conns" -gt 0 ]; then ssh=busy; else ssh=idle; fi
 }
 
@@ -154,9 +156,9 @@ sample_jupyter() {
 num() { case "$1" in ''|*[!0-9.]*) printf null ;; *) printf '%s' "$1" ;; esac; }
 
 log() { # DECISION WHY [RC]
-  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ollama":"%s","jupyter":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s}\n' \
+  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ollama":"%s","jupyter":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s}\n' \
     "$now" "$1" "$2" "$gpu" "$gpu_why" "$(num "$gpu_util")" "$(num "$gpu_procs")" "$ssh" \
-    "$(num "$ssh_conns")" "$ollama" "$jupyter" "$(num "$idle_since")" "$(num "$IDLE")" \
+    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$ollama" "$jupyter" "$(num "$idle_since")" "$(num "$IDLE")" \
     "$(num "$DEADLINE")" "$(num "$snooze")" "$PERIOD" "$(num "$3")" >> "$DIR/decisions.log"
   n=$(wc -l < "$DIR/decisions.log")
   if [ "$n" -gt "$LOG_MAX" ]; then
@@ -195,20 +197,22 @@ loop() {
     lead=$WARN; [ $((IDLE / 2)) -lt "$lead" ] && lead=$((IDLE / 2))
     due=; soon=
     if [ -n "$DEADLINE" ] && [ "$now" -ge "$DEADLINE" ]; then due=deadline
-    elif [ -n "$idle_since" ] && [ $((now - idle_since)) -ge "$IDLE" ]; then due=idle
+    elif [ -n "$idle_since" ] && [ $((now - idle_since)) -ge "$IDLE" ] && [ "${ssh_new:-0}" = 0 ]; then due=idle
+    elif [ -n "$idle_since" ] && [ $((now - idle_since)) -ge "$IDLE" ]; then why=ssh_new
     elif [ -n "$DEADLINE" ] && [ $((DEADLINE - now)) -le "$WARN" ]; then soon=deadline
     elif [ -n "$idle_since" ] && [ $((now - idle_since)) -ge $((IDLE - lead)) ]; then soon=idle
     fi
     if [ -n "$due" ] && [ -n "$snooze" ]; then log snoozed "$due"
     elif [ -n "$due" ] && [ -n "$acted" ] && [ $((now - acted)) -lt "$REACT" ]; then log acted "$due"
     elif [ -n "$due" ]; then
-      [ -n "$warned" ] || warn "gpurent guard: acting now ($due): $ACTION"
+      if [ -z "$warned" ]; then warn "gpurent guard: acting now ($due): $ACTION"; log warn "$due"; fi
       act "$due"
     elif [ -n "$soon" ] && [ -z "$snooze" ]; then
       if [ -z "$warned" ]; then
         warn "gpurent guard: this machine will be stopped soon ($soon). Use it, or run: gpurent guard snooze HOST 30m"
         warned=$now; log warn "$soon"
       else log idle "$soon"; fi
+    elif [ "$why" = ssh_new ]; then log keep ssh_new
     else
       [ -z "$why" ] || { warned=; acted=; rm -f "$DIR/warning"; }
       if [ -z "$why" ]; then log idle ""; else log keep "$why"; fi

@@ -300,7 +300,8 @@ pub struct Decision {
     /// `keep` (something is busy), `idle`, `warn`, `snoozed`, `act`, `act_failed`, `acted`
     /// (already acted recently).
     pub decision: String,
-    /// `keep`: the signals keeping it alive (`gpu,ssh`); otherwise the cause (`idle`, `deadline`).
+    /// `keep`: the signals keeping it alive (`gpu,ssh`; `ssh_new`: someone just connected, the
+    /// idle action waits); otherwise the cause (`idle`, `deadline`).
     pub why: String,
     /// `idle`, `busy` or `unreadable`.
     pub gpu: String,
@@ -310,6 +311,8 @@ pub struct Decision {
     pub gpu_procs: Option<u32>,
     pub ssh: String,
     pub ssh_conns: Option<u32>,
+    /// Connections younger than the minimum age: they hold the idle action back for a sample.
+    pub ssh_new: Option<u32>,
     /// `idle`, `busy`, `unreadable` or `absent` (not running there).
     pub ollama: String,
     pub jupyter: String,
