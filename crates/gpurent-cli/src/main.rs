@@ -4,7 +4,9 @@
 //! exit code 2 for bad input, 1 for everything else.
 
 mod cards;
+mod cost;
 mod estimate;
+mod guard;
 mod host;
 mod instance_action;
 mod instances;
@@ -12,6 +14,7 @@ mod key;
 mod offers;
 mod output;
 mod provider;
+mod rate;
 mod release;
 mod rent;
 mod setup;
@@ -87,6 +90,12 @@ enum Command {
     Start(start::ActionArgs),
     /// Release (terminate) an instance and delete its disk.
     Release(release::ActionArgs),
+    /// The idle guard on the machine itself: set, status, snooze, off (docs/guard.md).
+    Guard(guard::GuardArgs),
+    /// What machines cost: so far, per hour now, by a chosen time (docs/billing.md).
+    Cost(cost::CostArgs),
+    /// A pasted host's own price and billing rule, for `gpurent cost` (docs/billing.md).
+    Rate(rate::RateArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -147,6 +156,9 @@ fn main() -> ExitCode {
                 release::run(a, args)
             })
         }
+        Command::Guard(args) => return guard::main(cli.data_dir.as_deref(), args),
+        Command::Cost(args) => return cost::main(cli.data_dir.as_deref(), args),
+        Command::Rate(args) => return rate::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),
