@@ -3,6 +3,7 @@
 //! the README and kept stable); errors are then `{"error": {code, message, detail?}}` on stdout and
 //! exit code 2 for bad input, 1 for everything else.
 
+mod budget;
 mod cards;
 mod cost;
 mod estimate;
@@ -96,6 +97,8 @@ enum Command {
     Cost(cost::CostArgs),
     /// A pasted host's own price and billing rule, for `gpurent cost` (docs/billing.md).
     Rate(rate::RateArgs),
+    /// Daily and monthly spending limits and where spending stands (docs/billing.md).
+    Budget(budget::BudgetArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -159,6 +162,7 @@ fn main() -> ExitCode {
         Command::Guard(args) => return guard::main(cli.data_dir.as_deref(), args),
         Command::Cost(args) => return cost::main(cli.data_dir.as_deref(), args),
         Command::Rate(args) => return rate::main(cli.data_dir.as_deref(), args),
+        Command::Budget(args) => return budget::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

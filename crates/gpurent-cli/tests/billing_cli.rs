@@ -104,6 +104,32 @@ fn rate_and_cost_of_a_pasted_host() {
     assert_eq!(compute(&v["projected"]), 8.0);
     assert!((v["usd_per_hour_now"].as_f64().expect("rate") - 2.02).abs() < 1e-9);
 
+    // A daily budget for this host: $4.02 spent today at most (it started 70 min ago; the test
+    // may straddle UTC midnight, so only the shape and the level's range are checked).
+    let out = gpurent(
+        home.path(),
+        &[
+            "budget", "set", "--host", "box", "--per", "day", "--usd", "5", "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(json(&out)["period"], "day");
+    let out = gpurent(home.path(), &["budget", "status", "--json"]);
+    let v = json(&out);
+    let b = &v["budgets"][0];
+    assert_eq!(b["budget"]["host"], "box");
+    let spent = b["spent_usd"].as_f64().expect("spent");
+    assert!(spent > 0.0 && spent <= 4.03, "{b}");
+    assert!(
+        ["ok", "warn"].contains(&b["level"].as_str().expect("level")),
+        "{b}"
+    );
+    let out = gpurent(
+        home.path(),
+        &["budget", "set", "--per", "week", "--usd", "5", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+
     let out = gpurent(home.path(), &["rate", "stopped", "box", "--json"]);
     assert!(out.status.success(), "{out:?}");
     let out = gpurent(home.path(), &["cost", "--json"]);

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::app::App;
+use crate::billing::budget::{self, Level, Period};
 use crate::billing::{
-    cost_so_far, cost_until, state_at, usd_per_hour_now, CostBreakdown, Increment, InstanceState,
-    PastedRate, StateChange, Traffic,
+    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, CostBreakdown, Increment,
+    InstanceState, PastedRate, StateChange, Traffic,
 };
 use crate::error::CoreError;
 use crate::remote::RemoteError;
@@ -241,6 +242,108 @@ impl App {
     }
 }
 
+/// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Budget {
+    pub host: Option<String>,
+    pub period: Period,
+    pub usd: f64,
+}
+
+/// Where spending stands against a budget in the current period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BudgetStatus {
+    pub budget: Budget,
+    pub period_start_ms: i64,
+    pub spent_usd: f64,
+    /// spent / budget (1.0 = 100 %).
+    pub fraction: f64,
+    /// `ok`, `warn` (80 % or more), `over` (100 % or more).
+    pub level: Level,
+}
+
+fn scope_of(host: Option<&str>) -> String {
+    host.map(|h| format!("host:{h}"))
+        .unwrap_or_else(|| "total".to_string())
+}
+
+impl App {
+    /// Set (or replace) a budget.
+    pub fn budget_set(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        usd: f64,
+    ) -> Result<Budget, RemoteError> {
+        if !(usd.is_finite() && usd > 0.0) {
+            return Err(RemoteError::invalid("usd", "must be a number > 0"));
+        }
+        if let Some(h) = host {
+            self.host_get(h)?;
+        }
+        let now = self.now_ms();
+        self.with_store(|s| {
+            s.conn().execute(
+                "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES (?1, ?2, ?3, 0, ?4)
+                 ON CONFLICT(scope, period) DO UPDATE SET usd = excluded.usd, updated_ms = excluded.updated_ms",
+                params![scope_of(host), period.name(), usd, now],
+            )?;
+            Ok(())
+        })?;
+        Ok(Budget {
+            host: host.map(String::from),
+            period,
+            usd,
+        })
+    }
+
+    /// Remove a budget; `false` when there was none.
+    pub fn budget_remove(&self, host: Option<&str>, period: Period) -> Result<bool, CoreError> {
+        self.with_store(|s| {
+            Ok(s.conn().execute(
+                "DELETE FROM budgets WHERE scope = ?1 AND period = ?2",
+                params![scope_of(host), period.name()],
+            )? > 0)
+        })
+    }
+
+    /// Every budget and what was spent in its current period (pasted hosts with a rate; provider
+    /// machines join once the instance ledger is there).
+    pub fn budget_status(&self) -> Result<Vec<BudgetStatus>, CoreError> {
+        let rows: Vec<(String, String, f64)> = self.with_store(|s| {
+            let mut st = s
+                .conn()
+                .prepare("SELECT scope, period, usd FROM budgets ORDER BY scope, period")?;
+            let rows = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })?;
+        let rates = self.host_rates()?;
+        let now = self.now_ms();
+        let mut out = Vec::new();
+        for (scope, period, usd) in rows {
+            let period = Period::parse(&period)
+                .ok_or_else(|| CoreError::BundledData(format!("budgets: period '{period}'")))?;
+            let host = scope.strip_prefix("host:").map(String::from);
+            let start = period.start_ms(now);
+            let spent: f64 = rates
+                .iter()
+                .filter(|r| host.as_deref().is_none_or(|h| h == r.host))
+                .map(|r| spent_between(&r.timeline(), &r.rate.tariff(), start, now))
+                .sum();
+            out.push(BudgetStatus {
+                budget: Budget { host, period, usd },
+                period_start_ms: start,
+                spent_usd: spent,
+                fraction: spent / usd,
+                level: budget::level(spent, usd),
+            });
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -304,5 +407,50 @@ mod tests {
         assert_eq!(c.state, Some(InstanceState::Stopped));
         assert_eq!(compute(&c.so_far), Some(4.0));
         assert!((c.usd_per_hour_now - 0.02).abs() < 1e-9);
+    }
+
+    /// Budgets count what was spent since the start of the UTC day / month.
+    #[test]
+    fn budgets_count_the_current_period() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        // 2026-12-01T10:00Z; the host has run since 07:00Z at $1/h per second: $3 today.
+        let now = 1_796_119_200_000;
+        let app = app_at(tmp.path(), now);
+        save_host(&app, "box");
+        let rate = PastedRate {
+            usd_per_hour: 1.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+        };
+        app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
+        app.budget_set(Some("box"), Period::Day, 3.5).expect("day");
+        app.budget_set(None, Period::Month, 100.0).expect("month");
+        assert!(app.budget_set(Some("nope"), Period::Day, 1.0).is_err());
+        assert!(app.budget_set(None, Period::Day, 0.0).is_err());
+        let st = app.budget_status().expect("status");
+        assert_eq!(st.len(), 2);
+        let day = st
+            .iter()
+            .find(|b| b.budget.period == Period::Day)
+            .expect("day");
+        assert_eq!(day.budget.host.as_deref(), Some("box"));
+        assert!((day.spent_usd - 3.0).abs() < 1e-9, "{day:?}");
+        assert_eq!(day.level, Level::Warn, "3.0 of 3.5 is over 80 %");
+        let month = st
+            .iter()
+            .find(|b| b.budget.period == Period::Month)
+            .expect("month");
+        assert_eq!(month.level, Level::Ok);
+        // Running since yesterday 22:00Z: today counts only from midnight.
+        app.host_rate_set("box", rate, 12 * HOUR).expect("rate");
+        let st = app.budget_status().expect("status");
+        let day = st
+            .iter()
+            .find(|b| b.budget.period == Period::Day)
+            .expect("day");
+        assert!((day.spent_usd - 10.0).abs() < 1e-9, "{day:?}");
+        assert_eq!(day.level, Level::Over);
+        assert!(app.budget_remove(Some("box"), Period::Day).expect("rm"));
+        assert_eq!(app.budget_status().expect("status").len(), 1);
     }
 }

@@ -282,3 +282,13 @@ pub fn usd_per_hour_now(timeline: &[StateChange], tariff: &Tariff, now_ms: i64) 
         None => 0.0,
     }
 }
+
+/// What was spent between `from_ms` and `to_ms`: what was owed at `to_ms` less what was owed at
+/// `from_ms` (each "so far" with its own rounding), so consecutive windows add up to the total.
+pub fn spent_between(timeline: &[StateChange], tariff: &Tariff, from_ms: i64, to_ms: i64) -> f64 {
+    if to_ms <= from_ms {
+        return 0.0;
+    }
+    let at = |t: i64| cost_so_far(timeline, tariff, Traffic::default(), t).total_usd;
+    (at(to_ms) - at(from_ms)).max(0.0)
+}

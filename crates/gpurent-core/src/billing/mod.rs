@@ -4,12 +4,13 @@
 //! ledger's `(at_ms, state)` rows plug straight in; a pasted host's timeline is the user's own
 //! (see `docs/billing.md`).
 
+pub mod budget;
 pub mod cost;
 pub mod rules;
 
 pub use cost::{
-    cost_so_far, cost_until, state_at, usd_per_hour_now, Charge, CostBreakdown, CostLine,
-    PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
+    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, Charge, CostBreakdown,
+    CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
 };
 pub use rules::{BillsIn, Increment, InstanceState, RateUnit, Rule, Verified};
 
