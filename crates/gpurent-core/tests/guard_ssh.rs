@@ -170,6 +170,10 @@ impl Rig {
             .map(String::from)
             .collect()
     }
+    /// The action ran and its decision is logged (the fake poweroff writes first).
+    fn acted(&self) -> bool {
+        !self.poweroffs().is_empty() && self.decisions().iter().any(|d| d.decision == "act")
+    }
     fn decisions(&self) -> Vec<Decision> {
         parse_decisions(
             &std::fs::read_to_string(self.guard_dir().join("decisions.log")).unwrap_or_default(),
@@ -252,9 +256,7 @@ fn idle_fires_with_gpurent_closed() {
         "a connection to the host is still open"
     );
     assert!(
-        wait_for(Duration::from_secs(IDLE_S + 10), || !r
-            .poweroffs()
-            .is_empty()),
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
         "the guard did not fire: {:#?}",
         r.decisions()
     );
@@ -358,9 +360,7 @@ fn open_ssh_session_never_fires() {
     drop(conn);
     // Once the session is closed, the machine goes idle and the guard fires.
     assert!(
-        wait_for(Duration::from_secs(IDLE_S + 10), || !r
-            .poweroffs()
-            .is_empty()),
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
         "no action after the session closed: {:#?}",
         r.decisions()
     );
@@ -435,7 +435,7 @@ fn deadline_fires_while_busy() {
     let rep = r.set(&spec);
     let deadline = rep.deadline_host_s.expect("deadline");
     assert!(
-        wait_for(Duration::from_secs(15), || !r.poweroffs().is_empty()),
+        wait_for(Duration::from_secs(15), || r.acted()),
         "the deadline did not fire: {:#?}",
         r.decisions()
     );
@@ -511,9 +511,7 @@ fn back_after_a_simulated_reboot() {
     // Back, sampling with the configured PATH; once the GPU goes idle it fires.
     r.set_gpu(0, &[]);
     assert!(
-        wait_for(Duration::from_secs(IDLE_S + 10), || !r
-            .poweroffs()
-            .is_empty()),
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
         "no action after the reboot: {:#?}",
         r.decisions()
     );

@@ -132,14 +132,11 @@ sample_ollama() {
 
 sample_jupyter() {
   jupyter=absent; ticks=0; found=0
-  [ -d "$PROC" ] || { jupyter=unreadable; return; }
-  for d in "$PROC"/[0-9]*; do
-    [ -r "$d/cmdline" ] || continue
-    case "$(tr '\000' ' ' < "$d/cmdline" 2>/dev/null)" in
-      *ipykernel*)
-        t=$(awk '{ s = $0; sub(/.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "$d/stat" 2>/dev/null)
-        [ -n "$t" ] && { found=1; ticks=$((ticks + t)); } ;;
-    esac
+  [ -r "$PROC/self/cmdline" ] || { jupyter=unreadable; return; }
+  # One grep over every command line ('ipyker[n]el' so grep does not find its own).
+  for f in $(grep -l 'ipyker[n]el' "$PROC"/[0-9]*/cmdline 2>/dev/null); do
+    t=$(awk '{ s = $0; sub(/.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "${f%/cmdline}/stat" 2>/dev/null)
+    [ -n "$t" ] && { found=1; ticks=$((ticks + t)); }
   done
   prev=$(cat "$DIR/jupyter.prev" 2>/dev/null)
   echo "$now $ticks" > "$DIR/jupyter.prev"
