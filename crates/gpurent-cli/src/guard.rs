@@ -13,7 +13,9 @@ use gpurent_core::app::guard::{GuardSetReport, GuardStatus};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
-use gpurent_core::guard::{parse_duration, ActionKind, GuardError, GuardSpec};
+use gpurent_core::guard::{
+    check_action_available, parse_duration, ActionKind, GuardError, GuardSpec,
+};
 use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
@@ -145,6 +147,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             spec.command = command.clone();
             spec.extra_ports = ports.clone();
             spec.validate()?;
+            check_action_available(&spec)?;
             let (env, key) = login(app, common)?;
             let rep = app.guard_set(&common.host, &env, &key, &spec, &cancel)?;
             if common.json {

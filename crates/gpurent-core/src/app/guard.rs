@@ -11,8 +11,8 @@ use crate::app::App;
 use crate::cancel::CancelToken;
 use crate::guard::host::{self, Fetched};
 use crate::guard::{
-    conf_text, parse_decisions, resolve_action, watch_ports, ActionKind, Boot, Decision,
-    GuardError, GuardSpec,
+    check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, Boot,
+    Decision, GuardError, GuardSpec,
 };
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
 
@@ -132,12 +132,7 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<GuardSetReport, GuardError> {
         spec.validate()?;
-        if matches!(spec.action, ActionKind::Stop | ActionKind::Release) {
-            // Refused before connecting: the provider actions are not wired yet.
-            return Err(GuardError::ProviderActionUnavailable {
-                action: spec.action,
-            });
-        }
+        check_action_available(spec)?;
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
         let facts = host::facts(&conn, cancel)?;

@@ -214,6 +214,17 @@ pub fn parse_facts(text: &str) -> HostFacts {
     f
 }
 
+/// Refuse actions gpurent cannot run yet, before anything connects: stop/release through the
+/// provider are not wired.
+pub fn check_action_available(spec: &GuardSpec) -> Result<(), GuardError> {
+    match spec.action {
+        ActionKind::Stop | ActionKind::Release => Err(GuardError::ProviderActionUnavailable {
+            action: spec.action,
+        }),
+        ActionKind::Poweroff | ActionKind::Command => Ok(()),
+    }
+}
+
 /// The command the guard runs for `spec.action` on this host, or why it can't.
 pub fn resolve_action(spec: &GuardSpec, facts: &HostFacts) -> Result<String, GuardError> {
     match spec.action {
