@@ -443,6 +443,11 @@ fn deadline_fires_while_busy() {
     let act = ds.iter().find(|d| d.decision == "act").expect("act");
     assert_eq!(act.why, "deadline");
     assert_eq!(act.gpu, "busy");
+    // One warning before the deadline, not one per sample while it stands.
+    let warns: Vec<&Decision> = ds.iter().filter(|d| d.decision == "warn").collect();
+    assert_eq!(warns.len(), 1, "{ds:#?}");
+    assert_eq!(warns[0].why, "deadline");
+    assert!(warns[0].at < act.at, "{ds:#?}");
     assert!(
         act.at >= deadline && act.at <= deadline + PERIOD_S as i64 + 1,
         "{act:?}"

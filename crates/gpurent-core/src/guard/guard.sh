@@ -204,15 +204,14 @@ loop() {
     elif [ -n "$due" ]; then
       if [ -z "$warned" ]; then warn "gpurent guard: acting now ($due): $ACTION"; log warn "$due"; fi
       act "$due"
-    elif [ -n "$soon" ] && [ -z "$snooze" ]; then
-      if [ -z "$warned" ]; then
-        warn "gpurent guard: this machine will be stopped soon ($soon). Use it, or run: gpurent guard snooze HOST 30m"
-        warned=$now; log warn "$soon"
-      else log idle "$soon"; fi
+    elif [ -n "$soon" ] && [ -z "$snooze" ] && [ -z "$warned" ]; then
+      warn "gpurent guard: this machine will be stopped soon ($soon). Use it, or run: gpurent guard snooze HOST 30m"
+      warned=$now; log warn "$soon"
     elif [ "$why" = ssh_new ]; then log keep ssh_new
     else
-      [ -z "$why" ] || { warned=; acted=; rm -f "$DIR/warning"; }
-      if [ -z "$why" ]; then log idle ""; else log keep "$why"; fi
+      # Busy again cancels an idle warning (a deadline's stands).
+      if [ -n "$why" ] && [ "$soon" != deadline ]; then warned=; acted=; rm -f "$DIR/warning"; fi
+      if [ -z "$why" ]; then log idle "$soon"; else log keep "$why"; fi
     fi
     sleep "$PERIOD"
   done
