@@ -106,14 +106,16 @@ pub enum InstanceState {
 }
 
 impl InstanceState {
-    /// The ledger's state text; unknown texts are `None` (the caller decides, never guessed).
+    /// The ledger's state text (`providers::ledger::LedgerState::as_str`); `unknown` and other
+    /// texts are `None` (the caller decides, never guessed).
     pub fn from_ledger(s: &str) -> Option<InstanceState> {
         Some(match s {
             "intent" => InstanceState::Intent,
             "provisioning" | "starting" | "booting" => InstanceState::Provisioning,
             "running" | "active" => InstanceState::Running,
             "stopped" | "exited" | "stopping" => InstanceState::Stopped,
-            "terminated" | "destroyed" | "released" => InstanceState::Terminated,
+            // create_failed (the ledger's): no machine was made, nothing bills.
+            "terminated" | "destroyed" | "released" | "create_failed" => InstanceState::Terminated,
             _ => return None,
         })
     }

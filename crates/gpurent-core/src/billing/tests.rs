@@ -301,4 +301,18 @@ fn bad_inputs_are_refused() {
     );
     assert_eq!(InstanceState::from_ledger("running"), Some(Running));
     assert_eq!(InstanceState::from_ledger("weird"), None);
+    assert_eq!(InstanceState::from_ledger("unknown"), None);
+    // Every state the providers' ledger writes that bills or not, by its own text.
+    use crate::providers::ledger::LedgerState as L;
+    for (l, want) in [
+        (L::Intent, Some(Intent)),
+        (L::Provisioning, Some(Provisioning)),
+        (L::Running, Some(Running)),
+        (L::Stopped, Some(Stopped)),
+        (L::Terminated, Some(Terminated)),
+        (L::CreateFailed, Some(Terminated)),
+        (L::Unknown, None),
+    ] {
+        assert_eq!(InstanceState::from_ledger(l.as_str()), want, "{l:?}");
+    }
 }
