@@ -3,8 +3,11 @@
 //! the README and kept stable); errors are then `{"error": {code, message, detail?}}` on stdout and
 //! exit code 2 for bad input, 1 for everything else.
 
+mod budget;
 mod cards;
+mod cost;
 mod estimate;
+mod guard;
 mod host;
 mod instance_action;
 mod instances;
@@ -15,6 +18,7 @@ mod offers;
 mod ollama;
 mod output;
 mod provider;
+mod rate;
 mod release;
 mod rent;
 mod setup;
@@ -101,6 +105,14 @@ enum Command {
     Launch(launch::LaunchArgs),
     /// Export a job for tools gpurent hands over to (a SkyPilot task for several machines).
     Export(launch::ExportArgs),
+    /// The idle guard on the machine itself: set, status, snooze, off (docs/guard.md).
+    Guard(guard::GuardArgs),
+    /// What machines cost: so far, per hour now, by a chosen time (docs/billing.md).
+    Cost(cost::CostArgs),
+    /// A pasted host's own price and billing rule, for `gpurent cost` (docs/billing.md).
+    Rate(rate::RateArgs),
+    /// Daily and monthly spending limits and where spending stands (docs/billing.md).
+    Budget(budget::BudgetArgs),
 }
 
 fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
@@ -166,6 +178,10 @@ fn main() -> ExitCode {
         Command::Jupyter(args) => return jupyter::main(cli.data_dir.as_deref(), args),
         Command::Launch(args) => return launch::main(cli.data_dir.as_deref(), args),
         Command::Export(args) => return launch::export(args),
+        Command::Guard(args) => return guard::main(cli.data_dir.as_deref(), args),
+        Command::Cost(args) => return cost::main(cli.data_dir.as_deref(), args),
+        Command::Rate(args) => return rate::main(cli.data_dir.as_deref(), args),
+        Command::Budget(args) => return budget::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

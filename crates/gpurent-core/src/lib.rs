@@ -28,6 +28,7 @@
 //!   [`logging`].
 
 pub mod app;
+pub mod billing;
 pub mod cancel;
 pub mod catalog;
 pub mod clock;
@@ -36,6 +37,7 @@ pub mod error;
 pub mod estimate;
 pub mod events;
 pub mod fsperm;
+pub mod guard;
 pub mod hostparse;
 pub mod ipc;
 pub mod jupyter;

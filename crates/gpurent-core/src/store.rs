@@ -146,6 +146,43 @@ const MIGRATIONS: &[&str] = &[
         detail      TEXT
      );
      CREATE INDEX instance_events_by_instance ON instance_events(instance_id, at_ms);",
+    // 7: the guard set on each host, the decisions fetched from it, a pasted host's own rate, and
+    // budgets.
+    "CREATE TABLE guards (
+        host_label      TEXT PRIMARY KEY,  -- hosts.label (no foreign key: the record outlives the host)
+        spec_json       TEXT NOT NULL,     -- guard::GuardSpec
+        action_command  TEXT NOT NULL,     -- what the guard runs when it fires
+        deadline_host_s INTEGER,           -- the absolute deadline, host clock (unix s)
+        boot            TEXT NOT NULL,     -- 'systemd' | 'crontab' | 'none'
+        installed_ms    INTEGER NOT NULL,
+        off_ms          INTEGER            -- switched off; NULL while set
+     );
+     CREATE TABLE guard_decisions (
+        host_label TEXT NOT NULL,
+        at_s       INTEGER NOT NULL,       -- host clock
+        decision   TEXT NOT NULL,          -- keep | idle | warn | snoozed | act | act_failed | acted
+        why        TEXT NOT NULL,
+        line_json  TEXT NOT NULL,          -- guard::Decision as the host logged it
+        fetched_ms INTEGER NOT NULL,
+        PRIMARY KEY (host_label, at_s, decision)
+     );
+     CREATE TABLE host_rates (
+        host_label          TEXT PRIMARY KEY,
+        usd_per_hour        REAL NOT NULL,
+        rule                TEXT NOT NULL, -- per-second | per-minute | per-hour-rounded-up
+        storage_usd_per_day REAL,
+        since_ms            INTEGER NOT NULL, -- running (billed) since
+        stopped_ms          INTEGER,          -- stopped since (storage still bills); NULL: running
+        updated_ms          INTEGER NOT NULL
+     );
+     CREATE TABLE budgets (
+        scope       TEXT NOT NULL,         -- 'total' or a host label
+        period      TEXT NOT NULL,         -- 'day' | 'month'
+        usd         REAL NOT NULL,
+        stop_at_100 INTEGER NOT NULL,      -- the user chose: stop the machine at 100 %
+        updated_ms  INTEGER NOT NULL,
+        PRIMARY KEY (scope, period)
+     );",
 ];
 
 /// The schema version this build writes.

@@ -7,7 +7,9 @@
 //! saved host that every step uses. Later steps (providers, billing, monitor) are added the same
 //! way; domain modules (`crate::estimate`, `crate::remote`, …) never carry `impl App`.
 
+pub mod billing;
 pub mod estimate;
+pub mod guard;
 pub mod hosts;
 pub mod jupyter;
 pub mod keys;

@@ -1,0 +1,293 @@
+//! The guard on the facade: set it on a saved host, read its status (and keep its decisions),
+//! snooze it, switch it off. Each call is one SSH connection through [`connect_saved`], closed
+//! when the call returns — the guard on the host never depends on gpurent running.
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::app::login::{connect_saved, LoginKey, SshEnv};
+use crate::app::App;
+use crate::cancel::CancelToken;
+use crate::guard::host::{self, Fetched};
+use crate::guard::{
+    check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, Boot,
+    Decision, GuardError, GuardSpec,
+};
+use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
+
+/// How many decision lines a status fetch reads.
+const STATUS_LINES: u32 = 500;
+
+/// What `guard set` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardSetReport {
+    pub host: String,
+    pub spec: GuardSpec,
+    /// The command the guard runs when it fires.
+    pub action_command: String,
+    /// The absolute deadline in the host's clock (unix s).
+    pub deadline_host_s: Option<i64>,
+    pub running: bool,
+    pub pid: Option<u32>,
+    pub boot: Boot,
+    /// Ports whose established connections keep the machine alive.
+    pub watch_ports: Vec<u16>,
+    /// Things the user should know, as stable codes: `no_nvidia_smi` (the GPU counts as busy:
+    /// only the deadline can fire), `no_reboot_start`, `container_poweroff` (poweroff in a
+    /// container may not stop the provider's meter).
+    pub notes: Vec<String>,
+}
+
+/// One signal's last reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SignalReading {
+    /// `idle`, `busy`, `unreadable` or `absent`.
+    pub state: String,
+    /// For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …
+    pub why: Option<String>,
+    /// GPU: the highest utilisation (%); SSH: established connections old enough to count.
+    pub value: Option<f64>,
+}
+
+/// `guard status`: each signal's last reading, idle since, deadline, snooze, last decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardStatus {
+    pub host: String,
+    /// `guard.sh` is on the host.
+    pub installed: bool,
+    pub running: bool,
+    pub pid: Option<u32>,
+    pub boot: Option<Boot>,
+    /// What gpurent set last (from its own database; `None` if it never set one).
+    pub spec: Option<GuardSpec>,
+    pub host_now_s: Option<i64>,
+    pub idle_since: Option<i64>,
+    pub deadline: Option<i64>,
+    pub snooze_until: Option<i64>,
+    /// The warning the guard gave, while it stands (`unix_s message`).
+    pub warning: Option<String>,
+    pub gpu: Option<SignalReading>,
+    pub ssh: Option<SignalReading>,
+    pub ollama: Option<SignalReading>,
+    pub jupyter: Option<SignalReading>,
+    /// The last GPU sample, parsed by the monitor's parser.
+    pub gpus: Vec<GpuRow>,
+    pub compute_apps: Vec<ComputeApp>,
+    pub last: Option<Decision>,
+    /// The last time it acted (or tried to).
+    pub last_action: Option<Decision>,
+    /// Decision lines read in this fetch, and lines that were not decisions.
+    pub decisions_read: u32,
+    pub unparsed_lines: u32,
+}
+
+fn reading(state: &str, why: Option<&str>, value: Option<f64>) -> SignalReading {
+    SignalReading {
+        state: state.to_string(),
+        why: why.filter(|w| !w.is_empty()).map(String::from),
+        value,
+    }
+}
+
+/// Assemble the status from what the host had.
+pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardStatus {
+    let (decisions, bad) = parse_decisions(&f.log);
+    let last = decisions.last().cloned();
+    let last_action = decisions.iter().rev().find(|d| d.is_action()).cloned();
+    let l = last.as_ref();
+    GuardStatus {
+        host: label.to_string(),
+        installed: f.installed,
+        running: f.state.is_some_and(|s| s.running),
+        pid: f.state.and_then(|s| s.pid),
+        boot: f.state.map(|s| s.boot),
+        spec,
+        host_now_s: f.host_now_s,
+        idle_since: l.and_then(|d| d.idle_since),
+        deadline: l.and_then(|d| d.deadline),
+        snooze_until: f.snooze_until,
+        warning: f.warning.clone(),
+        gpu: l.map(|d| reading(&d.gpu, Some(&d.gpu_why), d.gpu_util_max)),
+        ssh: l.map(|d| reading(&d.ssh, None, d.ssh_conns.map(f64::from))),
+        ollama: l.map(|d| reading(&d.ollama, None, None)),
+        jupyter: l.map(|d| reading(&d.jupyter, None, None)),
+        gpus: parse_gpus(&f.gpu_csv, None),
+        compute_apps: parse_apps(&f.apps_csv, None),
+        last,
+        last_action,
+        decisions_read: decisions.len() as u32,
+        unparsed_lines: bad as u32,
+    }
+}
+
+impl App {
+    /// Install (or update) the guard on a saved host and start it.
+    pub fn guard_set(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        spec: &GuardSpec,
+        cancel: &CancelToken,
+    ) -> Result<GuardSetReport, GuardError> {
+        spec.validate()?;
+        check_action_available(spec)?;
+        let h = self.host_get(label)?;
+        let conn = connect_saved(&h, env, key, cancel)?;
+        let facts = host::facts(&conn, cancel)?;
+        let action = resolve_action(spec, &facts)?;
+        let (gpu_cmd, apps_cmd) = host::gpu_commands(&conn, cancel)?;
+        let conf = conf_text(spec, &facts, &action, &gpu_cmd, &apps_cmd)?;
+        let state = host::install(&conn, &conf, cancel)?;
+        drop(conn);
+        let deadline = spec
+            .deadline_in_s
+            .zip(facts.now_s)
+            .map(|(d, now)| now + d as i64);
+        let mut notes = Vec::new();
+        if !facts.nvidia_smi {
+            notes.push("no_nvidia_smi".to_string());
+        }
+        if state.boot == Boot::None {
+            notes.push("no_reboot_start".to_string());
+        }
+        if facts.container && action.contains("poweroff") {
+            notes.push("container_poweroff".to_string());
+        }
+        let now = self.now_ms();
+        let spec_json = serde_json::to_string(spec)
+            .map_err(|e| GuardError::invalid("spec", format!("could not be saved: {e}")))?;
+        let boot = match state.boot {
+            Boot::Systemd => "systemd",
+            Boot::Crontab => "crontab",
+            Boot::None => "none",
+        };
+        self.with_store(|s| {
+            s.conn().execute(
+                "INSERT INTO guards(host_label, spec_json, action_command, deadline_host_s, boot, installed_ms, off_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
+                 ON CONFLICT(host_label) DO UPDATE SET spec_json = excluded.spec_json,
+                   action_command = excluded.action_command, deadline_host_s = excluded.deadline_host_s,
+                   boot = excluded.boot, installed_ms = excluded.installed_ms, off_ms = NULL",
+                params![label, spec_json, action, deadline, boot, now],
+            )?;
+            Ok(())
+        })?;
+        Ok(GuardSetReport {
+            host: label.to_string(),
+            spec: spec.clone(),
+            action_command: action,
+            deadline_host_s: deadline,
+            running: state.running,
+            pid: state.pid,
+            boot: state.boot,
+            watch_ports: watch_ports(spec, &facts),
+            notes,
+        })
+    }
+
+    /// What gpurent last set on this host (no SSH).
+    pub fn guard_spec(&self, label: &str) -> Result<Option<GuardSpec>, GuardError> {
+        let json: Option<String> = self.with_store(|s| {
+            Ok(s.conn()
+                .query_row(
+                    "SELECT spec_json FROM guards WHERE host_label = ?1 AND off_ms IS NULL",
+                    [label],
+                    |r| r.get(0),
+                )
+                .optional()?)
+        })?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// Fetch the guard's state and decisions from the host; the decisions are kept in the
+    /// database (`guard_decisions`), so the record stays after the machine is gone.
+    pub fn guard_status(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        cancel: &CancelToken,
+    ) -> Result<GuardStatus, GuardError> {
+        let h = self.host_get(label)?;
+        let conn = connect_saved(&h, env, key, cancel)?;
+        let fetched = host::fetch(&conn, STATUS_LINES, cancel)?;
+        drop(conn);
+        let (decisions, _) = parse_decisions(&fetched.log);
+        let now = self.now_ms();
+        self.with_store(|s| {
+            for d in &decisions {
+                let json = serde_json::to_string(d).unwrap_or_default();
+                s.conn().execute(
+                    "INSERT OR IGNORE INTO guard_decisions(host_label, at_s, decision, why, line_json, fetched_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![label, d.at, d.decision, d.why, json, now],
+                )?;
+            }
+            Ok(())
+        })?;
+        Ok(status_from(label, self.guard_spec(label)?, &fetched))
+    }
+
+    /// Decisions fetched earlier, newest first (no SSH).
+    pub fn guard_decisions(&self, label: &str, limit: u32) -> Result<Vec<Decision>, GuardError> {
+        Ok(self.with_store(|s| {
+            let mut st = s.conn().prepare(
+                "SELECT line_json FROM guard_decisions WHERE host_label = ?1 ORDER BY at_s DESC, rowid DESC LIMIT ?2",
+            )?;
+            let rows = st.query_map(params![label, limit], |r| r.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for r in rows {
+                if let Ok(d) = serde_json::from_str(&r?) {
+                    out.push(d);
+                }
+            }
+            Ok(out)
+        })?)
+    }
+
+    /// Snooze the guard for `seconds`; returns when it ends, in the host's clock.
+    pub fn guard_snooze(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        seconds: u64,
+        cancel: &CancelToken,
+    ) -> Result<i64, GuardError> {
+        if seconds == 0 || seconds > 7 * 86400 {
+            return Err(GuardError::invalid("duration", "must be 1 s to 7 days"));
+        }
+        let h = self.host_get(label)?;
+        let conn = connect_saved(&h, env, key, cancel)?;
+        host::snooze(&conn, seconds, cancel).map_err(|e| match e {
+            GuardError::NotInstalled(_) => GuardError::NotInstalled(label.to_string()),
+            e => e,
+        })
+    }
+
+    /// Switch the guard off (loop stopped, reboot start removed, logs kept).
+    pub fn guard_off(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        cancel: &CancelToken,
+    ) -> Result<(), GuardError> {
+        let h = self.host_get(label)?;
+        let conn = connect_saved(&h, env, key, cancel)?;
+        if !host::off(&conn, cancel)? {
+            return Err(GuardError::NotInstalled(label.to_string()));
+        }
+        let now = self.now_ms();
+        self.with_store(|s| {
+            s.conn().execute(
+                "UPDATE guards SET off_ms = ?2 WHERE host_label = ?1",
+                params![label, now],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,294 @@
+//! Pure cost functions over a state timeline: what a machine has cost so far, what it costs per
+//! hour right now, and what it will have cost by a chosen time if it stays as it is.
+//!
+//! A timeline is the instance ledger's `(at_ms, state)` rows in time order. Each time meter
+//! ([`Charge`]) runs in some states ([`BillsIn`]); every continuous span in which it runs is rounded
+//! up to the meter's [`Increment`] on its own — a stop/start on an hourly platform starts a new
+//! paid hour, and "so far" for an open span is what stopping it now would cost (a pasted host
+//! billed per started hour has cost a full hour one minute after it started). Transfer meters
+//! multiply the bytes moved by a per-GB rate.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::rules::{self, BillsIn, Increment, InstanceState, RateUnit, Rule};
+use crate::error::CoreError;
+
+const MS_PER_HOUR: f64 = 3_600_000.0;
+
+/// One ledger row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+pub struct StateChange {
+    pub at_ms: i64,
+    pub state: InstanceState,
+}
+
+/// A time meter with its rate already in USD per hour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Charge {
+    pub meter: String,
+    pub bills_in: BillsIn,
+    pub increment: Increment,
+    pub usd_per_hour: f64,
+}
+
+/// A transfer meter: USD per GB (10^9 bytes) in one direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct TransferCharge {
+    pub meter: String,
+    pub inbound: bool,
+    pub usd_per_gb: f64,
+}
+
+/// Every meter of one machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct Tariff {
+    pub time: Vec<Charge>,
+    pub transfer: Vec<TransferCharge>,
+}
+
+/// Bytes moved so far (as the provider reports them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Traffic {
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+/// What one meter came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CostLine {
+    pub meter: String,
+    /// Billed time after rounding (transfer meters: 0).
+    pub billed_ms: i64,
+    pub usd: f64,
+}
+
+/// Cost of a machine up to a point in time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CostBreakdown {
+    pub until_ms: i64,
+    pub total_usd: f64,
+    pub lines: Vec<CostLine>,
+}
+
+/// A rate for one meter of a provider rule: `rate` in the rule's unit (`None`: the provider's
+/// published rate) times `quantity` (GB or GiB for storage; 1 for compute and transfer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RateInput {
+    pub meter: String,
+    pub rate: Option<f64>,
+    pub quantity: f64,
+}
+
+impl Tariff {
+    /// The tariff of a provider machine from its rules and the rates of its meters. Meters with no
+    /// input are left out (a pod without a volume pays no volume); an input for a meter the
+    /// provider has no rule for, or without a rate where none is published, is an error.
+    pub fn from_rules(provider: &str, inputs: &[RateInput]) -> Result<Tariff, CoreError> {
+        let rules = rules::for_provider(provider)?;
+        if rules.is_empty() {
+            return Err(CoreError::invalid(
+                "provider",
+                format!("no billing rules for '{provider}'"),
+            ));
+        }
+        let mut t = Tariff::default();
+        for input in inputs {
+            let rule: &Rule = rules
+                .iter()
+                .find(|r| r.meter == input.meter)
+                .ok_or_else(|| {
+                    CoreError::invalid(
+                        "meter",
+                        format!("{provider} has no meter '{}'", input.meter),
+                    )
+                })?;
+            let rate = input.rate.or(rule.published_rate).ok_or_else(|| {
+                CoreError::invalid(
+                    "rate",
+                    format!(
+                        "{provider} {}: no rate given and none published",
+                        rule.meter
+                    ),
+                )
+            })?;
+            if !(rate.is_finite() && rate >= 0.0 && input.quantity.is_finite()) {
+                return Err(CoreError::invalid("rate", "must be a number ≥ 0"));
+            }
+            match rule.rate_unit {
+                RateUnit::UsdPerGb => t.transfer.push(TransferCharge {
+                    meter: rule.meter.clone(),
+                    inbound: rule.meter.ends_with("_in"),
+                    usd_per_gb: rate * input.quantity,
+                }),
+                unit => {
+                    let per_hour = match unit {
+                        RateUnit::UsdPerHour => rate * input.quantity,
+                        _ => rate * input.quantity / rule.hours_per_month.unwrap_or(720.0),
+                    };
+                    t.time.push(Charge {
+                        meter: rule.meter.clone(),
+                        bills_in: rule.bills_in,
+                        increment: rule.increment,
+                        usd_per_hour: per_hour,
+                    });
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// A pasted host's rate as the user entered it: compute billed by `rule` while it runs, storage
+/// per day (prorated per second) for as long as it exists.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+pub struct PastedRate {
+    pub usd_per_hour: f64,
+    pub rule: Increment,
+    pub storage_usd_per_day: Option<f64>,
+}
+
+impl PastedRate {
+    pub fn validate(&self) -> Result<(), CoreError> {
+        let ok = |x: f64| x.is_finite() && x >= 0.0;
+        if !ok(self.usd_per_hour) {
+            return Err(CoreError::invalid("usd_per_hour", "must be a number ≥ 0"));
+        }
+        if self.storage_usd_per_day.is_some_and(|x| !ok(x)) {
+            return Err(CoreError::invalid(
+                "storage_usd_per_day",
+                "must be a number ≥ 0",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn tariff(&self) -> Tariff {
+        let mut time = vec![Charge {
+            meter: "compute".into(),
+            bills_in: BillsIn::Running,
+            increment: self.rule,
+            usd_per_hour: self.usd_per_hour,
+        }];
+        if let Some(day) = self.storage_usd_per_day {
+            time.push(Charge {
+                meter: "storage".into(),
+                bills_in: BillsIn::Exists,
+                increment: Increment::Second,
+                usd_per_hour: day / 24.0,
+            });
+        }
+        Tariff {
+            time,
+            transfer: vec![],
+        }
+    }
+}
+
+/// The state at `at_ms` (the last change at or before it); `None` before the first.
+pub fn state_at(timeline: &[StateChange], at_ms: i64) -> Option<InstanceState> {
+    timeline
+        .iter()
+        .take_while(|c| c.at_ms <= at_ms)
+        .last()
+        .map(|c| c.state)
+}
+
+/// Continuous spans `[start, end)` in which `bills_in` runs, from the changes known at `now_ms`,
+/// with the state at `now_ms` assumed to last until `until_ms`.
+fn spans(
+    timeline: &[StateChange],
+    bills_in: BillsIn,
+    now_ms: i64,
+    until_ms: i64,
+) -> Vec<(i64, i64)> {
+    let known = timeline.iter().filter(|c| c.at_ms <= now_ms);
+    let mut out = Vec::new();
+    let mut open: Option<i64> = None;
+    for c in known {
+        if bills_in.bills(c.state) {
+            open.get_or_insert(c.at_ms);
+        } else if let Some(s) = open.take() {
+            out.push((s, c.at_ms));
+        }
+    }
+    if let Some(s) = open {
+        out.push((s, until_ms.max(s)));
+    }
+    out
+}
+
+/// What the machine has cost by `until_ms`, from the changes known at `now_ms` (the state at
+/// `now_ms` continues). `until_ms == now_ms` is "so far"; a later `until_ms` is the projection.
+pub fn cost_until(
+    timeline: &[StateChange],
+    tariff: &Tariff,
+    traffic: Traffic,
+    now_ms: i64,
+    until_ms: i64,
+) -> CostBreakdown {
+    let until_ms = until_ms.max(now_ms);
+    let mut lines = Vec::new();
+    for ch in &tariff.time {
+        let billed: i64 = spans(timeline, ch.bills_in, now_ms, until_ms)
+            .into_iter()
+            .map(|(s, e)| ch.increment.billed_ms(e - s))
+            .sum();
+        lines.push(CostLine {
+            meter: ch.meter.clone(),
+            billed_ms: billed,
+            usd: ch.usd_per_hour * billed as f64 / MS_PER_HOUR,
+        });
+    }
+    for tc in &tariff.transfer {
+        let bytes = if tc.inbound {
+            traffic.bytes_in
+        } else {
+            traffic.bytes_out
+        };
+        lines.push(CostLine {
+            meter: tc.meter.clone(),
+            billed_ms: 0,
+            usd: tc.usd_per_gb * bytes as f64 / 1e9,
+        });
+    }
+    CostBreakdown {
+        until_ms,
+        total_usd: lines.iter().map(|l| l.usd).sum(),
+        lines,
+    }
+}
+
+/// What the machine has cost so far.
+pub fn cost_so_far(
+    timeline: &[StateChange],
+    tariff: &Tariff,
+    traffic: Traffic,
+    now_ms: i64,
+) -> CostBreakdown {
+    cost_until(timeline, tariff, traffic, now_ms, now_ms)
+}
+
+/// USD per hour the machine costs in its state at `now_ms` (0 before it exists and once it is
+/// terminated).
+pub fn usd_per_hour_now(timeline: &[StateChange], tariff: &Tariff, now_ms: i64) -> f64 {
+    match state_at(timeline, now_ms) {
+        Some(s) => tariff
+            .time
+            .iter()
+            .filter(|c| c.bills_in.bills(s))
+            .map(|c| c.usd_per_hour)
+            .sum(),
+        None => 0.0,
+    }
+}
+
+/// What was spent between `from_ms` and `to_ms`: what was owed at `to_ms` less what was owed at
+/// `from_ms` (each "so far" with its own rounding), so consecutive windows add up to the total.
+pub fn spent_between(timeline: &[StateChange], tariff: &Tariff, from_ms: i64, to_ms: i64) -> f64 {
+    if to_ms <= from_ms {
+        return 0.0;
+    }
+    let at = |t: i64| cost_so_far(timeline, tariff, Traffic::default(), t).total_usd;
+    (at(to_ms) - at(from_ms)).max(0.0)
+}

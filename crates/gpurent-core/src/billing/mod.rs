@@ -1,0 +1,18 @@
+//! What machines cost: the providers' billing rules as data with sources ([`rules`], from
+//! `data/billing-rules.csv`) and pure cost functions over a state timeline ([`cost`]): cost so far,
+//! cost per hour now, and the projection to a chosen time, stop/start cycles included. The instance
+//! ledger's `(at_ms, state)` rows plug straight in; a pasted host's timeline is the user's own
+//! (see `docs/billing.md`).
+
+pub mod budget;
+pub mod cost;
+pub mod rules;
+
+pub use cost::{
+    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, Charge, CostBreakdown,
+    CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
+};
+pub use rules::{BillsIn, Increment, InstanceState, RateUnit, Rule, Verified};
+
+#[cfg(test)]
+mod tests;

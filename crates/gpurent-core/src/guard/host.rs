@@ -1,0 +1,232 @@
+//! The guard's SSH side: what the host says about itself, installing and starting the script,
+//! fetching its state and decisions, snoozing it, and switching it off. Each is a few execs on
+//! one logged-in [`Connection`]; nothing here keeps a connection open.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{parse_facts, parse_state, GuardError, HostFacts, ScriptState, SCRIPT};
+use crate::cancel::CancelToken;
+use crate::monitor::telemetry::{apps_command, GpuQuery};
+use crate::remote::{exec, exec_with, sh_c, Connection, ExecOptions, ExecOutput, OutStream};
+
+/// The guard's folder on the host, as a shell word (`$HOME` expands there).
+const D: &str = r#"d="$HOME/.gpurent/guard""#;
+
+/// One exec that prints `key=value` facts ([`parse_facts`]).
+pub const FACTS: &str = r#"echo "uid=$(id -u 2>/dev/null)"
+if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then echo sudo=1; else echo sudo=0; fi
+echo "ssh=$SSH_CONNECTION"; echo "path=$PATH"; echo "home=$HOME"; echo "now=$(date +%s)"
+command -v poweroff >/dev/null 2>&1 && echo poweroff=1
+command -v crontab >/dev/null 2>&1 && echo crontab=1
+[ -d /run/systemd/system ] && echo systemd=1
+[ -f /.dockerenv ] && echo container=1
+command -v nvidia-smi >/dev/null 2>&1 && echo nvidia_smi=1
+true"#;
+
+fn run(conn: &Connection, script: &str, cancel: &CancelToken) -> Result<ExecOutput, GuardError> {
+    Ok(exec(conn, &sh_c(script)?, cancel)?)
+}
+
+fn run_with_stdin(
+    conn: &Connection,
+    script: &str,
+    stdin: &[u8],
+    cancel: &CancelToken,
+) -> Result<ExecOutput, GuardError> {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let info = exec_with(
+        conn,
+        &sh_c(script)?,
+        &ExecOptions {
+            stdin: Some(stdin),
+            timeout: None,
+        },
+        &mut |s, data| match s {
+            OutStream::Stdout => stdout.extend_from_slice(data),
+            OutStream::Stderr => stderr.extend_from_slice(data),
+        },
+        cancel,
+    )?;
+    Ok(ExecOutput {
+        exit_status: info.exit_status,
+        exit_signal: info.exit_signal,
+        stdout,
+        stderr,
+    })
+}
+
+fn failed(step: &str, out: &ExecOutput) -> GuardError {
+    GuardError::InstallFailed {
+        step: step.into(),
+        output: format!("{}{}", out.stdout_text(), out.stderr_text())
+            .chars()
+            .take(2000)
+            .collect(),
+    }
+}
+
+/// What the host says about itself.
+pub fn facts(conn: &Connection, cancel: &CancelToken) -> Result<HostFacts, GuardError> {
+    Ok(parse_facts(&run(conn, FACTS, cancel)?.stdout_text()))
+}
+
+/// The monitor's GPU query, adapted to the fields this driver knows (a refused field is dropped,
+/// old reason names are used on drivers before R535), and its compute-apps query. Without a
+/// working `nvidia-smi` the full query is returned: the guard then counts the GPU as unreadable,
+/// so busy.
+pub fn gpu_commands(
+    conn: &Connection,
+    cancel: &CancelToken,
+) -> Result<(String, String), GuardError> {
+    let mut q = GpuQuery::new();
+    for _ in 0..40 {
+        let out = run(conn, &format!("{} 2>&1", q.command(None)), cancel)?;
+        if out.success() {
+            break;
+        }
+        match q.adapt(&out.stdout_text()) {
+            Some(next) => q = next,
+            None => break,
+        }
+    }
+    Ok((q.command(None), apps_command()))
+}
+
+/// Write `guard.sh` and `guard.conf`, start the loop (a running loop re-reads the new conf on its
+/// next sample) and register the reboot start.
+pub fn install(
+    conn: &Connection,
+    conf: &str,
+    cancel: &CancelToken,
+) -> Result<ScriptState, GuardError> {
+    let put = |name: &str, mode: &str, body: &str| -> Result<(), GuardError> {
+        let script = format!(
+            "{D}; umask 077; mkdir -p \"$d\" && cat > \"$d/{name}.new\" && chmod {mode} \"$d/{name}.new\" && mv \"$d/{name}.new\" \"$d/{name}\""
+        );
+        let out = run_with_stdin(conn, &script, body.as_bytes(), cancel)?;
+        if out.success() {
+            Ok(())
+        } else {
+            Err(failed(&format!("writing {name}"), &out))
+        }
+    };
+    put("guard.sh", "700", SCRIPT)?;
+    put("guard.conf", "600", conf)?;
+    let out = run(
+        conn,
+        &format!(
+            "{D}; rm -f \"$d/off\"; sh \"$d/guard.sh\" start || exit 1; sh \"$d/guard.sh\" boot; sh \"$d/guard.sh\" state"
+        ),
+        cancel,
+    )?;
+    if !out.success() {
+        return Err(failed("starting the guard", &out));
+    }
+    parse_state(&out.stdout_text()).ok_or_else(|| failed("reading the guard's state", &out))
+}
+
+/// Everything `guard status` shows, as the host has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Fetched {
+    /// `guard.sh` is on the host.
+    pub installed: bool,
+    pub state: Option<ScriptState>,
+    /// The last lines of `decisions.log`.
+    pub log: String,
+    /// The last GPU sample, as nvidia-smi printed it.
+    pub gpu_csv: String,
+    pub apps_csv: String,
+    /// The warning the guard last gave (`unix_s message`), while it stands.
+    pub warning: Option<String>,
+    pub snooze_until: Option<i64>,
+    /// The host's clock when fetched.
+    pub host_now_s: Option<i64>,
+}
+
+/// Fetch the guard's state, the last `lines` decisions and the last sample.
+pub fn fetch(conn: &Connection, lines: u32, cancel: &CancelToken) -> Result<Fetched, GuardError> {
+    let script = format!(
+        "{D}; [ -f \"$d/guard.sh\" ] || {{ echo @@none; exit 0; }}
+echo @@state; sh \"$d/guard.sh\" state
+echo @@log; tail -n {lines} \"$d/decisions.log\" 2>/dev/null
+echo @@gpu; cat \"$d/gpu.csv\" 2>/dev/null
+echo @@apps; cat \"$d/apps.csv\" 2>/dev/null
+echo @@warning; cat \"$d/warning\" 2>/dev/null
+echo @@snooze; cat \"$d/snooze\" 2>/dev/null
+echo @@now; date +%s"
+    );
+    let text = run(conn, &script, cancel)?.stdout_text();
+    Ok(parse_fetched(&text))
+}
+
+/// Split the `@@section` output of [`fetch`].
+pub fn parse_fetched(text: &str) -> Fetched {
+    let mut f = Fetched::default();
+    let mut buf: Vec<(&str, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("@@") {
+            if name == "none" {
+                return Fetched::default();
+            }
+            buf.push((name, String::new()));
+            continue;
+        }
+        if let Some((_, b)) = buf.last_mut() {
+            b.push_str(line);
+            b.push('\n');
+        }
+    }
+    f.installed = !buf.is_empty();
+    for (name, body) in buf {
+        let trimmed = body.trim();
+        match name {
+            "state" => f.state = parse_state(&body),
+            "log" => f.log = body,
+            "gpu" => f.gpu_csv = body,
+            "apps" => f.apps_csv = body,
+            "warning" => f.warning = (!trimmed.is_empty()).then(|| trimmed.to_string()),
+            "snooze" => f.snooze_until = trimmed.parse().ok(),
+            "now" => f.host_now_s = trimmed.parse().ok(),
+            _ => {}
+        }
+    }
+    f
+}
+
+/// Snooze the guard for `seconds` from the host's now; returns the host time it ends.
+pub fn snooze(conn: &Connection, seconds: u64, cancel: &CancelToken) -> Result<i64, GuardError> {
+    let out = run(
+        conn,
+        &format!(
+            "{D}; [ -f \"$d/guard.sh\" ] || exit 3; u=$(( $(date +%s) + {seconds} )); echo $u > \"$d/snooze.new\" && mv \"$d/snooze.new\" \"$d/snooze\" && echo $u"
+        ),
+        cancel,
+    )?;
+    match out.exit_status {
+        Some(0) => out
+            .stdout_text()
+            .trim()
+            .parse()
+            .map_err(|_| failed("writing the snooze", &out)),
+        Some(3) => Err(GuardError::NotInstalled(String::new())),
+        _ => Err(failed("writing the snooze", &out)),
+    }
+}
+
+/// Stop the loop, remove the reboot start, keep the logs. `false` when no guard was there.
+pub fn off(conn: &Connection, cancel: &CancelToken) -> Result<bool, GuardError> {
+    let out = run(
+        conn,
+        &format!(
+            "{D}; [ -f \"$d/guard.sh\" ] || exit 3; touch \"$d/off\"; sh \"$d/guard.sh\" stop; sh \"$d/guard.sh\" unboot; rm -f \"$d/snooze\" \"$d/warning\""
+        ),
+        cancel,
+    )?;
+    match out.exit_status {
+        Some(0) => Ok(true),
+        Some(3) => Ok(false),
+        _ => Err(failed("switching the guard off", &out)),
+    }
+}

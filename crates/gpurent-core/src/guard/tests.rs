@@ -1,0 +1,140 @@
+use super::*;
+
+#[test]
+fn durations() {
+    for (s, want) in [
+        ("90m", 5400),
+        ("2.5h", 9000),
+        ("1h30m", 5400),
+        ("45s", 45),
+        ("1d", 86400),
+        (" 2H ", 7200),
+    ] {
+        assert_eq!(parse_duration(s).expect(s), want, "{s}");
+    }
+    for s in ["", "90", "m", "1x", "-5m", "0s", "1..5h", "400d"] {
+        assert!(parse_duration(s).is_err(), "{s:?} should be refused");
+    }
+}
+
+#[test]
+fn spec_validation() {
+    let ok = GuardSpec::new(60, ActionKind::Poweroff);
+    assert!(ok.validate().is_ok());
+    let short = GuardSpec::new(59, ActionKind::Poweroff);
+    assert!(
+        short.validate().is_err(),
+        "under a minute with the normal period"
+    );
+    let test_timing = GuardSpec {
+        period_s: 1,
+        ..GuardSpec::new(3, ActionKind::Poweroff)
+    };
+    assert!(test_timing.validate().is_ok(), "test setting");
+    let no_cmd = GuardSpec::new(60, ActionKind::Command);
+    assert!(no_cmd.validate().is_err());
+    let stray = GuardSpec {
+        command: Some("x".into()),
+        ..GuardSpec::new(60, ActionKind::Poweroff)
+    };
+    assert!(stray.validate().is_err());
+    let util = GuardSpec {
+        util_below: 0,
+        ..GuardSpec::new(60, ActionKind::Poweroff)
+    };
+    assert!(util.validate().is_err());
+}
+
+#[test]
+fn facts_and_actions() {
+    let f = parse_facts(
+        "uid=1000\nsudo=1\nssh=127.0.0.1 51234 127.0.0.1 2222\npath=/usr/bin:/bin\nhome=/home/u\nnow=1764000000\npoweroff=1\ncrontab=1\n",
+    );
+    assert_eq!(f.uid, Some(1000));
+    assert!(f.sudo && f.poweroff && f.crontab && !f.systemd);
+    assert_eq!(f.ssh_port, Some(2222));
+    assert_eq!(f.now_s, Some(1_764_000_000));
+    let spec = GuardSpec::new(600, ActionKind::Poweroff);
+    assert_eq!(resolve_action(&spec, &f).expect("sudo"), "sudo -n poweroff");
+    let root = HostFacts {
+        uid: Some(0),
+        sudo: false,
+        ..f.clone()
+    };
+    assert_eq!(resolve_action(&spec, &root).expect("root"), "poweroff");
+    let neither = HostFacts {
+        sudo: false,
+        ..f.clone()
+    };
+    let e = resolve_action(&spec, &neither).expect_err("no way");
+    assert_eq!(crate::Coded::code(&e), "guard_poweroff_unavailable");
+    let stop = GuardSpec::new(600, ActionKind::Stop);
+    let e = resolve_action(&stop, &f).expect_err("not wired");
+    assert_eq!(crate::Coded::code(&e), "guard_provider_action_unavailable");
+    assert_eq!(watch_ports(&spec, &f), vec![22, 2222]);
+}
+
+/// The conf is valid sh whatever the values hold, and reads back as written.
+#[cfg(unix)] // runs the local `sh`
+#[test]
+fn conf_round_trips_through_sh() {
+    let f = parse_facts(
+        "uid=0\nssh=1.2.3.4 5 6.7.8.9 41022\npath=/opt/it's here:/bin\nnow=1000\npoweroff=1\n",
+    );
+    let spec = GuardSpec {
+        deadline_in_s: Some(9000),
+        command: Some("echo 'stop' $(whoami); touch /tmp/x".into()),
+        ..GuardSpec::new(1800, ActionKind::Command)
+    };
+    let action = resolve_action(&spec, &f).expect("command");
+    let conf = conf_text(
+        &spec,
+        &f,
+        &action,
+        "nvidia-smi --query-gpu=index --format=csv,nounits",
+        "a b",
+    )
+    .expect("conf");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{conf}\nprintf '%s|%s|%s|%s|%s|%s\\n' \"$IDLE\" \"$DEADLINE\" \"$PORTS\" \"$ACTION\" \"$GUARD_PATH\" \"$PERIOD\""
+        ))
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1800|10000|22 41022|echo 'stop' $(whoami); touch /tmp/x|/opt/it's here:/bin|30"
+    );
+}
+
+#[test]
+fn decisions_state_and_fetch_parse() {
+    let line = r#"{"at":1796116689,"decision":"act","why":"idle","gpu":"idle","gpu_why":"","gpu_util_max":0,"gpu_procs":0,"ssh":"idle","ssh_conns":0,"ollama":"absent","jupyter":"absent","idle_since":1796116686,"idle_s":3,"deadline":null,"snooze_until":null,"period_s":1,"action_rc":0}"#;
+    let (ds, bad) = parse_decisions(&format!("{line}\n{{\"at\":17961"));
+    assert_eq!((ds.len(), bad), (1, 1));
+    assert!(ds[0].is_action());
+    assert_eq!(ds[0].idle_since, Some(1_796_116_686));
+    assert_eq!(
+        parse_state("running=1 pid=42 boot=crontab"),
+        Some(ScriptState {
+            running: true,
+            pid: Some(42),
+            boot: Boot::Crontab
+        })
+    );
+    assert_eq!(
+        parse_state("running=0 pid= boot=none").map(|s| s.pid),
+        Some(None)
+    );
+    let f = host::parse_fetched(&format!(
+        "@@state\nrunning=1 pid=7 boot=none\n@@log\n{line}\n@@gpu\nindex, utilization.gpu [%]\n0, 3\n@@apps\n@@warning\n@@snooze\n1796117000\n@@now\n1796116690\n"
+    ));
+    assert!(f.installed);
+    assert_eq!(f.state.map(|s| s.pid), Some(Some(7)));
+    assert_eq!(f.snooze_until, Some(1_796_117_000));
+    assert_eq!(f.host_now_s, Some(1_796_116_690));
+    assert_eq!(f.warning, None);
+    assert!(f.gpu_csv.contains("0, 3"));
+    assert!(!host::parse_fetched("@@none\n").installed);
+}

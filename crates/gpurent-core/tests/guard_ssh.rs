@@ -1,0 +1,523 @@
+//! The guard on fake GPU hosts served by a REAL loopback sshd (`gpurent-testhost`): installed
+//! with `App::guard_set`, then left alone — no gpurent connection stays open. The fake
+//! `nvidia-smi` answers from `$FAKEGPU_STATE/gpus.csv` / `apps.csv` (its live mode, re-read on
+//! every sample), a fake `poweroff` on the host's PATH records that it was called, a fake `wall`
+//! records the warning, a fake `crontab` keeps its table in a file. The sampling period is the
+//! documented test setting (`GuardSpec::period_s`, 1 s here instead of 30 s).
+//!
+//! Needs `/usr/sbin/sshd`, the `gputest` user (`scripts/setup-test-host.sh`) and root: skipped
+//! with a message otherwise, except under `CI=true` where that fails.
+
+mod remote_common;
+mod setup_common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpurent_core::app::login::LoginKey;
+use gpurent_core::app::App;
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::clock::FixedClock;
+use gpurent_core::guard::{parse_decisions, ActionKind, Boot, Decision, GuardSpec};
+use gpurent_core::monitor::telemetry::GpuQuery;
+use gpurent_core::paths::Paths;
+use gpurent_core::remote::connect::KeyVerifier;
+use gpurent_core::remote::hostkey::PresentedKey;
+use gpurent_core::remote::{connect, Auth, Endpoint, Role};
+use gpurent_core::secret::Secret;
+use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
+use remote_common::{add_confirmed, login_key, opts, spec, world, World};
+use setup_common::FakeHost;
+
+const LABEL: &str = "gpu";
+const PERIOD_S: u32 = 1;
+const IDLE_S: u64 = 3;
+
+/// A fake GPU host behind a real sshd, saved in an App as `gpu`.
+struct Rig {
+    host: FakeHost,
+    w: Option<World>,
+    k: UserKey,
+    key: LoginKey,
+    sshd: Sshd,
+}
+
+const FAKE_POWEROFF: &str =
+    "#!/bin/sh\necho \"$(date +%s) poweroff $*\" >> \"$FAKEGPU_STATE/poweroff.log\"\n";
+const FAKE_WALL: &str = "#!/bin/sh\n{ date +%s; cat; } >> \"$FAKEGPU_STATE/wall.log\"\n";
+const FAKE_CRONTAB: &str = "#!/bin/sh\nf=\"$FAKEGPU_STATE/crontab\"\ncase \"$1\" in\n  -l) [ -f \"$f\" ] || { echo 'no crontab for user' >&2; exit 1; }; cat \"$f\" ;;\n  -) cat > \"$f\" ;;\n  *) exit 2 ;;\nesac\n";
+
+fn write_exec(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body).expect("write tool");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// `gpus.csv` for the fake's live mode: every field the monitor asks for, one GPU at `util` %.
+fn gpus_csv(util: u32) -> String {
+    let fields = GpuQuery::new().fields();
+    let value = |f: &str| -> String {
+        match f {
+            "index" => "0".into(),
+            "uuid" => "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b".into(),
+            "name" => "NVIDIA H100 80GB HBM3".into(),
+            "utilization.gpu" => util.to_string(),
+            "memory.total" => "81559".into(),
+            f if f.starts_with("clocks_event_reasons.") => "Not Active".into(),
+            _ => "1".into(),
+        }
+    };
+    let row: Vec<String> = fields.iter().map(|f| value(f)).collect();
+    format!("{}\n{}\n", fields.join(","), row.join(","))
+}
+
+fn apps_csv(pids: &[u32]) -> String {
+    let mut s = String::from("gpu_uuid,pid,used_memory\n");
+    for p in pids {
+        s.push_str(&format!(
+            "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b,{p},1024\n"
+        ));
+    }
+    s
+}
+
+/// A scenario host whose GPU is at `util` % with `pids` computing; `extra` scenario variables.
+fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
+    if !sshd_available() {
+        return None;
+    }
+    let mut host = FakeHost::new("ready_h100");
+    for (k, v) in extra {
+        host.vars.insert(k.to_string(), v.to_string());
+    }
+    let bin = host.bin();
+    for t in ["mv", "nohup"] {
+        let target = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(t))
+            .find(|p| p.exists())
+            .expect("system tool");
+        std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
+    }
+    write_exec(&bin.join("poweroff"), FAKE_POWEROFF);
+    write_exec(&bin.join("wall"), FAKE_WALL);
+    write_exec(&bin.join("crontab"), FAKE_CRONTAB);
+    let sshd = host.serve().expect("serve the fake host over sshd");
+    let k = UserKey::generate("guard-ssh").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let key = login_key(&k, "k1");
+    let r = Rig {
+        host,
+        w: Some(world()),
+        k,
+        key,
+        sshd,
+    };
+    r.set_gpu(util, pids);
+    add_confirmed(r.w(), LABEL, spec(&r.sshd), Some(&r.key));
+    Some(r)
+}
+
+fn test_spec() -> GuardSpec {
+    GuardSpec {
+        period_s: PERIOD_S,
+        warn_s: 2,
+        conn_min_age_s: 2,
+        ..GuardSpec::new(IDLE_S, ActionKind::Poweroff)
+    }
+}
+
+fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f()
+}
+
+impl Rig {
+    fn w(&self) -> &World {
+        self.w.as_ref().expect("world")
+    }
+    fn state(&self) -> PathBuf {
+        self.host.dir.path().join("state")
+    }
+    fn guard_dir(&self) -> PathBuf {
+        self.host.dir.path().join("home/.gpurent/guard")
+    }
+    /// Change what the fake GPU reports (temp file + rename, as the fake's README asks).
+    fn set_gpu(&self, util: u32, pids: &[u32]) {
+        for (name, body) in [("gpus.csv", gpus_csv(util)), ("apps.csv", apps_csv(pids))] {
+            let tmp = self.state().join(format!(".{name}.tmp"));
+            std::fs::write(&tmp, body).expect("write state");
+            std::fs::rename(&tmp, self.state().join(name)).expect("rename state");
+        }
+    }
+    fn set(&self, spec: &GuardSpec) -> gpurent_core::app::guard::GuardSetReport {
+        self.w()
+            .app
+            .guard_set(LABEL, &self.w().env, &self.key, spec, &CancelToken::new())
+            .expect("guard_set")
+    }
+    fn poweroffs(&self) -> Vec<String> {
+        std::fs::read_to_string(self.state().join("poweroff.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+    /// The action ran and its decision is logged (the fake poweroff writes first).
+    fn acted(&self) -> bool {
+        !self.poweroffs().is_empty() && self.decisions().iter().any(|d| d.decision == "act")
+    }
+    fn decisions(&self) -> Vec<Decision> {
+        parse_decisions(
+            &std::fs::read_to_string(self.guard_dir().join("decisions.log")).unwrap_or_default(),
+        )
+        .0
+    }
+    fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.guard_dir().join("pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+    fn alive(pid: i32) -> bool {
+        Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.contains("guard.sh"))
+                .unwrap_or(false)
+    }
+    /// Established TCP connections to this sshd right now (the test's own, if any).
+    fn conns_to_sshd(&self) -> usize {
+        let hex = format!("{:04X}", self.sshd.port());
+        ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[3] == "01" && f[1].ends_with(&format!(":{hex}"))
+            })
+            .count()
+    }
+    /// Wait a bounded time and assert the guard never fired, while it kept sampling.
+    fn assert_never_fires(&self, why: &str) -> Vec<Decision> {
+        let wait = Duration::from_secs(IDLE_S + 5);
+        std::thread::sleep(wait);
+        assert!(
+            self.poweroffs().is_empty(),
+            "{why}: the guard fired: {:?}\n{:#?}",
+            self.poweroffs(),
+            self.decisions()
+        );
+        let ds = self.decisions();
+        assert!(
+            ds.len() as u64 >= IDLE_S + 2,
+            "{why}: the guard kept sampling: {ds:#?}"
+        );
+        ds
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        // The guard outlives every connection by design: stop the one this test started.
+        if let Some(pid) = self.pid() {
+            if Rig::alive(pid) {
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+            }
+        }
+    }
+}
+
+/// Idle → the action runs within one sampling period after the idle time, with nothing of
+/// gpurent running: the App is closed and no connection to the host is open.
+#[test]
+fn idle_fires_with_gpurent_closed() {
+    let Some(mut r) = rig(0, &[], &[]) else {
+        return;
+    };
+    let rep = r.set(&test_spec());
+    assert!(rep.running, "{rep:?}");
+    assert_eq!(rep.action_command, "poweroff", "root on the fake host");
+    assert_eq!(rep.boot, Boot::Crontab, "{rep:?}");
+    assert!(rep.watch_ports.contains(&r.sshd.port()), "{rep:?}");
+    // Close gpurent: the App (its database) goes; no SSH connection remains.
+    let World { tmp, app, env } = r.w.take().expect("world");
+    drop(app);
+    assert!(
+        wait_for(Duration::from_secs(5), || r.conns_to_sshd() == 0),
+        "a connection to the host is still open"
+    );
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "the guard did not fire: {:#?}",
+        r.decisions()
+    );
+    let ds = r.decisions();
+    let act = ds
+        .iter()
+        .find(|d| d.decision == "act")
+        .expect("an act decision");
+    assert_eq!(act.why, "idle");
+    assert_eq!(act.action_rc, Some(0));
+    let idle_since = act.idle_since.expect("idle since");
+    let late = act.at - idle_since - IDLE_S as i64;
+    assert!(
+        (0..=PERIOD_S as i64 + 1).contains(&late),
+        "acted {late} s after the idle time (period {PERIOD_S} s): {ds:#?}"
+    );
+    // The warning went out before, to open shells (wall) and as a file.
+    let warn = ds.iter().position(|d| d.decision == "warn").expect("warn");
+    let acted = ds.iter().position(|d| d.decision == "act").expect("act");
+    assert!(warn < acted, "{ds:#?}");
+    let wall = std::fs::read_to_string(r.state().join("wall.log")).unwrap_or_default();
+    assert!(wall.contains("gpurent guard"), "wall: {wall}");
+    // Reopen gpurent: the status shows the action, each signal, and the sample through the
+    // monitor's parser; the decisions are kept in the database.
+    let app = App::open(
+        Paths::under(tmp.path().join("gpurent")),
+        Arc::new(FixedClock(2_000)),
+        None,
+    )
+    .expect("reopen");
+    let st = app
+        .guard_status(LABEL, &env, &r.key, &CancelToken::new())
+        .expect("status");
+    assert!(st.installed && st.running, "{st:?}");
+    let la = st.last_action.as_ref().expect("last action");
+    assert_eq!((la.decision.as_str(), la.why.as_str()), ("act", "idle"));
+    assert_eq!(st.gpu.as_ref().map(|g| g.state.as_str()), Some("idle"));
+    assert_eq!(st.ssh.as_ref().map(|g| g.state.as_str()), Some("idle"));
+    assert_eq!(st.gpus.len(), 1, "{st:?}");
+    assert_eq!(st.gpus[0].util_gpu_pct, Some(0.0));
+    assert_eq!(st.spec.as_ref().map(|s| s.idle_s), Some(IDLE_S));
+    let kept = app.guard_decisions(LABEL, 1000).expect("decisions");
+    assert!(kept.iter().any(|d| d.decision == "act"), "{kept:?}");
+    r.w = Some(World { tmp, app, env });
+}
+
+/// A busy GPU never lets it fire; nor does a compute process on an idle GPU.
+#[test]
+fn busy_gpu_never_fires() {
+    let Some(r) = rig(80, &[], &[]) else {
+        return;
+    };
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("busy GPU");
+    let last = ds.last().expect("decision");
+    assert_eq!(
+        (last.decision.as_str(), last.gpu.as_str()),
+        ("keep", "busy")
+    );
+    assert_eq!(last.gpu_why, "utilization");
+    assert_eq!(last.gpu_util_max, Some(80.0));
+    // Utilisation drops but a process still holds the GPU: still busy.
+    r.set_gpu(0, &[4242]);
+    std::thread::sleep(Duration::from_secs(3));
+    let ds = r.assert_never_fires("compute process");
+    let last = ds.last().expect("decision");
+    assert_eq!(
+        (last.gpu.as_str(), last.gpu_why.as_str()),
+        ("busy", "processes")
+    );
+    assert_eq!(last.gpu_procs, Some(1));
+}
+
+/// An open SSH session (a VS Code window, a port forward: all the same TCP connection to sshd)
+/// keeps the machine alive.
+#[test]
+fn open_ssh_session_never_fires() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    r.set(&test_spec());
+    let pem = Secret::new(r.k.private_pem.clone());
+    let mut accept = |_: Role, _: &Endpoint, _: &PresentedKey| Ok(());
+    let v: &mut KeyVerifier<'_> = &mut accept;
+    let conn = connect(
+        &Endpoint::new(r.sshd.host(), r.sshd.port(), TEST_USER),
+        None,
+        Auth::Key(&pem),
+        &opts(),
+        v,
+        &CancelToken::new(),
+    )
+    .expect("an SSH session held open");
+    let ds = r.assert_never_fires("open SSH session");
+    let last = ds.last().expect("decision");
+    assert_eq!(
+        (last.decision.as_str(), last.ssh.as_str()),
+        ("keep", "busy")
+    );
+    assert!(last.ssh_conns.unwrap_or(0) >= 1, "{last:?}");
+    drop(conn);
+    // Once the session is closed, the machine goes idle and the guard fires.
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the session closed: {:#?}",
+        r.decisions()
+    );
+}
+
+/// A signal it cannot read (nvidia-smi failing) counts as busy.
+#[test]
+fn unreadable_gpu_never_fires() {
+    let Some(r) = rig(0, &[], &[("FAKE_SMI", "gpu_lost")]) else {
+        return;
+    };
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("unreadable GPU");
+    let last = ds.last().expect("decision");
+    assert_eq!(
+        (last.gpu.as_str(), last.gpu_why.as_str()),
+        ("unreadable", "query_failed")
+    );
+    assert_eq!(last.why, "gpu");
+}
+
+/// A snooze from the CLI/app holds the action back; `off` stops the loop.
+#[test]
+fn snooze_is_honoured_and_off_stops_it() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    r.set(&test_spec());
+    let until = r
+        .w()
+        .app
+        .guard_snooze(LABEL, &r.w().env, &r.key, 3600, &CancelToken::new())
+        .expect("snooze");
+    let ds = r.assert_never_fires("snoozed");
+    let sn = ds
+        .iter()
+        .find(|d| d.decision == "snoozed")
+        .unwrap_or_else(|| panic!("no snoozed decision: {ds:#?}"));
+    assert_eq!(sn.why, "idle");
+    assert_eq!(sn.snooze_until, Some(until));
+    let pid = r.pid().expect("pid");
+    r.w()
+        .app
+        .guard_off(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .expect("off");
+    assert!(
+        wait_for(Duration::from_secs(5), || !Rig::alive(pid)),
+        "the loop still runs after off"
+    );
+    let cron = std::fs::read_to_string(r.state().join("crontab")).unwrap_or_default();
+    assert!(!cron.contains("gpurent-guard"), "crontab: {cron}");
+    let st = r
+        .w()
+        .app
+        .guard_status(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .expect("status");
+    assert!(st.installed && !st.running, "{st:?}");
+    assert_eq!(st.spec, None, "switched off");
+}
+
+/// The deadline fires while the GPU is busy.
+#[test]
+fn deadline_fires_while_busy() {
+    let Some(r) = rig(95, &[77], &[]) else {
+        return;
+    };
+    let spec = GuardSpec {
+        idle_s: 600,
+        deadline_in_s: Some(4),
+        ..test_spec()
+    };
+    let rep = r.set(&spec);
+    let deadline = rep.deadline_host_s.expect("deadline");
+    assert!(
+        wait_for(Duration::from_secs(15), || r.acted()),
+        "the deadline did not fire: {:#?}",
+        r.decisions()
+    );
+    let ds = r.decisions();
+    let act = ds.iter().find(|d| d.decision == "act").expect("act");
+    assert_eq!(act.why, "deadline");
+    assert_eq!(act.gpu, "busy");
+    // One warning before the deadline, not one per sample while it stands.
+    let warns: Vec<&Decision> = ds.iter().filter(|d| d.decision == "warn").collect();
+    assert_eq!(warns.len(), 1, "{ds:#?}");
+    assert_eq!(warns[0].why, "deadline");
+    assert!(warns[0].at < act.at, "{ds:#?}");
+    assert!(
+        act.at >= deadline && act.at <= deadline + PERIOD_S as i64 + 1,
+        "{act:?}"
+    );
+}
+
+/// After a reboot (the guard killed, its stale pid file left) the crontab's @reboot line, run
+/// the way cron runs it (the login user, an empty environment), brings it back, and it fires.
+#[test]
+fn back_after_a_simulated_reboot() {
+    let Some(r) = rig(70, &[], &[]) else {
+        return;
+    };
+    r.set(&test_spec());
+    let old = r.pid().expect("pid");
+    assert!(Rig::alive(old));
+    let cron = std::fs::read_to_string(r.state().join("crontab")).expect("crontab written");
+    let line = cron
+        .lines()
+        .find(|l| l.starts_with("@reboot ") && l.ends_with("# gpurent-guard"))
+        .unwrap_or_else(|| panic!("no @reboot line: {cron}"));
+    let cmd = line
+        .trim_start_matches("@reboot ")
+        .trim_end_matches("# gpurent-guard")
+        .trim();
+    // The "reboot".
+    std::process::Command::new("kill")
+        .arg(old.to_string())
+        .status()
+        .expect("kill");
+    assert!(wait_for(Duration::from_secs(5), || !Rig::alive(old)));
+    assert_eq!(
+        r.pid(),
+        Some(old),
+        "a real reboot leaves the pid file behind"
+    );
+    // cron: the user, HOME, no PATH of ours; the fake machine's own variables.
+    let env = r.host.env().expect("env");
+    let get = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let out = std::process::Command::new("setpriv")
+        .args([
+            &format!("--reuid={TEST_USER}"),
+            &format!("--regid={TEST_USER}"),
+            "--init-groups",
+            "env",
+            "-i",
+            &format!("HOME={}", r.host.dir.path().join("home").display()),
+            &format!("FAKEGPU_STATE={}", get("FAKEGPU_STATE")),
+            &format!("FAKEGPU_SCENARIO={}", get("FAKEGPU_SCENARIO")),
+            "PATH=/usr/bin:/bin",
+            "/bin/sh",
+            "-c",
+            cmd,
+        ])
+        .output()
+        .expect("run the @reboot line");
+    assert!(out.status.success(), "{out:?}");
+    let new = r.pid().expect("pid");
+    assert_ne!(new, old);
+    assert!(Rig::alive(new), "{out:?}");
+    // Back, sampling with the configured PATH; once the GPU goes idle it fires.
+    r.set_gpu(0, &[]);
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the reboot: {:#?}",
+        r.decisions()
+    );
+}
