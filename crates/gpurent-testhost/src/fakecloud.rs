@@ -396,6 +396,49 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
     Some(id)
 }
 
+/// One `GET` of an instance, the same on every flavor: the fault hook, the clock, then `found` on
+/// a copy of the instance, or `missing` when there is none.
+fn get_one(
+    inner: &Inner,
+    id: &str,
+    found: impl FnOnce(&Inner, &FakeInstance) -> Value,
+    missing: impl FnOnce() -> Answer,
+) -> Option<Answer> {
+    if let Some(a) = fault(inner, Route::Get) {
+        return a;
+    }
+    let mut st = lock(&inner.state);
+    advance(inner, &mut st);
+    match find(&mut st, id) {
+        Some(i) => {
+            let i = i.clone();
+            Some(ok(found(inner, &i)))
+        }
+        None => Some(missing()),
+    }
+}
+
+/// One list of the live (not terminated) instances, the same on every flavor: the fault hook,
+/// the clock, each instance as `render` draws it, the list as `wrap` wraps it.
+fn list_live(
+    inner: &Inner,
+    render: impl Fn(&Inner, &FakeInstance) -> Value,
+    wrap: impl FnOnce(Vec<Value>) -> Value,
+) -> Option<Answer> {
+    if let Some(a) = fault(inner, Route::List) {
+        return a;
+    }
+    let mut st = lock(&inner.state);
+    advance(inner, &mut st);
+    let list: Vec<Value> = st
+        .instances
+        .iter()
+        .filter(|i| i.state != FakeState::Terminated)
+        .map(|i| render(inner, i))
+        .collect();
+    Some(ok(wrap(list)))
+}
+
 fn find<'a>(st: &'a mut State, id: &str) -> Option<&'a mut FakeInstance> {
     st.instances
         .iter_mut()
@@ -505,34 +548,10 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
             a.status = 201;
             Some(a)
         }
-        ("GET", ["v2", "pods"]) => {
-            if let Some(a) = fault(inner, Route::List) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            let pods: Vec<Value> = st
-                .instances
-                .iter()
-                .filter(|i| i.state != FakeState::Terminated)
-                .map(|i| runpod_pod(inner, i))
-                .collect();
-            Some(ok(json!({ "pods": pods })))
-        }
-        ("GET", ["v2", "pods", id]) => {
-            if let Some(a) = fault(inner, Route::Get) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            match find(&mut st, id) {
-                Some(i) => {
-                    let i = i.clone();
-                    Some(ok(runpod_pod(inner, &i)))
-                }
-                None => Some(problem(404, "Not Found", "pod not found")),
-            }
-        }
+        ("GET", ["v2", "pods"]) => list_live(inner, runpod_pod, |pods| json!({ "pods": pods })),
+        ("GET", ["v2", "pods", id]) => get_one(inner, id, runpod_pod, || {
+            problem(404, "Not Found", "pod not found")
+        }),
         ("POST", ["v2", "pods", id, "action"]) => {
             if let Some(a) = fault(inner, Route::Action) {
                 return a;
@@ -667,50 +686,29 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
                 None => Some(vast_error(404, "no_such_instance", "Instance not found")),
             }
         }
-        ("GET", ["api", "v1", "instances"]) => {
-            if let Some(a) = fault(inner, Route::List) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            let list: Vec<Value> = st
-                .instances
-                .iter()
-                .filter(|i| i.state != FakeState::Terminated)
-                .map(|i| {
-                    let mut v = vast_fields(inner, i);
-                    let port = v["ssh_port"].as_u64().unwrap_or(0);
-                    v["ports"] = if port > 0 {
-                        json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
-                    } else {
-                        Value::Null
-                    };
-                    v
-                })
-                .collect();
-            let n = list.len();
-            Some(ok(
-                json!({"success": true, "instances_found": n, "total_instances": n, "next_token": null, "instances": list}),
-            ))
-        }
-        ("GET", ["api", "v0", "instances", id]) => {
-            if let Some(a) = fault(inner, Route::Get) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            match find(&mut st, id) {
-                Some(i) => {
-                    let i = i.clone();
-                    Some(ok(json!({"instances": vast_fields(inner, &i)})))
-                }
-                None => Some(vast_error(
-                    400,
-                    "no_such_instance",
-                    "error 400: Instance not found",
-                )),
-            }
-        }
+        ("GET", ["api", "v1", "instances"]) => list_live(
+            inner,
+            |inner, i| {
+                let mut v = vast_fields(inner, i);
+                let port = v["ssh_port"].as_u64().unwrap_or(0);
+                v["ports"] = if port > 0 {
+                    json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
+                } else {
+                    Value::Null
+                };
+                v
+            },
+            |list| {
+                let n = list.len();
+                json!({"success": true, "instances_found": n, "total_instances": n, "next_token": null, "instances": list})
+            },
+        ),
+        ("GET", ["api", "v0", "instances", id]) => get_one(
+            inner,
+            id,
+            |inner, i| json!({"instances": vast_fields(inner, i)}),
+            || vast_error(400, "no_such_instance", "error 400: Instance not found"),
+        ),
         ("PUT", ["api", "v0", "instances", id]) => {
             if let Some(a) = fault(inner, Route::Action) {
                 return a;
@@ -873,37 +871,20 @@ fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
             Some(ok(json!({"data": {"instance_ids": [id]}})))
         }
         ("GET", ["api", "v1", "instances"]) => {
-            if let Some(a) = fault(inner, Route::List) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            let list: Vec<Value> = st
-                .instances
-                .iter()
-                .filter(|i| i.state != FakeState::Terminated)
-                .map(|i| lambda_instance(inner, i))
-                .collect();
-            Some(ok(json!({ "data": list })))
+            list_live(inner, lambda_instance, |list| json!({ "data": list }))
         }
-        ("GET", ["api", "v1", "instances", id]) => {
-            if let Some(a) = fault(inner, Route::Get) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            match find(&mut st, id) {
-                Some(i) => {
-                    let i = i.clone();
-                    Some(ok(json!({"data": lambda_instance(inner, &i)})))
-                }
-                None => Some(lambda_error(
+        ("GET", ["api", "v1", "instances", id]) => get_one(
+            inner,
+            id,
+            |inner, i| json!({"data": lambda_instance(inner, i)}),
+            || {
+                lambda_error(
                     404,
                     "global/object-does-not-exist",
                     "Specified instance does not exist.",
-                )),
-            }
-        }
+                )
+            },
+        ),
         ("POST", ["api", "v1", "instance-operations", "terminate"]) => {
             if let Some(a) = fault(inner, Route::Action) {
                 return a;

@@ -68,24 +68,12 @@ pub fn annotate(offer: &mut Offer, catalog: &Catalog, compat: &Compat) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ProviderKind;
 
+    /// The shared test offer with a host CUDA (`annotate` reads only the GPU and the host CUDA).
     fn offer(gpu: &str, cuda: Option<&str>) -> Offer {
         Offer {
-            provider: ProviderKind::Runpod,
-            offer_id: "x".into(),
-            gpu: gpu.into(),
-            gpu_count: 1,
-            vram_gib: None,
-            price_per_hour_usd: 1.0,
-            region: None,
             host_cuda: cuda.map(String::from),
-            interruptible: false,
-            tier: None,
-            storage_usd_per_gb_month: None,
-            fetched_ms: 0,
-            runs_pytorch: None,
-            best_torch: None,
+            ..crate::providers::tests::offer(gpu, 1, None, 1.0)
         }
     }
 

@@ -342,6 +342,19 @@ impl Http {
     }
 }
 
+/// Percent-encode a path segment (ids are opaque strings).
+pub(crate) fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// `Retry-After` as seconds (an integer; an HTTP date is not used by these providers and is
 /// ignored).
 pub fn retry_after_s(headers: &HeaderMap) -> Option<u64> {

@@ -16,11 +16,10 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::http::{CallKind, Http, Req, Resp};
-use super::runpod::enc;
+use super::http::{enc, CallKind, Http, Req, Resp};
 use super::{
-    ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider, ProviderError,
-    ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+    key_core, ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider,
+    ProviderError, ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Lambda;
@@ -173,13 +172,6 @@ fn state_of(status: &str) -> RemoteState {
         "terminated" => RemoteState::Terminated,
         _ => RemoteState::Unknown,
     }
-}
-
-fn key_core(line: &str) -> String {
-    line.split_whitespace()
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// `gpurent-<label>-<8 hex of the key>`, at most 64 characters.

@@ -395,11 +395,21 @@ pub(crate) fn vram_from_description(s: &str) -> Option<f64> {
     re.captures(s)?.get(1)?.as_str().parse().ok()
 }
 
+/// The key's type and base64 (the comment does not make it another key): what the clients
+/// compare an account's keys by.
+pub(crate) fn key_core(line: &str) -> String {
+    line.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn offer(gpu: &str, count: u32, vram: Option<f64>, price: f64) -> Offer {
+    /// A test offer; `fit` tests build theirs from it too.
+    pub(crate) fn offer(gpu: &str, count: u32, vram: Option<f64>, price: f64) -> Offer {
         Offer {
             provider: ProviderKind::Vast,
             offer_id: "1".into(),

@@ -15,10 +15,10 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{self, CallKind, Http, Req, Resp};
+use super::http::{self, enc, CallKind, Http, Req, Resp};
 use super::{
-    ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider, ProviderError,
-    ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+    key_core, ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider,
+    ProviderError, ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Runpod;
@@ -236,14 +236,6 @@ pub fn parse_offer_id(offer_id: &str) -> Option<(&'static str, u32, &str)> {
     Some((cloud, count, gpu))
 }
 
-/// The key's type and base64 (the comment does not make it another key).
-fn key_core(line: &str) -> String {
-    line.split_whitespace()
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn version_key(v: &str) -> (u32, u32) {
     let mut it = v.split('.');
     let major = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -433,19 +425,6 @@ impl RunPod {
             )
             .map(|_| ())
     }
-}
-
-/// Percent-encode a path segment (ids are opaque strings).
-pub(crate) fn enc(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -267,18 +267,10 @@ impl Vast {
         })
     }
 
-    fn manage(&self, id: &str, state: &str) -> Result<(), ProviderError> {
-        let n = Self::instance_id(id)?;
-        let r = self.http.send(
-            &Req::new(
-                reqwest::Method::PUT,
-                format!("/api/v0/instances/{n}"),
-                CallKind::Action,
-            )
-            .json(json!({ "state": state }))
-            .pace("vast_write"),
-        )?;
-        let s: Success = r.parse(KIND, "manage instance")?;
+    /// Sends a write whose answer is `{success, msg}`; `success: false` is a rejection.
+    fn write(&self, req: &Req, what: &str) -> Result<(), ProviderError> {
+        let r = self.http.send(req)?;
+        let s: Success = r.parse(KIND, what)?;
         if s.success == Some(false) {
             return Err(ProviderError::RequestRejected {
                 provider: KIND,
@@ -287,6 +279,20 @@ impl Vast {
             });
         }
         Ok(())
+    }
+
+    fn manage(&self, id: &str, state: &str) -> Result<(), ProviderError> {
+        let n = Self::instance_id(id)?;
+        self.write(
+            &Req::new(
+                reqwest::Method::PUT,
+                format!("/api/v0/instances/{n}"),
+                CallKind::Action,
+            )
+            .json(json!({ "state": state }))
+            .pace("vast_write"),
+            "manage instance",
+        )
     }
 }
 
@@ -423,7 +429,7 @@ impl Provider for Vast {
 
     fn attach_key(&self, id: &str, public_key: &str) -> Result<(), ProviderError> {
         let n = Self::instance_id(id)?;
-        let r = self.http.send(
+        self.write(
             &Req::new(
                 reqwest::Method::POST,
                 format!("/api/v0/instances/{n}/ssh"),
@@ -431,16 +437,8 @@ impl Provider for Vast {
             )
             .json(json!({ "ssh_key": public_key.trim() }))
             .pace("vast_write"),
-        )?;
-        let s: Success = r.parse(KIND, "attach ssh key")?;
-        if s.success == Some(false) {
-            return Err(ProviderError::RequestRejected {
-                provider: KIND,
-                status: r.status,
-                detail: s.msg.unwrap_or_default(),
-            });
-        }
-        Ok(())
+            "attach ssh key",
+        )
     }
 
     fn get(&self, id: &str) -> Result<Option<RemoteInstance>, ProviderError> {
