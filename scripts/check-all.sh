@@ -36,6 +36,9 @@ step "unit and integration tests (bindings drift, real loopback sshd, fake GPU h
 export GPURENT_REQUIRE_SSH=1
 if [ "$(id -u)" = 0 ]; then bash scripts/setup-test-host.sh; else
   echo "error: not root, so the SSH tests cannot run and will fail. Run 'sudo bash scripts/setup-test-host.sh' once, then run this script as root." >&2; fi
+if [ -x /opt/gpurent-test-jupyter/bin/python ]; then
+  export GPURENT_TEST_JUPYTER_PYTHON=/opt/gpurent-test-jupyter/bin/python
+fi
 cargo test --locked --workspace --exclude gpurent-e2e
 
 step "keychain round trips against the real Secret Service (gnome-keyring, private D-Bus session)"

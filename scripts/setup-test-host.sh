@@ -31,4 +31,16 @@ if [ "$(getent shadow "$user" | cut -d: -f2)" != "$hash" ]; then
   usermod -p "$hash" "$user"
 fi
 mkdir -p -m 0755 /run/sshd
-echo "test host ready: user $user, /run/sshd"
+
+# A real Jupyter Server (from PyPI) that the test user can run, for the Jupyter tests
+# (crates/gpurent-core/tests/jupyter_ssh.rs, crates/gpurent-cli/tests/jupyter_cli.rs), which find it
+# through GPURENT_TEST_JUPYTER_PYTHON (scripts/check-all.sh sets it when this venv exists).
+jv=/opt/gpurent-test-jupyter
+if [ ! -x "$jv/bin/jupyter-server" ]; then
+  if /usr/bin/python3 -m venv "$jv" && "$jv/bin/pip" install -q --disable-pip-version-check jupyter-server; then
+    chmod -R a+rX "$jv"
+  else
+    echo "setup-test-host.sh: WARNING: could not install jupyter-server into $jv; the Jupyter tests will say they are skipped" >&2
+  fi
+fi
+echo "test host ready: user $user, /run/sshd${jv:+, $jv}"
