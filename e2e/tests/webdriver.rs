@@ -168,12 +168,12 @@ async fn qlora_70b_estimate_journey() {
     let why_zh = s.text("#est-why li[data-key='memory_summary']").await;
     assert!(why_zh.contains("每张需要"), "{why_zh}");
     assert_eq!(
-        s.attr("tr[data-card-id='l40s'] td.verdict", "data-verdict")
+        s.attr("tr[data-card-id='h100-sxm'] td.verdict", "data-verdict")
             .await,
         "fits_on1"
     );
     assert_eq!(
-        s.text("tr[data-card-id='l40s'] td.verdict").await,
+        s.text("tr[data-card-id='h100-sxm'] td.verdict").await,
         "单卡可行"
     );
     s.scroll_to("#est-why").await;
