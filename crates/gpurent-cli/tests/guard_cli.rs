@@ -2,20 +2,10 @@
 //! the stable codes and exit statuses. (The guard itself runs against a real sshd in
 //! crates/gpurent-core/tests/guard_ssh.rs through the same facade calls.)
 
-use std::process::{Command, Output, Stdio};
+mod cli_common;
 
-fn gpurent(home: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
-}
+use cli_common::gpurent;
+use std::process::Output;
 
 fn error_code(out: &Output) -> String {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -1,31 +1,10 @@
 //! `gpurent host` as a black box against a real loopback sshd: the fingerprint refusal without
 //! --trust (no terminal), pinning with --trust, list/check/delete JSON shapes.
 
-use std::process::{Command, Output, Stdio};
+mod cli_common;
 
+use cli_common::{gpurent, json};
 use gpurent_testhost::{sshd_available, Sshd};
-
-fn gpurent(home: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not one JSON document ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
 
 #[test]
 fn host_add_refuses_without_trust_pins_with_it_and_lists_checks_deletes() {

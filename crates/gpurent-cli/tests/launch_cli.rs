@@ -1,24 +1,13 @@
 //! `gpurent launch` (against the fake `torchrun` of `gpurent-core/tests/fakegpu` on a fake host
 //! behind a real loopback sshd) and `gpurent export skypilot` as black boxes.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod cli_common;
 
+use std::path::Path;
+
+use cli_common::gpurent;
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::{sshd_available, UserKey};
-
-fn gpurent(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
-}
 
 #[test]
 fn launch_streams_each_rank_and_exits_with_the_jobs_status() {

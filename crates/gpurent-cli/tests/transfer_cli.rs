@@ -1,22 +1,12 @@
 //! `gpurent put|get|transfers` as a black box against a real loopback sshd: JSON lines of
 //! progress then the result, the files verified on both ends, the journal listed.
 
+mod cli_common;
+
 use std::process::{Command, Output, Stdio};
 
+use cli_common::gpurent;
 use gpurent_testhost::{sshd_available, Sshd, UserKey};
-
-fn gpurent(home: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
-}
 
 fn lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)

@@ -2,24 +2,14 @@
 //! `nvidia-smi` of `gpurent-core/tests/fakegpu` in live mode): one JSON object per line, the
 //! documented sample shape, changing rows, a hint, `--samples` stops, bad input is exit 2.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod cli_common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use cli_common::gpurent;
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::{sshd_available, Sshd, UserKey};
-
-fn gpurent(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
-}
 
 fn lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
