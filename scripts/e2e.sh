@@ -2,7 +2,8 @@
 # The end-to-end journeys in the real app: Xvfb for the display, and a private D-Bus session with
 # an unlocked gnome-keyring (Secret Service) so the app's keychain is real — with HOME in a
 # throwaway folder so nobody's own keyring or ~/.ssh is touched. The app must be built first
-# (`cargo build -p gpurent-app`); screenshots land in e2e/out/.
+# (`cargo build -p gpurent-app`); screenshots land in e2e/out/. Every file in e2e/tests/ is a
+# journey binary (webdriver.rs, and one file per later step); pass a test name to run one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,12 +12,12 @@ export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export PATH="$CARGO_HOME/bin:$PATH"
 
-cargo test --locked -p gpurent-e2e --test webdriver --no-run
+cargo test --locked -p gpurent-e2e --tests --no-run
 
 tmp_home="$(mktemp -d)"
 trap 'rm -rf "$tmp_home"' EXIT
 HOME="$tmp_home" dbus-run-session -- bash -euo pipefail -c '
   printf %s "gpurent-e2e" | gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
   xvfb-run -a -s "-screen 0 1280x800x24" \
-    cargo test --locked -p gpurent-e2e --test webdriver -- --test-threads=1 "$@"
+    cargo test --locked -p gpurent-e2e --tests -- --test-threads=1 "$@"
 ' e2e "$@" 2> >(grep -v "Failed to set fd limit" >&2)

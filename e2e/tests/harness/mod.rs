@@ -68,8 +68,18 @@ impl Session {
         Self::start_app(&app_binary("gpurent-app")).await
     }
 
+    /// Start gpurent with extra environment (a fake cloud's base URL, a test setting); the app
+    /// inherits it from WebKitWebDriver.
+    pub async fn start_with_env(env: &[(&str, &str)]) -> Session {
+        Self::start_app_with_env(&app_binary("gpurent-app"), env).await
+    }
+
     /// Start any Tauri binary through WebKitWebDriver.
     pub async fn start_app(binary: &Path) -> Session {
+        Self::start_app_with_env(binary, &[]).await
+    }
+
+    async fn start_app_with_env(binary: &Path, env: &[(&str, &str)]) -> Session {
         assert!(
             std::env::var_os("DISPLAY").is_some(),
             "E2E needs an X display: run under xvfb-run"
@@ -88,6 +98,7 @@ impl Session {
             .env("LANG", "C.UTF-8")
             .env("LC_ALL", "C.UTF-8")
             .env("LANGUAGE", "en")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
