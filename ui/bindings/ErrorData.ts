@@ -31,4 +31,12 @@ fingerprint?: string,
  * `host_key_changed`: the fingerprint pinned before; `host_key_trust_mismatch`: the one the
  * user gave.
  */
-expected_fingerprint?: string, };
+expected_fingerprint?: string, 
+/**
+ * `model_does_not_fit`: what the model needs per GPU, GiB (the estimator's figure).
+ */
+need_gib?: number, 
+/**
+ * `model_does_not_fit`: the free memory of the smallest chosen GPU, GiB.
+ */
+have_gib?: number, };

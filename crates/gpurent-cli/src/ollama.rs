@@ -1,7 +1,7 @@
-//! `gpurent ollama HOST serve|pull MODEL|run MODEL|ps|stop|tunnel`: Ollama on a saved host,
+//! `gpurent ollama HOST install|serve|pull MODEL|run MODEL|ps|stop|tunnel`: Ollama on a saved host,
 //! bound to the host's 127.0.0.1 and reached only over SSH (docs/monitor.md, section Ollama).
 //!
-//! With `--json`: `serve`, `run`, `ps`, `stop` print one JSON document; `pull` prints one JSON
+//! With `--json`: `install`, `serve`, `run`, `ps`, `stop` print one JSON document; `pull` prints one JSON
 //! object per line (`{"kind":"progress",...}`, then `{"kind":"result",...}`); `tunnel` prints
 //! `{"kind":"tunnel","url":...}` once it listens and runs until Ctrl-C.
 
@@ -13,6 +13,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::cancel::CancelToken;
+use gpurent_core::ollama::install::{InstallOptions, InstallStage};
 use gpurent_core::ollama::{OllamaError, DEFAULT_PORT};
 use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
@@ -38,6 +39,14 @@ pub struct OllamaArgs {
 
 #[derive(Debug, Subcommand)]
 enum Action {
+    /// Install Ollama where it is missing (the documented manual install: the release archive for
+    /// the host's CPU under /usr/local or ~/.local; GPURENT_OLLAMA_DOWNLOAD_URL replaces
+    /// https://ollama.com/download), then start `ollama serve` until /api/version answers.
+    Install {
+        /// GPU UUIDs for CUDA_VISIBLE_DEVICES, comma-separated (inside Ollama they count from 0).
+        #[arg(long, value_name = "UUIDS", value_delimiter = ',')]
+        gpus: Vec<String>,
+    },
     /// Start `ollama serve` on the host (a supervised job, no systemd needed) unless it answers.
     Serve {
         /// GPU UUIDs for CUDA_VISIBLE_DEVICES, comma-separated (inside Ollama they count from 0).
@@ -100,6 +109,63 @@ fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
         Ok(())
     };
     match &args.action {
+        Action::Install { gpus } => {
+            let mut last: Option<(InstallStage, u64)> = None;
+            let r = app.ollama_install(
+                host,
+                &env,
+                key,
+                port,
+                gpus,
+                &InstallOptions::from_env(),
+                &mut |p| {
+                    if json {
+                        return;
+                    }
+                    let mib = p.downloaded.unwrap_or(0) >> 20;
+                    if last == Some((p.stage, mib)) {
+                        return;
+                    }
+                    last = Some((p.stage, mib));
+                    match p.stage {
+                        InstallStage::Checking => eprintln!("checking {host}…"),
+                        InstallStage::Downloading => match (p.downloaded, p.total) {
+                            (Some(d), Some(t)) if t > 0 => eprintln!(
+                                "downloading {} MiB of {} MiB ({:.0} %)",
+                                d >> 20,
+                                t >> 20,
+                                100.0 * d as f64 / t as f64
+                            ),
+                            (Some(d), _) => eprintln!("downloading {} MiB", d >> 20),
+                            _ => eprintln!("downloading {}", p.url.as_deref().unwrap_or("")),
+                        },
+                        InstallStage::Extracting => eprintln!("extracting…"),
+                        InstallStage::Starting => eprintln!("starting ollama serve…"),
+                    }
+                },
+                &cancel,
+            )?;
+            let text = if r.already_installed {
+                format!(
+                    "ollama {} was already installed on {host} ({}); it answers on 127.0.0.1:{port}",
+                    r.version, r.path
+                )
+            } else {
+                format!(
+                    "installed ollama {} on {host} at {}; it answers on 127.0.0.1:{port}",
+                    r.version, r.path
+                )
+            };
+            out(
+                serde_json::to_value(&r).map_err(|e| {
+                    gpurent_core::remote::RemoteError::from(CoreError::invalid(
+                        "json",
+                        e.to_string(),
+                    ))
+                })?,
+                text,
+            )
+        }
         Action::Serve { gpus } => {
             let v = app.ollama_serve(host, &env, key, port, gpus, &cancel)?;
             out(

@@ -3,32 +3,14 @@
 //! Needs `GPURENT_TEST_JUPYTER_PYTHON` (a python with jupyter-server the test user can run);
 //! skipped with a message without it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod cli_common;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::Stdio;
+
+use cli_common::{command as cmd, fakegpu, free_port};
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::{sshd_available, UserKey};
-
-fn cmd(home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gpurent"));
-    c.arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null());
-    c
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
 
 #[test]
 fn the_printed_url_opens_jupyter_through_the_tunnel_and_stop_stops_it() {
@@ -39,9 +21,7 @@ fn the_printed_url_opens_jupyter_through_the_tunnel_and_stop_stops_it() {
     if !sshd_available() {
         return;
     }
-    let fakegpu: PathBuf =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpurent-core/tests/fakegpu");
-    let host = FakeHost::new(&fakegpu, "ready_h100").expect("fake host");
+    let host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
     let sshd = host.serve().expect("serve");
     let k = UserKey::generate("jupyter").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");

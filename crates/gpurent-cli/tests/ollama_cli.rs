@@ -2,45 +2,14 @@
 //! fake GPU host behind a real loopback sshd: serve (127.0.0.1 only), pull progress as JSON lines
 //! up to 100 %, run, ps, a tunnel reachable from here, stop.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod cli_common;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::Stdio;
+
+use cli_common::{command as cmd, fakegpu, free_port, gpurent, json as doc};
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::{sshd_available, Sshd, UserKey};
-
-fn cmd(home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gpurent"));
-    c.arg("--data-dir")
-        .arg(home.join("data"))
-        .args(args)
-        .env_remove("GPURENT_HOME")
-        .env_remove("SSH_AUTH_SOCK")
-        .env("HOME", home)
-        .stdin(Stdio::null());
-    c
-}
-
-fn gpurent(home: &Path, args: &[&str]) -> Output {
-    cmd(home, args).output().expect("run gpurent")
-}
-
-fn doc(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {out:?}"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
-fn fakegpu() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpurent-core/tests/fakegpu")
-}
 
 #[test]
 fn serve_pull_run_ps_tunnel_and_stop() {
@@ -149,4 +118,101 @@ fn serve_pull_run_ps_tunnel_and_stop() {
         .expect("error line");
     assert_eq!(last["error"]["code"], "ollama_api_error");
     let _ = run(&["stop"]);
+}
+
+/// A saved host `box` on a fake GPU host without `ollama` (the machine's real `curl`, `tar`,
+/// `gzip` on it unless `downloader` is false, then no curl and no wget); its home dir, the
+/// identity file, the sshd and the fake host (kept alive by the caller).
+fn host_without_ollama(downloader: bool) -> (tempfile::TempDir, String, Sshd, FakeHost) {
+    let host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
+    let bin = host.bin();
+    for t in ["ollama", "curl", "wget"] {
+        let _ = std::fs::remove_file(bin.join(t));
+    }
+    let tools: &[&str] = if downloader {
+        &["tar", "gzip", "curl"]
+    } else {
+        &["tar", "gzip"]
+    };
+    for t in tools {
+        let real = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(t))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("the install test needs {t} on this machine"));
+        std::os::unix::fs::symlink(real, bin.join(t)).expect("link");
+    }
+    let sshd: Sshd = host.serve().expect("serve");
+    let k = UserKey::generate("ollama").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id = home.path().join("id");
+    std::fs::write(&id, &k.private_pem).expect("key file");
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    (home, id.display().to_string(), sshd, host)
+}
+
+#[test]
+fn install_where_missing_answers_and_a_second_install_reports_it() {
+    if !sshd_available() {
+        return;
+    }
+    let (home, id, _sshd, host) = host_without_ollama(true);
+    let dl = gpurent_testhost::ollama_dl::OllamaDownloads::start(&fakegpu(), 1 << 20)
+        .expect("download server");
+    let port = free_port().to_string();
+    let install = || {
+        cmd(
+            home.path(),
+            &[
+                "ollama", "box", "install", "--port", &port, "-i", &id, "--json",
+            ],
+        )
+        .env("GPURENT_OLLAMA_DOWNLOAD_URL", dl.base())
+        .output()
+        .expect("run gpurent")
+    };
+    let first = install();
+    assert!(first.status.success(), "{first:?}");
+    let v = doc(&first);
+    assert_eq!(v["already_installed"], false, "{v}");
+    assert_eq!(v["version"], "0.5.7");
+    assert_eq!(v["port"], port.parse::<u16>().expect("port"));
+    let path = host.dir.path().join("home/.local/bin/ollama");
+    assert_eq!(v["path"], path.display().to_string());
+    assert!(v["url"]
+        .as_str()
+        .is_some_and(|u| u.ends_with("/download/ollama-linux-amd64.tgz")
+            || u.ends_with("/download/ollama-linux-arm64.tgz")));
+
+    let second = install();
+    assert!(second.status.success(), "{second:?}");
+    let v = doc(&second);
+    assert_eq!(v["already_installed"], true, "{v}");
+    assert_eq!(v["version"], "0.5.7");
+    assert_eq!(dl.downloads(), 1, "downloaded once");
+    let stop = gpurent(home.path(), &["ollama", "box", "stop", "-i", &id, "--json"]);
+    assert_eq!(doc(&stop)["stopped"], true, "{stop:?}");
+}
+
+#[test]
+fn install_without_curl_or_wget_prints_the_coded_error() {
+    if !sshd_available() {
+        return;
+    }
+    let (home, id, _sshd, _host) = host_without_ollama(false);
+    let out = gpurent(
+        home.path(),
+        &["ollama", "box", "install", "-i", &id, "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(doc(&out)["error"]["code"], "ollama_no_downloader");
 }

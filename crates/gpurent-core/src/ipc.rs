@@ -10,7 +10,7 @@ use crate::error::Coded;
 /// `code` is stable; `message` is an English fallback (the UI translates by `code`);
 /// `detail` is optional technical text; `data` holds the facts a screen acts on (a host-key
 /// fingerprint and its hop, the key that needs its passphrase), so nothing is read out of text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ErrorPayload {
     pub code: String,
     pub message: String,
@@ -24,7 +24,7 @@ pub struct ErrorPayload {
 
 /// Structured facts of an error, filled from the typed error at the edge ([`Coded::data`]). Each
 /// field is set only by the codes that carry it; fields are added, never renamed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct ErrorData {
     /// `passphrase_required`: the key (by label) whose passphrase is needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +55,14 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub expected_fingerprint: Option<String>,
+    /// `model_does_not_fit`: what the model needs per GPU, GiB (the estimator's figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub need_gib: Option<f64>,
+    /// `model_does_not_fit`: the free memory of the smallest chosen GPU, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub have_gib: Option<f64>,
 }
 
 impl ErrorPayload {

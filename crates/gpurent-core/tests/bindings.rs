@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
+use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::app::providers::{
     AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
 };
@@ -25,6 +26,8 @@ use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::monitor::stream::TelemetryEvent;
 use gpurent_core::monitor::watch::WatchSample;
+use gpurent_core::ollama::install::InstallProgress;
+use gpurent_core::ollama::{Loaded, PullProgress};
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
 use gpurent_core::remote::{Host, HostCheck};
@@ -90,6 +93,10 @@ fn export_all(dir: &Path) {
         MoneyNote,
         WatchSample,
         TelemetryEvent,
+        PullProgress,
+        Loaded,
+        InstallProgress,
+        OllamaInstallReport,
     );
 }
 

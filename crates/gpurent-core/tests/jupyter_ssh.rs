@@ -14,32 +14,7 @@ use std::time::Duration;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::jupyter;
 use gpurent_core::remote::forward::forward_local;
-use monitor_common::LiveHost;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
-fn listening(port: u16) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        for l in std::fs::read_to_string(f)
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-        {
-            let c: Vec<&str> = l.split_whitespace().collect();
-            if c.len() > 3 && c[3] == "0A" && c[1].ends_with(&format!(":{port:04X}")) {
-                out.push(c[1].to_string());
-            }
-        }
-    }
-    out
-}
+use monitor_common::{free_port, listening, LiveHost};
 
 /// Processes whose command line contains `needle`.
 fn cmdlines_with(needle: &str) -> usize {

@@ -3,6 +3,8 @@
 //! started as a supervised job without systemd, reported only once `/api/version` answers,
 //! bound to 127.0.0.1 only, pull progress to 100 %, a short answer, stop leaves nothing running.
 //! Every API call goes over the SSH connection (`direct-tcpip`), none over the network.
+//! Installing where Ollama is missing: the release-shaped archive of the fake `ollama` from a
+//! loopback download server (`gpurent_testhost::ollama_dl`), fetched by the host's real `curl`.
 
 mod monitor_common;
 
@@ -10,34 +12,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use gpurent_core::cancel::CancelToken;
+use gpurent_core::error::Coded;
+use gpurent_core::ollama::install::{self, InstallOptions, InstallProgress, InstallStage};
 use gpurent_core::ollama::{self, OllamaError, PullProgress};
-use monitor_common::LiveHost;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
-/// Local addresses listening on `port` (from /proc/net/tcp and tcp6, hex `ADDR:PORT`).
-fn listening(port: u16) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        for l in std::fs::read_to_string(f)
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-        {
-            let c: Vec<&str> = l.split_whitespace().collect();
-            if c.len() > 3 && c[3] == "0A" && c[1].ends_with(&format!(":{port:04X}")) {
-                out.push(c[1].to_string());
-            }
-        }
-    }
-    out
-}
+use monitor_common::{free_port, listening, LiveHost};
 
 #[test]
 fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
@@ -169,4 +147,162 @@ fn a_local_forward_serves_the_api_on_this_machines_loopback() {
         "closed"
     );
     assert!(ollama::stop(&conn, &cancel).expect("stop"));
+}
+
+/// Lay out the host without its `ollama`, with the machine's real `curl` (the fake one only
+/// answers reachability checks) and `tar`/`gzip`; `downloader: false` leaves no curl and no wget.
+fn without_ollama(downloader: bool) -> impl Fn(&gpurent_testhost::fakegpu::FakeHost) {
+    move |host| {
+        let bin = host.bin();
+        for t in ["ollama", "curl", "wget"] {
+            let _ = std::fs::remove_file(bin.join(t));
+        }
+        let mut tools = vec!["tar", "gzip"];
+        if downloader {
+            tools.push("curl");
+        }
+        for t in tools {
+            let real = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| Path::new(d).join(t))
+                .find(|p| p.exists())
+                .unwrap_or_else(|| panic!("the install test needs {t} on this machine"));
+            std::os::unix::fs::symlink(real, bin.join(t)).expect("link");
+        }
+    }
+}
+
+#[test]
+fn install_where_missing_then_serve_answers_and_a_second_install_is_a_no_op() {
+    let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &without_ollama(true)) else {
+        return;
+    };
+    let dl =
+        gpurent_testhost::ollama_dl::OllamaDownloads::start(&monitor_common::fakegpu(), 3 << 20)
+            .expect("download server");
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    assert_eq!(ollama::locate(&conn, &cancel).expect("locate"), None);
+    let port = free_port();
+    match ollama::serve(&conn, port, &[], Duration::from_secs(5), &cancel) {
+        Err(OllamaError::NotInstalled) => {}
+        other => panic!("{other:?}"),
+    }
+
+    let opts = InstallOptions {
+        download_base: dl.base(),
+    };
+    let mut seen: Vec<InstallProgress> = Vec::new();
+    let got =
+        install::install(&conn, &opts, &mut |p| seen.push(p.clone()), &cancel).expect("install");
+    let home = h.host.dir.path().join("home");
+    let expect_path = home.join(".local/bin/ollama").display().to_string();
+    assert_eq!(got.path, expect_path, "not root: under ~/.local");
+    assert!(!got.already);
+    assert_eq!(
+        got.arch.as_deref(),
+        install::archive_arch(std::env::consts::ARCH)
+    );
+    assert_eq!(got.prefix, Some(home.join(".local").display().to_string()));
+    assert!(
+        home.join(".local/lib/ollama/libggml-fake.so").exists(),
+        "lib/ollama beside bin"
+    );
+    assert_eq!(seen[0].stage, InstallStage::Checking);
+    let last_dl = seen
+        .iter()
+        .rev()
+        .find(|p| p.stage == InstallStage::Downloading)
+        .expect("download progress");
+    assert_eq!(last_dl.total, Some(dl.archive_len));
+    assert_eq!(last_dl.downloaded, Some(dl.archive_len), "{seen:?}");
+    assert!(seen.iter().any(|p| p.stage == InstallStage::Extracting));
+    assert_eq!(dl.downloads(), 1);
+    let leftovers: Vec<_> = std::fs::read_dir(home.join(".local"))
+        .expect("prefix")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gpurent-ollama"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "the download is cleaned up: {leftovers:?}"
+    );
+
+    // Not on PATH, found by absolute path: serve starts it and /api/version answers.
+    assert_eq!(
+        ollama::locate(&conn, &cancel).expect("locate"),
+        Some(expect_path.clone())
+    );
+    let v = ollama::serve(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+    assert_eq!(v, "0.5.7");
+    assert_eq!(listening(port), vec![format!("0100007F:{port:04X}")]);
+
+    // A second install finds it and downloads nothing.
+    let again = install::install(&conn, &opts, &mut |_| {}, &cancel).expect("again");
+    assert!(again.already);
+    assert_eq!(again.path, expect_path);
+    assert_eq!(dl.downloads(), 1, "nothing downloaded again");
+    assert!(ollama::stop(&conn, &cancel).expect("stop"));
+}
+
+#[test]
+fn install_without_curl_or_wget_is_the_coded_error() {
+    let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &without_ollama(false)) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let opts = InstallOptions {
+        download_base: "http://127.0.0.1:9/download".into(),
+    };
+    let e = install::install(&conn, &opts, &mut |_| {}, &cancel).expect_err("no downloader");
+    assert!(matches!(e, OllamaError::NoDownloader), "{e:?}");
+    assert_eq!(e.code(), "ollama_no_downloader");
+    assert_eq!(ollama::locate(&conn, &cancel).expect("locate"), None);
+}
+
+#[test]
+fn install_with_too_little_space_and_from_a_dead_mirror_are_coded_errors() {
+    // The fake df reports 1 MiB free: less than three times the archive.
+    let Some(h) = LiveHost::start_with(
+        "ready_h100",
+        &[("FAKE_DISK_AVAIL_KB", "1024")],
+        &[],
+        &[],
+        &without_ollama(true),
+    ) else {
+        return;
+    };
+    let dl =
+        gpurent_testhost::ollama_dl::OllamaDownloads::start(&monitor_common::fakegpu(), 3 << 20)
+            .expect("download server");
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let opts = InstallOptions {
+        download_base: dl.base(),
+    };
+    match install::install(&conn, &opts, &mut |_| {}, &cancel) {
+        Err(e @ OllamaError::NoSpace { .. }) => {
+            assert_eq!(e.code(), "ollama_no_space");
+            let OllamaError::NoSpace {
+                need_bytes,
+                have_bytes,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(have_bytes, Some(1024 * 1024));
+            assert!(need_bytes.is_some_and(|n| n > 3 * dl.archive_len));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(dl.downloads(), 0, "refused before downloading");
+
+    let dead = InstallOptions {
+        download_base: format!("{}/nothing-here", dl.base()),
+    };
+    let e = install::install(&conn, &dead, &mut |_| {}, &cancel).expect_err("404");
+    assert_eq!(e.code(), "ollama_download_failed", "{e:?}");
 }

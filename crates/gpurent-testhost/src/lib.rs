@@ -11,6 +11,8 @@
 //! - [`fakecloud`]: a stateful fake RunPod/Vast/Lambda API (offers, create → running with a given SSH
 //!   endpoint, stop/start/terminate, faults) for the provider tests.
 //! - [`Prism`]: Stoplight Prism on loopback (`mock` / validating `proxy`) for the provider specs.
+//! - [`ollama_dl::OllamaDownloads`]: a loopback `ollama.com/download` serving a release-shaped
+//!   archive of the fake `ollama` (the Ollama install tests).
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
 //! The login user `gputest` must exist before tests run: `scripts/setup-test-host.sh` creates it
@@ -28,6 +30,7 @@
 pub mod fakecloud;
 pub mod fakegpu;
 mod net;
+pub mod ollama_dl;
 pub mod prism;
 mod sshd;
 

@@ -6,18 +6,55 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-/// `gpurent ARGS…` with `--data-dir HOME/data` and `HOME` pointed at `home`.
-pub fn gpurent(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
+/// The `gpurent ARGS…` command of [`gpurent`], not started yet: for a test that pipes its stdin
+/// or stdout, or spawns it (a tunnel that runs until killed). stdin is null unless replaced.
+pub fn command(home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpurent"));
+    c.arg("--data-dir")
         .arg(home.join("data"))
         .args(args)
         .env_remove("GPURENT_HOME")
         .env_remove("SSH_AUTH_SOCK")
         .env("HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpurent")
+        .stdin(Stdio::null());
+    c
+}
+
+/// `gpurent ARGS…` with `--data-dir HOME/data` and `HOME` pointed at `home`.
+pub fn gpurent(home: &Path, args: &[&str]) -> Output {
+    command(home, args).output().expect("run gpurent")
+}
+
+/// `gpurent ARGS…` as [`gpurent`], with `input` on its stdin.
+pub fn gpurent_with_stdin(home: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = command(home, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gpurent");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for gpurent")
+}
+
+/// A loopback port nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// The fake GPU host tools of gpurent-core's tests.
+pub fn fakegpu() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpurent-core/tests/fakegpu")
 }
 
 /// stdout as exactly one JSON document.

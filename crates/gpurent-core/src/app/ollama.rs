@@ -4,12 +4,32 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::cancel::CancelToken;
+use crate::ollama::install::{InstallOptions, InstallProgress, InstallStage};
 use crate::ollama::{self, Loaded, OllamaError, PullProgress};
 use crate::remote::connect::Connection;
 use crate::remote::forward::{forward_local, Forward};
 
 /// Wait this long for a freshly started server to answer `/api/version`.
 const SERVE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What [`App::ollama_install`] found or did, once the server answered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+pub struct OllamaInstallReport {
+    /// The `ollama` binary on the host, by absolute path.
+    pub path: String,
+    /// `true`: Ollama was there already (or answered already) and nothing was installed.
+    pub already_installed: bool,
+    /// `amd64` / `arm64` when gpurent installed it.
+    pub arch: Option<String>,
+    /// Where gpurent extracted it (`/usr/local` or `~/.local`, expanded).
+    pub prefix: Option<String>,
+    /// The archive it came from.
+    pub url: Option<String>,
+    /// The version `/api/version` answered.
+    pub version: String,
+    /// The host's port it answers on (bound to the host's 127.0.0.1).
+    pub port: u16,
+}
 
 impl App {
     fn ollama_connect(
@@ -40,6 +60,54 @@ impl App {
     ) -> Result<String, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
         ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)
+    }
+
+    /// Install Ollama where it is missing (the documented manual install; see
+    /// `ollama::install`), then start `ollama serve` on `127.0.0.1:port` (on the GPUs whose UUIDs
+    /// are given) unless it answers already. Succeeds only once `/api/version` answered. An
+    /// Ollama that is already there is reported (`already_installed`), not reinstalled.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_install(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        gpus: &[String],
+        opts: &InstallOptions,
+        on_progress: &mut dyn FnMut(&InstallProgress),
+        cancel: &CancelToken,
+    ) -> Result<OllamaInstallReport, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        if let Some(version) = ollama::version(&conn, port)? {
+            let path = ollama::locate(&conn, cancel)?.unwrap_or_default();
+            return Ok(OllamaInstallReport {
+                path,
+                already_installed: true,
+                arch: None,
+                prefix: None,
+                url: None,
+                version,
+                port,
+            });
+        }
+        let installed = ollama::install::install(&conn, opts, on_progress, cancel)?;
+        on_progress(&InstallProgress {
+            stage: InstallStage::Starting,
+            url: installed.url.clone(),
+            downloaded: None,
+            total: None,
+        });
+        let version = ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)?;
+        Ok(OllamaInstallReport {
+            path: installed.path,
+            already_installed: installed.already,
+            arch: installed.arch,
+            prefix: installed.prefix,
+            url: installed.url,
+            version,
+            port,
+        })
     }
 
     /// Serve if needed, then pull `model` with progress.

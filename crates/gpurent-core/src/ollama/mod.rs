@@ -8,11 +8,14 @@
 //! - [`pull`]: `/api/pull`'s streamed JSON lines (status, digest, total, completed) as progress.
 //! - [`generate`]: a short answer from `/api/generate`, streamed.
 //! - [`ps`], [`version`], [`stop`].
+//! - [`install::install`]: the documented manual install where Ollama is missing.
+//! - [`fit::check`]: the estimator's memory check of a model tag against the chosen GPUs.
 //!
 //! The HTTP client here is the small part of HTTP/1.1 the API needs: one request per channel,
 //! `Connection: close`, a body of known length or chunked.
 
 pub mod http;
+pub mod install;
 
 use std::time::{Duration, Instant};
 
@@ -29,7 +32,10 @@ use crate::remote::quote::{sh_c, shell_quote};
 pub const DEFAULT_PORT: u16 = 11434;
 
 /// Where the job keeps its pid and log, under the login user's home.
-const JOB_DIR: &str = "$HOME/.gpurent/ollama";
+pub(crate) const JOB_DIR: &str = "$HOME/.gpurent/ollama";
+
+/// Finds the `ollama` binary: on PATH, else where [`install::install`] puts it.
+const LOCATE: &str = r#"for p in "$(command -v ollama 2>/dev/null)" /usr/local/bin/ollama /usr/bin/ollama "$HOME/.local/bin/ollama"; do if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; exit 0; fi; done; exit 1"#;
 
 /// One line of `/api/pull`'s stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -61,6 +67,33 @@ pub enum OllamaError {
     /// An answer that is not the documented shape.
     #[error("ollama answered something unexpected: {detail}")]
     BadAnswer { detail: String },
+    /// Installing: the host has neither `curl` nor `wget` to download the archive with.
+    #[error("the host has neither curl nor wget to download Ollama with")]
+    NoDownloader,
+    /// Installing: not enough free space under the prefix (bytes; `None` when not known).
+    #[error("not enough free space in {path} to install Ollama")]
+    NoSpace {
+        path: String,
+        need_bytes: Option<u64>,
+        have_bytes: Option<u64>,
+    },
+    /// Installing: the archive could not be downloaded from `base`.
+    #[error("could not download Ollama from {base}")]
+    DownloadFailed { base: String, detail: String },
+    /// Installing: Ollama publishes no Linux build for this CPU (`uname -m`).
+    #[error("Ollama has no Linux build for this host's CPU ({arch})")]
+    UnsupportedArch { arch: String },
+    /// Installing failed otherwise (extracting, a prefix that cannot be written).
+    #[error("installing Ollama failed")]
+    InstallFailed { detail: String },
+    /// The estimator says the model does not fit the chosen GPUs (per GPU, GiB); pull with force
+    /// to try anyway (Ollama then runs part of it on the CPU, slowly).
+    #[error("{model} needs about {need_gib:.1} GiB per GPU, the chosen GPUs have {have_gib:.1} GiB free")]
+    ModelDoesNotFit {
+        model: String,
+        need_gib: f64,
+        have_gib: f64,
+    },
 }
 
 impl crate::error::Coded for OllamaError {
@@ -71,6 +104,46 @@ impl crate::error::Coded for OllamaError {
             OllamaError::NotAnswering { .. } => "ollama_not_answering",
             OllamaError::Api { .. } => "ollama_api_error",
             OllamaError::BadAnswer { .. } => "ollama_bad_answer",
+            OllamaError::NoDownloader => "ollama_no_downloader",
+            OllamaError::NoSpace { .. } => "ollama_no_space",
+            OllamaError::DownloadFailed { .. } => "ollama_download_failed",
+            OllamaError::UnsupportedArch { .. } => "ollama_unsupported_arch",
+            OllamaError::InstallFailed { .. } => "ollama_install_failed",
+            OllamaError::ModelDoesNotFit { .. } => "model_does_not_fit",
+        }
+    }
+
+    fn detail(&self) -> Option<String> {
+        match self {
+            OllamaError::Remote(e) => e.detail(),
+            OllamaError::NotAnswering { log, .. } => Some(log.clone()).filter(|l| !l.is_empty()),
+            OllamaError::BadAnswer { detail }
+            | OllamaError::DownloadFailed { detail, .. }
+            | OllamaError::InstallFailed { detail } => Some(detail.clone()),
+            OllamaError::NoSpace {
+                need_bytes,
+                have_bytes,
+                ..
+            } => Some(format!(
+                "need {} MiB, free {} MiB",
+                need_bytes.map_or("?".into(), |b| (b >> 20).to_string()),
+                have_bytes.map_or("?".into(), |b| (b >> 20).to_string())
+            )),
+            _ => None,
+        }
+    }
+
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            OllamaError::Remote(e) => e.data(),
+            OllamaError::ModelDoesNotFit {
+                need_gib, have_gib, ..
+            } => Some(crate::ipc::ErrorData {
+                need_gib: Some(*need_gib),
+                have_gib: Some(*have_gib),
+                ..Default::default()
+            }),
+            _ => None,
         }
     }
 }
@@ -105,10 +178,7 @@ pub fn serve(
     if let Some(v) = version(conn, port)? {
         return Ok(v);
     }
-    let check = exec(conn, &sh_c("command -v ollama")?, cancel)?;
-    if !check.success() {
-        return Err(OllamaError::NotInstalled);
-    }
+    let bin = locate(conn, cancel)?.ok_or(OllamaError::NotInstalled)?;
     let mut env = format!("OLLAMA_HOST=127.0.0.1:{port}");
     if !gpus.is_empty() {
         env.push_str(&format!(
@@ -117,7 +187,8 @@ pub fn serve(
         ));
     }
     let script = format!(
-        "d={JOB_DIR}; mkdir -p \"$d\" || exit 1; cd \"$HOME\" || exit 1; {env} setsid ollama serve >\"$d/serve.log\" 2>&1 </dev/null & echo $! > \"$d/serve.pid\""
+        "d={JOB_DIR}; mkdir -p \"$d\" || exit 1; cd \"$HOME\" || exit 1; {env} setsid {} serve >\"$d/serve.log\" 2>&1 </dev/null & echo $! > \"$d/serve.pid\"",
+        shell_quote(&bin)?
     );
     exec(conn, &sh_c(&script)?, cancel)?;
     let started = Instant::now();
@@ -140,6 +211,13 @@ pub fn serve(
         after_s: wait.as_secs(),
         log,
     })
+}
+
+/// The `ollama` binary's absolute path on the host (on PATH, or where gpurent installs it).
+pub fn locate(conn: &Connection, cancel: &CancelToken) -> Result<Option<String>, OllamaError> {
+    let out = exec(conn, &sh_c(LOCATE)?, cancel)?;
+    let path = out.stdout_text().trim().to_string();
+    Ok((out.success() && !path.is_empty()).then_some(path))
 }
 
 /// Stop the server gpurent started (its whole process group); `true` when one was running.

@@ -141,6 +141,18 @@ impl LiveHost {
         gpus: &[Gpu],
         omit: &[&str],
     ) -> Option<LiveHost> {
+        LiveHost::start_with(name, extra, gpus, omit, &|_| {})
+    }
+
+    /// [`LiveHost::start`], with `prepare` run on the laid-out host before it is served (e.g. to
+    /// take a tool off its bin dir or put a real one there).
+    pub fn start_with(
+        name: &str,
+        extra: &[(&str, &str)],
+        gpus: &[Gpu],
+        omit: &[&str],
+        prepare: &dyn Fn(&FakeHost),
+    ) -> Option<LiveHost> {
         if !gpurent_testhost::sshd_available() {
             return None;
         }
@@ -151,6 +163,7 @@ impl LiveHost {
         if !gpus.is_empty() {
             write_gpus(&host.dir.path().join("state"), gpus, omit);
         }
+        prepare(&host);
         let sshd = host.serve().expect("serve the fake host");
         let key = UserKey::generate("monitor").expect("key");
         sshd.authorize(&key.public_line).expect("authorize");
@@ -186,6 +199,33 @@ pub fn opts() -> ConnectOptions {
         handshake_timeout: Duration::from_secs(10),
         io_timeout: Duration::from_secs(30),
     }
+}
+
+/// A port nothing listens on now (on this machine's loopback).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// Local addresses listening on `port` (from /proc/net/tcp and tcp6, hex `ADDR:PORT`).
+pub fn listening(port: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for l in std::fs::read_to_string(f)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+        {
+            let c: Vec<&str> = l.split_whitespace().collect();
+            if c.len() > 3 && c[3] == "0A" && c[1].ends_with(&format!(":{port:04X}")) {
+                out.push(c[1].to_string());
+            }
+        }
+    }
+    out
 }
 
 /// Command lines of the login user's processes that mention `needle`.
