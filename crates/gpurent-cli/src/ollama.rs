@@ -53,8 +53,27 @@ enum Action {
         #[arg(long, value_name = "UUIDS", value_delimiter = ',')]
         gpus: Vec<String>,
     },
-    /// Pull a model with progress (starts the server if needed).
-    Pull { model: String },
+    /// Will MODEL fit the host's GPUs? The estimator's memory check (no pull).
+    Fit {
+        model: String,
+        /// GPU UUIDs to check, comma-separated (default: all).
+        #[arg(long, value_name = "UUIDS", value_delimiter = ',')]
+        gpus: Vec<String>,
+        /// Context tokens (default: Ollama's default for those GPUs).
+        #[arg(long)]
+        context: Option<u32>,
+    },
+    /// Pull a model with progress (starts the server if needed), after the memory check: a
+    /// model that does not fit the chosen GPUs is refused unless --force.
+    Pull {
+        model: String,
+        /// GPU UUIDs the model is for (and the server, if it starts), comma-separated.
+        #[arg(long, value_name = "UUIDS", value_delimiter = ',')]
+        gpus: Vec<String>,
+        /// Pull even when the memory check says it does not fit.
+        #[arg(long)]
+        force: bool,
+    },
     /// A short answer from a model, to prove it works.
     Run {
         model: String,
@@ -70,6 +89,31 @@ enum Action {
         #[arg(long, default_value_t = DEFAULT_PORT)]
         local_port: u16,
     },
+}
+
+/// One line about a memory check.
+fn fit_text(f: &gpurent_core::ollama::fit::ModelFit) -> String {
+    use gpurent_core::ollama::fit::{FitState, NOTE_NOT_IN_TABLE, NOTE_UNVERIFIED};
+    let nums = match (f.need_gib, f.have_gib) {
+        (Some(n), Some(h)) => format!(
+            ": needs about {n:.1} GiB per GPU at {} tokens of context, {h:.1} GiB free",
+            f.context_tokens
+        ),
+        _ => String::new(),
+    };
+    let mut t = match f.verdict {
+        FitState::Fits => format!("{} fits{nums}", f.model),
+        FitState::Tight => format!("{} fits, but tightly{nums}", f.model),
+        FitState::DoesNotFit => format!("{} does not fit{nums}", f.model),
+        FitState::Unknown if f.notes.iter().any(|n| n == NOTE_NOT_IN_TABLE) => {
+            format!("{} is not in gpurent's table: no memory check", f.model)
+        }
+        FitState::Unknown => format!("{}: the host reported no GPU memory", f.model),
+    };
+    if f.notes.iter().any(|n| n == NOTE_UNVERIFIED) {
+        t.push_str(" (its table row is not verified)");
+    }
+    t
 }
 
 fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
@@ -173,7 +217,16 @@ fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
                 format!("ollama {v} answers on {host}'s 127.0.0.1:{port} (use `gpurent ollama {host} tunnel` to reach it here)"),
             )
         }
-        Action::Pull { model } => {
+        Action::Fit {
+            model,
+            gpus,
+            context,
+        } => {
+            let f = app.ollama_fit(host, &env, key, model, gpus, *context, &cancel)?;
+            let v = serde_json::to_value(&f).unwrap_or_default();
+            out(v, fit_text(&f))
+        }
+        Action::Pull { model, gpus, force } => {
             let mut shown = String::new();
             app.ollama_pull(
                 host,
@@ -181,6 +234,17 @@ fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
                 key,
                 port,
                 model,
+                gpus,
+                *force,
+                &mut |f| {
+                    if json {
+                        let mut v = serde_json::to_value(f).unwrap_or_default();
+                        v["kind"] = "fit".into();
+                        println!("{v}");
+                    } else {
+                        eprintln!("{}", fit_text(f));
+                    }
+                },
                 &mut |p| {
                     let pct = match (p.completed, p.total) {
                         (Some(c), Some(t)) if t > 0 => Some(100.0 * c as f64 / t as f64),

@@ -70,8 +70,12 @@ fn serve_pull_run_ps_tunnel_and_stop() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
-    assert_eq!(lines[0]["kind"], "progress");
-    assert_eq!(lines[0]["status"], "pulling manifest");
+    // The memory check comes first: a tag gpurent's table does not know is allowed, with a note.
+    assert_eq!(lines[0]["kind"], "fit");
+    assert_eq!(lines[0]["verdict"], "unknown");
+    assert_eq!(lines[0]["notes"][0], "ollama.fit.not_in_table");
+    assert_eq!(lines[1]["kind"], "progress");
+    assert_eq!(lines[1]["status"], "pulling manifest");
     assert!(lines.iter().any(|l| l["percent"] == 100.0), "{lines:?}");
     assert_eq!(lines.last().expect("result")["kind"], "result");
 
@@ -215,4 +219,110 @@ fn install_without_curl_or_wget_prints_the_coded_error() {
     );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(doc(&out)["error"]["code"], "ollama_no_downloader");
+}
+
+#[test]
+fn a_model_that_does_not_fit_is_refused_unless_forced() {
+    if !sshd_available() {
+        return;
+    }
+    // The scenario's H100 (81 559 MiB) with 78 000 MiB in use by something else.
+    let mut host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
+    host.vars.insert("FAKE_GPU_USED_MIB".into(), "78000".into());
+    let sshd: Sshd = host.serve().expect("serve");
+    let k = UserKey::generate("ollama").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id = home.path().join("id");
+    std::fs::write(&id, &k.private_pem).expect("key file");
+    let id = id.display().to_string();
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let port = free_port().to_string();
+
+    let fit = gpurent(
+        home.path(),
+        &[
+            "ollama",
+            "box",
+            "fit",
+            "llama3.1:8b",
+            "--context",
+            "4096",
+            "-i",
+            &id,
+            "--json",
+        ],
+    );
+    assert!(fit.status.success(), "{fit:?}");
+    let v = doc(&fit);
+    assert_eq!(v["verdict"], "does_not_fit", "{v}");
+    assert_eq!(v["resolved"]["model_id"], "llama-3.1-8b");
+    assert_eq!(v["resolved"]["quant"], "q4_k_m");
+    assert_eq!(v["context_tokens"], 4096);
+    assert!(v["have_gib"]
+        .as_f64()
+        .is_some_and(|h| (h - 3559.0 / 1024.0).abs() < 1e-9));
+
+    let refused = gpurent(
+        home.path(),
+        &[
+            "ollama",
+            "box",
+            "pull",
+            "qwen2.5:32b",
+            "--port",
+            &port,
+            "-i",
+            &id,
+            "--json",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&refused.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines[0]["kind"], "fit");
+    assert_eq!(lines[0]["verdict"], "does_not_fit");
+    let err = &lines.last().expect("error")["error"];
+    assert_eq!(err["code"], "model_does_not_fit", "{err}");
+    let (need, have) = (
+        err["data"]["need_gib"].as_f64().expect("need_gib"),
+        err["data"]["have_gib"].as_f64().expect("have_gib"),
+    );
+    assert!(need > have, "{err}");
+    assert_eq!(lines.len(), 2, "nothing pulled: {lines:?}");
+
+    let forced = gpurent(
+        home.path(),
+        &[
+            "ollama",
+            "box",
+            "pull",
+            "qwen2.5:32b",
+            "--force",
+            "--port",
+            &port,
+            "-i",
+            &id,
+            "--json",
+        ],
+    );
+    assert!(forced.status.success(), "{forced:?}");
+    let last = String::from_utf8_lossy(&forced.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .expect("result");
+    assert_eq!(last["kind"], "result");
+    assert_eq!(last["pulled"], true);
+    let _ = gpurent(home.path(), &["ollama", "box", "stop", "-i", &id, "--json"]);
 }

@@ -26,6 +26,7 @@ use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::monitor::stream::TelemetryEvent;
 use gpurent_core::monitor::watch::WatchSample;
+use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::InstallProgress;
 use gpurent_core::ollama::{Loaded, PullProgress};
 use gpurent_core::providers::accounts::Account;
@@ -97,6 +98,7 @@ fn export_all(dir: &Path) {
         Loaded,
         InstallProgress,
         OllamaInstallReport,
+        ModelFit,
     );
 }
 

@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::error::Coded;
+use gpurent_core::ollama::fit::{self, FitState};
 use gpurent_core::ollama::install::{self, InstallOptions, InstallProgress, InstallStage};
 use gpurent_core::ollama::{self, OllamaError, PullProgress};
-use monitor_common::{free_port, listening, LiveHost};
+use monitor_common::{free_port, listening, Gpu, LiveHost};
 
 #[test]
 fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
@@ -305,4 +306,66 @@ fn install_with_too_little_space_and_from_a_dead_mirror_are_coded_errors() {
     };
     let e = install::install(&conn, &dead, &mut |_| {}, &cancel).expect_err("404");
     assert_eq!(e.code(), "ollama_download_failed", "{e:?}");
+}
+
+/// The memory check over the connection, with the fake `nvidia-smi` in live mode: a 24 GB card
+/// with 300 MiB in use and an empty 80 GB H100, chosen by UUID.
+#[test]
+fn the_memory_check_reads_the_hosts_gpus_over_ssh() {
+    let mut small = Gpu::busy(0);
+    (small.mem_total, small.mem_used) = (24_576, 300);
+    let mut big = Gpu::busy(0);
+    (big.mem_total, big.mem_used) = (81_559, 0);
+    let Some(h) = LiveHost::start("ready_h100", &[], &[small, big], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let gpus = fit::host_gpus(&conn, &cancel).expect("gpus");
+    assert_eq!(gpus.len(), 2);
+    assert_eq!(gpus[0].uuid.as_deref(), Some("GPU-00000000-fake-live"));
+    assert_eq!(gpus[1].memory_total_mib, Some(81_559.0));
+
+    let on_small = fit::check(
+        &conn,
+        "qwen2.5:32b",
+        &["GPU-00000000-fake-live".into()],
+        None,
+        &cancel,
+    )
+    .expect("check");
+    assert_eq!(on_small.verdict, FitState::DoesNotFit, "{on_small:?}");
+    assert_eq!(
+        on_small.context_tokens, 32_768,
+        "Ollama's default for 24 GiB"
+    );
+    assert_eq!(on_small.have_gib, Some((24_576.0 - 300.0) / 1024.0));
+    match on_small.refusal() {
+        Some(e @ OllamaError::ModelDoesNotFit { .. }) => {
+            assert_eq!(e.code(), "model_does_not_fit");
+            let data = e.data().expect("data");
+            assert!(data.need_gib.expect("need") > data.have_gib.expect("have"));
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let on_big = fit::check(
+        &conn,
+        "qwen2.5:32b",
+        &["GPU-10000000-fake-live".into()],
+        None,
+        &cancel,
+    )
+    .expect("check");
+    assert_eq!(on_big.verdict, FitState::Fits, "{on_big:?}");
+    assert_eq!(on_big.gpus.len(), 1);
+
+    let unknown = fit::check(&conn, "qwen2.5-coder:32b", &[], None, &cancel).expect("check");
+    assert_eq!(unknown.verdict, FitState::Unknown);
+    assert!(unknown.notes.iter().any(|n| n == fit::NOTE_NOT_IN_TABLE));
+    assert_eq!(unknown.gpus.len(), 2);
+
+    let e = fit::check(&conn, "qwen2.5:32b", &["GPU-nope".into()], None, &cancel)
+        .expect_err("no such GPU");
+    assert_eq!(e.code(), "invalid_input");
 }

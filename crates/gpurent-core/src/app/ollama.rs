@@ -4,6 +4,7 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::cancel::CancelToken;
+use crate::ollama::fit::ModelFit;
 use crate::ollama::install::{InstallOptions, InstallProgress, InstallStage};
 use crate::ollama::{self, Loaded, OllamaError, PullProgress};
 use crate::remote::connect::Connection;
@@ -110,7 +111,28 @@ impl App {
         })
     }
 
-    /// Serve if needed, then pull `model` with progress.
+    /// The estimator's memory check of Ollama tag `model` against the host's GPUs (the chosen
+    /// UUIDs, or all) at `context` tokens (None: Ollama's default for those GPUs): fits / tight
+    /// / does not fit with the numbers, or unknown (a tag not in gpurent's table, no GPU info).
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_fit(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        model: &str,
+        gpus: &[String],
+        context: Option<u32>,
+        cancel: &CancelToken,
+    ) -> Result<ModelFit, OllamaError> {
+        let conn = self.ollama_connect(label, env, key, cancel)?;
+        ollama::fit::check(&conn, model, gpus, context, cancel)
+    }
+
+    /// The memory check first (as [`App::ollama_fit`], Ollama's default context): a model that
+    /// does not fit the chosen GPUs is refused with `model_does_not_fit` unless `force`. Then
+    /// serve if needed (on `gpus`) and pull `model` with progress. The check's answer is
+    /// returned (and handed to `on_fit` before the pull starts).
     #[allow(clippy::too_many_arguments)]
     pub fn ollama_pull(
         &self,
@@ -119,12 +141,21 @@ impl App {
         key: Option<&LoginKey>,
         port: u16,
         model: &str,
+        gpus: &[String],
+        force: bool,
+        on_fit: &mut dyn FnMut(&ModelFit),
         on_progress: &mut dyn FnMut(&PullProgress),
         cancel: &CancelToken,
-    ) -> Result<(), OllamaError> {
+    ) -> Result<ModelFit, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
-        ollama::serve(&conn, port, &[], SERVE_WAIT, cancel)?;
-        ollama::pull(&conn, port, model, on_progress, cancel)
+        let fit = ollama::fit::check(&conn, model, gpus, None, cancel)?;
+        on_fit(&fit);
+        if let (false, Some(refused)) = (force, fit.refusal()) {
+            return Err(refused);
+        }
+        ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)?;
+        ollama::pull(&conn, port, model, on_progress, cancel)?;
+        Ok(fit)
     }
 
     /// Serve if needed, then a short answer from `model` to `prompt` (streamed to `on_piece`).

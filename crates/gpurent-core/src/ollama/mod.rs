@@ -14,6 +14,7 @@
 //! The HTTP client here is the small part of HTTP/1.1 the API needs: one request per channel,
 //! `Connection: close`, a body of known length or chunked.
 
+pub mod fit;
 pub mod http;
 pub mod install;
 
@@ -367,5 +368,11 @@ impl From<http::HttpError> for OllamaError {
             http::HttpError::Remote(r) => OllamaError::Remote(r),
             http::HttpError::Bad(d) => bad(d),
         }
+    }
+}
+
+impl From<crate::error::CoreError> for OllamaError {
+    fn from(e: crate::error::CoreError) -> Self {
+        OllamaError::Remote(RemoteError::from(e))
     }
 }
