@@ -369,3 +369,56 @@ fn the_memory_check_reads_the_hosts_gpus_over_ssh() {
         .expect_err("no such GPU");
     assert_eq!(e.code(), "invalid_input");
 }
+
+/// A cancel during the download stops it on the host: no downloader left running, the partial
+/// archive removed, nothing installed.
+#[test]
+fn a_cancelled_install_leaves_nothing_behind() {
+    let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &without_ollama(true)) else {
+        return;
+    };
+    // 4 MiB at 64 KiB per 100 ms: about 6 s, cancelled after the first reported bytes.
+    let dl = gpurent_testhost::ollama_dl::OllamaDownloads::start_paced(
+        &monitor_common::fakegpu(),
+        4 << 20,
+        Some(Duration::from_millis(100)),
+    )
+    .expect("download server");
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let opts = InstallOptions {
+        download_base: dl.base(),
+    };
+    let mut partial = None;
+    let e = install::install(
+        &conn,
+        &opts,
+        &mut |p| {
+            if p.stage == InstallStage::Downloading && p.downloaded.is_some_and(|d| d > 0) {
+                partial = p.downloaded;
+                cancel.cancel();
+            }
+        },
+        &cancel,
+    )
+    .expect_err("cancelled");
+    assert_eq!(e.code(), "cancelled", "{e:?}");
+    assert!(partial.is_some_and(|d| d < dl.archive_len), "{partial:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    let left = monitor_common::remote_processes(&dl.base());
+    assert!(left.is_empty(), "the download was killed: {left:?}");
+    let home = h.host.dir.path().join("home");
+    let prefix = home.join(".local");
+    let leftovers: Vec<_> = std::fs::read_dir(&prefix)
+        .expect("prefix")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        leftovers.iter().all(|n| !n.starts_with(".gpurent-ollama")),
+        "the partial archive is removed: {leftovers:?}"
+    );
+    assert!(!prefix.join("bin/ollama").exists());
+    let fresh = CancelToken::new();
+    assert_eq!(ollama::locate(&conn, &fresh).expect("locate"), None);
+}

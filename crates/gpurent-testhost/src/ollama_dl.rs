@@ -26,6 +26,16 @@ impl OllamaDownloads {
     /// Build the archive from `<fakegpu>/bin/ollama` (plus `pad_bytes` of library filler, so a
     /// download takes a moment) and serve it.
     pub fn start(fakegpu: &Path, pad_bytes: usize) -> io::Result<OllamaDownloads> {
+        OllamaDownloads::start_paced(fakegpu, pad_bytes, None)
+    }
+
+    /// [`OllamaDownloads::start`], sending the archive in 64 KiB pieces with `pause` after each
+    /// (a slow mirror: for progress and cancel tests).
+    pub fn start_paced(
+        fakegpu: &Path,
+        pad_bytes: usize,
+        pause: Option<std::time::Duration>,
+    ) -> io::Result<OllamaDownloads> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("root");
         std::fs::create_dir_all(root.join("bin"))?;
@@ -75,9 +85,20 @@ impl OllamaDownloads {
                         g.fetch_add(1, Ordering::SeqCst);
                     }
                     // A Content-Length, as a release download has (not chunked).
+                    let body = Paced {
+                        data: d.clone(),
+                        at: 0,
+                        pause,
+                    };
                     req.respond(
-                        tiny_http::Response::from_data(d.as_slice().to_vec())
-                            .with_chunked_threshold(usize::MAX),
+                        tiny_http::Response::new(
+                            tiny_http::StatusCode(200),
+                            Vec::new(),
+                            body,
+                            Some(d.len()),
+                            None,
+                        )
+                        .with_chunked_threshold(usize::MAX),
                     )
                 } else {
                     req.respond(
@@ -105,6 +126,25 @@ impl OllamaDownloads {
     /// GET requests for an archive so far.
     pub fn downloads(&self) -> usize {
         self.gets.load(Ordering::SeqCst)
+    }
+}
+
+/// The archive as a reader that pauses after each piece.
+struct Paced {
+    data: Arc<Vec<u8>>,
+    at: usize,
+    pause: Option<std::time::Duration>,
+}
+
+impl io::Read for Paced {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(64 * 1024).min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        if let (Some(p), true) = (self.pause, n > 0) {
+            std::thread::sleep(p);
+        }
+        Ok(n)
     }
 }
 

@@ -35,7 +35,8 @@ say "prefix $prefix"
 rm -rf "$prefix"/.gpurent-ollama.* 2>/dev/null
 tmp=$(mktemp -d "$prefix/.gpurent-ollama.XXXXXX") || fail install_failed "cannot write in $prefix"
 trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' TERM INT HUP
+# A cancel closes the channel (SIGPIPE on the next line written) and TERMs the group.
+trap 'exit 130' TERM INT HUP PIPE
 
 # HEAD the URL: prints Content-Length (empty when not sent); fails when the URL does not answer 2xx.
 size() {
