@@ -153,15 +153,18 @@ fn a_local_forward_serves_the_api_on_this_machines_loopback() {
 /// Lay out the host without its `ollama`, with the machine's real `curl` (the fake one only
 /// answers reachability checks) and `tar`/`gzip`; `downloader: false` leaves no curl and no wget.
 fn without_ollama(downloader: bool) -> impl Fn(&gpurent_testhost::fakegpu::FakeHost) {
+    with_downloader(downloader.then_some("curl"))
+}
+
+/// [`without_ollama`] with `tool` (`curl`, `wget`, or none) as the only downloader.
+fn with_downloader(tool: Option<&'static str>) -> impl Fn(&gpurent_testhost::fakegpu::FakeHost) {
     move |host| {
         let bin = host.bin();
         for t in ["ollama", "curl", "wget"] {
             let _ = std::fs::remove_file(bin.join(t));
         }
         let mut tools = vec!["tar", "gzip"];
-        if downloader {
-            tools.push("curl");
-        }
+        tools.extend(tool);
         for t in tools {
             let real = ["/usr/bin", "/bin"]
                 .iter()
@@ -421,4 +424,46 @@ fn a_cancelled_install_leaves_nothing_behind() {
     assert!(!prefix.join("bin/ollama").exists());
     let fresh = CancelToken::new();
     assert_eq!(ollama::locate(&conn, &fresh).expect("locate"), None);
+}
+
+/// The same install with `wget` as the only downloader.
+#[test]
+fn install_with_wget_only() {
+    if !Path::new("/usr/bin/wget").exists() {
+        eprintln!("install_with_wget_only: skipped (no wget on this machine)");
+        return;
+    }
+    let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &with_downloader(Some("wget")))
+    else {
+        return;
+    };
+    let dl =
+        gpurent_testhost::ollama_dl::OllamaDownloads::start(&monitor_common::fakegpu(), 1 << 20)
+            .expect("download server");
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let opts = InstallOptions {
+        download_base: dl.base(),
+    };
+    let mut seen: Vec<InstallProgress> = Vec::new();
+    let got =
+        install::install(&conn, &opts, &mut |p| seen.push(p.clone()), &cancel).expect("install");
+    assert!(!got.already);
+    let last = seen
+        .iter()
+        .rev()
+        .find(|p| p.stage == InstallStage::Downloading)
+        .expect("progress");
+    assert_eq!(
+        last.total,
+        Some(dl.archive_len),
+        "wget's headers give the size"
+    );
+    assert_eq!(last.downloaded, Some(dl.archive_len));
+    let port = free_port();
+    assert_eq!(
+        ollama::serve(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve"),
+        "0.5.7"
+    );
+    assert!(ollama::stop(&conn, &cancel).expect("stop"));
 }

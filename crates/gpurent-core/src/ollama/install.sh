@@ -54,7 +54,8 @@ for ext in $exts; do
   if t=$(size "$u"); then url=$u; total=$t; break; fi
 done
 if [ -z "$url" ]; then
-  fail download_failed "$base/ollama-linux-$arch.tgz: $(tail -n 3 "$tmp/err" 2>/dev/null | tr '\n' ' ')"
+  hint=""; case $exts in tgz) hint=" (no zstd on this host: newer releases may ship only .tar.zst)" ;; esac
+  fail download_failed "$base/ollama-linux-$arch.$ext: $(tail -n 3 "$tmp/err" 2>/dev/null | tr '\n' ' ')$hint"
 fi
 say "url $url"
 [ -n "$total" ] && say "total $total"
