@@ -35,9 +35,9 @@ export default {
 
   'live.title': 'Live offers for this job',
   'live.fetching': 'Asking the connected accounts for offers…',
-  'live.fetched': 'Live prices, fetched {time}: {n} offers that can hold this job.',
+  'live.fetched': 'Live prices, fetched {time}. Offers that can hold this job: {n}.',
   'live.none': 'The connected accounts have no offer for this job now.',
-  'live.hidden': '{n} more offers left out: this job does not fit on their GPUs.',
+  'live.hidden': 'Left out because this job does not fit on their GPUs: {n}.',
   'live.failed': '{account} could not be asked: {why}',
   'live.price_line': 'Live prices from your provider accounts, fetched {time} (see the offers below). You can still enter your own price per GPU-hour.',
   'live.from': 'live from ${price}/h',

@@ -34,7 +34,7 @@ export default {
 
   'live.title': '此任务的实时报价',
   'live.fetching': '正在向已连接的账户获取报价…',
-  'live.fetched': '实时价格，获取于 {time}：{n} 个报价能容纳此任务。',
+  'live.fetched': '实时价格，获取于 {time}。能容纳此任务的报价：{n} 个。',
   'live.none': '已连接的账户目前没有适合此任务的报价。',
   'live.hidden': '另有 {n} 个报价未列出：此任务放不进它们的显卡。',
   'live.failed': '无法询问 {account}：{why}',

@@ -99,7 +99,8 @@ export async function renderEstimate(root) {
       renderResult(result, estimate, local, offers, run);
       // Live offers from connected provider accounts (network: drawn when they arrive).
       const live = el('div', { id: 'live-slot' });
-      result.append(live);
+      // Above the ranked cards (the last section), which it annotates with the live prices.
+      result.insertBefore(live, result.lastElementChild);
       renderLiveOffers(live, estimate);
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));

@@ -176,6 +176,7 @@ export async function renderHosts(root) {
   );
   // Rented machines (a provider's list is read over the network: it does not hold up the rest).
   renderRented(rented).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
+  rented.addEventListener('rent-finished', () => { refresh(); });
   await refresh();
 }
 

@@ -133,7 +133,7 @@ function start(offer, choice) {
     (instance) => outcomes.push({ seq: op.seq, offer, instance, error: null }),
     (/** @type {ErrorPayload} */ error) => outcomes.push({ seq: op.seq, offer, instance: null, error }),
   ).finally(() => {
-    // Redraw the Rented section if it is on the page.
-    document.getElementById('rented')?.dispatchEvent(new CustomEvent('rent-finished'));
+    // Redraw the Rented section (and the Hosts step's list: a ready machine is a saved host).
+    document.getElementById('rented')?.dispatchEvent(new CustomEvent('rent-finished', { bubbles: true }));
   });
 }

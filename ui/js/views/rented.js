@@ -91,6 +91,8 @@ export async function renderRented(root) {
   root.append(section);
 
   let accounts = 0;
+  /** @type {Set<string>} ledger ids already closed (a finished rent of one is not offered for Setup) */
+  let closed = new Set();
   try {
     accounts = (await providerList()).length;
   } catch {
@@ -104,6 +106,8 @@ export async function renderRented(root) {
       const view = await instancesList();
       if (!section.isConnected) return;
       status.textContent = '';
+      closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
+      drawLive(live, closed);
       drawList(list, view, status, reload);
       section.hidden = accounts === 0 && view.instances.length === 0 && view.foreign.length === 0 && ops.running('rent').length === 0 && outcomes.length === 0;
     } catch (e) {
@@ -114,15 +118,19 @@ export async function renderRented(root) {
   }
   refresh.addEventListener('click', reload);
   section.addEventListener('rent-finished', () => {
-    drawLive(live);
+    drawLive(live, closed);
     reload();
   });
-  drawLive(live);
+  drawLive(live, closed);
   await reload();
 }
 
-/** Running rents with their live progress and Cancel, then how the recent ones ended. @param {HTMLElement} live */
-function drawLive(live) {
+/**
+ * Running rents with their live progress and Cancel, then how the recent ones ended (not those
+ * whose machine is closed since).
+ * @param {HTMLElement} live @param {Set<string>} closed
+ */
+function drawLive(live, closed) {
   clear(live);
   for (const op of ops.running('rent')) {
     const steps = el('ol', { class: 'steps rent-steps' });
@@ -151,7 +159,7 @@ function drawLive(live) {
     live.append(box);
   }
   // Newest first; the last few are enough.
-  for (const o of [...outcomes].reverse().slice(0, 3)) live.append(outcomeBox(o));
+  for (const o of [...outcomes].reverse().slice(0, 3)) if (!(o.instance && closed.has(o.instance.id))) live.append(outcomeBox(o));
 }
 
 /** @param {typeof outcomes[number]} o */
@@ -192,7 +200,7 @@ function drawList(list, view, status, reload) {
     const head = el('tr');
     for (const k of ['machine', 'gpu', 'state', 'price', 'actions']) head.append(el('th', { scope: 'col', text: t(`rented.col.${k}`) }));
     const body = el('tbody');
-    for (const i of open) body.append(instanceRow(i, status, reload));
+    for (const i of open) body.append(...instanceRows(i, status, reload));
     for (const f of view.foreign) {
       body.append(el('tr', { class: 'foreign', 'data-foreign': f.instance.id },
         el('td', {}, el('span', { text: f.instance.label ?? f.instance.id }), ' ', el('span', { class: 'muted small', text: `${t(`rent.provider.${f.provider}`)} · ${f.account}` })),
@@ -210,9 +218,14 @@ function drawList(list, view, status, reload) {
   }
 }
 
-/** @param {InstanceView} i @param {HTMLElement} status @param {() => Promise<void>} reload */
-function instanceRow(i, status, reload) {
-  const confirmBox = el('div', { class: 'confirm', hidden: true });
+/**
+ * The instance's row, and the row under it where an action's money is confirmed.
+ * @param {InstanceView} i @param {HTMLElement} status @param {() => Promise<void>} reload
+ * @returns {HTMLElement[]}
+ */
+function instanceRows(i, status, reload) {
+  const confirmBox = el('div', { class: 'confirm' });
+  const confirmRow = el('tr', { class: 'confirm-row', 'data-confirm-for': i.id, hidden: true }, el('td', { colspan: '5' }, confirmBox));
   const actions = el('td', { class: 'actions' });
   /** @type {Action[]} */
   const can = [];
@@ -226,7 +239,7 @@ function instanceRow(i, status, reload) {
     b.addEventListener('click', async () => {
       try {
         const m = await instanceMoney(i.id, a);
-        askConfirm(confirmBox, i, a, m, status, reload);
+        askConfirm(confirmRow, confirmBox, i, a, m, status, reload);
       } catch (e) {
         status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
       }
@@ -234,26 +247,25 @@ function instanceRow(i, status, reload) {
     actions.append(b);
   }
   if (!i.terms.can_stop) actions.append(el('span', { class: 'muted small', text: t('rented.cannot_stop') }));
-  actions.append(confirmBox);
   const remote = i.remote ? ` · ${i.remote.raw_status}` : '';
-  return el('tr', { 'data-instance': i.id, 'data-state': i.state },
+  return [el('tr', { 'data-instance': i.id, 'data-state': i.state },
     el('td', {}, el('span', { text: i.id }), ' ', el('span', { class: 'muted small', text: `${t(`rent.provider.${i.provider}`)}${i.provider_instance_id ? ` · ${i.provider_instance_id}` : ''}` }), i.ready ? el('span', { class: 'tag', text: t('rented.ready') }) : null),
     el('td', { text: `${i.gpu_count}× ${i.gpu}` }),
     el('td', { class: 'state' }, el('span', { class: 'state-word', text: t(`rent.state.${i.state}`) }), el('span', { class: 'muted small', text: remote })),
     el('td', { class: 'num', text: `${usd(i.price_per_hour_usd, 3)}/h` }),
-    actions);
+    actions), confirmRow];
 }
 
 /**
- * @param {HTMLElement} box @param {InstanceView} i @param {Action} action @param {MoneyNote} m
- * @param {HTMLElement} status @param {() => Promise<void>} reload
+ * @param {HTMLElement} row @param {HTMLElement} box @param {InstanceView} i @param {Action} action
+ * @param {MoneyNote} m @param {HTMLElement} status @param {() => Promise<void>} reload
  */
-function askConfirm(box, i, action, m, status, reload) {
+function askConfirm(row, box, i, action, m, status, reload) {
   const yes = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: action === 'release' ? 'danger' : 'primary', id: 'rented-confirm', text: t(`rented.confirm.${action}`) }));
   const no = el('button', { type: 'button', id: 'rented-confirm-cancel', text: t('rented.confirm.cancel') });
   box.replaceChildren(el('p', { class: 'small', id: 'rented-money', 'data-effect': m.effect, text: actionMoneyText(m, i) }), el('div', { class: 'row' }, yes, no));
-  box.hidden = false;
-  no.addEventListener('click', () => { box.hidden = true; });
+  row.hidden = false;
+  no.addEventListener('click', () => { row.hidden = true; });
   yes.addEventListener('click', async () => {
     yes.disabled = true;
     status.textContent = t(`rented.doing.${action}`, { id: i.id });

@@ -40,6 +40,14 @@ pub fn gpu_card<'c>(catalog: &'c Catalog, gpu: &str) -> Option<&'c crate::catalo
             )
         })
         .collect();
+    // The form factor the full name states ("H100 (80 GB SXM5)"): a card of that form wins.
+    let full = norm(gpu);
+    let form_miss = |n: &str| {
+        ["sxm", "pcie", "nvl"]
+            .iter()
+            .filter(|f| full.contains(*f) && !n.contains(*f))
+            .count()
+    };
     // The exact name first, else the shortest catalog name containing it ("a10" is not "a100").
     named
         .iter()
@@ -48,7 +56,7 @@ pub fn gpu_card<'c>(catalog: &'c Catalog, gpu: &str) -> Option<&'c crate::catalo
             named
                 .iter()
                 .filter(|(n, _)| n.contains(&want) || (n.len() >= 4 && want.contains(n.as_str())))
-                .min_by_key(|(n, _)| n.len())
+                .min_by_key(|(n, _)| (form_miss(n), n.len()))
         })
         .map(|(_, c)| *c)
 }
