@@ -138,6 +138,11 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         .text("#est-cards tr[data-card-id='rtx-4090'] .live-price")
         .await
         .starts_with("live from $"));
+    // Where no price of the user's own was entered, the ranked card shows the job at the live price.
+    assert!(s
+        .text("#est-cards tr[data-card-id='rtx-4090'] td.live-cost")
+        .await
+        .ends_with("at the live price"));
     s.scroll_to("#live-offers").await;
     s.screenshot("rent-offers-en").await;
 

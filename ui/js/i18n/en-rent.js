@@ -39,7 +39,7 @@ export default {
   'live.none': 'The connected accounts have no offer for this job now.',
   'live.hidden': 'Left out because this job does not fit on their GPUs: {n}.',
   'live.failed': '{account} could not be asked: {why}',
-  'live.price_line': 'Live prices from your provider accounts, fetched {time} (see the offers below). You can still enter your own price per GPU-hour.',
+  'live.price_line': 'Live prices from your provider accounts, fetched {time} (the live offers are above). You can still enter your own price per GPU-hour.',
   'live.from': 'live from ${price}/h',
   'live.col.provider': 'Provider',
   'live.col.gpu': 'GPU',
@@ -61,6 +61,7 @@ export default {
   'live.torch.unknown': 'PyTorch fit not known',
   'live.card.unknown': 'not in the catalog: fit unknown',
   'live.cost.note': '“This job” = the estimated hours on this card × the price per hour now, GPU time only (disk and traffic not included).',
+  'live.cost.cell': '${cost} at the live price',
   'live.rent': 'Rent…',
 
   'rent.title': 'Rent {offer}',

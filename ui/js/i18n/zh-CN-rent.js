@@ -38,7 +38,7 @@ export default {
   'live.none': '已连接的账户目前没有适合此任务的报价。',
   'live.hidden': '另有 {n} 个报价未列出：此任务放不进它们的显卡。',
   'live.failed': '无法询问 {account}：{why}',
-  'live.price_line': '来自你的平台账户的实时价格，获取于 {time}（见下方报价）。你仍可填入自己的每 GPU·小时价格。',
+  'live.price_line': '来自你的平台账户的实时价格，获取于 {time}（实时报价见上方）。你仍可填入自己的每 GPU·小时价格。',
   'live.from': '实时价 ${price}/小时起',
   'live.col.provider': '平台',
   'live.col.gpu': '显卡',
@@ -60,6 +60,7 @@ export default {
   'live.torch.unknown': '是否能运行 PyTorch 未知',
   'live.card.unknown': '不在显卡目录中：是否放得下未知',
   'live.cost.note': '“本任务” = 在该卡上的预估小时数 × 当前每小时价格，仅含 GPU 时间（不含磁盘与流量）。',
+  'live.cost.cell': '按实时价 ${cost}',
   'live.rent': '租用…',
 
   'rent.title': '租用 {offer}',

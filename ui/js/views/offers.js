@@ -79,9 +79,19 @@ export async function renderLiveOffers(root, e) {
     none.textContent = t('live.price_line', { time: hhmm(fetched) });
     none.id = 'est-liveprices';
   }
-  for (const { o, f } of shown) {
-    const row = f ? document.querySelector(`#est-cards tr[data-card-id="${CSS.escape(f.card_id)}"] td:first-child`) : null;
-    if (row && !row.querySelector('.live-price')) row.append(el('span', { class: 'tag live-price', text: t('live.from', { price: num(o.price_per_hour_usd, 3) }) }));
+  // Cheapest first, so each card is marked with its cheapest live offer (and, where the user
+  // entered no price, the job's cost at it).
+  for (const { o, f } of [...shown].sort((a, b) => a.o.price_per_hour_usd - b.o.price_per_hour_usd)) {
+    if (o.runs_pytorch === false || !f) continue;
+    const tr = document.querySelector(`#est-cards tr[data-card-id="${CSS.escape(f.card_id)}"]`);
+    if (!tr || tr.querySelector('.live-price')) continue;
+    tr.querySelector('td:first-child')?.append(el('span', { class: 'tag live-price', text: t('live.from', { price: num(o.price_per_hour_usd, 3) }) }));
+    const costCell = tr.querySelector('td:last-child');
+    const cost = jobCost(f, o);
+    if (costCell && costCell.textContent === t('spec.none') && cost !== null) {
+      costCell.textContent = t('live.cost.cell', { cost: num(cost, 2) });
+      costCell.classList.add('live-cost');
+    }
   }
   if (shown.length === 0) return;
 

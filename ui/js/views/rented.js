@@ -72,6 +72,9 @@ export function releaseInstance(id) {
 /** @param {string} id @param {Action} action */
 const runAction = (id, action) => (action === 'release' ? releaseInstance(id) : instanceAction(id, action));
 
+/** Rent operations (by seq) whose ledger row the list has been redrawn for. */
+const listed = new Set();
+
 const OPEN = ['intent', 'provisioning', 'running', 'stopped', 'unknown'];
 /** The steps of a rent the core reports (events::steps), in order. */
 const RENT_STEPS = ['offer', 'key', 'create', 'wait_running', 'wait_ssh', 'login'];
@@ -107,7 +110,7 @@ export async function renderRented(root) {
       if (!section.isConnected) return;
       status.textContent = '';
       closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
-      drawLive(live, closed);
+      drawLive(live, closed, reload);
       drawList(list, view, status, reload);
       section.hidden = accounts === 0 && view.instances.length === 0 && view.foreign.length === 0 && ops.running('rent').length === 0 && outcomes.length === 0;
     } catch (e) {
@@ -118,10 +121,10 @@ export async function renderRented(root) {
   }
   refresh.addEventListener('click', reload);
   section.addEventListener('rent-finished', () => {
-    drawLive(live, closed);
+    drawLive(live, closed, reload);
     reload();
   });
-  drawLive(live, closed);
+  drawLive(live, closed, reload);
   await reload();
 }
 
@@ -129,8 +132,9 @@ export async function renderRented(root) {
  * Running rents with their live progress and Cancel, then how the recent ones ended (not those
  * whose machine is closed since).
  * @param {HTMLElement} live @param {Set<string>} closed
+ * @param {() => Promise<void>} reload redraws the ledger list (once a rent's row exists)
  */
-function drawLive(live, closed) {
+function drawLive(live, closed, reload) {
   clear(live);
   for (const op of ops.running('rent')) {
     const steps = el('ol', { class: 'steps rent-steps' });
@@ -152,6 +156,11 @@ function drawLive(live, closed) {
       if (p.kind === 'step') {
         const i = RENT_STEPS.indexOf(p.step);
         RENT_STEPS.forEach((s, j) => { items[s].className = j < i ? 'ok' : j === i ? 'running' : 'pending'; });
+        // Created: its ledger row is there now; show it in the list (once per rent).
+        if (p.step === 'wait_running' && !listed.has(op.seq)) {
+          listed.add(op.seq);
+          reload();
+        }
       } else if (p.kind === 'log') {
         log.append(el('li', { text: p.line }));
       }

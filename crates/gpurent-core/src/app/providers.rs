@@ -876,3 +876,63 @@ fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
         stopped_storage_usd_per_month: storage,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::paths::Paths;
+
+    fn offer(provider: ProviderKind, host_cuda: Option<&str>, storage: Option<f64>) -> Offer {
+        Offer {
+            provider,
+            host_cuda: host_cuda.map(String::from),
+            storage_usd_per_gb_month: storage,
+            ..crate::providers::tests::offer("NVIDIA GeForce RTX 4090", 1, Some(24.0), 0.44)
+        }
+    }
+
+    #[test]
+    fn rent_options_state_the_money_and_mark_images_the_host_cannot_run() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let app = App::open(Paths::under(dir.path()), Arc::new(FixedClock(1)), None).expect("app");
+
+        // RunPod: per second, can stop, no storage price listed (None, never zero); its default
+        // image needs host CUDA 12.8, so a 12.4 host is marked.
+        let o = app
+            .rent_options(&offer(ProviderKind::Runpod, Some("12.4"), None), None)
+            .expect("options");
+        assert_eq!(o.disk_gb, DEFAULT_DISK_GB);
+        assert_eq!(o.price_per_hour_usd, 0.44);
+        assert_eq!(o.stopped_storage_usd_per_month, None);
+        assert!(o.terms.can_stop);
+        assert_eq!(o.terms.billing, "per_second");
+        assert!(o.images[0].image.starts_with("runpod/pytorch:"), "{o:?}");
+        assert!(o.images[0].host_too_old, "{o:?}");
+        let ok = app
+            .rent_options(&offer(ProviderKind::Runpod, Some("12.8"), None), None)
+            .expect("options");
+        assert!(!ok.images[0].host_too_old);
+
+        // Vast lists a storage price: the stopped disk's month is price × GB.
+        let v = app
+            .rent_options(
+                &offer(ProviderKind::Vast, Some("12.8"), Some(0.15)),
+                Some(40),
+            )
+            .expect("options");
+        assert_eq!(v.disk_gb, 40);
+        let month = v.stopped_storage_usd_per_month.expect("listed");
+        assert!((month - 6.0).abs() < 1e-9, "{month}");
+
+        // Lambda cannot stop and bills by the minute.
+        let l = app
+            .rent_options(&offer(ProviderKind::Lambda, None, None), None)
+            .expect("options");
+        assert!(!l.terms.can_stop);
+        assert_eq!(l.terms.billing, "per_minute");
+        assert!(l.images.iter().all(|i| !i.host_too_old));
+    }
+}
