@@ -18,6 +18,7 @@ use harness::Session;
 
 /// Distinct bytes to look for afterwards in every file gpurent wrote.
 const API_KEY: &str = "rk-e2e-7f3c9a1d5b2e8f40";
+const KEY_PASSPHRASE: &str = "e2e rent passphrase";
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -58,6 +59,8 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     // A key to rent with (Keys step); the fake cloud's machine is this sshd, so it accepts it.
     s.click("#nav-keys").await;
     s.fill("#key-label", "laptop").await;
+    // With a passphrase: the rent asks for it through the shared unlock prompt.
+    s.fill("#key-passphrase", KEY_PASSPHRASE).await;
     s.click("#key-create").await;
     let public_line = s.text("code.pubkey[data-label='laptop']").await;
     sshd.authorize(&public_line).expect("authorize our key");
@@ -194,6 +197,13 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         .contains("按秒计费"));
     s.screenshot("rent-money-zh").await;
     s.click("#rent-create").await;
+    // The key is locked: asked for before anything is created.
+    s.wait_css("#passphrase-dialog[open][data-key='laptop']")
+        .await;
+    assert_eq!(fake.creates_total(), 0);
+    s.fill("#passphrase-input", KEY_PASSPHRASE).await;
+    s.click("#passphrase-ok").await;
+    s.wait_gone("#passphrase-dialog").await;
 
     // Live progress on the Hosts step, then the ready machine: a saved host, its pinned key.
     s.wait_css("#rented .rent-op li[data-step='wait_running'].running")
@@ -229,6 +239,36 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     s.select("#settings-language", "en").await;
     s.wait_text("h1", "Settings").await;
     s.click("#nav-hosts").await;
+    // Stop, then start, each with its money first; the state is the provider's answer.
+    let stop = format!("#rented-table tr[data-instance='{id}'] button[data-action='stop']");
+    s.click(&stop).await;
+    s.wait_css("#rented-money[data-effect='gpu_billing_stops_disk_kept']")
+        .await;
+    assert!(s
+        .text("#rented-money")
+        .await
+        .starts_with("GPU billing stops; the 50 GB disk is kept"));
+    s.screenshot("rent-stop-en").await;
+    s.click("#rented-confirm").await;
+    s.wait_css(&format!(
+        "#rented-table tr[data-instance='{id}'][data-state='stopped']"
+    ))
+    .await;
+    assert!(s
+        .text("#rented-status")
+        .await
+        .starts_with(&format!("{id}: stopped")));
+    s.click(&format!(
+        "#rented-table tr[data-instance='{id}'] button[data-action='start']"
+    ))
+    .await;
+    s.wait_css("#rented-money[data-effect='gpu_billing_resumes']")
+        .await;
+    s.click("#rented-confirm").await;
+    s.wait_css(&format!(
+        "#rented-table tr[data-instance='{id}'] button[data-action='stop']"
+    ))
+    .await;
     let release = format!("#rented-table tr[data-instance='{id}'] button[data-action='release']");
     s.click(&release).await;
     s.wait_css("#rented-money[data-effect='everything_deleted']")
