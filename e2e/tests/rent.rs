@@ -301,6 +301,46 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     .await;
     assert_eq!(fake.creates_total(), 1, "created exactly once");
 
+    // A second rent, cancelled while the machine provisions: it exists and bills, so the outcome
+    // offers it for release right there (the key is unlocked for this session: no prompt now).
+    fake.set_provisioning(Duration::from_secs(300));
+    s.click("#nav-pick").await;
+    s.wait_count("#live-table tr.offer", 1, 30).await;
+    s.click(&format!("{row} button.rent-offer")).await;
+    s.wait_css("#rent-dialog[open] #rent-next").await;
+    s.select("#rent-key", "laptop").await;
+    s.click("#rent-next").await;
+    s.click("#rent-create").await;
+    s.wait_css("#rented .rent-op li[data-step='wait_running'].running")
+        .await;
+    s.click("#rented .rent-cancel").await;
+    s.wait_css("#rent-stuck").await;
+    let stuck = s.attr("#rent-stuck", "data-instance").await;
+    assert_ne!(stuck, id);
+    assert_eq!(
+        s.attr("#rent-stuck p[data-code]", "data-code").await,
+        "cancelled"
+    );
+    s.scroll_to("#rented").await;
+    s.screenshot("rent-cancelled-en").await;
+    s.click("#rent-stuck-release").await;
+    s.wait_css("#rent-stuck #rented-money[data-effect='everything_deleted']")
+        .await;
+    s.click("#rent-stuck #rented-confirm").await;
+    s.wait_css(&format!(
+        "#rented-closed li[data-instance='{stuck}'][data-state='terminated']"
+    ))
+    .await;
+    s.wait_gone("#rent-stuck").await;
+    assert_eq!(fake.creates_total(), 2);
+    assert!(
+        fake.instances()
+            .iter()
+            .all(|i| i.state == FakeState::Terminated),
+        "{:?}",
+        fake.instances()
+    );
+
     // Every request and answer matched RunPod's published spec.
     assert!(prism.log().contains("Request received"), "{}", prism.log());
     let v = prism.violations();

@@ -100,7 +100,7 @@ export default {
   'rent.fingerprint': 'Pinned host key:',
   'rent.open_setup': 'Open Setup on it',
   'rent.failed': 'Renting the {offer} did not finish:',
-  'rent.not_ready.release': 'The machine exists and still bills: release it in the list below, or wait and refresh.',
+  'rent.stuck': '{id} was created and is not ready: it still bills ({price}/h). Release it, or find it in the list below.',
 
   'rent.state.intent': 'about to be created',
   'rent.state.provisioning': 'provisioning',

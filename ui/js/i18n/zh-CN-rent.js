@@ -99,7 +99,7 @@ export default {
   'rent.fingerprint': '已固定的主机密钥：',
   'rent.open_setup': '在此机器上打开环境配置',
   'rent.failed': '租用 {offer} 未完成：',
-  'rent.not_ready.release': '机器已存在且仍在计费：请在下方列表中释放它，或稍等后刷新。',
+  'rent.stuck': '{id} 已创建但未就绪：它仍在计费（每小时 {price}）。请释放它，或在下方列表中找到它。',
 
   'rent.state.intent': '即将创建',
   'rent.state.provisioning': '准备中',

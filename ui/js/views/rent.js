@@ -17,7 +17,7 @@ import { moneyLines, providerErrorText } from './rented.js';
 /**
  * How each rent ended, newest last, for the Rented section to show after the operation is gone
  * (the user may have been on another screen when it finished).
- * @type {{ seq: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null }[]}
+ * @type {{ seq: number, started: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null }[]}
  */
 export const outcomes = [];
 
@@ -128,10 +128,11 @@ export async function openRent(offer) {
  */
 function start(offer, choice) {
   const request = { provider: offer.provider, offer_id: offer.offer_id, image: choice.image || null, disk_gb: choice.disk, no_wait: false, ready_timeout_s: null };
+  const started = Date.now();
   const { op, result } = ops.start('rent', offer.offer_id, { title: offerTitle(offer) }, (on) => rent(request, choice.key, on));
   result.then(
-    (instance) => outcomes.push({ seq: op.seq, offer, instance, error: null }),
-    (/** @type {ErrorPayload} */ error) => outcomes.push({ seq: op.seq, offer, instance: null, error }),
+    (instance) => outcomes.push({ seq: op.seq, started, offer, instance, error: null }),
+    (/** @type {ErrorPayload} */ error) => outcomes.push({ seq: op.seq, started, offer, instance: null, error }),
   ).finally(() => {
     // Redraw the Rented section (and the Hosts step's list: a ready machine is a saved host).
     document.getElementById('rented')?.dispatchEvent(new CustomEvent('rent-finished', { bubbles: true }));

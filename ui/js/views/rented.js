@@ -96,6 +96,8 @@ export async function renderRented(root) {
   let accounts = 0;
   /** @type {Set<string>} ledger ids already closed (a finished rent of one is not offered for Setup) */
   let closed = new Set();
+  /** @type {InstancesView | null} */
+  let last = null;
   try {
     accounts = (await providerList()).length;
   } catch {
@@ -110,7 +112,8 @@ export async function renderRented(root) {
       if (!section.isConnected) return;
       status.textContent = '';
       closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
-      drawLive(live, closed, reload);
+      last = view;
+      drawLive(live, closed, reload, last, status);
       drawList(list, view, status, reload);
       section.hidden = accounts === 0 && view.instances.length === 0 && view.foreign.length === 0 && ops.running('rent').length === 0 && outcomes.length === 0;
     } catch (e) {
@@ -121,10 +124,10 @@ export async function renderRented(root) {
   }
   refresh.addEventListener('click', reload);
   section.addEventListener('rent-finished', () => {
-    drawLive(live, closed, reload);
+    drawLive(live, closed, reload, last, status);
     reload();
   });
-  drawLive(live, closed, reload);
+  drawLive(live, closed, reload, last, status);
   await reload();
 }
 
@@ -133,8 +136,9 @@ export async function renderRented(root) {
  * whose machine is closed since).
  * @param {HTMLElement} live @param {Set<string>} closed
  * @param {() => Promise<void>} reload redraws the ledger list (once a rent's row exists)
+ * @param {InstancesView | null} view the ledger as last read @param {HTMLElement} status
  */
-function drawLive(live, closed, reload) {
+function drawLive(live, closed, reload, view, status) {
   clear(live);
   for (const op of ops.running('rent')) {
     const steps = el('ol', { class: 'steps rent-steps' });
@@ -168,11 +172,17 @@ function drawLive(live, closed, reload) {
     live.append(box);
   }
   // Newest first; the last few are enough.
-  for (const o of [...outcomes].reverse().slice(0, 3)) if (!(o.instance && closed.has(o.instance.id))) live.append(outcomeBox(o));
+  for (const o of [...outcomes].reverse().slice(0, 3)) if (!(o.instance && closed.has(o.instance.id))) live.append(outcomeBox(o, view, status, reload));
 }
 
-/** @param {typeof outcomes[number]} o */
-function outcomeBox(o) {
+/**
+ * How a rent ended. A rent that failed or was cancelled after the create left a machine that
+ * bills: it is found in the ledger (this offer, not ready, created since the rent started) and
+ * offered for release right here.
+ * @param {typeof outcomes[number]} o @param {InstancesView | null} view @param {HTMLElement} status
+ * @param {() => Promise<void>} reload
+ */
+function outcomeBox(o, view, status, reload) {
   const box = el('div', { class: `rent-outcome ${o.instance ? 'ok' : 'bad'}`, 'data-offer': o.offer.offer_id });
   if (o.instance) {
     const i = o.instance;
@@ -190,7 +200,21 @@ function outcomeBox(o) {
     }, () => { fp.textContent = '?'; });
   } else if (o.error) {
     box.append(el('p', { class: 'bad-text', 'data-code': o.error.code, text: `${t('rent.failed', { offer: o.offer.gpu })} ${providerErrorText(o.error)}` }));
-    if (o.error.code === 'not_ready') box.append(el('p', { class: 'small', text: t('rent.not_ready.release') }));
+    const stuck = view?.instances.find((i) => OPEN.includes(i.state) && !i.ready && i.provider_instance_id !== null && i.offer_id === o.offer.offer_id && i.created_ms >= o.started - 60_000);
+    if (stuck) {
+      box.id = 'rent-stuck';
+      box.dataset.instance = stuck.id;
+      const confirm = el('div', { class: 'confirm', hidden: true });
+      const release = el('button', { type: 'button', class: 'danger', id: 'rent-stuck-release', text: t('rented.release') });
+      release.addEventListener('click', async () => {
+        try {
+          askConfirm(confirm, confirm, stuck, 'release', await instanceMoney(stuck.id, 'release'), status, reload);
+        } catch (e) {
+          status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
+        }
+      });
+      box.append(el('p', { class: 'small', text: t('rent.stuck', { id: stuck.id, price: usd(stuck.price_per_hour_usd, 3) }) }), el('div', { class: 'row' }, release), confirm);
+    }
   }
   return box;
 }
@@ -274,6 +298,7 @@ function askConfirm(row, box, i, action, m, status, reload) {
   const no = el('button', { type: 'button', id: 'rented-confirm-cancel', text: t('rented.confirm.cancel') });
   box.replaceChildren(el('p', { class: 'small', id: 'rented-money', 'data-effect': m.effect, text: actionMoneyText(m, i) }), el('div', { class: 'row' }, yes, no));
   row.hidden = false;
+  box.classList.toggle('neutral', action !== 'release');
   no.addEventListener('click', () => { row.hidden = true; });
   yes.addEventListener('click', async () => {
     yes.disabled = true;
