@@ -31,6 +31,24 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// What RunPod's console would do: create a pod straight at the (fake) provider, not through
+/// gpurent and not through Prism.
+fn create_pod_elsewhere(base: &str, name: &str) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let body = serde_json::json!({ "name": name, "imageName": "my/image" }).to_string();
+    let mut c = std::net::TcpStream::connect(addr).expect("fake cloud");
+    write!(
+        c,
+        "POST /v2/pods HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {API_KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+}
+
 #[tokio::test]
 async fn rent_journey_connect_offers_rent_ready_setup_release() {
     if !sshd_available() || !prism_available() {
@@ -340,6 +358,17 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         "{:?}",
         fake.instances()
     );
+
+    // A pod the user started in RunPod's own console: gpurent did not start it, and it bills.
+    create_pod_elsewhere(&fake.url(), "my-console-pod");
+    s.click("#rented-refresh").await;
+    s.wait_css("#rented-table tr.foreign").await;
+    assert!(s
+        .text("#rented-table tr.foreign")
+        .await
+        .contains("not started by gpurent — still billing"));
+    s.scroll_to("#rented").await;
+    s.screenshot("rent-foreign-en").await;
 
     // Every request and answer matched RunPod's published spec.
     assert!(prism.log().contains("Request received"), "{}", prism.log());

@@ -17,7 +17,8 @@ import { moneyLines, providerErrorText } from './rented.js';
 /**
  * How each rent ended, newest last, for the Rented section to show after the operation is gone
  * (the user may have been on another screen when it finished).
- * @type {{ seq: number, started: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null }[]}
+ * `stuck`: the billing machine a failed rent left (set when the ledger shows it).
+ * @type {{ seq: number, started: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null, stuck?: string }[]}
  */
 export const outcomes = [];
 

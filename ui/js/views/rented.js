@@ -172,7 +172,7 @@ function drawLive(live, closed, reload, view, status) {
     live.append(box);
   }
   // Newest first; the last few are enough.
-  for (const o of [...outcomes].reverse().slice(0, 3)) if (!(o.instance && closed.has(o.instance.id))) live.append(outcomeBox(o, view, status, reload));
+  for (const o of [...outcomes].reverse().slice(0, 3)) if (!closed.has(o.instance?.id ?? o.stuck ?? '')) live.append(outcomeBox(o, view, status, reload));
 }
 
 /**
@@ -202,6 +202,7 @@ function outcomeBox(o, view, status, reload) {
     box.append(el('p', { class: 'bad-text', 'data-code': o.error.code, text: `${t('rent.failed', { offer: o.offer.gpu })} ${providerErrorText(o.error)}` }));
     const stuck = view?.instances.find((i) => OPEN.includes(i.state) && !i.ready && i.provider_instance_id !== null && i.offer_id === o.offer.offer_id && i.created_ms >= o.started - 60_000);
     if (stuck) {
+      o.stuck = stuck.id;
       box.id = 'rent-stuck';
       box.dataset.instance = stuck.id;
       const confirm = el('div', { class: 'confirm', hidden: true });
