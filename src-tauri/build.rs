@@ -55,6 +55,7 @@ const COMMANDS: &[&str] = &[
     "instances_list",
     "instance_money",
     "instance_action",
+    "rent_options",
     "rent",
 ];
 

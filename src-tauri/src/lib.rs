@@ -31,6 +31,9 @@ pub fn run() {
         Err(e) => (AppState::failed(&e), None),
     };
     tracing::info!(version = gpurent_core::VERSION, "gpurent app starting");
+    if let Ok(app) = state.shared() {
+        commands::providers::spawn_reconcile(app);
+    }
 
     let result = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
@@ -89,6 +92,7 @@ pub fn run() {
             commands::providers::instances_list,
             commands::providers::instance_money,
             commands::providers::instance_action,
+            commands::providers::rent_options,
             commands::providers::rent,
         ])
         .build(tauri::generate_context!());

@@ -52,4 +52,9 @@ runs_pytorch: boolean | null,
 /**
  * The newest such wheel, e.g. `2.8.0+cu128`.
  */
-best_torch: string | null, };
+best_torch: string | null, 
+/**
+ * The catalog card this GPU is (`rtx-4090`), so a screen can join the offer to the
+ * estimate's ranking; `None` when the name matches no card.
+ */
+card_id: string | null, };

@@ -20,4 +20,8 @@ no_wait: boolean,
 /**
  * How long to wait for a proven key login (default: the provider's, 20–30 min).
  */
-ready_timeout_s: number | null, };
+ready_timeout_s: number | null, 
+/**
+ * Which account of the provider (default: the first connected one).
+ */
+account?: string, };

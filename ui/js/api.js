@@ -220,3 +220,56 @@ export const filesPick = (pick, title) => invoke('files_pick', { pick, title });
  * without it). @param {string} label @param {string} path @param {boolean} acknowledgedRisk @returns {Promise<string>}
  */
 export const keyExportPrivate = (label, path, acknowledgedRisk) => invoke('key_export_private', { label, path, acknowledgedRisk });
+
+/** @typedef {import('../bindings/Account').Account} Account */
+/** @typedef {import('../bindings/AccountCheck').AccountCheck} AccountCheck */
+/** @typedef {import('../bindings/ProviderKind').ProviderKind} ProviderKind */
+/** @typedef {import('../bindings/OfferQuery').OfferQuery} OfferQuery */
+/** @typedef {import('../bindings/OffersView').OffersView} OffersView */
+/** @typedef {import('../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
+/** @typedef {import('../bindings/RentOptions').RentOptions} RentOptions */
+/** @typedef {import('../bindings/RentRequest').RentRequest} RentRequest */
+/** @typedef {import('../bindings/InstanceView').InstanceView} InstanceView */
+/** @typedef {import('../bindings/InstancesView').InstancesView} InstancesView */
+/** @typedef {import('../bindings/MoneyNote').MoneyNote} MoneyNote */
+
+/** @returns {Promise<Account[]>} */
+export const providerList = () => invoke('provider_list');
+
+/**
+ * Connect an account: the core checks the key with one authenticated read, then keeps it in the
+ * OS keychain. The key crosses IPC once, as a Secret; the caller must not keep it.
+ * @param {ProviderKind} provider @param {string | null} name @param {string} key
+ * @returns {Promise<AccountCheck>}
+ */
+export const providerAdd = (provider, name, key) => invoke('provider_add', { provider, name, key });
+
+/** @param {string} name @returns {Promise<AccountCheck>} */
+export const providerTest = (name) => invoke('provider_test', { name });
+
+/** @param {string} name @returns {Promise<null>} */
+export const providerRemove = (name) => invoke('provider_remove', { name });
+
+/** @param {OfferQuery} query @returns {Promise<OffersView>} */
+export const offersList = (query) => invoke('offers_list', { provider: null, query });
+
+/** @param {ProviderOffer} offer @param {number | null} diskGb @returns {Promise<RentOptions>} */
+export const rentOptions = (offer, diskGb) => invoke('rent_options', { offer, diskGb });
+
+/**
+ * Rent (intent row → key → one create → wait → proven key login → saved host). A key with a
+ * passphrase is asked for first (before anything is created).
+ * @param {RentRequest} request @param {string} keyLabel @param {(p: Progress) => void} onProgress
+ * @returns {Promise<InstanceView>}
+ */
+export const rent = (request, keyLabel, onProgress) =>
+  withUnlock(() => invoke('rent', { request, keyLabel, passphrase: null, onProgress: channel(onProgress) }));
+
+/** @returns {Promise<InstancesView>} */
+export const instancesList = () => invoke('instances_list');
+
+/** @param {string} instance @param {'stop' | 'start' | 'release'} action @returns {Promise<MoneyNote>} */
+export const instanceMoney = (instance, action) => invoke('instance_money', { instance, action });
+
+/** @param {string} instance @param {'stop' | 'start' | 'release'} action @returns {Promise<InstanceView>} */
+export const instanceAction = (instance, action) => invoke('instance_action', { instance, action, yes: true });

@@ -11,6 +11,9 @@ pub struct OffersArgs {
     /// Only this provider (runpod, vast, lambda).
     #[arg(long)]
     provider: Option<String>,
+    /// Only this account (from `gpurent provider list`).
+    #[arg(long, value_name = "NAME")]
+    account: Option<String>,
     /// A GPU name or part of one (4090, H100).
     #[arg(long)]
     gpu: Option<String>,
@@ -43,7 +46,7 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
         min_vram_gib: args.min_vram,
         max_price_per_hour_usd: args.max_price,
     };
-    let mut view = app.offers(provider, &query)?;
+    let mut view = app.offers_from(provider, args.account.as_deref(), &query)?;
     if args.runs_pytorch {
         view.offers.retain(|o| o.runs_pytorch == Some(true));
     }

@@ -20,6 +20,9 @@ pub struct RentArgs {
     /// runpod, vast or lambda.
     #[arg(long)]
     provider: String,
+    /// Which account of the provider (from `gpurent provider list`; default: the first).
+    #[arg(long, value_name = "NAME")]
+    account: Option<String>,
     /// The offer id from `gpurent offers`.
     #[arg(long)]
     offer: String,
@@ -91,6 +94,7 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
         disk_gb: args.disk,
         no_wait: args.no_wait,
         ready_timeout_s: args.ready_timeout,
+        account: args.account.clone(),
     };
     let json = args.json;
     let printer = move |p: Progress| {

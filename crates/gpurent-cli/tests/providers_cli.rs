@@ -640,3 +640,34 @@ fn vast_and_lambda_journeys_through_their_specs() {
         assert_spec_clean(&rig);
     }
 }
+
+#[test]
+fn offers_and_rent_take_an_account_by_name() {
+    let Some(rig) = rig() else { return };
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    // The environment's key is the account `runpod`.
+    let out = gpurent(&rig, h, &["offers", "--account", "runpod", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!json(&out)["offers"].as_array().expect("offers").is_empty());
+    let out = gpurent(&rig, h, &["offers", "--account", "nosuch", "--json"]);
+    assert_eq!(json(&out)["error"]["code"], "unknown_account", "{out:?}");
+
+    let offer = rig.fake.offer_id();
+    let mut args = rent_args(&rig, &offer);
+    args.extend(["--no-wait", "--account", "nosuch"]);
+    let out = gpurent(&rig, h, &args);
+    assert_eq!(json(&out)["error"]["code"], "unknown_account", "{out:?}");
+    assert_eq!(
+        rig.fake.creates_total(),
+        0,
+        "nothing is created for an unknown account"
+    );
+    let mut args = rent_args(&rig, &offer);
+    args.extend(["--no-wait", "--account", "runpod"]);
+    let out = gpurent(&rig, h, &args);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(json(&out)["instance"]["account"], "runpod");
+    assert_eq!(rig.fake.creates_total(), 1);
+    assert_spec_clean(&rig);
+}

@@ -12,7 +12,7 @@ use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::app::providers::{
-    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
+    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
 };
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
@@ -89,6 +89,7 @@ fn export_all(dir: &Path) {
         OfferQuery,
         OffersView,
         RentRequest,
+        RentOptions,
         InstanceView,
         InstancesView,
         MoneyNote,

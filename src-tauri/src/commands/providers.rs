@@ -2,11 +2,11 @@
 //! money actions. Each handler: state → one core call → map error (docs/providers.md).
 
 use gpurent_core::app::providers::{
-    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
+    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
 };
 use gpurent_core::events::Progress;
 use gpurent_core::providers::accounts::Account;
-use gpurent_core::providers::{OfferQuery, ProviderKind};
+use gpurent_core::providers::{Offer, OfferQuery, ProviderKind};
 use gpurent_core::secret::Secret;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -84,6 +84,16 @@ pub async fn instance_action(
     blocking(move || app.instance_action(&instance, &action, yes).map_err(err)).await
 }
 
+/// The rent flow's choices and money for an offer (images, terms, price now, stopped storage).
+#[tauri::command]
+pub async fn rent_options(
+    state: State<'_, AppState>,
+    offer: Offer,
+    disk_gb: Option<u32>,
+) -> CmdResult<RentOptions> {
+    state.app()?.rent_options(&offer, disk_gb).map_err(err)
+}
+
 #[tauri::command]
 pub async fn rent(
     state: State<'_, AppState>,
@@ -104,4 +114,35 @@ pub async fn rent(
         .map_err(err)
     })
     .await
+}
+
+/// How often the running app reconciles the ledger with every account's instance list.
+const RECONCILE_EVERY: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Reconcile once at start and then every [`RECONCILE_EVERY`] while the app runs, on a plain
+/// background thread (the core call blocks on HTTP). Nothing is emitted to the window: the
+/// result is in the ledger, which the Rented list reads; a failure is logged by its code only.
+pub fn spawn_reconcile(app: std::sync::Arc<gpurent_core::app::App>) {
+    let spawned = std::thread::Builder::new()
+        .name("gpurent-reconcile".into())
+        .spawn(move || loop {
+            match app.providers_reconcile() {
+                Ok((report, _)) => tracing::info!(
+                    adopted = report.adopted.len(),
+                    updated = report.updated.len(),
+                    closed = report.closed.len(),
+                    foreign = report.foreign.len(),
+                    failed = report.failed_accounts.len(),
+                    "reconciled the instance ledger"
+                ),
+                Err(e) => {
+                    use gpurent_core::error::Coded;
+                    tracing::warn!(code = e.code(), "reconcile failed");
+                }
+            }
+            std::thread::sleep(RECONCILE_EVERY);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("could not start the reconcile thread: {e}");
+    }
 }

@@ -5,6 +5,7 @@ import { hideError, showError } from '../banner.js';
 import { el } from '../dom.js';
 import { t } from '../i18n.js';
 import { renderResult } from './estimate-result.js';
+import { renderLiveOffers } from './offers.js';
 
 /** @typedef {import('../../bindings/Job').Job} Job */
 /** @typedef {import('../../bindings/Task').Task} Task */
@@ -96,6 +97,11 @@ export async function renderEstimate(root) {
       const [estimate, local] = await Promise.all([estimateRun(job), localFit(job)]);
       hideError();
       renderResult(result, estimate, local, offers, run);
+      // Live offers from connected provider accounts (network: drawn when they arrive).
+      const live = el('div', { id: 'live-slot' });
+      // Above the ranked cards (the last section), which it annotates with the live prices.
+      result.insertBefore(live, result.lastElementChild);
+      renderLiveOffers(live, estimate);
     } catch (e) {
       showError(/** @type {ErrorPayload} */ (e));
     }

@@ -6,6 +6,7 @@ import { clear, el } from '../dom.js';
 import { language, t } from '../i18n.js';
 import * as ops from '../ops.js';
 import { platform } from '../platform.js';
+import { renderRented } from './rented.js';
 
 /** @typedef {import('../../bindings/Host').Host} Host */
 /** @typedef {import('../../bindings/HostCheck').HostCheck} HostCheck */
@@ -60,6 +61,7 @@ export async function renderHosts(root) {
   const add = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add', class: 'primary', text: t('hosts.add.button') }));
   const harden = /** @type {HTMLInputElement} */ (el('input', { id: 'host-harden', type: 'checkbox' }));
   const prompt = el('div', { id: 'hostkey-prompt', class: 'prompt', hidden: true });
+  const rented = el('div', { id: 'rented-slot' });
 
   try {
     const keys = await keyList();
@@ -157,6 +159,7 @@ export async function renderHosts(root) {
   root.append(
     el('h1', { text: t('hosts.title') }),
     el('p', { class: 'lead', text: t('hosts.intro') }),
+    rented,
     el('div', { class: 'card wide' },
       el('h2', { text: t('hosts.add') }),
       el('label', { class: 'field', for: 'host-paste' }, el('span', { text: t('hosts.paste') }), paste),
@@ -171,6 +174,9 @@ export async function renderHosts(root) {
     status,
     list,
   );
+  // Rented machines (a provider's list is read over the network: it does not hold up the rest).
+  renderRented(rented).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
+  rented.addEventListener('rent-finished', () => { refresh(); });
   await refresh();
 }
 

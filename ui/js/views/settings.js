@@ -5,6 +5,7 @@ import { clear, el } from '../dom.js';
 import { errorText, setLanguage, t } from '../i18n.js';
 import { applyTheme } from '../theme.js';
 import { hideError, showError } from '../banner.js';
+import { accountsCard } from './accounts.js';
 
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {import('../../bindings/Settings').Settings} Settings */
@@ -78,6 +79,7 @@ export async function renderSettings(root) {
   root.append(
     el('h1', { text: t('settings.title') }),
     el('div', { class: 'card' }, lang.row, theme.row, status),
+    accountsCard(),
     selfCheckCard(),
     el(
       'div',

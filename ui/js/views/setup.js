@@ -28,6 +28,18 @@ const state = {
   steps: Object.fromEntries(STEPS.map((s) => [s, /** @type {StepState} */ ('pending')])),
 };
 
+/**
+ * Open Setup on this host next time the screen is drawn (a freshly rented machine).
+ * @param {string} label
+ */
+export function setupOn(label) {
+  if (state.host !== label) {
+    state.host = label;
+    state.report = null;
+    state.verify = null;
+  }
+}
+
 /** Params of a finding for its sentence: every field but the shared ones. @param {Finding} f */
 function params(f) {
   /** @type {Record<string, string | number>} */

@@ -56,6 +56,40 @@ pub struct RentRequest {
     pub no_wait: bool,
     /// How long to wait for a proven key login (default: the provider's, 20–30 min).
     pub ready_timeout_s: Option<u64>,
+    /// Which account of the provider (default: the first connected one).
+    #[serde(default)]
+    #[ts(optional)]
+    pub account: Option<String>,
+}
+
+/// A PyTorch image a provider can boot (a row of `data/provider-images.csv`, with its source).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ProviderImage {
+    pub image: String,
+    /// The image's CUDA build and PyTorch, where the source says (empty: not known).
+    pub cuda: String,
+    pub torch: String,
+    /// The host CUDA the image needs (empty: unknown).
+    pub host_cuda_min: String,
+    /// What was verified about this row, and where it comes from.
+    pub verified: String,
+    pub source: String,
+    /// The host's CUDA (from the offer) is older than the image needs.
+    pub host_too_old: bool,
+}
+
+/// What renting an offer means, for the rent flow's choices and its money confirm step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RentOptions {
+    pub terms: ProviderTerms,
+    /// The provider's images, the default first.
+    pub images: Vec<ProviderImage>,
+    pub disk_gb: u32,
+    /// The price per hour now (the offer's, whole machine).
+    pub price_per_hour_usd: f64,
+    /// What the disk still costs per month while the machine is stopped, when the offer lists
+    /// a storage price (`None`: the provider lists none; it is not zero).
+    pub stopped_storage_usd_per_month: Option<f64>,
 }
 
 /// A ledger row with its events and what the provider says now.
@@ -94,6 +128,8 @@ pub struct MoneyNote {
 }
 
 const READY_NOTE: &str = "ssh_ready";
+/// The disk of a new machine when the user does not say.
+pub const DEFAULT_DISK_GB: u32 = 50;
 /// An intent row older than this with no instance of its label is closed as `create_failed`.
 const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
 const POLL: Duration = Duration::from_millis(1000);
@@ -186,10 +222,24 @@ impl App {
         provider: Option<ProviderKind>,
         query: &OfferQuery,
     ) -> Result<OffersView, ProviderError> {
+        self.offers_from(provider, None, query)
+    }
+
+    /// [`App::offers`], from one named account only when `account` is given.
+    pub fn offers_from(
+        &self,
+        provider: Option<ProviderKind>,
+        account: Option<&str>,
+        query: &OfferQuery,
+    ) -> Result<OffersView, ProviderError> {
+        if let Some(name) = account {
+            self.with_db(|c| accounts::get(c, name))?;
+        }
         let accounts: Vec<Account> = self
             .provider_list()?
             .into_iter()
             .filter(|a| provider.is_none_or(|p| a.provider == p))
+            .filter(|a| account.is_none_or(|n| a.name == n))
             .collect();
         if accounts.is_empty() {
             if let Some(p) = provider {
@@ -223,6 +273,47 @@ impl App {
 
     // ---- rent ----
 
+    /// The choices and the money of renting `offer` with a `disk_gb` disk (default 50): the
+    /// provider's terms (billing unit, whether it can stop), its images (the default first,
+    /// each marked when the offer's host CUDA is older than it needs), the price now, and what
+    /// a stopped machine still costs per month.
+    pub fn rent_options(
+        &self,
+        offer: &Offer,
+        disk_gb: Option<u32>,
+    ) -> Result<RentOptions, ProviderError> {
+        let disk_gb = disk_gb.unwrap_or(DEFAULT_DISK_GB);
+        let host = offer
+            .host_cuda
+            .as_deref()
+            .and_then(crate::compat::version::CudaVer::parse);
+        let images = images::all()?
+            .into_iter()
+            .filter(|r| r.provider == offer.provider.as_str())
+            .map(|r| {
+                let need = crate::compat::version::CudaVer::parse(&r.host_cuda_min);
+                ProviderImage {
+                    host_too_old: matches!((host, need), (Some(h), Some(n)) if h < n),
+                    image: r.image,
+                    cuda: r.cuda,
+                    torch: r.torch,
+                    host_cuda_min: r.host_cuda_min,
+                    verified: r.verified,
+                    source: r.source,
+                }
+            })
+            .collect();
+        Ok(RentOptions {
+            terms: offer.provider.terms(),
+            images,
+            disk_gb,
+            price_per_hour_usd: offer.price_per_hour_usd,
+            stopped_storage_usd_per_month: offer
+                .storage_usd_per_gb_month
+                .map(|p| p * f64::from(disk_gb)),
+        })
+    }
+
     /// Rent: intent row, key registration, one create, then (unless `no_wait`) wait for the
     /// provider's running state, the SSH port, and a proven key login; the machine becomes a
     /// saved host pinned to the host key it presented (shown as its fingerprint).
@@ -235,7 +326,16 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<InstanceView, ProviderError> {
         let step = crate::events::steps(progress, Some(6));
-        let account = self.with_db(|c| accounts::for_provider(c, req.provider))?;
+        let account = self.with_db(|c| match &req.account {
+            Some(name) => {
+                let a = accounts::get(c, name)?;
+                if a.provider != req.provider {
+                    return Err(ProviderError::UnknownAccount(name.clone()));
+                }
+                Ok(a)
+            }
+            None => accounts::for_provider(c, req.provider),
+        })?;
         let client = self.provider_client(&account)?;
         step("offer", 0);
         let offer = client.offer(&req.offer_id, self.now_ms())?.ok_or_else(|| {
@@ -248,7 +348,7 @@ impl App {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,
         };
-        let disk_gb = req.disk_gb.unwrap_or(50);
+        let disk_gb = req.disk_gb.unwrap_or(DEFAULT_DISK_GB);
         let now = self.now_ms();
         let id = self.with_db(|c| {
             ledger::insert_intent(
@@ -338,6 +438,7 @@ impl App {
         let deadline = Instant::now() + timeout;
         step("wait_running", 3);
         let mut first = true;
+        let mut last_status: Option<String> = None;
         let remote = loop {
             if cancel.is_cancelled() {
                 return Err(ProviderError::Core(crate::CoreError::Cancelled));
@@ -377,6 +478,13 @@ impl App {
                     self.now_ms(),
                 )
             })?;
+            if last_status.as_deref() != Some(r.raw_status.as_str()) {
+                // The provider's own status words, as they change (the screen shows them).
+                progress.emit(Progress::Log {
+                    line: format!("{}: {}", req.provider, r.raw_status),
+                });
+                last_status = Some(r.raw_status.clone());
+            }
             if matches!(r.state, RemoteState::Terminated) {
                 return Err(ProviderError::NotConfirmed {
                     provider: req.provider,
@@ -766,5 +874,65 @@ fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
         price_per_hour_usd: row.price_per_hour_usd,
         disk_gb: row.disk_gb,
         stopped_storage_usd_per_month: storage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::paths::Paths;
+
+    fn offer(provider: ProviderKind, host_cuda: Option<&str>, storage: Option<f64>) -> Offer {
+        Offer {
+            provider,
+            host_cuda: host_cuda.map(String::from),
+            storage_usd_per_gb_month: storage,
+            ..crate::providers::tests::offer("NVIDIA GeForce RTX 4090", 1, Some(24.0), 0.44)
+        }
+    }
+
+    #[test]
+    fn rent_options_state_the_money_and_mark_images_the_host_cannot_run() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let app = App::open(Paths::under(dir.path()), Arc::new(FixedClock(1)), None).expect("app");
+
+        // RunPod: per second, can stop, no storage price listed (None, never zero); its default
+        // image needs host CUDA 12.8, so a 12.4 host is marked.
+        let o = app
+            .rent_options(&offer(ProviderKind::Runpod, Some("12.4"), None), None)
+            .expect("options");
+        assert_eq!(o.disk_gb, DEFAULT_DISK_GB);
+        assert_eq!(o.price_per_hour_usd, 0.44);
+        assert_eq!(o.stopped_storage_usd_per_month, None);
+        assert!(o.terms.can_stop);
+        assert_eq!(o.terms.billing, "per_second");
+        assert!(o.images[0].image.starts_with("runpod/pytorch:"), "{o:?}");
+        assert!(o.images[0].host_too_old, "{o:?}");
+        let ok = app
+            .rent_options(&offer(ProviderKind::Runpod, Some("12.8"), None), None)
+            .expect("options");
+        assert!(!ok.images[0].host_too_old);
+
+        // Vast lists a storage price: the stopped disk's month is price × GB.
+        let v = app
+            .rent_options(
+                &offer(ProviderKind::Vast, Some("12.8"), Some(0.15)),
+                Some(40),
+            )
+            .expect("options");
+        assert_eq!(v.disk_gb, 40);
+        let month = v.stopped_storage_usd_per_month.expect("listed");
+        assert!((month - 6.0).abs() < 1e-9, "{month}");
+
+        // Lambda cannot stop and bills by the minute.
+        let l = app
+            .rent_options(&offer(ProviderKind::Lambda, None, None), None)
+            .expect("options");
+        assert!(!l.terms.can_stop);
+        assert_eq!(l.terms.billing, "per_minute");
+        assert!(l.images.iter().all(|i| !i.host_too_old));
     }
 }

@@ -181,4 +181,31 @@ impl Coded for ProviderError {
             _ => None,
         }
     }
+
+    /// The wrapped key / SSH errors keep their facts (the key that needs its passphrase, a host
+    /// key's fingerprint): without them the app could not ask for the passphrase during `rent`.
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            ProviderError::Key(e) => e.data(),
+            ProviderError::Remote(e) => e.data(),
+            ProviderError::Core(e) => e.data(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_key_during_rent_names_the_key_for_the_prompt() {
+        let e = ProviderError::Remote(RemoteError::Key(KeyError::PassphraseRequired {
+            label: Some("laptop".into()),
+        }));
+        assert_eq!(e.code(), "passphrase_required");
+        let data = e.data().expect("the key is named");
+        assert_eq!(data.key_label.as_deref(), Some("laptop"));
+        assert!(ProviderError::UnknownAccount("x".into()).data().is_none());
+    }
 }

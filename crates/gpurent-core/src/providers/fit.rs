@@ -19,6 +19,11 @@ fn norm(s: &str) -> String {
 
 /// The compute capability of a provider's GPU name, from the catalog card it names.
 pub fn gpu_cc(catalog: &Catalog, gpu: &str) -> Option<(u32, u32)> {
+    gpu_card(catalog, gpu).and_then(|c| parse_cc(&c.compute_capability))
+}
+
+/// The catalog card a provider's GPU name names.
+pub fn gpu_card<'c>(catalog: &'c Catalog, gpu: &str) -> Option<&'c crate::catalog::Card> {
     // "H100 (80 GB SXM5)" → "h100"; "NVIDIA GeForce RTX 4090" → "nvidiageforcertx4090".
     let head = gpu.split('(').next().unwrap_or(gpu);
     let want = norm(head).replace("nvidia", "").replace("geforce", "");
@@ -35,6 +40,14 @@ pub fn gpu_cc(catalog: &Catalog, gpu: &str) -> Option<(u32, u32)> {
             )
         })
         .collect();
+    // The form factor the full name states ("H100 (80 GB SXM5)"): a card of that form wins.
+    let full = norm(gpu);
+    let form_miss = |n: &str| {
+        ["sxm", "pcie", "nvl"]
+            .iter()
+            .filter(|f| full.contains(*f) && !n.contains(*f))
+            .count()
+    };
     // The exact name first, else the shortest catalog name containing it ("a10" is not "a100").
     named
         .iter()
@@ -43,13 +56,14 @@ pub fn gpu_cc(catalog: &Catalog, gpu: &str) -> Option<(u32, u32)> {
             named
                 .iter()
                 .filter(|(n, _)| n.contains(&want) || (n.len() >= 4 && want.contains(n.as_str())))
-                .min_by_key(|(n, _)| n.len())
+                .min_by_key(|(n, _)| (form_miss(n), n.len()))
         })
-        .and_then(|(_, c)| parse_cc(&c.compute_capability))
+        .map(|(_, c)| *c)
 }
 
 /// Mark an offer: `runs_pytorch` and the newest wheel that fits (`2.8.0+cu128`).
 pub fn annotate(offer: &mut Offer, catalog: &Catalog, compat: &Compat) {
+    offer.card_id = gpu_card(catalog, &offer.gpu).map(|c| c.id.clone());
     let Some(host) = offer.host_cuda.as_deref().and_then(CudaVer::parse) else {
         return;
     };
@@ -85,6 +99,10 @@ mod tests {
         );
         assert_eq!(gpu_cc(cat, "NVIDIA GeForce RTX 4090"), Some((8, 9)));
         assert_eq!(gpu_cc(cat, "RTX 4090"), Some((8, 9)));
+        assert_eq!(
+            gpu_card(cat, "NVIDIA GeForce RTX 4090").map(|c| c.id.as_str()),
+            Some("rtx-4090")
+        );
         let mut old = offer("NVIDIA GeForce RTX 5090", Some("12.4"));
         annotate(&mut old, cat, compat);
         assert_eq!(old.runs_pytorch, Some(false), "{old:?}");
@@ -103,5 +121,10 @@ mod tests {
         let mut vm = offer("H100 (80 GB SXM5)", None);
         annotate(&mut vm, cat, compat);
         assert_eq!(vm.runs_pytorch, None, "a VM's driver is its image's");
+        assert_eq!(
+            vm.card_id.as_deref(),
+            Some("h100-sxm"),
+            "joined even without a host CUDA"
+        );
     }
 }

@@ -248,6 +248,7 @@ impl Provider for Lambda {
                     fetched_ms: now_ms,
                     runs_pytorch: None,
                     best_torch: None,
+                    card_id: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);

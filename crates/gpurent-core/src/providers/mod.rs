@@ -212,6 +212,10 @@ pub struct Offer {
     pub runs_pytorch: Option<bool>,
     /// The newest such wheel, e.g. `2.8.0+cu128`.
     pub best_torch: Option<String>,
+    /// The catalog card this GPU is (`rtx-4090`), so a screen can join the offer to the
+    /// estimate's ranking; `None` when the name matches no card.
+    #[serde(default)]
+    pub card_id: Option<String>,
 }
 
 /// The provider's view of an instance's state, mapped from each provider's status words.
@@ -425,6 +429,7 @@ pub(crate) mod tests {
             fetched_ms: 0,
             runs_pytorch: None,
             best_torch: None,
+            card_id: None,
         }
     }
 

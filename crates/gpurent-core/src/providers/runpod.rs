@@ -309,6 +309,7 @@ impl Provider for RunPod {
                     fetched_ms: now_ms,
                     runs_pytorch: None,
                     best_torch: None,
+                    card_id: None,
                 };
                 if query.matches(&offer) {
                     out.push(offer);

@@ -321,6 +321,7 @@ impl Vast {
                 fetched_ms: now_ms,
                 runs_pytorch: None,
                 best_torch: None,
+                card_id: None,
             })
             .collect())
     }
