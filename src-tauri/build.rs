@@ -56,6 +56,18 @@ const COMMANDS: &[&str] = &[
     "instance_money",
     "instance_action",
     "rent",
+    "monitor_watch",
+    "ollama_serve",
+    "ollama_pull",
+    "ollama_chat",
+    "ollama_ps",
+    "ollama_stop",
+    "ollama_tunnel",
+    "jupyter_open",
+    "jupyter_stop",
+    "launch_run",
+    "launch_stop",
+    "export_skypilot",
 ];
 
 fn main() {
