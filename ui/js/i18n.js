@@ -7,6 +7,7 @@ import enFiles from './i18n/en-files.js';
 import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
 import enMonitor from './i18n/en-monitor.js';
+import enRun from './i18n/en-run.js';
 import enSetup from './i18n/en-setup.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
@@ -15,6 +16,7 @@ import zhFiles from './i18n/zh-CN-files.js';
 import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
 import zhMonitor from './i18n/zh-CN-monitor.js';
+import zhRun from './i18n/zh-CN-run.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
@@ -22,8 +24,8 @@ import zhSetup from './i18n/zh-CN-setup.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun },
 };
 
 /** @type {Language} */
