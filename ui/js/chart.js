@@ -8,6 +8,8 @@ export const H = 64;
 const MAX_POINTS = 300;
 /** A pause longer than this between two samples breaks the line (a lost connection). */
 const GAP_MS = 10_000;
+/** The shortest span drawn while a watch is young. */
+const MIN_SPAN_MS = 10_000;
 
 /** A fixed-size buffer that drops the oldest item when full. @template T */
 export class Ring {
@@ -80,7 +82,7 @@ export function linePath(all, windowMs, max) {
   if (!all.length) return { line: '', area: '', spanMs: 0, count: 0 };
   const newest = all[all.length - 1].t;
   const inWindow = all.filter((p) => p.t >= newest - windowMs);
-  const spanMs = Math.min(windowMs, Math.max(30_000, newest - inWindow[0].t));
+  const spanMs = Math.min(windowMs, Math.max(MIN_SPAN_MS, newest - inWindow[0].t));
   const pts = bucket(inWindow);
   const x = (/** @type {number} */ t) => W - ((newest - t) / spanMs) * W;
   const y = (/** @type {number} */ v) => H - (Math.max(0, Math.min(v, max)) / max) * (H - 2) - 1;

@@ -9,7 +9,7 @@
 import { hostList } from '../api.js';
 import { monitorWatch } from '../api-run.js';
 import { hideError, showError } from '../banner.js';
-import { Ring, chart } from '../chart.js';
+import { Ring, chart, svg } from '../chart.js';
 import { clear, el } from '../dom.js';
 import { errorText, num, t } from '../i18n.js';
 import * as ops from '../ops.js';
@@ -169,10 +169,15 @@ function gpuCard(g, s, ring) {
 
 /** @param {HostSample} c */
 function cpuCard(c) {
-  const cores = el('div', { class: 'cores', 'data-cores': String(c.cores_pct.length) });
+  // One bar per core, drawn as SVG (attributes, no inline styles: the CSP allows none).
+  const count = Math.max(1, c.cores_pct.length);
+  const cores = svg('svg', { class: 'cores', viewBox: `0 0 ${count * 10} 48`, preserveAspectRatio: 'none', 'data-cores': c.cores_pct.length, role: 'img' });
   c.cores_pct.forEach((p, i) => {
-    const bar = el('span', { class: `core${p >= 90 ? ' hot' : ''}`, title: t('monitor.core', { index: i, pct: num(p, 0) }) });
-    bar.append(el('span', { class: 'fill', style: `height:${Math.max(2, Math.min(100, p)).toFixed(0)}%` }));
+    const h = Math.max(1, Math.min(100, p)) * 0.46;
+    const bar = svg('rect', { class: `core${p >= 90 ? ' hot' : ''}`, x: i * 10 + 1, y: (47 - h).toFixed(1), width: 8, height: h.toFixed(1), 'data-pct': p.toFixed(0) });
+    const tip = svg('title');
+    tip.textContent = t('monitor.core', { index: i, pct: num(p, 0) });
+    bar.append(tip);
     cores.append(bar);
   });
   const gib = (/** @type {number | null} */ m) => (m === null ? '—' : num(m / 1024, 1));
@@ -238,7 +243,6 @@ function hostColumn(label) {
     }
     body.append(hintsBox);
     for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
-    if (s.gpus.length) body.append(el('p', { class: 'note small muted util-note', text: t('monitor.note.util_is_kernel_time') }));
     if (s.cpu) body.append(cpuCard(s.cpu));
   };
   /** @type {() => void} */

@@ -60,6 +60,13 @@ function pullShare(d) {
   return total ? { done, total, pct: d.pulled ? 100 : Math.min(100, (100 * done) / total) } : null;
 }
 
+/** Ollama's own status words of a pull, translated where known (others shown as sent). @param {string} s */
+function pullStatus(s) {
+  if (s.startsWith('pulling ') && s !== 'pulling manifest') return t('run.ollama.status.pulling', { layer: s.slice(8) });
+  const known = { success: 'success', 'pulling manifest': 'manifest', 'verifying sha256 digest': 'verifying', 'writing manifest': 'writing' };
+  return s in known ? t(`run.ollama.status.${known[/** @type {keyof typeof known} */ (s)]}`) : s;
+}
+
 /** @param {unknown} e */
 const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
 
@@ -205,7 +212,7 @@ function ollamaSection(label, d, gpus) {
     bar.value = p;
     bar.dataset.pct = p.toFixed(0);
     pct.textContent = share || d.pulled ? `${num(p, 0)} %` : '';
-    pullLine.textContent = d.pullStatus ? (share ? t('run.ollama.pull.line', { status: d.pullStatus, done: num(share.done / 2 ** 20, 0), total: num(share.total / 2 ** 20, 0) }) : d.pullStatus) : '';
+    pullLine.textContent = d.pullStatus ? (share ? t('run.ollama.pull.line', { status: pullStatus(d.pullStatus), done: num(share.done / 2 ** 20, 0), total: num(share.total / 2 ** 20, 0) }) : pullStatus(d.pullStatus)) : '';
     chat.disabled = busy('ollama_chat');
     answer.textContent = d.answer;
     answer.hidden = !d.answer;

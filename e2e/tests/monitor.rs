@@ -1,0 +1,299 @@
+//! The Monitor step in the real app: a saved host on the real loopback sshd whose fake
+//! `nvidia-smi` streams changing rows (live mode, `state/gpus.csv` rewritten every 250 ms) and
+//! whose `/proc` (under `GPURENT_PROC_ROOT`) shows one CPU core saturated while the GPU waits —
+//! a data-loader-bound job (as `tests/monitor_traces/data_loader_bound.csv`). The charts must
+//! move and the data-loader hint appear with its evidence; then the Run tab pulls a model from
+//! the fake `ollama` until the progress bar reaches 100 %.
+//!
+//! Run: `cargo build -p gpurent-app && bash scripts/e2e.sh monitor`.
+
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::Session;
+
+fn fakegpu_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/gpurent-core/tests/fakegpu")
+}
+
+/// nvidia-smi's query names, as the fake reads them from the live file.
+const COLUMNS: &str = "index,uuid,name,utilization.gpu,utilization.memory,memory.used,memory.total,temperature.gpu,power.draw,power.limit,clocks.sm,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.gpu_idle,clocks_event_reasons.applications_clocks_setting,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.sync_boost";
+const UUID: &str = "GPU-00000000-fake-live";
+const CORES: usize = 8;
+
+fn write_atomic(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).expect("write live state");
+    std::fs::rename(&tmp, path).expect("rename live state");
+}
+
+/// One GPU row at `t` seconds: utilisation wanders between 12 and 34 % (below the hint's 40 %)
+/// while a job holds 30 GB; power and temperature follow.
+fn gpus_csv(t: f64) -> String {
+    let util = 23.0 + 11.0 * (t * 0.9).sin();
+    let power = 150.0 + 40.0 * (t * 0.7).cos();
+    let temp = 46.0 + 4.0 * (t * 0.3).sin();
+    format!(
+        "{COLUMNS}\n0,{UUID},NVIDIA H100 80GB HBM3,{util:.0},9,30145,81559,{temp:.0},{power:.2},700.00,1980,5,16,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active\n"
+    )
+}
+
+/// `/proc/stat` after `t` seconds at 100 ticks/s: core 0 ~98 % busy (the main process decodes
+/// and augments), the others ~8 %.
+fn proc_stat(t: f64) -> String {
+    let ticks = |share: f64| {
+        (
+            (100.0 * t * share) as u64,
+            (100.0 * t * (1.0 - share)) as u64,
+        )
+    };
+    let mut cores = String::new();
+    let (mut busy, mut idle) = (0, 0);
+    for c in 0..CORES {
+        let (b, i) = ticks(if c == 0 { 0.98 } else { 0.08 });
+        busy += b;
+        idle += i;
+        cores += &format!("cpu{c} {b} 0 0 {i} 0 0 0 0 0 0\n");
+    }
+    format!("cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\n{cores}")
+}
+
+/// Rewrite the live files every 250 ms until `stop`.
+fn drive(state: PathBuf, proc_root: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        while !stop.load(Ordering::SeqCst) {
+            let t = 10.0 + started.elapsed().as_secs_f64();
+            write_atomic(&state.join("gpus.csv"), &gpus_csv(t));
+            write_atomic(&proc_root.join("proc/stat"), &proc_stat(t));
+            write_atomic(
+                &proc_root.join("proc/uptime"),
+                &format!("{:.2} {:.2}\n", 5000.0 + t, 30000.0 + t),
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// Keys step: create `laptop`, authorize it; Hosts step: paste the SSH command, trust, save.
+async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
+    s.click("#nav-keys").await;
+    s.fill("#key-label", "laptop").await;
+    s.click("#key-create").await;
+    let public_line = s.text("code.pubkey[data-label='laptop']").await;
+    sshd.authorize(&public_line).expect("authorize our key");
+    s.click("#nav-hosts").await;
+    s.fill(
+        "#host-paste",
+        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
+    )
+    .await;
+    s.fill("#host-label", label).await;
+    s.click("#host-add").await;
+    s.click("#hostkey-trust").await;
+    s.wait_css(&format!(".card.host[data-host='{label}']"))
+        .await;
+}
+
+/// Poll until `css`'s attribute differs from `before` (or panic after `secs`).
+async fn wait_attr_change(s: &Session, css: &str, name: &str, before: &str, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let now = s.attr(css, name).await;
+        if now != before {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{css} [{name}] did not change in {secs} s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
+    if !gpurent_testhost::sshd_available() {
+        return;
+    }
+    let mut host =
+        gpurent_testhost::fakegpu::FakeHost::new(&fakegpu_dir(), "ready_h100").expect("fake host");
+    let state = host.dir.path().join("state");
+    std::fs::create_dir_all(&state).expect("state dir");
+    let proc_root = host.dir.path().join("fakeproc");
+    std::fs::create_dir_all(proc_root.join("proc/net")).expect("proc dir");
+    std::fs::write(
+        proc_root.join("proc/meminfo"),
+        "MemTotal:       65536000 kB\nMemAvailable:   32768000 kB\n",
+    )
+    .expect("meminfo");
+    std::fs::write(
+        proc_root.join("proc/diskstats"),
+        "   8       0 sda 100 0 2048 0 50 0 4096 0 0 0 0\n",
+    )
+    .expect("diskstats");
+    std::fs::write(
+        proc_root.join("proc/net/dev"),
+        "Inter-|   Receive\n face |bytes\n  eth0: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n",
+    )
+    .expect("net/dev");
+    write_atomic(&state.join("gpus.csv"), &gpus_csv(10.0));
+    write_atomic(&proc_root.join("proc/stat"), &proc_stat(10.0));
+    write_atomic(&proc_root.join("proc/uptime"), "5010.00 30010.00\n");
+    write_atomic(
+        &state.join("apps.csv"),
+        &format!("gpu_uuid,pid,used_memory\n{UUID},4242,30000\n"),
+    );
+    host.vars
+        .insert("GPURENT_PROC_ROOT".into(), proc_root.display().to_string());
+    let stop = Arc::new(AtomicBool::new(false));
+    let driver = drive(state.clone(), proc_root.clone(), stop.clone());
+    let sshd = host.serve().expect("serve");
+
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+    add_key_and_host(&s, &sshd, "gpu1").await;
+
+    // Monitor: the rail entry works; tick the host → its column with one GPU card.
+    assert!(s.is_enabled("#nav-monitor").await, "Monitor is enabled");
+    s.click("#nav-monitor").await;
+    s.click("#monitor-hosts input[data-host='gpu1']").await;
+    let col = ".host-col[data-host='gpu1']";
+    let util = format!("{col} .metric[data-metric='util'] path.line");
+    s.wait_css(&format!("{col} .gpu[data-uuid='{UUID}']")).await;
+    for m in ["util", "vram", "power", "temp"] {
+        s.wait_css(&format!("{col} svg.chart[data-metric='{m}']"))
+            .await;
+    }
+    // The charts MOVE: the path and its point count change between two reads.
+    let d1 = s.attr(&util, "d").await;
+    let n1: usize = s
+        .attr(
+            &format!("{col} svg.chart[data-metric='util']"),
+            "data-points",
+        )
+        .await
+        .parse()
+        .expect("count");
+    let d2 = wait_attr_change(&s, &util, "d", &d1, 15).await;
+    assert!(d2.starts_with('M'), "a drawn line: {d2}");
+    let n2: usize = wait_attr_change(
+        &s,
+        &format!("{col} svg.chart[data-metric='util']"),
+        "data-points",
+        &n1.to_string(),
+        15,
+    )
+    .await
+    .parse()
+    .expect("count");
+    assert!(n2 > n1, "more points: {n1} → {n2}");
+    let power = format!("{col} .metric[data-metric='power'] path.line");
+    let p1 = s.attr(&power, "d").await;
+    wait_attr_change(&s, &power, "d", &p1, 15).await;
+    // Current values as text, the process with its memory, the cores.
+    assert!(s
+        .text(&format!("{col} .metric[data-metric='vram'] .value"))
+        .await
+        .contains("30"));
+    s.wait_css(&format!("{col} table.procs")).await;
+    assert!(s.text(&format!("{col} table.procs")).await.contains("4242"));
+    assert_eq!(
+        s.attr(&format!("{col} .cores"), "data-cores").await,
+        CORES.to_string()
+    );
+    s.wait_css(&format!("{col} .core.hot")).await;
+
+    // The data-loader hint with its evidence, marked as a heuristic, with next steps and the
+    // note that utilisation is kernel time.
+    let hint = format!("{col} .hint[data-kind='data_loader']");
+    s.wait_css(&hint).await;
+    let ev = s
+        .text(&format!(
+            "{hint} li[data-key='monitor.evidence.gpu_util_low']"
+        ))
+        .await;
+    assert!(ev.contains("GPU utilisation averaged"), "{ev}");
+    assert!(
+        ev.chars().any(|c| c.is_ascii_digit()),
+        "measured numbers: {ev}"
+    );
+    s.wait_css(&format!("{hint} .tag.heuristic")).await;
+    assert!(s.count(&format!("{hint} ol.next-steps li")).await >= 2);
+    s.wait_css(&format!(
+        "{hint} p.note[data-note='monitor.note.util_is_kernel_time']"
+    ))
+    .await;
+    s.scroll_to(&format!("{col} .gpu")).await;
+    s.screenshot("monitor-en").await;
+
+    // The 60-minute window keeps the same history.
+    s.click("#monitor-window button[data-window='60']").await;
+    s.wait_css(&format!("{col} svg.chart[data-metric='util'][data-points]"))
+        .await;
+
+    // The same screen in Chinese: the watch kept running while Settings was shown.
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    s.click("#nav-monitor").await;
+    s.wait_css(&hint).await;
+    let title = s.text(&format!("{hint} .hint-head strong")).await;
+    assert!(title.contains("数据加载"), "{title}");
+    let before = s.attr(&util, "d").await;
+    wait_attr_change(&s, &util, "d", &before, 15).await;
+    s.click("#monitor-window button[data-window='10']").await;
+    s.scroll_to(&format!("{col} .gpu")).await;
+    s.screenshot("monitor-zh-CN").await;
+
+    // Run tab: pull a model from the fake ollama on a free port of the host; the bar reaches 100 %.
+    s.click("#monitor-tab-run").await;
+    let port = free_port();
+    s.fill("#ollama-port", &port.to_string()).await;
+    s.fill("#ollama-model", "qwen2.5:0.5b").await;
+    s.click("#ollama-pull").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.attr("#ollama-progress", "data-pct").await != "100" {
+        assert!(Instant::now() < deadline, "the pull did not reach 100 %");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    s.wait_text("#ollama-pct", "100 %").await;
+    s.wait_gone("#ollama-pull-cancel:not([hidden])").await;
+    assert!(s.text("#ollama-pull-status").await.starts_with("完成"));
+    s.scroll_to("#run-ollama").await;
+    s.screenshot("monitor-run-zh-CN").await;
+    // A short chat proves it answers.
+    s.click("#ollama-chat").await;
+    s.wait_text("#ollama-answer", "Hello from the fake ollama.")
+        .await;
+
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "en").await;
+    s.wait_text("h1", "Settings").await;
+    s.click("#nav-monitor").await;
+    s.scroll_to("#run-ollama").await;
+    s.wait_text("#ollama-pct", "100 %").await;
+    s.screenshot("monitor-run-en").await;
+
+    // Stop Ollama (nothing left running on the host) and the watch.
+    s.click("#ollama-stop").await;
+    s.wait_text("#ollama-version", "Ollama was stopped.").await;
+    s.click("#monitor-tab-live").await;
+    s.click(&format!("{col} button[data-action='stop']")).await;
+    s.wait_css(&format!("{col}[data-live='false']")).await;
+
+    s.finish().await;
+    stop.store(true, Ordering::SeqCst);
+    driver.join().expect("driver thread");
+}
