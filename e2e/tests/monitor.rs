@@ -62,18 +62,29 @@ fn proc_stat(t: f64) -> String {
     format!("cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\n{cores}")
 }
 
+/// [`write_atomic`] for the driver thread: a host already gone (a failed test) ends it quietly.
+fn try_write(path: &Path, text: &str) -> bool {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .is_ok()
+}
+
 /// Rewrite the live files every 250 ms until `stop`.
 fn drive(state: PathBuf, proc_root: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let started = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             let t = 10.0 + started.elapsed().as_secs_f64();
-            write_atomic(&state.join("gpus.csv"), &gpus_csv(t));
-            write_atomic(&proc_root.join("proc/stat"), &proc_stat(t));
-            write_atomic(
-                &proc_root.join("proc/uptime"),
-                &format!("{:.2} {:.2}\n", 5000.0 + t, 30000.0 + t),
-            );
+            let ok = try_write(&state.join("gpus.csv"), &gpus_csv(t))
+                && try_write(&proc_root.join("proc/stat"), &proc_stat(t))
+                && try_write(
+                    &proc_root.join("proc/uptime"),
+                    &format!("{:.2} {:.2}\n", 5000.0 + t, 30000.0 + t),
+                );
+            if !ok {
+                return;
+            }
             std::thread::sleep(Duration::from_millis(250));
         }
     })
@@ -84,6 +95,22 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("free port")
+}
+
+/// A plain HTTP/1.1 GET on this machine's loopback: the whole answer.
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect the tunnel");
+    c.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut out = String::new();
+    let _ = c.read_to_string(&mut out);
+    out
 }
 
 /// Keys step: create `laptop`, authorize it; Hosts step: paste the SSH command, trust, save.
@@ -235,6 +262,8 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
         "{hint} p.note[data-note='monitor.note.util_is_kernel_time']"
     ))
     .await;
+    s.scroll_to("#monitor-hosts").await;
+    s.screenshot("monitor-top-en").await;
     s.scroll_to(&format!("{col} .gpu")).await;
     s.screenshot("monitor-en").await;
 
@@ -285,6 +314,48 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     s.scroll_to("#run-ollama").await;
     s.wait_text("#ollama-pct", "100 %").await;
     s.screenshot("monitor-run-en").await;
+
+    // The tunnel: this machine's 127.0.0.1:LOCAL answers Ollama's API over the SSH connection.
+    let local = free_port();
+    s.fill("#ollama-local-port", &local.to_string()).await;
+    s.click("#ollama-tunnel").await;
+    let url = format!("http://127.0.0.1:{local}");
+    s.wait_text("#ollama-url code.url", &url).await;
+    let version = http_get(local, "/api/version");
+    assert!(
+        version.contains("200 OK") && version.contains("\"version\""),
+        "{version}"
+    );
+    s.click("#ollama-untunnel").await;
+    s.wait_gone("#ollama-url code.url").await;
+
+    // A multi-GPU launch through the fake torchrun: one log per rank, the exit status.
+    let script = host.dir.path().join("home/train_ddp.py");
+    std::fs::write(
+        &script,
+        "import os\nprint(f\"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']}\", flush=True)\n",
+    )
+    .expect("script");
+    s.fill("#launch-script", &script.display().to_string())
+        .await;
+    s.fill("#launch-nproc", "2").await;
+    s.click("#launch-run").await;
+    s.wait_text("#launch-logs pre[data-rank='0']", "rank 0 of 2")
+        .await;
+    s.wait_text("#launch-logs pre[data-rank='1']", "rank 1 of 2")
+        .await;
+    s.wait_css("#launch-result p[data-status='0']").await;
+    // The SkyPilot task for more machines.
+    s.fill("#skypilot-nodes", "2").await;
+    s.click("#skypilot-export").await;
+    s.wait_css("#skypilot-yaml:not([hidden])").await;
+    let yaml = s.text("#skypilot-yaml").await;
+    assert!(
+        yaml.contains("num_nodes: 2") && yaml.contains("accelerators: H100:8"),
+        "{yaml}"
+    );
+    s.scroll_to("#run-launch").await;
+    s.screenshot("monitor-launch-en").await;
 
     // Stop Ollama (nothing left running on the host) and the watch.
     s.click("#ollama-stop").await;
