@@ -31,14 +31,20 @@ fn write_atomic(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).expect("rename live state");
 }
 
-/// One GPU row at `t` seconds: utilisation wanders between 12 and 34 % (below the hint's 40 %)
-/// while a job holds 30 GB; power and temperature follow.
-fn gpus_csv(t: f64) -> String {
-    let util = 23.0 + 11.0 * (t * 0.9).sin();
-    let power = 150.0 + 40.0 * (t * 0.7).cos();
-    let temp = 46.0 + 4.0 * (t * 0.3).sin();
+/// The live file with one GPU at these values, holding 30 GB.
+fn gpu_file(util: f64, power: f64, temp: f64) -> String {
     format!(
         "{COLUMNS}\n0,{UUID},NVIDIA H100 80GB HBM3,{util:.0},9,30145,81559,{temp:.0},{power:.2},700.00,1980,5,16,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active,Not Active\n"
+    )
+}
+
+/// The GPU at `t` seconds: utilisation wanders between 12 and 34 % (below the hint's 40 %);
+/// power and temperature follow.
+fn gpus_csv(t: f64) -> String {
+    gpu_file(
+        23.0 + 11.0 * (t * 0.9).sin(),
+        150.0 + 40.0 * (t * 0.7).cos(),
+        46.0 + 4.0 * (t * 0.3).sin(),
     )
 }
 
@@ -187,10 +193,30 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     let stop = Arc::new(AtomicBool::new(false));
     let driver = drive(state.clone(), proc_root.clone(), stop.clone());
     let sshd = host.serve().expect("serve");
+    // A second, healthy host (static rows at 95 %, the machine's own /proc) to watch beside it.
+    let host2 = gpurent_testhost::fakegpu::FakeHost::new(&fakegpu_dir(), "ready_h100")
+        .expect("fake host 2");
+    let state2 = host2.dir.path().join("state");
+    std::fs::create_dir_all(&state2).expect("state dir 2");
+    write_atomic(&state2.join("gpus.csv"), &gpu_file(95.0, 520.0, 61.0));
+    let sshd2 = host2.serve().expect("serve 2");
 
     let s = Session::start().await;
     s.wait_css("body[data-ready='true']").await;
     add_key_and_host(&s, &sshd, "gpu1").await;
+    s.click("#nav-keys").await;
+    let public_line = s.text("code.pubkey[data-label='laptop']").await;
+    sshd2.authorize(&public_line).expect("authorize on host 2");
+    s.click("#nav-hosts").await;
+    s.fill(
+        "#host-paste",
+        &format!("ssh -p {} {}@{}", sshd2.port(), sshd2.user(), sshd2.host()),
+    )
+    .await;
+    s.fill("#host-label", "gpu2").await;
+    s.click("#host-add").await;
+    s.click("#hostkey-trust").await;
+    s.wait_css(".card.host[data-host='gpu2']").await;
 
     // Monitor: the rail entry works; tick the host → its column with one GPU card.
     assert!(s.is_enabled("#nav-monitor").await, "Monitor is enabled");
@@ -262,6 +288,20 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
         "{hint} p.note[data-note='monitor.note.util_is_kernel_time']"
     ))
     .await;
+    // Several hosts side by side: gpu2 in a column of its own, streaming too, without the hint.
+    s.click("#monitor-hosts input[data-host='gpu2']").await;
+    s.wait_css("#monitor-cols[data-count='2']").await;
+    let col2 = ".host-col[data-host='gpu2']";
+    s.wait_css(&format!("{col2} svg.chart[data-metric='util']"))
+        .await;
+    let u2 = format!("{col2} .metric[data-metric='util'] path.line");
+    let before2 = s.attr(&u2, "d").await;
+    wait_attr_change(&s, &u2, "d", &before2, 15).await;
+    assert_eq!(
+        s.count(&format!("{col2} .hint[data-kind='data_loader']"))
+            .await,
+        0
+    );
     s.scroll_to("#monitor-hosts").await;
     s.screenshot("monitor-top-en").await;
     s.scroll_to(&format!("{col} .gpu")).await;
@@ -363,6 +403,8 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     s.click("#monitor-tab-live").await;
     s.click(&format!("{col} button[data-action='stop']")).await;
     s.wait_css(&format!("{col}[data-live='false']")).await;
+    s.click("#monitor-hosts input[data-host='gpu2']").await;
+    s.wait_css("#monitor-cols[data-count='1']").await;
 
     s.finish().await;
     stop.store(true, Ordering::SeqCst);

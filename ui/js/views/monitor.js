@@ -45,6 +45,8 @@ const view = {
   tab: 'live',
   /** @type {10 | 60} */
   window: 10,
+  /** The hosts ticked (each has a column; its watch may have been stopped). @type {Set<string>} */
+  picked: new Set(),
 };
 
 /** @param {string} label @returns {HostData} */
@@ -282,7 +284,7 @@ export async function renderMonitor(root) {
   }
   const picker = el('fieldset', { class: 'host-pick', id: 'monitor-hosts' }, el('legend', { text: t('monitor.hosts') }));
   const columns = el('div', { class: 'host-cols', id: 'monitor-cols' });
-  const shown = () => list.filter((h) => watching(h.label) || hosts.has(h.label));
+  const shown = () => list.filter((h) => view.picked.has(h.label));
   const drawColumns = () => {
     clear(columns);
     for (const h of shown()) columns.append(hostColumn(h.label));
@@ -290,10 +292,10 @@ export async function renderMonitor(root) {
     if (!shown().length) columns.append(el('p', { class: 'muted', id: 'monitor-empty', text: t('monitor.pick') }));
   };
   for (const h of list) {
-    const box = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: h.label, 'data-host': h.label, checked: Boolean(watching(h.label) || hosts.has(h.label)) }));
+    const box = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: h.label, 'data-host': h.label, checked: view.picked.has(h.label) }));
     box.onchange = () => {
-      if (box.checked) startWatch(h.label);
-      else { stopWatch(h.label); hosts.delete(h.label); }
+      if (box.checked) { view.picked.add(h.label); startWatch(h.label); }
+      else { view.picked.delete(h.label); stopWatch(h.label); hosts.delete(h.label); }
       drawColumns();
     };
     picker.append(el('label', { class: 'check' }, box, el('span', { text: `${h.label} — ${h.user}@${h.address}:${h.port}` })));
