@@ -330,6 +330,24 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     s.click("#monitor-tab-run").await;
     let port = free_port();
     s.fill("#ollama-port", &port.to_string()).await;
+    // Serve on the GPU chosen by UUID (the list comes from the Live tab's last sample).
+    s.click(&format!(
+        ".gpu-pick[data-for='ollama'] input[value='{UUID}']"
+    ))
+    .await;
+    s.click("#ollama-serve").await;
+    s.wait_text(
+        "#ollama-version",
+        &format!("Ollama 0.5.7 已在主机的 127.0.0.1:{port} 应答。"),
+    )
+    .await;
+    let pid = std::fs::read_to_string(host.dir.path().join("home/.gpurent/ollama/serve.pid"))
+        .expect("pid file");
+    let environ = std::fs::read(format!("/proc/{}/environ", pid.trim())).expect("environ");
+    assert!(
+        String::from_utf8_lossy(&environ).contains(&format!("CUDA_VISIBLE_DEVICES={UUID}")),
+        "Ollama runs on the chosen GPU"
+    );
     s.fill("#ollama-model", "qwen2.5:0.5b").await;
     s.click("#ollama-pull").await;
     let deadline = Instant::now() + Duration::from_secs(60);

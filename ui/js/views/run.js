@@ -35,8 +35,8 @@ import * as ops from '../ops.js';
 /** @type {Map<string, RunData>} */
 const runs = new Map();
 const form = { host: '', port: '11434', model: 'qwen2.5:0.5b', prompt: 'Say hello in five words.', localPort: '11434', python: 'python3', jport: '8888', jlocal: '8888', script: 'train.py', args: '', nproc: '2', acc: 'H100:8', nodes: '2', setup: 'pip install -r requirements.txt', yaml: '' };
-/** GPUs chosen by UUID (Ollama and the launch). @type {Set<string>} */
-const chosen = new Set();
+/** GPUs chosen by UUID, for Ollama and for the launch. */
+const chosen = { ollama: new Set(), launch: new Set() };
 const MAX_LINES = 2000;
 
 /** @param {string} label @returns {RunData} */
@@ -103,15 +103,16 @@ export function renderRun(root, hosts, gpusOf) {
   draw();
 }
 
-/** GPU checkboxes by UUID from the last Monitor sample (none: the job sees every GPU). @param {GpuRow[]} gpus @param {string} name */
+/** GPU checkboxes by UUID from the last Monitor sample (none: the job sees every GPU). @param {GpuRow[]} gpus @param {'ollama' | 'launch'} name */
 function gpuPicker(gpus, name) {
+  const set = chosen[name];
   const box = el('div', { class: 'gpu-pick', 'data-for': name });
   if (!gpus.length) { box.append(el('p', { class: 'small muted', text: t('run.gpus.unknown') })); return box; }
   for (const g of gpus) {
     if (!g.uuid) continue;
     const uuid = g.uuid;
-    const c = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: uuid, checked: chosen.has(uuid) }));
-    c.onchange = () => { if (c.checked) chosen.add(uuid); else chosen.delete(uuid); };
+    const c = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: uuid, checked: set.has(uuid) }));
+    c.onchange = () => { if (c.checked) set.add(uuid); else set.delete(uuid); };
     box.append(el('label', { class: 'check' }, c, el('span', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? ''}` }), el('code', { class: 'small muted', text: uuid })));
   }
   box.append(el('p', { class: 'small muted', text: t('run.gpus.renumber') }));
@@ -150,7 +151,7 @@ function ollamaSection(label, d, gpus) {
   const url = el('p', { class: 'small', id: 'ollama-url' });
   const portNum = () => Number(form.port) || 11434;
 
-  serve.onclick = () => operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), [...chosen].filter((u) => gpus.some((g) => g.uuid === u)), on))
+  serve.onclick = () => operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), [...chosen.ollama].filter((u) => gpus.some((g) => g.uuid === u)), on))
     .then((v) => { d.version = v; notify(d); }, () => {});
   stop.onclick = () => { hideError(); ollamaStop(label).then((was) => { d.version = ''; version.textContent = was ? t('run.ollama.stopped') : t('run.ollama.none'); }, fail); };
   pull.onclick = () => {
@@ -274,7 +275,7 @@ function launchSection(label, d, gpus) {
   run.onclick = () => {
     d.ranks.clear(); d.launch = null;
     const n = Math.max(1, Number(form.nproc) || 1);
-    const picked = [...chosen].filter((u) => gpus.some((g) => g.uuid === u));
+    const picked = [...chosen.launch].filter((u) => gpus.some((g) => g.uuid === u));
     const spec = { nproc: picked.length || n, gpus: picked, script: [form.script, ...form.args.split(/\s+/).filter(Boolean)] };
     operation('launch_run', label, d, (on) => launchRun(label, spec, on, (l) => {
       const key = l.rank === null ? 'torchrun' : String(l.rank);
@@ -294,6 +295,7 @@ function launchSection(label, d, gpus) {
     el('h2', { text: t('run.launch.title') }),
     el('p', { class: 'small muted', text: t('run.launch.intro') }),
     el('div', { class: 'form-row' }, field('launch-script', t('run.launch.script'), script, 'grow'), field('launch-args', t('run.launch.args'), args, 'grow'), field('launch-nproc', t('run.launch.nproc'), nproc)),
+    gpuPicker(gpus, 'launch'),
     el('div', { class: 'row' }, run, stop),
     logs, result,
     el('p', { class: 'small muted', text: t('run.launch.nccl') }));
