@@ -58,6 +58,8 @@ const COMMANDS: &[&str] = &[
     "rent",
     "monitor_watch",
     "ollama_serve",
+    "ollama_install",
+    "ollama_fit",
     "ollama_pull",
     "ollama_chat",
     "ollama_ps",

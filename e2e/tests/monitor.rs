@@ -199,9 +199,25 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     let state2 = host2.dir.path().join("state");
     std::fs::create_dir_all(&state2).expect("state dir 2");
     write_atomic(&state2.join("gpus.csv"), &gpu_file(95.0, 520.0, 61.0));
+    // gpu2 has no Ollama (nor the fake curl): the app installs it from a loopback stand-in for
+    // ollama.com/download with the host's real curl, tar and gzip.
+    let bin2 = host2.bin();
+    for t in ["ollama", "curl", "wget"] {
+        let _ = std::fs::remove_file(bin2.join(t));
+    }
+    for t in ["curl", "tar", "gzip"] {
+        let real = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(t))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("the install needs {t} on this machine"));
+        std::os::unix::fs::symlink(real, bin2.join(t)).expect("link");
+    }
+    let downloads = gpurent_testhost::ollama_dl::OllamaDownloads::start(&fakegpu_dir(), 2 << 20)
+        .expect("download server");
     let sshd2 = host2.serve().expect("serve 2");
 
-    let s = Session::start().await;
+    let s = Session::start_with_env(&[("GPURENT_OLLAMA_DOWNLOAD_URL", &downloads.base())]).await;
     s.wait_css("body[data-ready='true']").await;
     add_key_and_host(&s, &sshd, "gpu1").await;
     s.click("#nav-keys").await;
@@ -348,7 +364,7 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
         String::from_utf8_lossy(&environ).contains(&format!("CUDA_VISIBLE_DEVICES={UUID}")),
         "Ollama runs on the chosen GPU"
     );
-    s.fill("#ollama-model", "qwen2.5:0.5b").await;
+    s.fill("#ollama-model", "qwen2.5:7b").await;
     s.click("#ollama-pull").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     while s.attr("#ollama-progress", "data-pct").await != "100" {
@@ -358,6 +374,9 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     s.wait_text("#ollama-pct", "100 %").await;
     s.wait_gone("#ollama-pull-cancel:not([hidden])").await;
     assert!(s.text("#ollama-pull-status").await.starts_with("完成"));
+    // The estimator's memory check ran before the pull: a 7B Q4 model fits 50 GB free.
+    s.wait_css("#ollama-fit-verdict[data-verdict='fits']").await;
+    assert!(s.text("#ollama-fit-verdict").await.starts_with("放得下"));
     s.scroll_to("#run-ollama").await;
     s.screenshot("monitor-run-zh-CN").await;
     // A short chat proves it answers.
@@ -415,9 +434,56 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     s.scroll_to("#run-launch").await;
     s.screenshot("monitor-launch-en").await;
 
-    // Stop Ollama (nothing left running on the host) and the watch.
+    // Stop Ollama (nothing left running on the host).
     s.click("#ollama-stop").await;
     s.wait_text("#ollama-version", "Ollama was stopped.").await;
+
+    // gpu2: Install Ollama where it is missing; it then answers on the host's port.
+    s.select("#run-host", "gpu2").await;
+    s.wait_css("#run-host").await;
+    s.fill("#ollama-port", &free_port().to_string()).await;
+    s.click("#ollama-install").await;
+    let installed = host2.dir.path().join("home/.local/bin/ollama");
+    s.wait_text(
+        "#ollama-install-status",
+        &format!(
+            "Ollama 0.5.7 installed at {} and answering.",
+            installed.display()
+        ),
+    )
+    .await;
+    assert_eq!(downloads.downloads(), 1);
+    // A model too big for the free memory: the check says so with its numbers.
+    s.fill("#ollama-model", "qwen2.5:72b").await;
+    s.click("#ollama-fit").await;
+    s.wait_css("#ollama-fit-verdict[data-verdict='does_not_fit']")
+        .await;
+    let fit = s.text("#ollama-fit-verdict").await;
+    assert!(
+        fit.starts_with("Does not fit: qwen2.5:72b needs about") && fit.contains("GiB are free"),
+        "{fit}"
+    );
+    // A pull is refused by the check (no error banner: the sentence and "Pull anyway")…
+    s.click("#ollama-pull").await;
+    s.wait_css("#ollama-pull-force:not([hidden])").await;
+    assert_eq!(s.count("#banner:not([hidden])").await, 0);
+    s.scroll_to("#run-ollama").await;
+    s.screenshot("monitor-install-en").await;
+    // …and goes ahead when forced.
+    s.click("#ollama-pull-force").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.attr("#ollama-progress", "data-pct").await != "100" {
+        assert!(
+            Instant::now() < deadline,
+            "the forced pull did not reach 100 %"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    s.wait_css("#ollama-pull-force[hidden]").await;
+    s.click("#ollama-stop").await;
+    s.wait_text("#ollama-version", "Ollama was stopped.").await;
+
+    // Stop the watches.
     s.click("#monitor-tab-live").await;
     s.click(&format!("{col} button[data-action='stop']")).await;
     s.wait_css(&format!("{col}[data-live='false']")).await;

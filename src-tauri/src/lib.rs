@@ -92,6 +92,8 @@ pub fn run() {
             commands::providers::rent,
             commands::monitor::monitor_watch,
             commands::run::ollama_serve,
+            commands::run::ollama_install,
+            commands::run::ollama_fit,
             commands::run::ollama_pull,
             commands::run::ollama_chat,
             commands::run::ollama_ps,

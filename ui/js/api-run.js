@@ -12,6 +12,9 @@ import { withUnlock } from './api.js';
 /** @typedef {import('../bindings/LaunchSpec').LaunchSpec} LaunchSpec */
 /** @typedef {import('../bindings/LaunchReport').LaunchReport} LaunchReport */
 /** @typedef {import('../bindings/RankLine').RankLine} RankLine */
+/** @typedef {import('../bindings/ModelFit').ModelFit} ModelFit */
+/** @typedef {import('../bindings/InstallProgress').InstallProgress} InstallProgress */
+/** @typedef {import('../bindings/OllamaInstallReport').OllamaInstallReport} OllamaInstallReport */
 
 /**
  * Watch a saved host until cancelled.
@@ -26,9 +29,21 @@ export const monitorWatch = (label, intervalMs, onProgress, onSample, onStatus) 
 export const ollamaServe = (label, port, gpus, onProgress) =>
   withUnlock(() => invoke('ollama_serve', { label, port, gpus, onProgress: channel(onProgress) }));
 
-/** @param {string} label @param {number} port @param {string} model @param {(p: Progress) => void} onProgress @param {(p: PullProgress) => void} onPull @returns {Promise<null>} */
-export const ollamaPull = (label, port, model, onProgress, onPull) =>
-  withUnlock(() => invoke('ollama_pull', { label, port, model, onProgress: channel(onProgress), onPull: channel(onPull) }));
+/** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @param {(p: InstallProgress) => void} onInstall @returns {Promise<OllamaInstallReport>} */
+export const ollamaInstall = (label, port, gpus, onProgress, onInstall) =>
+  withUnlock(() => invoke('ollama_install', { label, port, gpus, onProgress: channel(onProgress), onInstall: channel(onInstall) }));
+
+/** @param {string} label @param {string} model @param {string[]} gpus @returns {Promise<ModelFit>} */
+export const ollamaFit = (label, model, gpus) => withUnlock(() => invoke('ollama_fit', { label, model, gpus }));
+
+/**
+ * The memory check first (a model that does not fit is refused unless `force`), then the pull.
+ * @param {string} label @param {number} port @param {string} model @param {string[]} gpus @param {boolean} force
+ * @param {(p: Progress) => void} onProgress @param {(f: ModelFit) => void} onFit @param {(p: PullProgress) => void} onPull
+ * @returns {Promise<ModelFit>}
+ */
+export const ollamaPull = (label, port, model, gpus, force, onProgress, onFit, onPull) =>
+  withUnlock(() => invoke('ollama_pull', { label, port, model, gpus, force, onProgress: channel(onProgress), onFit: channel(onFit), onPull: channel(onPull) }));
 
 /** @param {string} label @param {number} port @param {string} model @param {string} prompt @param {(p: Progress) => void} onProgress @param {(s: string) => void} onPiece @returns {Promise<string>} */
 export const ollamaChat = (label, port, model, prompt, onProgress, onPiece) =>

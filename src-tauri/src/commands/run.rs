@@ -3,10 +3,13 @@
 //! per-rank log, and the SkyPilot export. Long work is a registered operation (op id first on
 //! `on_progress`, stopped with `op_cancel`); a tunnel lives as long as its operation.
 
+use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::events::Progress;
 use gpurent_core::jupyter::JupyterError;
 use gpurent_core::launch::{open_uri_command, spawn_first, Os};
 use gpurent_core::multigpu::{skypilot_yaml, LaunchReport, LaunchSpec, RankLine};
+use gpurent_core::ollama::fit::ModelFit;
+use gpurent_core::ollama::install::{InstallOptions, InstallProgress};
 use gpurent_core::ollama::{Loaded, OllamaError, PullProgress};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -36,16 +39,71 @@ pub async fn ollama_serve(
     .await
 }
 
-/// Pull `model`, each line of `/api/pull`'s stream on `on_pull`. A cancelled pull resumes next time.
+/// Install Ollama where it is missing (the archive base URL from `GPURENT_OLLAMA_DOWNLOAD_URL`
+/// when set), then serve it on the chosen GPUs; each stage on `on_install`.
+#[tauri::command]
+pub async fn ollama_install(
+    state: State<'_, AppState>,
+    label: String,
+    port: u16,
+    gpus: Vec<String>,
+    on_progress: Channel<Progress>,
+    on_install: Channel<InstallProgress>,
+) -> CmdResult<OllamaInstallReport> {
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || {
+        app.run_op("ollama_install", &sink(on_progress), |token| {
+            app.ollama_install(
+                &label,
+                &env,
+                None,
+                port,
+                &gpus,
+                &InstallOptions::from_env(),
+                &mut |p| {
+                    let _ = on_install.send(p.clone());
+                },
+                token,
+            )
+        })
+        .map_err(err)
+    })
+    .await
+}
+
+/// The estimator's memory check of Ollama tag `model` on the chosen GPUs (none: all).
+#[tauri::command]
+pub async fn ollama_fit(
+    state: State<'_, AppState>,
+    label: String,
+    model: String,
+    gpus: Vec<String>,
+) -> CmdResult<ModelFit> {
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || {
+        let token = gpurent_core::cancel::CancelToken::new();
+        app.ollama_fit(&label, &env, None, &model, &gpus, None, &token)
+            .map_err(err)
+    })
+    .await
+}
+
+/// The memory check (on `on_fit`; a model that does not fit is refused unless `force`), then
+/// pull `model` on the chosen GPUs, each line of `/api/pull`'s stream on `on_pull`. A cancelled
+/// pull resumes next time.
+#[allow(clippy::too_many_arguments)]
 #[tauri::command]
 pub async fn ollama_pull(
     state: State<'_, AppState>,
     label: String,
     port: u16,
     model: String,
+    gpus: Vec<String>,
+    force: bool,
     on_progress: Channel<Progress>,
+    on_fit: Channel<ModelFit>,
     on_pull: Channel<PullProgress>,
-) -> CmdResult<()> {
+) -> CmdResult<ModelFit> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.run_op("ollama_pull", &sink(on_progress), |token| {
@@ -55,6 +113,11 @@ pub async fn ollama_pull(
                 None,
                 port,
                 &model,
+                &gpus,
+                force,
+                &mut |f| {
+                    let _ = on_fit.send(f.clone());
+                },
                 &mut |p| {
                     let _ = on_pull.send(p.clone());
                 },

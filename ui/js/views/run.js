@@ -2,7 +2,7 @@
 // chat, the local tunnel), Jupyter through a tunnel, a multi-GPU launch with logs per rank, and
 // the SkyPilot export. Long work runs in ops.js (it outlives the screen; Stop/Cancel cancel it).
 import {
-  exportSkypilot, jupyterOpen, jupyterStop, launchRun, launchStop, ollamaChat, ollamaPs, ollamaPull, ollamaServe, ollamaStop, ollamaTunnel,
+  exportSkypilot, jupyterOpen, jupyterStop, launchRun, launchStop, ollamaChat, ollamaFit, ollamaInstall, ollamaPs, ollamaPull, ollamaServe, ollamaStop, ollamaTunnel,
 } from '../api-run.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
@@ -15,6 +15,9 @@ import * as ops from '../ops.js';
 /** @typedef {import('../../bindings/RankLine').RankLine} RankLine */
 /** @typedef {import('../../bindings/LaunchReport').LaunchReport} LaunchReport */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../bindings/ModelFit').ModelFit} ModelFit */
+/** @typedef {import('../../bindings/InstallProgress').InstallProgress} InstallProgress */
+/** @typedef {import('../../bindings/OllamaInstallReport').OllamaInstallReport} OllamaInstallReport */
 
 /**
  * What the screen shows again after a redraw (module state; the operations live in ops.js).
@@ -29,6 +32,10 @@ import * as ops from '../ops.js';
  * @property {string} jupyterUrl
  * @property {Map<string, string[]>} ranks
  * @property {LaunchReport | null} launch
+ * @property {InstallProgress | null} install the install's latest stage
+ * @property {OllamaInstallReport | null} installed
+ * @property {ModelFit | null} fit the memory check of the model in the field
+ * @property {boolean} refused the last pull was refused because the model does not fit
  * @property {Set<() => void>} listeners
  */
 
@@ -43,7 +50,7 @@ const MAX_LINES = 2000;
 function rd(label) {
   let d = runs.get(label);
   if (!d) {
-    d = { version: '', layers: new Map(), pullStatus: '', pulled: false, answer: '', tunnelUrl: '', jupyterUrl: '', ranks: new Map(), launch: null, listeners: new Set() };
+    d = { version: '', layers: new Map(), pullStatus: '', pulled: false, answer: '', tunnelUrl: '', jupyterUrl: '', ranks: new Map(), launch: null, install: null, installed: null, fit: null, refused: false, listeners: new Set() };
     runs.set(label, d);
   }
   return d;
@@ -65,6 +72,12 @@ function pullStatus(s) {
   if (s.startsWith('pulling ') && s !== 'pulling manifest') return t('run.ollama.status.pulling', { layer: s.slice(8) });
   const known = { success: 'success', 'pulling manifest': 'manifest', 'verifying sha256 digest': 'verifying', 'writing manifest': 'writing' };
   return s in known ? t(`run.ollama.status.${known[/** @type {keyof typeof known} */ (s)]}`) : s;
+}
+
+/** The memory check as one sentence, and its notes. @param {ModelFit} f */
+function fitText(f) {
+  const p = { model: f.model, need: f.need_gib === null ? '?' : num(f.need_gib, 1), have: f.have_gib === null ? '?' : num(f.have_gib, 1), ctx: num(f.context_tokens, 0) };
+  return [t(`run.fit.${f.verdict}`, p), ...f.notes.map((n) => t(n))].join(' ');
 }
 
 /** @param {unknown} e */
@@ -135,6 +148,12 @@ function ollamaSection(label, d, gpus) {
   const prompt = input('prompt');
   const localPort = input('localPort', 'number');
   const serve = button('ollama-serve', t('run.ollama.serve'), 'primary');
+  const install = button('ollama-install', t('run.ollama.install'));
+  const installBar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'ollama-install-progress', max: '100', hidden: true }));
+  const installLine = el('p', { class: 'small', id: 'ollama-install-status', role: 'status' });
+  const fitBtn = button('ollama-fit', t('run.fit.check'));
+  const force = button('ollama-pull-force', t('run.fit.force'), 'ghost');
+  const fitLine = el('p', { class: 'small fit', id: 'ollama-fit-verdict' });
   const stop = button('ollama-stop', t('run.ollama.stop'), 'danger ghost');
   const pull = button('ollama-pull', t('run.ollama.pull'), 'primary');
   const cancelPull = button('ollama-pull-cancel', t('run.ollama.pull.cancel'), 'ghost');
@@ -151,18 +170,36 @@ function ollamaSection(label, d, gpus) {
   const url = el('p', { class: 'small', id: 'ollama-url' });
   const portNum = () => Number(form.port) || 11434;
 
-  serve.onclick = () => operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), [...chosen.ollama].filter((u) => gpus.some((g) => g.uuid === u)), on))
+  const picked = () => [...chosen.ollama].filter((u) => gpus.some((g) => g.uuid === u));
+  serve.onclick = () => operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), picked(), on))
     .then((v) => { d.version = v; notify(d); }, () => {});
+  install.onclick = () => {
+    d.install = null; d.installed = null;
+    operation('ollama_install', label, d, (on) => ollamaInstall(label, portNum(), picked(), on, (p) => { d.install = p; notify(d); }))
+      .then((r) => { d.installed = r; d.version = r.version; d.install = null; notify(d); }, () => { d.install = null; notify(d); });
+  };
+  fitBtn.onclick = () => { hideError(); ollamaFit(label, form.model, picked()).then((f) => { d.fit = f; notify(d); }, fail); };
   stop.onclick = () => { hideError(); ollamaStop(label).then((was) => { d.version = ''; version.textContent = was ? t('run.ollama.stopped') : t('run.ollama.none'); }, fail); };
-  pull.onclick = () => {
-    d.layers.clear(); d.pulled = false; d.pullStatus = '';
-    operation('ollama_pull', label, d, (on) => ollamaPull(label, portNum(), form.model, on, (p) => {
+  /** @param {boolean} forced */
+  const startPull = (forced) => {
+    d.layers.clear(); d.pulled = false; d.pullStatus = ''; d.refused = false;
+    hideError();
+    const { result } = ops.start('ollama_pull', label, {}, (on) => ollamaPull(label, portNum(), form.model, picked(), forced, on, (f) => { d.fit = f; notify(d); }, (p) => {
       if (p.digest && p.total) d.layers.set(p.digest, { total: p.total, completed: p.completed ?? 0 });
       d.pullStatus = p.status;
       if (p.status === 'success') d.pulled = true;
       notify(d);
-    })).catch(() => {});
+    }));
+    notify(d);
+    result.catch((e) => {
+      const err = /** @type {ErrorPayload} */ (e);
+      // Refused by the memory check: the sentence with its numbers, and "Pull anyway".
+      if (err.code === 'model_does_not_fit') d.refused = true;
+      else if (err.code !== 'cancelled') fail(err);
+    }).finally(() => notify(d));
   };
+  pull.onclick = () => startPull(false);
+  force.onclick = () => startPull(true);
   cancelPull.onclick = () => { const op = ops.running('ollama_pull', label)[0]; if (op) ops.cancel(op); };
   chat.onclick = () => {
     d.answer = '';
@@ -187,11 +224,14 @@ function ollamaSection(label, d, gpus) {
   const node = el('section', { class: 'card run-card', id: 'run-ollama' },
     el('h2', { text: t('run.ollama.title') }),
     el('p', { class: 'small muted', text: t('run.ollama.intro') }),
-    el('div', { class: 'form-row' }, field('ollama-port', t('run.ollama.port'), port), serve, stop),
+    el('div', { class: 'form-row' }, field('ollama-port', t('run.ollama.port'), port), serve, install, stop),
+    el('p', { class: 'small muted', text: t('run.ollama.install.note') }),
+    el('div', { class: 'row' }, installBar, installLine),
     gpuPicker(gpus, 'ollama'),
     version,
     el('h3', { text: t('run.ollama.pull.title') }),
-    el('div', { class: 'form-row' }, field('ollama-model', t('run.ollama.model'), model, 'grow'), pull, cancelPull),
+    el('div', { class: 'form-row' }, field('ollama-model', t('run.ollama.model'), model, 'grow'), fitBtn, pull, cancelPull),
+    el('div', { class: 'row' }, fitLine, force),
     el('div', { class: 'row pull-row' }, bar, pct), pullLine,
     el('p', { class: 'small muted', text: t('run.ollama.pull.resume') }),
     el('h3', { text: t('run.ollama.chat.title') }),
@@ -203,7 +243,17 @@ function ollamaSection(label, d, gpus) {
 
   const draw = () => {
     const busy = (/** @type {string} */ k) => ops.running(k, label).length > 0;
-    serve.disabled = busy('ollama_serve');
+    serve.disabled = busy('ollama_serve') || busy('ollama_install');
+    install.disabled = serve.disabled;
+    const ip = d.install;
+    installBar.hidden = !ip || ip.stage !== 'downloading';
+    if (ip && ip.total) { installBar.max = ip.total; installBar.value = ip.downloaded ?? 0; } else installBar.removeAttribute('value');
+    if (ip) installLine.textContent = t(`run.ollama.install.stage.${ip.stage}`) + (ip.stage === 'downloading' && ip.total ? ` ${t('run.ollama.install.bytes', { done: num((ip.downloaded ?? 0) / 2 ** 20, 0), total: num(ip.total / 2 ** 20, 0) })}` : '');
+    else if (d.installed) installLine.textContent = t(d.installed.already_installed ? 'run.ollama.install.already' : 'run.ollama.install.done', { version: d.installed.version, path: d.installed.path });
+    else installLine.textContent = '';
+    fitLine.textContent = d.fit && d.fit.model === form.model ? fitText(d.fit) : '';
+    fitLine.dataset.verdict = d.fit?.verdict ?? '';
+    force.hidden = !d.refused;
     version.textContent = busy('ollama_serve') ? t('run.ollama.starting') : d.version ? t('run.ollama.version', { version: d.version, port: portNum() }) : version.textContent;
     const pulling = busy('ollama_pull');
     pull.disabled = pulling;
