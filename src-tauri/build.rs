@@ -57,6 +57,20 @@ const COMMANDS: &[&str] = &[
     "instance_action",
     "rent_options",
     "rent",
+    "monitor_watch",
+    "ollama_serve",
+    "ollama_install",
+    "ollama_fit",
+    "ollama_pull",
+    "ollama_chat",
+    "ollama_ps",
+    "ollama_stop",
+    "ollama_tunnel",
+    "jupyter_open",
+    "jupyter_stop",
+    "launch_run",
+    "launch_stop",
+    "export_skypilot",
 ];
 
 fn main() {

@@ -94,6 +94,20 @@ pub fn run() {
             commands::providers::instance_action,
             commands::providers::rent_options,
             commands::providers::rent,
+            commands::monitor::monitor_watch,
+            commands::run::ollama_serve,
+            commands::run::ollama_install,
+            commands::run::ollama_fit,
+            commands::run::ollama_pull,
+            commands::run::ollama_chat,
+            commands::run::ollama_ps,
+            commands::run::ollama_stop,
+            commands::run::ollama_tunnel,
+            commands::run::jupyter_open,
+            commands::run::jupyter_stop,
+            commands::run::launch_run,
+            commands::run::launch_stop,
+            commands::run::export_skypilot,
         ])
         .build(tauri::generate_context!());
     match result {

@@ -8,6 +8,7 @@ import { renderKeys } from './views/keys.js';
 import { renderPick } from './views/pick.js';
 import { renderSetup } from './views/setup.js';
 import { renderFiles } from './views/files.js';
+import { renderMonitor } from './views/monitor.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
 
@@ -24,7 +25,7 @@ const STEPS = [
   { id: 'hosts', screen: renderHosts },
   { id: 'setup', screen: renderSetup },
   { id: 'files', screen: renderFiles },
-  { id: 'monitor' },
+  { id: 'monitor', screen: renderMonitor },
   { id: 'billing' },
 ];
 

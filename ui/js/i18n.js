@@ -7,6 +7,7 @@ import enFiles from './i18n/en-files.js';
 import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
 import enMonitor from './i18n/en-monitor.js';
+import enRun from './i18n/en-run.js';
 import enSetup from './i18n/en-setup.js';
 import enRent from './i18n/en-rent.js';
 import zh from './i18n/zh-CN.js';
@@ -16,6 +17,7 @@ import zhFiles from './i18n/zh-CN-files.js';
 import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
 import zhMonitor from './i18n/zh-CN-monitor.js';
+import zhRun from './i18n/zh-CN-run.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 import zhRent from './i18n/zh-CN-rent.js';
 
@@ -24,8 +26,8 @@ import zhRent from './i18n/zh-CN-rent.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRent },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRent },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent },
 };
 
 /** @type {Language} */

@@ -37,6 +37,13 @@ pub enum JupyterError {
     BadAnswer { detail: String },
 }
 
+/// So an open can run as a registered operation (`App::run_op`).
+impl From<crate::error::CoreError> for JupyterError {
+    fn from(e: crate::error::CoreError) -> Self {
+        JupyterError::Remote(RemoteError::Core(e))
+    }
+}
+
 impl crate::error::Coded for JupyterError {
     fn code(&self) -> &'static str {
         match self {

@@ -98,6 +98,14 @@ pub fn nccl_hints(lines: &[String]) -> Vec<&'static str> {
     h
 }
 
+/// How a launch ended, for the desktop: the job's exit status (`None`: killed by a signal, or
+/// stopped) and the NCCL hints over its last lines (keys, see [`nccl_hints`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct LaunchReport {
+    pub status: Option<i32>,
+    pub hints: Vec<String>,
+}
+
 /// A SkyPilot task for `num_nodes` machines with `accelerators` (e.g. `H100:8`): `setup` and
 /// `run` as given; `run` starts torchrun across the nodes with SkyPilot's environment variables.
 pub fn skypilot_yaml(

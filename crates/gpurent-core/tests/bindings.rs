@@ -26,6 +26,7 @@ use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::monitor::stream::TelemetryEvent;
 use gpurent_core::monitor::watch::WatchSample;
+use gpurent_core::multigpu::{LaunchReport, LaunchSpec, RankLine};
 use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::InstallProgress;
 use gpurent_core::ollama::{Loaded, PullProgress};
@@ -100,6 +101,9 @@ fn export_all(dir: &Path) {
         InstallProgress,
         OllamaInstallReport,
         ModelFit,
+        LaunchSpec,
+        RankLine,
+        LaunchReport,
     );
 }
 

@@ -5,8 +5,10 @@ pub mod estimate;
 pub mod files;
 pub mod hosts;
 pub mod keys;
+pub mod monitor;
 pub mod ops;
 pub mod providers;
+pub mod run;
 pub mod settings;
 pub mod setup;
 

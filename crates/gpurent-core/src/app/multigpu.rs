@@ -4,7 +4,10 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::cancel::CancelToken;
-use crate::multigpu::{rank_line, torchrun_command, LaunchSpec, RankLine, JOB_DIR, JOB_NAME};
+use crate::error::CoreError;
+use crate::multigpu::{
+    nccl_hints, rank_line, torchrun_command, LaunchReport, LaunchSpec, RankLine, JOB_DIR, JOB_NAME,
+};
 use crate::remote::error::RemoteError;
 use crate::remote::job::{kill_job, run_job, JobOutcome};
 
@@ -34,6 +37,49 @@ impl App {
             &mut |l| on_line(rank_line(l)),
             cancel,
         )
+    }
+
+    /// [`App::launch_run`] for the desktop: a launch already running on the host is an error,
+    /// and the report carries the NCCL hints over the last 200 lines.
+    pub fn launch_run_report(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        spec: &LaunchSpec,
+        on_line: &mut dyn FnMut(RankLine),
+        cancel: &CancelToken,
+    ) -> Result<LaunchReport, RemoteError> {
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let outcome = self.launch_run(
+            label,
+            env,
+            None,
+            spec,
+            &mut |l| {
+                tail.push_back(l.line.clone());
+                if tail.len() > 200 {
+                    tail.pop_front();
+                }
+                on_line(l)
+            },
+            cancel,
+        )?;
+        match outcome {
+            JobOutcome::Exited(status) => Ok(LaunchReport {
+                status,
+                hints: nccl_hints(&Vec::from(tail))
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+            }),
+            JobOutcome::Busy(pid) => Err(CoreError::invalid(
+                "launch",
+                format!(
+                    "a launch is already running on the host (process group {pid}); stop it first"
+                ),
+            )
+            .into()),
+        }
     }
 
     /// Kill a launch left running on the host (every rank).
