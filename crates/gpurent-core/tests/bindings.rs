@@ -8,6 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gpurent_core::app::billing::{
+    AccountBalance, Budget, BudgetStatus, CostOptions, CostReport, HostRate, MachineCost,
+};
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::providers::{
@@ -90,6 +93,13 @@ fn export_all(dir: &Path) {
         MoneyNote,
         WatchSample,
         TelemetryEvent,
+        CostReport,
+        MachineCost,
+        AccountBalance,
+        CostOptions,
+        HostRate,
+        Budget,
+        BudgetStatus,
     );
 }
 

@@ -99,6 +99,11 @@ struct Inner {
     ssh: Mutex<Option<SshTarget>>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
+    /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
+    /// Vast `dph_total`): a provider whose own number differs from gpurent's.
+    reported_price: Mutex<Option<f64>>,
+    /// Vast `users/current` `balance`.
+    balance: Mutex<f64>,
     state: Mutex<State>,
 }
 
@@ -128,6 +133,8 @@ impl FakeCloud {
             ssh: Mutex::new(None),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
+            reported_price: Mutex::new(None),
+            balance: Mutex::new(10.0),
             state: Mutex::new(State {
                 next_id: 1000,
                 ..Default::default()
@@ -169,6 +176,16 @@ impl FakeCloud {
     /// How long a create waits (after counting it) before answering.
     pub fn set_create_delay(&self, d: Duration) {
         *lock(&self.inner.create_delay) = d;
+    }
+
+    /// Make running instances report this price per hour (RunPod `cost`, Vast `dph_total`).
+    pub fn set_reported_price(&self, usd_per_hour: Option<f64>) {
+        *lock(&self.inner.reported_price) = usd_per_hour;
+    }
+
+    /// The account balance Vast's `users/current` reports (default 10.0).
+    pub fn set_balance(&self, usd: f64) {
+        *lock(&self.inner.balance) = usd;
     }
 
     /// Queue a fault for the next request of a route.
@@ -483,7 +500,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
         "cudaVersion": "12.8",
         "ssh": {"proxy": null, "direct": direct},
         "template": null,
-        "cost": 0.44,
+        "cost": if running { lock(&inner.reported_price).unwrap_or(0.44) } else { 0.0 },
         "locked": false,
         "globalNetworking": {"enabled": false},
         "runtime": if running { json!({"uptime": 1}) } else { Value::Null },
@@ -627,7 +644,7 @@ fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
         "label": i.label,
         "gpu_name": "RTX 4090",
         "num_gpus": 1,
-        "dph_total": 0.35,
+        "dph_total": lock(&inner.reported_price).unwrap_or(0.35),
         "public_ipaddr": host,
         "ssh_host": host,
         "ssh_port": port,
@@ -643,7 +660,7 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
         ("GET", ["api", "v0", "users", "current"]) => Some(ok(
-            json!({"id": 7, "email": "fake@example.com", "balance": 10.0}),
+            json!({"id": 7, "email": "fake@example.com", "balance": *lock(&inner.balance)}),
         )),
         ("POST", ["api", "v0", "bundles"]) => {
             if let Some(a) = fault(inner, Route::Offers) {

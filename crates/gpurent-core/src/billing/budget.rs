@@ -7,6 +7,7 @@ use ts_rs::TS;
 /// The window a budget counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BudgetPeriod")]
 pub enum Period {
     Day,
     Month,
@@ -69,6 +70,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// Where spending stands against a budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BudgetLevel")]
 pub enum Level {
     Ok,
     /// 80 % or more.

@@ -375,6 +375,11 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn stop(&self, id: &str) -> Result<(), ProviderError>;
     fn start(&self, id: &str) -> Result<(), ProviderError>;
     fn terminate(&self, id: &str) -> Result<(), ProviderError>;
+    /// The account's prepaid balance in USD where the provider has an endpoint for it (Vast
+    /// `GET /api/v0/users/current`); `None` where it has none (RunPod REST v2, Lambda).
+    fn balance(&self) -> Result<Option<f64>, ProviderError> {
+        Ok(None)
+    }
 }
 
 /// The client for a provider.
