@@ -104,6 +104,11 @@ struct Inner {
     reported_price: Mutex<Option<f64>>,
     /// Vast `users/current` `balance`.
     balance: Mutex<f64>,
+    /// Per-instance keys (`key`, instance id): accepted only on that instance's own routes
+    /// (`…/instances/{id}`, `/v2/pods/{id}…`), like Vast's `CONTAINER_API_KEY`.
+    instance_keys: Mutex<Vec<(String, String)>>,
+    /// `METHOD path` of every request made with a per-instance key.
+    instance_key_requests: Mutex<Vec<String>>,
     state: Mutex<State>,
 }
 
@@ -135,6 +140,8 @@ impl FakeCloud {
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
             balance: Mutex::new(10.0),
+            instance_keys: Mutex::new(vec![]),
+            instance_key_requests: Mutex::new(vec![]),
             state: Mutex::new(State {
                 next_id: 1000,
                 ..Default::default()
@@ -186,6 +193,16 @@ impl FakeCloud {
     /// The account balance Vast's `users/current` reports (default 10.0).
     pub fn set_balance(&self, usd: f64) {
         *lock(&self.inner.balance) = usd;
+    }
+
+    /// Accept `key` for requests on instance `id`'s own routes only (a scoped, per-instance key).
+    pub fn add_instance_key(&self, id: &str, key: &str) {
+        lock(&self.inner.instance_keys).push((key.to_string(), id.to_string()));
+    }
+
+    /// `METHOD path` of every request that a per-instance key authorised.
+    pub fn instance_key_requests(&self) -> Vec<String> {
+        lock(&self.inner.instance_key_requests).clone()
     }
 
     /// Queue a fault for the next request of a route.
@@ -297,7 +314,17 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
         .map(|h| h.value.as_str().to_string())
         .unwrap_or_default();
     lock(&inner.state).requests.push(format!("{method} {path}"));
-    let answer = if auth != format!("Bearer {}", inner.api_key) {
+    let scoped = lock(&inner.instance_keys).iter().any(|(k, id)| {
+        auth == format!("Bearer {k}") && {
+            let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+            segs.windows(2)
+                .any(|w| matches!(w[0], "instances" | "pods") && w[1] == id)
+        }
+    });
+    if scoped {
+        lock(&inner.instance_key_requests).push(format!("{method} {path}"));
+    }
+    let answer = if auth != format!("Bearer {}", inner.api_key) && !scoped {
         unauthorized(inner.flavor)
     } else {
         match inner.flavor {

@@ -305,13 +305,20 @@ pub struct ClientConfig {
     pub ssh_port: Option<u16>,
 }
 
+/// The API base URL: `GPURENT_<X>_API_URL`, else the production one (no trailing slash).
+pub fn base_url(kind: ProviderKind) -> String {
+    std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| kind.default_base_url().to_string())
+        .trim_end_matches('/')
+        .to_string()
+}
+
 impl ClientConfig {
     /// The base URL from `GPURENT_<X>_API_URL` (or the production one) and the given key.
     pub fn from_env(kind: ProviderKind, api_key: Secret) -> ClientConfig {
-        let base_url = std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| kind.default_base_url().to_string());
+        let base_url = base_url(kind);
         let ssh_user = std::env::var(format!("GPURENT_{}_SSH_USER", kind.env_stem()))
             .ok()
             .filter(|s| !s.trim().is_empty());
