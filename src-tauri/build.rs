@@ -56,6 +56,8 @@ const COMMANDS: &[&str] = &[
     "instance_money",
     "instance_action",
     "rent",
+    "release_checklist",
+    "release_save_recipe",
 ];
 
 fn main() {

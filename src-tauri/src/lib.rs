@@ -90,6 +90,8 @@ pub fn run() {
             commands::providers::instance_money,
             commands::providers::instance_action,
             commands::providers::rent,
+            commands::release::release_checklist,
+            commands::release::release_save_recipe,
         ])
         .build(tauri::generate_context!());
     match result {

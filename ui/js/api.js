@@ -220,3 +220,16 @@ export const filesPick = (pick, title) => invoke('files_pick', { pick, title });
  * without it). @param {string} label @param {string} path @param {boolean} acknowledgedRisk @returns {Promise<string>}
  */
 export const keyExportPrivate = (label, path, acknowledgedRisk) => invoke('key_export_private', { label, path, acknowledgedRisk });
+
+/** @typedef {import('../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
+/** @typedef {import('../bindings/EnvRecipe').EnvRecipe} EnvRecipe */
+
+/**
+ * The release checklist of a rented machine (gpurent id or provider id) or a saved host:
+ * `folders` are result folders on the machine to compare with what was downloaded.
+ * @param {string} instance @param {string[]} folders @returns {Promise<ReleaseChecklist>}
+ */
+export const releaseChecklist = (instance, folders) => withUnlock(() => invoke('release_checklist', { instance, folders }));
+
+/** Save the checklist's environment recipe locally; returns its path. @param {EnvRecipe} recipe @returns {Promise<string>} */
+export const releaseSaveRecipe = (recipe) => invoke('release_save_recipe', { recipe });

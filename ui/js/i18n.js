@@ -8,6 +8,7 @@ import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
 import enMonitor from './i18n/en-monitor.js';
 import enSetup from './i18n/en-setup.js';
+import enRelease from './i18n/en-release.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
@@ -16,14 +17,15 @@ import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
 import zhMonitor from './i18n/zh-CN-monitor.js';
 import zhSetup from './i18n/zh-CN-setup.js';
+import zhRelease from './i18n/zh-CN-release.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRelease },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRelease },
 };
 
 /** @type {Language} */

@@ -145,9 +145,42 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
     assert_eq!(r["live"], false);
     assert_eq!(machine(&r)["reported"], serde_json::Value::Null);
 
+    // The release checklist: the disk that goes, what stopping costs instead (Vast keeps
+    // billing the disk: 50 GB × $0.15), no saved host yet (not waited for) so nothing to read.
+    let out = gpurent(&prism, h, &["release", &id, "--checklist", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let c = &json(&out)["checklist"];
+    assert_eq!(c["instance"], id.as_str(), "{c}");
+    assert_eq!(c["disks"][0]["kind"], "instance_disk");
+    assert_eq!(c["disks"][0]["size_gb"], 50);
+    let month = c["stop_instead"]["usd_per_month"].as_f64().expect("month");
+    assert!((month - 7.5).abs() < 1e-9, "{c}");
+    assert_eq!(c["stop_instead"]["keeps_disk"], true);
+    assert!(
+        c["notes"]
+            .as_array()
+            .expect("notes")
+            .iter()
+            .any(|n| n == "no_host"),
+        "{c}"
+    );
+    assert_eq!(
+        fake.instances()[0].state,
+        gpurent_testhost::fakecloud::FakeState::Stopped
+    );
+    let out = gpurent(
+        &prism,
+        h,
+        &["release", "gpurent-nope", "--checklist", "--json"],
+    );
+    assert_eq!(json(&out)["error"]["code"], "unknown_instance", "{out:?}");
+
     // Released: gone from the list, kept with --closed at its final cost.
     let out = gpurent(&prism, h, &["release", &id, "--yes", "--json"]);
     assert!(out.status.success(), "{out:?}");
+    let v = json(&out);
+    assert_eq!(v["instance"]["state"], "terminated", "{v}");
+    assert_eq!(v["checklist"]["disks"][0]["kind"], "instance_disk", "{v}");
     let r = json(&gpurent(&prism, h, &["cost", "--json"]));
     assert_eq!(r["machines"].as_array().map(Vec::len), Some(0), "{r}");
     let r = json(&gpurent(

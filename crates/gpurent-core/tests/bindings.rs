@@ -16,6 +16,7 @@ use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConf
 use gpurent_core::app::providers::{
     AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentRequest,
 };
+use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
@@ -100,6 +101,7 @@ fn export_all(dir: &Path) {
         HostRate,
         Budget,
         BudgetStatus,
+        ReleaseChecklist,
     );
 }
 

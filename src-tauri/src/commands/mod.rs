@@ -7,6 +7,7 @@ pub mod hosts;
 pub mod keys;
 pub mod ops;
 pub mod providers;
+pub mod release;
 pub mod settings;
 pub mod setup;
 
