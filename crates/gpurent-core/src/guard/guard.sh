@@ -187,6 +187,8 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
     *) echo "no provider credential configured"; return 3 ;;
   esac
   [ -n "$key" ] || { echo "the credential ($PROVIDER_CRED $PROVIDER_CRED_VAR) is empty"; return 3; }
+  # Only token characters go into the curl/wget config (a quote or newline would break out of it).
+  case "$key" in *[!A-Za-z0-9._~+/=-]*) echo "the credential has characters the guard will not pass on"; return 3 ;; esac
   cfg="$DIR/.http.$$"; old=$(umask); umask 077; rm -f "$DIR/provider.out"; code=
   case "$HTTP_TOOL" in
     curl)
