@@ -7,7 +7,9 @@
 //! call was authorised by the per-instance key (which the fake accepts only on that instance's own
 //! routes), Prism saw no violation, the decision is logged and fetched, and the next reconcile
 //! puts `stopped` in the ledger. Before `curl` is on the host, the same set is refused with
-//! `guard_http_tool_missing`.
+//! `guard_http_tool_missing`. Then a RunPod pod on the same host, which has no key of its own:
+//! refused without consent, released with the account's full key (0600 file) through GNU `wget`
+//! (curl taken away), closed by the next reconcile; `guard off` removes the key.
 //!
 //! One test function (it sets the `GPURENT_VAST_*` variables of this process). Needs sshd, the
 //! `gputest` user and Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
@@ -372,6 +374,9 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         .expect("rent pod");
     let pod_label = pod.ledger.host_label.clone().expect("pod host");
     let pod_id = pod.ledger.provider_instance_id.clone().expect("pod id");
+    // This time the host has GNU wget (with --method) and no curl: the guard falls back to it.
+    std::fs::remove_file(bin.join("curl")).expect("unlink curl");
+    std::os::unix::fs::symlink("/usr/bin/wget", bin.join("wget")).expect("link wget");
     // The first guard (it acted) goes off; then release with the full key.
     app.guard_off(&label, &env, &key, &cancel).expect("off");
     let release = GuardSpec {
@@ -391,6 +396,8 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         .expect("set with the full key");
     let pa = rep.provider_action.clone().expect("provider action");
     assert_eq!(pa.credential, Credential::FullKeyFile, "{rep:?}");
+    assert_eq!(pa.http_tool, HttpTool::Wget, "{rep:?}");
+    assert!(rep.notes.contains(&"http_tool_wget".to_string()), "{rep:?}");
     assert_eq!(
         (pa.method.as_str(), pa.url.clone()),
         ("DELETE", format!("{}/v2/pods/{pod_id}", rp_prism.url()))
