@@ -35,6 +35,43 @@ fn gpurent(prism: &Prism, home: &Path, args: &[&str]) -> Output {
         .expect("run gpurent")
 }
 
+/// Run gpurent on a pseudo-terminal (`script -qec`), typing `input`; `None` without `script`.
+fn on_a_tty(prism: &Prism, home: &Path, args: &[&str], input: &str) -> Option<Output> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED the terminal part: no util-linux `script`");
+        return None;
+    }
+    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut line = vec![
+        q(env!("CARGO_BIN_EXE_gpurent")),
+        "--data-dir".into(),
+        q(&home.join("data").display().to_string()),
+    ];
+    line.extend(args.iter().map(|a| q(a)));
+    let mut child = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env_remove("GPURENT_HOME")
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("GPURENT_RUNPOD_API_KEY")
+        .env_remove("GPURENT_LAMBDA_API_KEY")
+        .env("HOME", home)
+        .env("GPURENT_VAST_API_KEY", API_KEY)
+        .env("GPURENT_VAST_API_URL", prism.url())
+        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        std::thread::sleep(Duration::from_millis(1500));
+        stdin.write_all(input.as_bytes()).expect("type");
+    }
+    Some(child.wait_with_output().expect("wait"))
+}
+
 fn machine(report: &serde_json::Value) -> serde_json::Value {
     let ms = report["machines"].as_array().expect("machines");
     assert_eq!(ms.len(), 1, "{report}");
@@ -174,6 +211,26 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
         &["release", "gpurent-nope", "--checklist", "--json"],
     );
     assert_eq!(json(&out)["error"]["code"], "unknown_instance", "{out:?}");
+
+    // On a terminal, `release` prints the checklist and asks; "n" sends nothing. (`script`
+    // gives the command a pty; skipped where util-linux's script is missing.)
+    if let Some(out) = on_a_tty(&prism, h, &["release", &id], "n\n") {
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(text.contains("Before releasing"), "{text}");
+        assert!(
+            text.contains("deleted: the instance disk (50 GB)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("stopping instead keeps the disk for about $7.50 a month"),
+            "{text}"
+        );
+        assert!(text.contains("Not released."), "{text}");
+        assert_eq!(
+            fake.instances()[0].state,
+            gpurent_testhost::fakecloud::FakeState::Stopped
+        );
+    }
 
     // Released: gone from the list, kept with --closed at its final cost.
     let out = gpurent(&prism, h, &["release", &id, "--yes", "--json"]);
