@@ -71,6 +71,8 @@ const COMMANDS: &[&str] = &[
     "launch_run",
     "launch_stop",
     "export_skypilot",
+    "release_checklist",
+    "release_save_recipe",
 ];
 
 fn main() {

@@ -108,6 +108,8 @@ pub fn run() {
             commands::run::launch_run,
             commands::run::launch_stop,
             commands::run::export_skypilot,
+            commands::release::release_checklist,
+            commands::release::release_save_recipe,
         ])
         .build(tauri::generate_context!());
     match result {

@@ -273,3 +273,16 @@ export const instanceMoney = (instance, action) => invoke('instance_money', { in
 
 /** @param {string} instance @param {'stop' | 'start' | 'release'} action @returns {Promise<InstanceView>} */
 export const instanceAction = (instance, action) => invoke('instance_action', { instance, action, yes: true });
+
+/** @typedef {import('../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
+/** @typedef {import('../bindings/EnvRecipe').EnvRecipe} EnvRecipe */
+
+/**
+ * The release checklist of a rented machine (gpurent id or provider id) or a saved host:
+ * `folders` are result folders on the machine to compare with what was downloaded.
+ * @param {string} instance @param {string[]} folders @returns {Promise<ReleaseChecklist>}
+ */
+export const releaseChecklist = (instance, folders) => withUnlock(() => invoke('release_checklist', { instance, folders }));
+
+/** Save the checklist's environment recipe locally; returns its path. @param {EnvRecipe} recipe @returns {Promise<string>} */
+export const releaseSaveRecipe = (recipe) => invoke('release_save_recipe', { recipe });

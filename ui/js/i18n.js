@@ -10,6 +10,7 @@ import enMonitor from './i18n/en-monitor.js';
 import enRun from './i18n/en-run.js';
 import enSetup from './i18n/en-setup.js';
 import enRent from './i18n/en-rent.js';
+import enRelease from './i18n/en-release.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
@@ -20,14 +21,15 @@ import zhMonitor from './i18n/zh-CN-monitor.js';
 import zhRun from './i18n/zh-CN-run.js';
 import zhSetup from './i18n/zh-CN-setup.js';
 import zhRent from './i18n/zh-CN-rent.js';
+import zhRelease from './i18n/zh-CN-release.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent, ...enRelease },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent, ...zhRelease },
 };
 
 /** @type {Language} */

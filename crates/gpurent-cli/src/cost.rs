@@ -1,34 +1,46 @@
-//! `gpurent cost`: what machines cost so far, per hour now, and by a chosen time (docs/billing.md).
-//! Pasted hosts use the rate set with `gpurent rate set`.
+//! `gpurent cost [INSTANCE | --host HOST | --all]`: what machines cost so far, per hour now, and by
+//! a chosen time (docs/billing.md). Pasted hosts use the rate set with `gpurent rate set`; provider
+//! machines come from the instance ledger, with the provider's own rate and balance beside.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpurent_core::app::billing::MachineCost;
+use gpurent_core::app::billing::{CostOptions, MachineCost};
 use gpurent_core::app::App;
 use gpurent_core::guard::{parse_duration, GuardError};
+use gpurent_core::providers::ProviderError;
 
 use crate::output::{fail, print_json};
 
 #[derive(Debug, Args)]
 pub struct CostArgs {
-    /// One saved host (its rate: `gpurent rate set`); without it, every host with a rate.
+    /// One machine: a provider instance (gpurent id or the provider's id) or a saved host with a
+    /// rate. Without it, every machine.
+    #[arg(conflicts_with_all = ["host", "all"])]
+    pub instance: Option<String>,
+    /// One saved host (its rate: `gpurent rate set`).
     #[arg(long)]
     pub host: Option<String>,
-    /// Every host with a rate (the default).
+    /// Every machine (the default).
     #[arg(long, conflicts_with = "host")]
     pub all: bool,
     /// Also project: what it will have cost this long from now if it stays as it is (2h, 90m).
     #[arg(long, value_name = "DURATION")]
     pub by: Option<String>,
+    /// Also list provider machines already terminated.
+    #[arg(long)]
+    pub closed: bool,
+    /// Do not ask the providers (no reconcile, no reported rates, no balances): the ledger only.
+    #[arg(long)]
+    pub offline: bool,
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn main(data_dir: Option<&Path>, args: &CostArgs) -> ExitCode {
     match crate::open_app(data_dir)
-        .map_err(GuardError::from)
+        .map_err(ProviderError::from)
         .and_then(|app| run(&app, args))
     {
         Ok(()) => ExitCode::SUCCESS,
@@ -37,50 +49,109 @@ pub fn main(data_dir: Option<&Path>, args: &CostArgs) -> ExitCode {
 }
 
 fn line(m: &MachineCost) {
+    let reported = m
+        .reported
+        .as_ref()
+        .map(|r| {
+            format!(
+                "  provider says ${:.3}/h{}",
+                r.usd_per_hour,
+                if r.differs == Some(true) {
+                    " (differs)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .unwrap_or_default();
+    let state = m
+        .ledger_state
+        .clone()
+        .or_else(|| m.state.map(|s| format!("{s:?}").to_lowercase()))
+        .unwrap_or_else(|| "-".into());
     println!(
-        "{:16} {:>10} so far  {:>9}/h now  ({}, {:?}){}",
+        "{:22} {:>10} so far  {:>9}/h now  ({}, {}){}{}",
         m.host,
         format!("${:.2}", m.so_far.total_usd),
         format!("${:.3}", m.usd_per_hour_now),
         m.rule,
-        m.state,
+        state,
         m.projected
             .as_ref()
             .map(|p| format!("  -> ${:.2} by then", p.total_usd))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        reported
     );
 }
 
-fn run(app: &App, args: &CostArgs) -> Result<(), GuardError> {
+fn run(app: &App, args: &CostArgs) -> Result<(), ProviderError> {
     let by_ms = match &args.by {
-        Some(d) => Some(parse_duration(d)? as i64 * 1000),
+        Some(d) => Some(
+            parse_duration(d).map_err(|e| match e {
+                GuardError::Remote(r) => ProviderError::Remote(r),
+                other => {
+                    ProviderError::Core(gpurent_core::CoreError::invalid("by", other.to_string()))
+                }
+            })? as i64
+                * 1000,
+        ),
         None => None,
     };
-    match &args.host {
-        Some(h) => {
-            let c = app.cost_host(h, by_ms)?;
-            if args.json {
-                return Ok(print_json(&c)?);
-            }
-            line(&c);
+    if let Some(h) = &args.host {
+        let c = app.cost_host(h, by_ms)?;
+        if args.json {
+            return Ok(print_json(&c)?);
         }
-        None => {
-            let r = app.cost_all(by_ms)?;
-            if args.json {
-                return Ok(print_json(&r)?);
-            }
-            for m in &r.machines {
-                line(m);
-            }
-            println!(
-                "Total: ${:.2} so far, ${:.3}/h now{}",
-                r.total_so_far_usd,
-                r.total_usd_per_hour_now,
-                r.total_projected_usd
-                    .map(|p| format!(", ${p:.2} by then"))
-                    .unwrap_or_default()
-            );
+        line(&c);
+        return Ok(());
+    }
+    if let Some(i) = &args.instance {
+        let c = app.cost_instance(i, by_ms, !args.offline)?;
+        if args.json {
+            return Ok(print_json(&c)?);
         }
+        line(&c);
+        return Ok(());
+    }
+    let r = app.cost_report(CostOptions {
+        ahead_ms: by_ms,
+        live: !args.offline,
+        include_closed: args.closed,
+    })?;
+    if args.json {
+        return Ok(print_json(&r)?);
+    }
+    for m in &r.machines {
+        line(m);
+    }
+    println!(
+        "Total: ${:.2} so far, ${:.3}/h now{}",
+        r.total_so_far_usd,
+        r.total_usd_per_hour_now,
+        r.total_projected_usd
+            .map(|p| format!(", ${p:.2} by then"))
+            .unwrap_or_default()
+    );
+    for b in &r.balances {
+        match (b.balance_usd, b.runs_out_in_h) {
+            (Some(bal), Some(h)) => println!(
+                "{} ({}): balance ${bal:.2} at ${:.3}/h runs out in about {h:.1} h — then the platform may release the machines and delete their disks",
+                b.account, b.provider, b.usd_per_hour
+            ),
+            (Some(bal), None) => println!("{} ({}): balance ${bal:.2}, nothing billing now", b.account, b.provider),
+            (None, _) => println!(
+                "{} ({}): no balance reported{}",
+                b.account,
+                b.provider,
+                b.error.as_ref().map(|e| format!(" ({e})")).unwrap_or_default()
+            ),
+        }
+    }
+    for f in &r.failed_accounts {
+        eprintln!(
+            "{}: could not be read ({}): costs from the ledger only",
+            f.account, f.code
+        );
     }
     Ok(())
 }

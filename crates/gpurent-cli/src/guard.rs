@@ -13,9 +13,8 @@ use gpurent_core::app::guard::{GuardSetReport, GuardStatus};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
-use gpurent_core::guard::{
-    check_action_available, parse_duration, ActionKind, GuardError, GuardSpec,
-};
+use gpurent_core::guard::provider::Credential;
+use gpurent_core::guard::{parse_duration, ActionKind, GuardError, GuardSpec};
 use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
@@ -58,9 +57,15 @@ pub enum GuardCommand {
         /// Act this long from now whatever the signals say (90m, 2.5h, 1h30m).
         #[arg(long, value_name = "DURATION")]
         deadline: Option<String>,
-        /// stop | release (through the provider; not wired yet) | poweroff | command.
+        /// stop | release (a machine rented through gpurent: the provider's API, called from the
+        /// machine itself) | poweroff | command.
         #[arg(long, default_value = "poweroff")]
         action: String,
+        /// stop/release only: where the machine has no API key of its own, write the account's
+        /// FULL API key to it (mode 0600) so the guard can call the provider. Anyone who gets
+        /// onto the machine can then use your whole account.
+        #[arg(long)]
+        allow_full_key: bool,
         /// The command for --action command (run by sh on the host).
         #[arg(long, value_name = "CMD")]
         command: Option<String>,
@@ -137,6 +142,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             action,
             command,
             ports,
+            allow_full_key,
         } => {
             let action = ActionKind::parse(action).ok_or_else(|| {
                 GuardError::invalid("action", "is one of stop, release, poweroff, command")
@@ -146,8 +152,8 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             spec.deadline_in_s = deadline.as_deref().map(parse_duration).transpose()?;
             spec.command = command.clone();
             spec.extra_ports = ports.clone();
-            spec.validate()?;
-            check_action_available(&spec)?;
+            spec.allow_full_key = *allow_full_key;
+            app.guard_check_action(&common.host, &spec)?;
             let (env, key) = login(app, common)?;
             let rep = app.guard_set(&common.host, &env, &key, &spec, &cancel)?;
             if common.json {
@@ -192,14 +198,29 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
 }
 
 fn print_set(r: &GuardSetReport) {
+    let how = match &r.provider_action {
+        Some(p) => format!(
+            "calling {} from the machine ({} {}) with {}",
+            p.provider,
+            p.method,
+            p.url,
+            match p.credential {
+                Credential::InstanceEnv => format!(
+                    "the instance's own key ({})",
+                    p.credential_var.as_deref().unwrap_or("?")
+                ),
+                Credential::FullKeyFile => "the account's full key on the machine".to_string(),
+            }
+        ),
+        None => format!("running `{}`", r.action_command),
+    };
     println!(
-        "Guard set on {}: acts after {} min idle{}, by running `{}`.",
+        "Guard set on {}: acts after {} min idle{}, by {how}.",
         r.host,
         r.spec.idle_s / 60,
         r.deadline_host_s
             .map(|d| format!(" or at the deadline (host time {d})"))
             .unwrap_or_default(),
-        r.action_command
     );
     println!(
         "Running: {} (pid {}); after a reboot: {:?}. Connections on ports {:?} keep it alive.",
@@ -213,6 +234,8 @@ fn print_set(r: &GuardSetReport) {
             "no_nvidia_smi" => println!("Note: no nvidia-smi on the host: the GPU counts as busy, so only the deadline can fire."),
             "no_reboot_start" => println!("Note: the host has no crontab or systemd for gpurent: after a reboot the guard is gone until you set it again."),
             "container_poweroff" => println!("Note: this looks like a container: poweroff may not stop the provider's meter."),
+            "full_key_on_machine" => println!("WARNING: your account's FULL API key is now on {} (~/.gpurent/guard/provider.key, mode 0600), as you allowed: anyone who gets onto this machine can use your whole account. `gpurent guard off {}` removes it.", r.host, r.host),
+            "http_tool_wget" => println!("Note: the host has no curl; the guard calls the provider with wget."),
             other => println!("Note: {other}"),
         }
     }

@@ -22,8 +22,19 @@ pub struct ActionArgs {
 
 pub fn run(app: &App, action: &str, args: &ActionArgs) -> Result<(), ProviderError> {
     let _ = app.providers_reconcile();
-    if !args.yes && !args.json {
-        let m = app.instance_money(&args.instance, action)?;
+    run_action(app, action, &args.instance, args.yes, args.json)
+}
+
+/// The action after the reconcile (also `release`'s path when it asks nobody).
+pub fn run_action(
+    app: &App,
+    action: &str,
+    instance: &str,
+    yes: bool,
+    json: bool,
+) -> Result<(), ProviderError> {
+    if !yes && !json {
+        let m = app.instance_money(instance, action)?;
         let words = match m.effect.as_str() {
             "gpu_billing_stops_disk_kept" => format!(
                 "GPU billing stops; the {} GB disk is kept{}",
@@ -37,13 +48,10 @@ pub fn run(app: &App, action: &str, args: &ActionArgs) -> Result<(), ProviderErr
             }
             _ => "release deletes the machine and its disk: download your results first".into(),
         };
-        eprintln!(
-            "gpurent: {action} {}: {words}. Run again with --yes to do it.",
-            args.instance
-        );
+        eprintln!("gpurent: {action} {instance}: {words}. Run again with --yes to do it.");
     }
-    let view = app.instance_action(&args.instance, action, args.yes)?;
-    if args.json {
+    let view = app.instance_action(instance, action, yes)?;
+    if json {
         print_json(&serde_json::json!({ "instance": view }))?;
     } else {
         println!("{} is {}", view.ledger.id, view.ledger.state.as_str());

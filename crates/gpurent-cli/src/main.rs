@@ -94,7 +94,7 @@ enum Command {
     /// Start a stopped instance.
     Start(start::ActionArgs),
     /// Release (terminate) an instance and delete its disk.
-    Release(release::ActionArgs),
+    Release(release::ReleaseArgs),
     /// Live GPU and host telemetry of a saved host, with bottleneck hints (docs/monitor.md).
     Watch(watch::WatchArgs),
     /// Ollama on a saved host: serve, pull, run, ps, stop, tunnel (docs/monitor.md).

@@ -51,6 +51,7 @@ pub mod ollama;
 pub mod paths;
 pub mod prices;
 pub mod providers;
+pub mod release;
 pub mod remote;
 pub mod secret;
 pub mod selfcheck;

@@ -69,6 +69,11 @@ impl Paths {
     }
 
     /// The user's settings file.
+    /// Saved environment recipes (`gpurent release`: `<data>/recipes/<host>-<ms>.sh`).
+    pub fn recipes(&self) -> PathBuf {
+        self.data.join("recipes")
+    }
+
     pub fn settings(&self) -> PathBuf {
         self.config.join("settings.json")
     }

@@ -8,12 +8,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gpurent_core::app::billing::{
+    AccountBalance, Budget, BudgetStatus, CostOptions, CostReport, HostRate, MachineCost,
+};
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::app::providers::{
     AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
 };
+use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
@@ -104,6 +108,14 @@ fn export_all(dir: &Path) {
         LaunchSpec,
         RankLine,
         LaunchReport,
+        CostReport,
+        MachineCost,
+        AccountBalance,
+        CostOptions,
+        HostRate,
+        Budget,
+        BudgetStatus,
+        ReleaseChecklist,
     );
 }
 

@@ -99,6 +99,16 @@ struct Inner {
     ssh: Mutex<Option<SshTarget>>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
+    /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
+    /// Vast `dph_total`): a provider whose own number differs from gpurent's.
+    reported_price: Mutex<Option<f64>>,
+    /// Vast `users/current` `balance`.
+    balance: Mutex<f64>,
+    /// Per-instance keys (`key`, instance id): accepted only on that instance's own routes
+    /// (`…/instances/{id}`, `/v2/pods/{id}…`), like Vast's `CONTAINER_API_KEY`.
+    instance_keys: Mutex<Vec<(String, String)>>,
+    /// `METHOD path` of every request made with a per-instance key.
+    instance_key_requests: Mutex<Vec<String>>,
     state: Mutex<State>,
 }
 
@@ -128,6 +138,10 @@ impl FakeCloud {
             ssh: Mutex::new(None),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
+            reported_price: Mutex::new(None),
+            balance: Mutex::new(10.0),
+            instance_keys: Mutex::new(vec![]),
+            instance_key_requests: Mutex::new(vec![]),
             state: Mutex::new(State {
                 next_id: 1000,
                 ..Default::default()
@@ -169,6 +183,26 @@ impl FakeCloud {
     /// How long a create waits (after counting it) before answering.
     pub fn set_create_delay(&self, d: Duration) {
         *lock(&self.inner.create_delay) = d;
+    }
+
+    /// Make running instances report this price per hour (RunPod `cost`, Vast `dph_total`).
+    pub fn set_reported_price(&self, usd_per_hour: Option<f64>) {
+        *lock(&self.inner.reported_price) = usd_per_hour;
+    }
+
+    /// The account balance Vast's `users/current` reports (default 10.0).
+    pub fn set_balance(&self, usd: f64) {
+        *lock(&self.inner.balance) = usd;
+    }
+
+    /// Accept `key` for requests on instance `id`'s own routes only (a scoped, per-instance key).
+    pub fn add_instance_key(&self, id: &str, key: &str) {
+        lock(&self.inner.instance_keys).push((key.to_string(), id.to_string()));
+    }
+
+    /// `METHOD path` of every request that a per-instance key authorised.
+    pub fn instance_key_requests(&self) -> Vec<String> {
+        lock(&self.inner.instance_key_requests).clone()
     }
 
     /// Queue a fault for the next request of a route.
@@ -280,7 +314,17 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
         .map(|h| h.value.as_str().to_string())
         .unwrap_or_default();
     lock(&inner.state).requests.push(format!("{method} {path}"));
-    let answer = if auth != format!("Bearer {}", inner.api_key) {
+    let scoped = lock(&inner.instance_keys).iter().any(|(k, id)| {
+        auth == format!("Bearer {k}") && {
+            let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+            segs.windows(2)
+                .any(|w| matches!(w[0], "instances" | "pods") && w[1] == id)
+        }
+    });
+    if scoped {
+        lock(&inner.instance_key_requests).push(format!("{method} {path}"));
+    }
+    let answer = if auth != format!("Bearer {}", inner.api_key) && !scoped {
         unauthorized(inner.flavor)
     } else {
         match inner.flavor {
@@ -483,7 +527,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
         "cudaVersion": "12.8",
         "ssh": {"proxy": null, "direct": direct},
         "template": null,
-        "cost": 0.44,
+        "cost": if running { lock(&inner.reported_price).unwrap_or(0.44) } else { 0.0 },
         "locked": false,
         "globalNetworking": {"enabled": false},
         "runtime": if running { json!({"uptime": 1}) } else { Value::Null },
@@ -627,7 +671,7 @@ fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
         "label": i.label,
         "gpu_name": "RTX 4090",
         "num_gpus": 1,
-        "dph_total": 0.35,
+        "dph_total": lock(&inner.reported_price).unwrap_or(0.35),
         "public_ipaddr": host,
         "ssh_host": host,
         "ssh_port": port,
@@ -643,7 +687,7 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
         ("GET", ["api", "v0", "users", "current"]) => Some(ok(
-            json!({"id": 7, "email": "fake@example.com", "balance": 10.0}),
+            json!({"id": 7, "email": "fake@example.com", "balance": *lock(&inner.balance)}),
         )),
         ("POST", ["api", "v0", "bundles"]) => {
             if let Some(a) = fault(inner, Route::Offers) {

@@ -8,6 +8,7 @@ pub mod keys;
 pub mod monitor;
 pub mod ops;
 pub mod providers;
+pub mod release;
 pub mod run;
 pub mod settings;
 pub mod setup;

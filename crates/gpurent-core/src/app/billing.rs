@@ -9,11 +9,14 @@ use ts_rs::TS;
 
 use crate::app::App;
 use crate::billing::budget::{self, Level, Period};
+use crate::billing::instance::{self as priced, ProviderReported};
 use crate::billing::{
     cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, CostBreakdown, Increment,
-    InstanceState, PastedRate, StateChange, Traffic,
+    InstanceState, PastedRate, StateChange, Tariff, Traffic,
 };
-use crate::error::CoreError;
+use crate::error::{Coded, CoreError};
+use crate::providers::ledger::{self, AccountFailure, LedgerInstance};
+use crate::providers::{ProviderError, ProviderKind, RemoteInstance};
 use crate::remote::RemoteError;
 
 /// A pasted host's rate as saved.
@@ -44,11 +47,28 @@ impl HostRate {
     }
 }
 
+/// Whether a machine is a pasted host (the user's rate) or a provider machine (the ledger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineKind {
+    Pasted,
+    Provider,
+}
+
 /// What one machine costs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct MachineCost {
+    /// The saved host's label (a provider machine without a saved host: its ledger id).
     pub host: String,
-    /// `running` or `stopped`.
+    pub kind: MachineKind,
+    /// Provider machines: the ledger id (`gpurent-…`), provider, account, the provider's id and
+    /// the ledger's state text (`running`, `stopped`, `unknown`, …). `null` for pasted hosts.
+    pub instance: Option<String>,
+    pub provider: Option<ProviderKind>,
+    pub account: Option<String>,
+    pub provider_instance_id: Option<String>,
+    pub ledger_state: Option<String>,
+    /// The billing state at `now_ms` (`running`, `stopped`, `terminated`, …).
     pub state: Option<InstanceState>,
     /// The billing rule (`per-second`, `per-minute`, `per-hour-rounded-up`).
     pub rule: String,
@@ -58,15 +78,58 @@ pub struct MachineCost {
     pub usd_per_hour_now: f64,
     /// What it will have cost by the chosen time if it stays as it is.
     pub projected: Option<CostBreakdown>,
+    /// What the provider itself reports per hour, beside gpurent's (provider machines read live).
+    pub reported: Option<ProviderReported>,
+    /// `vast_dph_total_may_include_storage`, `storage_price_unknown`, `state_unknown_passed_over`
+    /// (an `unknown` ledger state: the state before it is assumed to continue).
+    pub notes: Vec<String>,
 }
 
-/// Every pasted host with a rate, and the total.
+/// An account's balance and how long it lasts at what its machines cost now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct AccountBalance {
+    pub account: String,
+    pub provider: ProviderKind,
+    /// The provider's balance in USD; `null` where it has no balance endpoint (RunPod REST v2,
+    /// Lambda) or it could not be read (`error`).
+    pub balance_usd: Option<f64>,
+    /// What this account's machines cost per hour now: gpurent's machines (gpurent's rate) plus
+    /// the account's instances gpurent did not start, at the provider's price while they bill.
+    pub usd_per_hour: f64,
+    /// balance / usd_per_hour ("runs out in about N h"); `null` when nothing bills or no balance.
+    pub runs_out_in_h: Option<f64>,
+    /// Where the balance came from (`vast users/current credit|balance`).
+    pub source: Option<String>,
+    /// The error code when the balance could not be read.
+    pub error: Option<String>,
+}
+
+/// Every machine (pasted hosts with a rate and the ledger's open provider machines), the totals
+/// and the account balances.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CostReport {
     pub machines: Vec<MachineCost>,
     pub total_so_far_usd: f64,
     pub total_usd_per_hour_now: f64,
     pub total_projected_usd: Option<f64>,
+    /// One per connected account (read live; empty when `live` is off).
+    pub balances: Vec<AccountBalance>,
+    /// Accounts whose instances could not be read: their machines are costed from the ledger
+    /// alone (`reported` is `null`).
+    pub failed_accounts: Vec<AccountFailure>,
+    /// Whether the providers were asked (reconcile, reported rates, balances).
+    pub live: bool,
+}
+
+/// How to build a cost report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CostOptions {
+    /// Also project: what it will have cost this long from now if it stays as it is.
+    pub ahead_ms: Option<i64>,
+    /// Reconcile with the providers first and read their rates and balances.
+    pub live: bool,
+    /// Also list provider machines already terminated (their final cost).
+    pub include_closed: bool,
 }
 
 /// A `host_rates` row: label, USD/h, rule, storage USD/day, since, stopped.
@@ -195,6 +258,12 @@ impl App {
         let tariff = r.rate.tariff();
         MachineCost {
             host: r.host.clone(),
+            kind: MachineKind::Pasted,
+            instance: None,
+            provider: None,
+            account: None,
+            provider_instance_id: None,
+            ledger_state: None,
             state: state_at(&t, now),
             rule: r.rate.rule.rule_name().to_string(),
             since_ms: r.since_ms,
@@ -202,6 +271,8 @@ impl App {
             so_far: cost_so_far(&t, &tariff, Traffic::default(), now),
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: by_ms.map(|by| cost_until(&t, &tariff, Traffic::default(), now, by)),
+            reported: None,
+            notes: vec![],
         }
     }
 
@@ -220,17 +291,88 @@ impl App {
         Ok(self.machine_cost(&r, ahead_ms))
     }
 
-    /// Every pasted host with a rate, and the totals.
-    pub fn cost_all(&self, ahead_ms: Option<i64>) -> Result<CostReport, CoreError> {
-        let machines: Vec<MachineCost> = self
+    /// Every machine with the providers asked (reconcile, their rates, balances); `ahead_ms`:
+    /// also project that far.
+    pub fn cost_all(&self, ahead_ms: Option<i64>) -> Result<CostReport, ProviderError> {
+        self.cost_report(CostOptions {
+            ahead_ms,
+            live: true,
+            include_closed: false,
+        })
+    }
+
+    /// The cost report: pasted hosts with a rate, then the ledger's provider machines, the totals
+    /// and (live) each account's balance.
+    pub fn cost_report(&self, opts: CostOptions) -> Result<CostReport, ProviderError> {
+        let mut machines: Vec<MachineCost> = self
             .host_rates()?
             .iter()
-            .map(|r| self.machine_cost(r, ahead_ms))
+            .map(|r| self.machine_cost(r, opts.ahead_ms))
             .collect();
+        let mut failed_accounts = vec![];
+        let mut seen: Vec<RemoteInstance> = vec![];
+        let mut foreign_rate: Vec<(String, f64)> = vec![];
+        if opts.live {
+            let (report, list) = self.providers_reconcile()?;
+            failed_accounts = report.failed_accounts;
+            seen = list;
+            for f in &report.foreign {
+                if f.billing {
+                    foreign_rate.push((
+                        f.account.clone(),
+                        f.instance.price_per_hour_usd.unwrap_or(0.0),
+                    ));
+                }
+            }
+        }
+        let rows = self.with_db(ledger::list)?;
+        for row in rows {
+            if row.closed_ms.is_some() && !opts.include_closed {
+                continue;
+            }
+            let remote = row.provider_instance_id.as_ref().and_then(|pid| {
+                seen.iter()
+                    .find(|s| s.provider == row.provider && &s.id == pid)
+            });
+            machines.push(self.instance_cost(&row, remote, opts.ahead_ms)?);
+        }
+        let mut balances = vec![];
+        if opts.live {
+            for a in self.provider_list()? {
+                let ours: f64 = machines
+                    .iter()
+                    .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
+                    .map(|m| m.usd_per_hour_now)
+                    .sum();
+                let theirs: f64 = foreign_rate
+                    .iter()
+                    .filter(|(acc, _)| acc == &a.name)
+                    .map(|(_, r)| r)
+                    .sum();
+                let rate = ours + theirs;
+                let got = self.provider_client(&a).and_then(|c| c.balance());
+                let (balance, error) = match got {
+                    Ok(b) => (b, None),
+                    Err(e) => (None, Some(e.code().to_string())),
+                };
+                balances.push(AccountBalance {
+                    account: a.name.clone(),
+                    provider: a.provider,
+                    balance_usd: balance,
+                    usd_per_hour: rate,
+                    runs_out_in_h: balance.and_then(|b| priced::runs_out_in_h(b, rate)),
+                    source: balance.map(|_| match a.provider {
+                        ProviderKind::Vast => "vast users/current credit|balance".to_string(),
+                        k => k.as_str().to_string(),
+                    }),
+                    error,
+                });
+            }
+        }
         Ok(CostReport {
             total_so_far_usd: machines.iter().map(|m| m.so_far.total_usd).sum(),
             total_usd_per_hour_now: machines.iter().map(|m| m.usd_per_hour_now).sum(),
-            total_projected_usd: ahead_ms.map(|_| {
+            total_projected_usd: opts.ahead_ms.map(|_| {
                 machines
                     .iter()
                     .filter_map(|m| m.projected.as_ref())
@@ -238,6 +380,89 @@ impl App {
                     .sum()
             }),
             machines,
+            balances,
+            failed_accounts,
+            live: opts.live,
+        })
+    }
+
+    /// One provider machine (ledger id or provider id) or, when no ledger row matches, a pasted
+    /// host with a rate. `live`: reconcile first and read the provider's own rate.
+    pub fn cost_instance(
+        &self,
+        key: &str,
+        ahead_ms: Option<i64>,
+        live: bool,
+    ) -> Result<MachineCost, ProviderError> {
+        let Some(row) = self.with_db(|c| ledger::find(c, key))? else {
+            return Ok(self.cost_host(key, ahead_ms)?);
+        };
+        let mut seen = vec![];
+        if live {
+            let (_, list) = self.providers_reconcile()?;
+            seen = list;
+        }
+        let row = self.with_db(|c| ledger::get(c, &row.id))?.unwrap_or(row);
+        let remote = row.provider_instance_id.as_ref().and_then(|pid| {
+            seen.iter()
+                .find(|s| s.provider == row.provider && &s.id == pid)
+        });
+        self.instance_cost(&row, remote, ahead_ms)
+    }
+
+    /// A ledger row's timeline and tariff (also what budgets count).
+    pub(crate) fn instance_timeline(
+        &self,
+        row: &LedgerInstance,
+    ) -> Result<(Vec<StateChange>, Tariff, Vec<String>), ProviderError> {
+        let events = self.with_db(|c| ledger::events(c, &row.id))?;
+        let (t, unknown) = priced::timeline(&events);
+        let (tariff, mut notes) = priced::tariff(row)?;
+        if unknown {
+            notes.push("state_unknown_passed_over".into());
+        }
+        Ok((t, tariff, notes))
+    }
+
+    fn instance_cost(
+        &self,
+        row: &LedgerInstance,
+        remote: Option<&RemoteInstance>,
+        ahead_ms: Option<i64>,
+    ) -> Result<MachineCost, ProviderError> {
+        let now = self.now_ms();
+        let (t, tariff, notes) = self.instance_timeline(row)?;
+        let compute = tariff.time.iter().find(|c| c.meter == "compute");
+        Ok(MachineCost {
+            host: row.host_label.clone().unwrap_or_else(|| row.id.clone()),
+            kind: MachineKind::Provider,
+            instance: Some(row.id.clone()),
+            provider: Some(row.provider),
+            account: Some(row.account.clone()),
+            provider_instance_id: row.provider_instance_id.clone(),
+            ledger_state: Some(row.state.as_str().to_string()),
+            state: state_at(&t, now),
+            rule: compute
+                .map(|c| c.increment.rule_name())
+                .unwrap_or("per-second")
+                .to_string(),
+            since_ms: t.first().map(|c| c.at_ms).unwrap_or(row.created_ms),
+            now_ms: now,
+            so_far: cost_so_far(&t, &tariff, Traffic::default(), now),
+            usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
+            projected: ahead_ms
+                .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
+            reported: remote.and_then(|r| {
+                r.price_per_hour_usd.map(|p| {
+                    priced::reported(
+                        row.provider,
+                        p,
+                        compute.map(|c| c.usd_per_hour).unwrap_or(0.0),
+                        row.state,
+                    )
+                })
+            }),
+            notes,
         })
     }
 }
@@ -260,6 +485,14 @@ pub struct BudgetStatus {
     pub fraction: f64,
     /// `ok`, `warn` (80 % or more), `over` (100 % or more).
     pub level: Level,
+}
+
+/// The ledger reads of a budget are store reads: their error is the store's.
+fn into_core(e: ProviderError) -> CoreError {
+    match e {
+        ProviderError::Core(c) => c,
+        other => CoreError::BundledData(other.to_string()),
+    }
 }
 
 fn scope_of(host: Option<&str>) -> String {
@@ -307,8 +540,8 @@ impl App {
         })
     }
 
-    /// Every budget and what was spent in its current period (pasted hosts with a rate; provider
-    /// machines join once the instance ledger is there).
+    /// Every budget and what was spent in its current period (pasted hosts with a rate and the
+    /// ledger's provider machines, by their saved host label or ledger id).
     pub fn budget_status(&self) -> Result<Vec<BudgetStatus>, CoreError> {
         let rows: Vec<(String, String, f64)> = self.with_store(|s| {
             let mut st = s
@@ -320,6 +553,12 @@ impl App {
             Ok(rows)
         })?;
         let rates = self.host_rates()?;
+        // Provider machines too (closed ones included: what they spent before closing counts).
+        let mut provider_machines = vec![];
+        for row in self.with_db(ledger::list).map_err(into_core)? {
+            let (t, tariff, _) = self.instance_timeline(&row).map_err(into_core)?;
+            provider_machines.push((row.host_label.unwrap_or(row.id), t, tariff));
+        }
         let now = self.now_ms();
         let mut out = Vec::new();
         for (scope, period, usd) in rows {
@@ -331,7 +570,12 @@ impl App {
                 .iter()
                 .filter(|r| host.as_deref().is_none_or(|h| h == r.host))
                 .map(|r| spent_between(&r.timeline(), &r.rate.tariff(), start, now))
-                .sum();
+                .sum::<f64>()
+                + provider_machines
+                    .iter()
+                    .filter(|(h, _, _)| host.as_deref().is_none_or(|x| x == h))
+                    .map(|(_, t, tariff)| spent_between(t, tariff, start, now))
+                    .sum::<f64>();
             out.push(BudgetStatus {
                 budget: Budget { host, period, usd },
                 period_start_ms: start,

@@ -10,11 +10,13 @@ use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::cancel::CancelToken;
 use crate::guard::host::{self, Fetched};
+use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
 use crate::guard::{
-    check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, Boot,
-    Decision, GuardError, GuardSpec,
+    check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
+    Boot, Decision, GuardError, GuardSpec, PROVIDER_ACTION,
 };
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
+use crate::providers::{accounts, ledger, ProviderError};
 
 /// How many decision lines a status fetch reads.
 const STATUS_LINES: u32 = 500;
@@ -33,10 +35,17 @@ pub struct GuardSetReport {
     pub boot: Boot,
     /// Ports whose established connections keep the machine alive.
     pub watch_ports: Vec<u16>,
+    /// `stop`/`release`: the provider call the guard makes and with which credential.
+    pub provider_action: Option<ProviderAction>,
     /// Things the user should know, as stable codes: `no_nvidia_smi` (the GPU counts as busy:
     /// only the deadline can fire), `no_reboot_start`, `container_poweroff` (poweroff in a
-    /// container may not stop the provider's meter).
+    /// container may not stop the provider's meter), `full_key_on_machine` (the account's full
+    /// API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used).
     pub notes: Vec<String>,
+}
+
+fn boxed(e: ProviderError) -> GuardError {
+    GuardError::Provider(Box::new(e))
 }
 
 /// One signal's last reading.
@@ -122,6 +131,34 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
 }
 
 impl App {
+    /// The provider machine a saved host is (an open ledger row whose saved host it is), with the
+    /// API base URL its guard calls; `None` for a pasted host.
+    pub fn guard_provider_target(&self, label: &str) -> Result<Option<ProviderTarget>, GuardError> {
+        let rows = self.with_db(ledger::list).map_err(boxed)?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| r.closed_ms.is_none() && r.host_label.as_deref() == Some(label))
+            .find_map(|r| {
+                Some(ProviderTarget {
+                    provider: r.provider,
+                    base_url: crate::providers::base_url(r.provider),
+                    provider_instance_id: r.provider_instance_id?,
+                    instance: r.id,
+                    account: r.account,
+                })
+            }))
+    }
+
+    /// Refuse an action this host cannot have, before any keychain or SSH work.
+    pub fn guard_check_action(&self, label: &str, spec: &GuardSpec) -> Result<(), GuardError> {
+        spec.validate()?;
+        let target = match spec.action {
+            ActionKind::Stop | ActionKind::Release => self.guard_provider_target(label)?,
+            _ => None,
+        };
+        check_action_available(spec, target.as_ref())
+    }
+
     /// Install (or update) the guard on a saved host and start it.
     pub fn guard_set(
         &self,
@@ -132,13 +169,44 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<GuardSetReport, GuardError> {
         spec.validate()?;
-        check_action_available(spec)?;
+        let target = match spec.action {
+            ActionKind::Stop | ActionKind::Release => self.guard_provider_target(label)?,
+            _ => None,
+        };
+        check_action_available(spec, target.as_ref())?;
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        let facts = host::facts(&conn, cancel)?;
-        let action = resolve_action(spec, &facts)?;
+        let facts = host::facts(
+            &conn,
+            target.as_ref().and_then(|t| pa::instance_env(t.provider)),
+            cancel,
+        )?;
+        let provider_action = match &target {
+            Some(t) => Some(pa::plan(spec.action, spec.allow_full_key, &facts, t)?),
+            None => None,
+        };
+        let action = match &provider_action {
+            Some(_) => PROVIDER_ACTION.to_string(),
+            None => resolve_action(spec, &facts)?,
+        };
         let (gpu_cmd, apps_cmd) = host::gpu_commands(&conn, cancel)?;
-        let conf = conf_text(spec, &facts, &action, &gpu_cmd, &apps_cmd)?;
+        let mut conf = conf_text(spec, &facts, &action, &gpu_cmd, &apps_cmd)?;
+        if let Some(p) = &provider_action {
+            conf.push_str(&pa::conf_lines(p)?);
+        }
+        // The full key goes on the machine only with the user's consent, and only when the
+        // machine has no key of its own; any other set removes one an earlier set left there.
+        let full_key = match (&provider_action, &target) {
+            (Some(p), Some(t)) if p.credential == Credential::FullKeyFile => Some(
+                self.with_db(|c| {
+                    let account = accounts::get(c, &t.account)?;
+                    accounts::api_key(c, self.keystore.as_ref(), &account)
+                })
+                .map_err(boxed)?,
+            ),
+            _ => None,
+        };
+        host::put_key(&conn, full_key.as_ref(), cancel)?;
         let state = host::install(&conn, &conf, cancel)?;
         drop(conn);
         let deadline = spec
@@ -154,6 +222,14 @@ impl App {
         }
         if facts.container && action.contains("poweroff") {
             notes.push("container_poweroff".to_string());
+        }
+        if let Some(p) = &provider_action {
+            if p.credential == Credential::FullKeyFile {
+                notes.push("full_key_on_machine".to_string());
+            }
+            if p.http_tool == pa::HttpTool::Wget {
+                notes.push("http_tool_wget".to_string());
+            }
         }
         let now = self.now_ms();
         let spec_json = serde_json::to_string(spec)
@@ -183,6 +259,7 @@ impl App {
             pid: state.pid,
             boot: state.boot,
             watch_ports: watch_ports(spec, &facts),
+            provider_action,
             notes,
         })
     }

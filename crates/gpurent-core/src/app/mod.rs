@@ -18,6 +18,7 @@ pub mod monitor;
 pub mod multigpu;
 pub mod ollama;
 pub mod providers;
+pub mod release;
 pub mod setup;
 pub mod transfer;
 

@@ -135,7 +135,7 @@ const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
 const POLL: Duration = Duration::from_millis(1000);
 
 impl App {
-    fn with_db<T>(
+    pub(crate) fn with_db<T>(
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
@@ -151,7 +151,10 @@ impl App {
         })
     }
 
-    fn provider_client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
+    pub(crate) fn provider_client(
+        &self,
+        account: &Account,
+    ) -> Result<Box<dyn Provider>, ProviderError> {
         let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
         providers::client(
             account.provider,

@@ -7,6 +7,7 @@ use ts_rs::TS;
 /// The window a budget counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BudgetPeriod")]
 pub enum Period {
     Day,
     Month,
@@ -43,7 +44,7 @@ impl Period {
 }
 
 /// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -69,6 +70,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// Where spending stands against a budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BudgetLevel")]
 pub enum Level {
     Ok,
     /// 80 % or more.

@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod cost;
+pub mod instance;
 pub mod rules;
 
 pub use cost::{

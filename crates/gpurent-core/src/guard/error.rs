@@ -9,10 +9,25 @@ use super::ActionKind;
 pub enum GuardError {
     #[error(transparent)]
     Remote(#[from] RemoteError),
-    /// Stop/release through the provider is not wired yet for this host (pasted hosts never have
-    /// it): `poweroff` or a command of the user's is what the guard can do here.
-    #[error("the guard cannot {action:?} this machine through its provider yet; use --action poweroff or --action command")]
-    ProviderActionUnavailable { action: ActionKind },
+    /// Reading the ledger or the account's key for a provider action.
+    #[error(transparent)]
+    Provider(#[from] Box<crate::providers::ProviderError>),
+    /// Stop/release through the provider is impossible for this host: a pasted host (no provider
+    /// machine in the ledger), or the provider cannot do it (Lambda cannot stop). `poweroff` or a
+    /// command of the user's is what the guard can do here.
+    #[error("the guard cannot {action:?} this machine through a provider: {reason}; use --action poweroff or --action command")]
+    ProviderActionUnavailable { action: ActionKind, reason: String },
+    /// The machine has no credential narrower than the account's full key (or its instance key
+    /// names another instance), and the user did not consent to the full key on the machine.
+    #[error("the guard on this {provider} machine has no credential of its own: {reason}")]
+    ProviderCredentialUnavailable {
+        provider: crate::providers::ProviderKind,
+        reason: String,
+    },
+    /// Neither curl nor a wget that can send PUT/DELETE (`--method`) is on the host: the guard
+    /// cannot call the provider, so it is not installed with that action.
+    #[error("the host has no curl{} to call the provider with; install curl or use --action poweroff", if *wget_without_method { " (its wget cannot send PUT/DELETE)" } else { " or wget" })]
+    HttpToolMissing { wget_without_method: bool },
     /// `poweroff` can't be run by the guard on this host.
     #[error("the guard cannot power this machine off: {reason}")]
     PoweroffUnavailable { reason: String },
@@ -46,7 +61,12 @@ impl Coded for GuardError {
     fn code(&self) -> &'static str {
         match self {
             GuardError::Remote(e) => e.code(),
+            GuardError::Provider(e) => e.code(),
             GuardError::ProviderActionUnavailable { .. } => "guard_provider_action_unavailable",
+            GuardError::ProviderCredentialUnavailable { .. } => {
+                "guard_provider_credential_unavailable"
+            }
+            GuardError::HttpToolMissing { .. } => "guard_http_tool_missing",
             GuardError::PoweroffUnavailable { .. } => "guard_poweroff_unavailable",
             GuardError::InstallFailed { .. } => "guard_install_failed",
             GuardError::NotInstalled(_) => "guard_not_installed",
@@ -56,8 +76,11 @@ impl Coded for GuardError {
     fn detail(&self) -> Option<String> {
         match self {
             GuardError::Remote(e) => e.detail(),
+            GuardError::Provider(e) => e.detail(),
             GuardError::InstallFailed { output, .. } => Some(output.clone()),
             GuardError::PoweroffUnavailable { reason } => Some(reason.clone()),
+            GuardError::ProviderActionUnavailable { reason, .. } => Some(reason.clone()),
+            GuardError::ProviderCredentialUnavailable { reason, .. } => Some(reason.clone()),
             _ => None,
         }
     }

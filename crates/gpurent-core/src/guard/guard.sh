@@ -8,6 +8,7 @@
 #   guard.sh boot    make a reboot start it again: systemd unit (root + systemd), else crontab @reboot
 #   guard.sh unboot  undo boot
 #   guard.sh state   one line: running=1|0 pid=N boot=systemd|crontab|none
+#   guard.sh provider  the provider API call of ACTION=provider, now (what the loop runs)
 #
 # Every PERIOD seconds it samples each signal; the machine is idle only when all agree:
 #   gpu      every GPU below UTIL_BELOW % and no compute process (the GPU_CMD / APPS_CMD queries)
@@ -26,7 +27,7 @@ CONF="$DIR/guard.conf"
 defaults() {
   PERIOD=30; IDLE=1800; UTIL_BELOW=5; DEADLINE=; WARN=120; CONN_MIN_AGE=10; PORTS=22
   ACTION=poweroff; GUARD_PATH=; OLLAMA_PORT=11434; JUPYTER_CPU_BUSY=5; REACT=600; PROC=/proc
-  LOG_MAX=5000
+  LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
   GPU_CMD='nvidia-smi --query-gpu=index,utilization.gpu --format=csv,nounits'
   APPS_CMD='nvidia-smi --query-compute-apps=pid --format=csv,nounits'
 }
@@ -168,8 +169,57 @@ warn() { # MESSAGE
   command -v wall >/dev/null 2>&1 && printf '%s\n' "$1" | wall 2>/dev/null
 }
 
+envv() { # NAME: the variable from this environment, else from PID 1's (an SSH session in a
+  # container may not carry the container's variables)
+  eval "v=\${$1:-}"
+  [ -n "$v" ] || v=$(tr '\000' '\n' < /proc/1/environ 2>/dev/null | sed -n "s/^$1=//p" | head -n 1)
+  printf '%s' "$v"
+}
+
+provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVIDER_METHOD/URL/BODY)
+  # with the configured credential: the instance's own key from the environment (PROVIDER_CRED=env,
+  # PROVIDER_CRED_VAR names it) or the account key in provider.key (file). The key goes to curl/wget
+  # in a 0600 config file, never on a command line, and the file is removed right after.
+  case "$PROVIDER_CRED" in
+    env) case "$PROVIDER_CRED_VAR" in ''|*[!A-Z0-9_]*) echo "bad credential variable"; return 3 ;; esac
+         key=$(envv "$PROVIDER_CRED_VAR") ;;
+    file) key=$(cat "$DIR/provider.key" 2>/dev/null) ;;
+    *) echo "no provider credential configured"; return 3 ;;
+  esac
+  [ -n "$key" ] || { echo "the credential ($PROVIDER_CRED $PROVIDER_CRED_VAR) is empty"; return 3; }
+  # Only token characters go into the curl/wget config (a quote or newline would break out of it).
+  case "$key" in *[!A-Za-z0-9._~+/=-]*) echo "the credential has characters the guard will not pass on"; return 3 ;; esac
+  cfg="$DIR/.http.$$"; old=$(umask); umask 077; rm -f "$DIR/provider.out"; code=
+  case "$HTTP_TOOL" in
+    curl)
+      printf 'header = "Authorization: Bearer %s"\n' "$key" > "$cfg"
+      if [ -n "$PROVIDER_BODY" ]; then
+        code=$(curl -sS -K "$cfg" -X "$PROVIDER_METHOD" -H 'Content-Type: application/json' --data "$PROVIDER_BODY" \
+          --max-time 30 -o "$DIR/provider.out" -w '%{http_code}' "$PROVIDER_URL")
+      else
+        code=$(curl -sS -K "$cfg" -X "$PROVIDER_METHOD" --max-time 30 -o "$DIR/provider.out" -w '%{http_code}' "$PROVIDER_URL")
+      fi ;;
+    wget)
+      printf 'header = Authorization: Bearer %s\n' "$key" > "$cfg"
+      if [ -n "$PROVIDER_BODY" ]; then
+        WGETRC="$cfg" wget -S -O "$DIR/provider.out" --timeout=30 --tries=1 --method="$PROVIDER_METHOD" \
+          --header='Content-Type: application/json' --body-data="$PROVIDER_BODY" "$PROVIDER_URL" 2> "$DIR/provider.hdr"
+      else
+        WGETRC="$cfg" wget -S -O "$DIR/provider.out" --timeout=30 --tries=1 --method="$PROVIDER_METHOD" \
+          "$PROVIDER_URL" 2> "$DIR/provider.hdr"
+      fi
+      code=$(awk '$1 ~ /^HTTP\// { c = $2 } END { print c }' "$DIR/provider.hdr") ;;
+    *) rm -f "$cfg"; umask "$old"; echo "no HTTP tool configured"; return 4 ;;
+  esac
+  rm -f "$cfg"; umask "$old"
+  echo "http ${code:-none} $PROVIDER_METHOD $PROVIDER_URL"
+  head -c 2000 "$DIR/provider.out" 2>/dev/null; echo
+  case "$code" in 2??) return 0 ;; *) return 1 ;; esac
+}
+
 act() { # WHY
-  sh -c "$ACTION" > "$DIR/action.out" 2>&1; rc=$?
+  if [ "$ACTION" = provider ]; then ( provider_call ) > "$DIR/action.out" 2>&1; rc=$?
+  else sh -c "$ACTION" > "$DIR/action.out" 2>&1; rc=$?; fi
   if [ $rc = 0 ]; then log act "$1" 0; acted=$now; else log act_failed "$1" $rc; fi
 }
 
@@ -202,7 +252,8 @@ loop() {
     if [ -n "$due" ] && [ -n "$snooze" ]; then log snoozed "$due"
     elif [ -n "$due" ] && [ -n "$acted" ] && [ $((now - acted)) -lt "$REACT" ]; then log acted "$due"
     elif [ -n "$due" ]; then
-      if [ -z "$warned" ]; then warn "gpurent guard: acting now ($due): $ACTION"; log warn "$due"; fi
+      what=$ACTION; [ "$ACTION" = provider ] && what="$PROVIDER_METHOD $PROVIDER_URL"
+      if [ -z "$warned" ]; then warn "gpurent guard: acting now ($due): $what"; log warn "$due"; fi
       act "$due"
     elif [ -n "$soon" ] && [ -z "$snooze" ] && [ -z "$warned" ]; then
       warn "gpurent guard: this machine will be stopped soon ($soon). Use it, or run: gpurent guard snooze HOST 30m"
@@ -225,6 +276,7 @@ boot_kind() {
 
 case "${1:-}" in
   run) load; loop ;;
+  provider) load; provider_call ;;
   start)
     load
     p=$(running_pid) && { echo "running pid=$p"; exit 0; }
@@ -261,5 +313,5 @@ case "${1:-}" in
   state)
     p=$(running_pid)
     if [ -n "$p" ]; then echo "running=1 pid=$p boot=$(boot_kind)"; else echo "running=0 pid= boot=$(boot_kind)"; fi ;;
-  *) echo "usage: guard.sh start|run|stop|boot|unboot|state" >&2; exit 2 ;;
+  *) echo "usage: guard.sh start|run|stop|boot|unboot|state|provider" >&2; exit 2 ;;
 esac

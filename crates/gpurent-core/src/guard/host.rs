@@ -22,7 +22,25 @@ command -v crontab >/dev/null 2>&1 && echo crontab=1
 [ -d /run/systemd/system ] && echo systemd=1
 [ -f /.dockerenv ] && echo container=1
 command -v nvidia-smi >/dev/null 2>&1 && echo nvidia_smi=1
+command -v curl >/dev/null 2>&1 && echo curl=1
+if command -v wget >/dev/null 2>&1; then echo wget=1; wget --help 2>&1 | grep -q -- '--method' && echo wget_method=1; fi
 true"#;
+
+/// The facts exec, plus — for a provider machine — whether the instance's own key variable is set
+/// (`instance_key=1`; its value is never printed) and which instance the id variable names, from
+/// the session's environment or else PID 1's (SSH sessions in a container may not carry it).
+pub fn facts_script(instance_env: Option<(&str, &str)>) -> String {
+    match instance_env {
+        None => FACTS.to_string(),
+        Some((key_var, id_var)) => format!(
+            "{FACTS}
+envv() {{ eval \"v=\\${{$1:-}}\"; [ -n \"$v\" ] || v=$(tr '\\000' '\\n' < /proc/1/environ 2>/dev/null | sed -n \"s/^$1=//p\" | head -n 1); printf '%s' \"$v\"; }}
+[ -n \"$(envv {key_var})\" ] && echo instance_key=1
+echo \"instance_id=$(envv {id_var})\"
+true"
+        ),
+    }
+}
 
 fn run(conn: &Connection, script: &str, cancel: &CancelToken) -> Result<ExecOutput, GuardError> {
     Ok(exec(conn, &sh_c(script)?, cancel)?)
@@ -67,9 +85,41 @@ fn failed(step: &str, out: &ExecOutput) -> GuardError {
     }
 }
 
-/// What the host says about itself.
-pub fn facts(conn: &Connection, cancel: &CancelToken) -> Result<HostFacts, GuardError> {
-    Ok(parse_facts(&run(conn, FACTS, cancel)?.stdout_text()))
+/// What the host says about itself (`instance_env`: the provider's key and id variables).
+pub fn facts(
+    conn: &Connection,
+    instance_env: Option<(&str, &str)>,
+    cancel: &CancelToken,
+) -> Result<HostFacts, GuardError> {
+    Ok(parse_facts(
+        &run(conn, &facts_script(instance_env), cancel)?.stdout_text(),
+    ))
+}
+
+/// Write the account's full key to `~/.gpurent/guard/provider.key` (0600) through stdin — only
+/// with the user's consent (`allow_full_key`); `None` removes a key left there by an earlier set.
+pub fn put_key(
+    conn: &Connection,
+    key: Option<&crate::secret::Secret>,
+    cancel: &CancelToken,
+) -> Result<(), GuardError> {
+    let name = super::provider::KEY_FILE;
+    let out = match key {
+        Some(k) => run_with_stdin(
+            conn,
+            &format!(
+                "{D}; umask 077; mkdir -p \"$d\" && cat > \"$d/{name}.new\" && chmod 600 \"$d/{name}.new\" && mv \"$d/{name}.new\" \"$d/{name}\""
+            ),
+            k.expose().as_bytes(),
+            cancel,
+        )?,
+        None => run(conn, &format!("{D}; rm -f \"$d/{name}\""), cancel)?,
+    };
+    if out.success() {
+        Ok(())
+    } else {
+        Err(failed("writing the provider key", &out))
+    }
 }
 
 /// The monitor's GPU query, adapted to the fields this driver knows (a refused field is dropped,
@@ -220,7 +270,7 @@ pub fn off(conn: &Connection, cancel: &CancelToken) -> Result<bool, GuardError> 
     let out = run(
         conn,
         &format!(
-            "{D}; [ -f \"$d/guard.sh\" ] || exit 3; touch \"$d/off\"; sh \"$d/guard.sh\" stop; sh \"$d/guard.sh\" unboot; rm -f \"$d/snooze\" \"$d/warning\""
+            "{D}; [ -f \"$d/guard.sh\" ] || exit 3; touch \"$d/off\"; sh \"$d/guard.sh\" stop; sh \"$d/guard.sh\" unboot; rm -f \"$d/snooze\" \"$d/warning\" \"$d/provider.key\""
         ),
         cancel,
     )?;

@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod host;
+pub mod provider;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -82,6 +83,10 @@ pub struct GuardSpec {
     pub conn_min_age_s: u32,
     /// Ports besides the one gpurent logged in on whose connections keep the machine alive.
     pub extra_ports: Vec<u16>,
+    /// `stop`/`release` only: the user consents to the account's full API key being written to
+    /// the machine (0600) when it has no key of its own (`--allow-full-key`).
+    #[serde(default)]
+    pub allow_full_key: bool,
 }
 
 impl GuardSpec {
@@ -97,6 +102,7 @@ impl GuardSpec {
             warn_s: DEFAULT_WARN_S,
             conn_min_age_s: DEFAULT_CONN_MIN_AGE_S,
             extra_ports: vec![],
+            allow_full_key: false,
         }
     }
 
@@ -126,6 +132,9 @@ impl GuardSpec {
             }
             (ActionKind::Command, _) | (_, None) => {}
             (_, Some(_)) => return bad("command", "only goes with --action command"),
+        }
+        if self.allow_full_key && !matches!(self.action, ActionKind::Stop | ActionKind::Release) {
+            return bad("allow_full_key", "only goes with --action stop or release");
         }
         Ok(())
     }
@@ -187,6 +196,15 @@ pub struct HostFacts {
     pub systemd: bool,
     pub container: bool,
     pub nvidia_smi: bool,
+    pub curl: bool,
+    pub wget: bool,
+    /// wget can send PUT/DELETE (`--method`, GNU wget ≥ 1.15; busybox's cannot).
+    pub wget_method: bool,
+    /// The instance's own API key is in the environment (Vast `CONTAINER_API_KEY`, RunPod
+    /// `RUNPOD_API_KEY`; the session's or PID 1's). Only its presence is reported, never its value.
+    pub instance_key: bool,
+    /// The instance id the environment names (Vast `CONTAINER_ID`, RunPod `RUNPOD_POD_ID`).
+    pub instance_id: Option<String>,
 }
 
 /// Parse the `key=value` lines of [`host::FACTS`].
@@ -208,28 +226,51 @@ pub fn parse_facts(text: &str) -> HostFacts {
             "systemd" => f.systemd = v == "1",
             "container" => f.container = v == "1",
             "nvidia_smi" => f.nvidia_smi = v == "1",
+            "curl" => f.curl = v == "1",
+            "wget" => f.wget = v == "1",
+            "wget_method" => f.wget_method = v == "1",
+            "instance_key" => f.instance_key = v == "1",
+            "instance_id" => f.instance_id = Some(v.trim().to_string()).filter(|s| !s.is_empty()),
             _ => {}
         }
     }
     f
 }
 
-/// Refuse actions gpurent cannot run yet, before anything connects: stop/release through the
-/// provider are not wired.
-pub fn check_action_available(spec: &GuardSpec) -> Result<(), GuardError> {
-    match spec.action {
-        ActionKind::Stop | ActionKind::Release => Err(GuardError::ProviderActionUnavailable {
-            action: spec.action,
-        }),
-        ActionKind::Poweroff | ActionKind::Command => Ok(()),
+/// Refuse actions the guard cannot run on this host, before anything connects: stop/release need
+/// a machine rented through gpurent (`target`, from the ledger) whose provider can do it.
+pub fn check_action_available(
+    spec: &GuardSpec,
+    target: Option<&provider::ProviderTarget>,
+) -> Result<(), GuardError> {
+    match (spec.action, target) {
+        (ActionKind::Stop | ActionKind::Release, None) => {
+            Err(GuardError::ProviderActionUnavailable {
+                action: spec.action,
+                reason: "this host is not a machine rented through gpurent (a pasted host has no provider to ask)".into(),
+            })
+        }
+        (ActionKind::Stop | ActionKind::Release, Some(t)) => provider::request(
+            t.provider,
+            &t.base_url,
+            &t.provider_instance_id,
+            spec.action,
+        )
+        .map(|_| ()),
+        (ActionKind::Poweroff | ActionKind::Command, _) => Ok(()),
     }
 }
 
-/// The command the guard runs for `spec.action` on this host, or why it can't.
+/// What `ACTION` holds for a provider action: the script's own `provider` call.
+pub const PROVIDER_ACTION: &str = "provider";
+
+/// The command the guard runs for `spec.action` on this host, or why it can't. A provider action
+/// is resolved by [`provider::plan`] (it needs the ledger's target).
 pub fn resolve_action(spec: &GuardSpec, facts: &HostFacts) -> Result<String, GuardError> {
     match spec.action {
         ActionKind::Stop | ActionKind::Release => Err(GuardError::ProviderActionUnavailable {
             action: spec.action,
+            reason: "no provider machine given".into(),
         }),
         ActionKind::Command => spec
             .command

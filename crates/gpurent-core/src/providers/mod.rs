@@ -309,13 +309,20 @@ pub struct ClientConfig {
     pub ssh_port: Option<u16>,
 }
 
+/// The API base URL: `GPURENT_<X>_API_URL`, else the production one (no trailing slash).
+pub fn base_url(kind: ProviderKind) -> String {
+    std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| kind.default_base_url().to_string())
+        .trim_end_matches('/')
+        .to_string()
+}
+
 impl ClientConfig {
     /// The base URL from `GPURENT_<X>_API_URL` (or the production one) and the given key.
     pub fn from_env(kind: ProviderKind, api_key: Secret) -> ClientConfig {
-        let base_url = std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| kind.default_base_url().to_string());
+        let base_url = base_url(kind);
         let ssh_user = std::env::var(format!("GPURENT_{}_SSH_USER", kind.env_stem()))
             .ok()
             .filter(|s| !s.trim().is_empty());
@@ -379,6 +386,11 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn stop(&self, id: &str) -> Result<(), ProviderError>;
     fn start(&self, id: &str) -> Result<(), ProviderError>;
     fn terminate(&self, id: &str) -> Result<(), ProviderError>;
+    /// The account's prepaid balance in USD where the provider has an endpoint for it (Vast
+    /// `GET /api/v0/users/current`); `None` where it has none (RunPod REST v2, Lambda).
+    fn balance(&self) -> Result<Option<f64>, ProviderError> {
+        Ok(None)
+    }
 }
 
 /// The client for a provider.

@@ -197,6 +197,12 @@ struct User {
     email: Option<String>,
     #[serde(default)]
     id: Option<i64>,
+    /// Prepaid credit (what `vastai show user` prints as credit); not in the spec's schema.
+    #[serde(default)]
+    credit: Option<f64>,
+    /// "The current balance of the user" (the spec's `showUser` schema).
+    #[serde(default)]
+    balance: Option<f64>,
 }
 
 fn state_of(actual: Option<&str>, intended: Option<&str>) -> RemoteState {
@@ -336,6 +342,12 @@ impl Provider for Vast {
         let r = self.http.send(&Req::read("/api/v0/users/current"))?;
         let u: User = r.parse(KIND, "user")?;
         Ok(u.email.or(u.id.map(|i| format!("user {i}"))))
+    }
+
+    fn balance(&self) -> Result<Option<f64>, ProviderError> {
+        let r = self.http.send(&Req::read("/api/v0/users/current"))?;
+        let u: User = r.parse(KIND, "user")?;
+        Ok(u.credit.or(u.balance))
     }
 
     fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {

@@ -1,0 +1,457 @@
+//! The release checklist (docs/release.md): before a machine is released, what would be lost —
+//! result folders that changed on the machine since they were last downloaded, the disks that
+//! will be deleted, what stopping instead would cost — and an **environment recipe** (pip freeze
+//! of the env Setup found, the PyTorch index it came from, apt packages added on the machine) as a
+//! script that can be replayed on the next machine.
+//!
+//! Everything on the machine is read in **one exec** ([`remote_script`]): one `find -newer` per
+//! chosen folder against a reference time (the journal's last download of that folder, moved to the
+//! host's clock by the skew measured in the same exec), the first lines of each list, then pip,
+//! `apt-mark showmanual` and the apt history. [`parse`] splits its `@@section` output; the recipe
+//! ([`recipe_script`]) is plain POSIX sh. Nothing here carries `impl App` (facade: `app/release.rs`).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::CoreError;
+use crate::remote::shell_quote;
+
+/// How many changed paths per folder are shown.
+pub const SAMPLE: usize = 20;
+
+/// A chosen folder and when it was last downloaded completely (unix ms, local clock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderQuery {
+    pub path: String,
+    pub downloaded_ms: Option<i64>,
+}
+
+/// A result folder with files newer than its last download (or never downloaded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct FolderChange {
+    pub path: String,
+    /// `changed_since_download` or `never_downloaded`.
+    pub reason: String,
+    #[ts(type = "number | null")]
+    pub last_downloaded_ms: Option<i64>,
+    /// Files newer than the last download (all files when never downloaded).
+    #[ts(type = "number")]
+    pub files_changed: u64,
+    /// The first few of them, as the host printed them.
+    pub sample: Vec<String>,
+}
+
+/// What the one exec said about one folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderSeen {
+    pub index: usize,
+    /// `missing`, `never`, `since`.
+    pub status: String,
+    pub count: u64,
+    pub sample: Vec<String>,
+}
+
+/// The environment as read on the machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvSeen {
+    pub python: Option<String>,
+    pub freeze: Vec<String>,
+    pub pip_config: Vec<String>,
+    pub apt_manual: Vec<String>,
+    /// `Install:` lines of apt history entries started after the machine (PID 1) started.
+    pub apt_history_installs: Vec<String>,
+}
+
+/// The whole answer of [`remote_script`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub folders: Vec<FolderSeen>,
+    pub env: EnvSeen,
+    pub complete: bool,
+}
+
+/// A replayable environment: what the machine had beyond its image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct EnvRecipe {
+    pub host: String,
+    /// The Python whose packages were frozen (from Setup's saved probe, else `python3`).
+    pub python: Option<String>,
+    /// `pip freeze` as printed (portable lines only; see `skipped`).
+    pub pip_freeze: Vec<String>,
+    /// The PyTorch wheel index (`https://download.pytorch.org/whl/cu128`), from the installed
+    /// torch's local version (`+cu128`) or pip's configured index.
+    pub torch_index: Option<String>,
+    /// pip's configured index settings (`global.index-url='…'`).
+    pub pip_index: Vec<String>,
+    /// Packages installed with apt on this machine after it started, still marked manual.
+    pub apt_packages: Vec<String>,
+    /// freeze lines that cannot be replayed elsewhere (`-e`, `@ file://`), kept as comments.
+    pub skipped: Vec<String>,
+    /// The recipe as a POSIX sh script.
+    pub script: String,
+}
+
+fn q(s: &str) -> Result<String, CoreError> {
+    shell_quote(s).map_err(|e| CoreError::invalid("path", e.to_string()))
+}
+
+/// The one exec: folders (skew-corrected `find -newer`; `-mmin` where `touch -d @T` is missing),
+/// then the env (`pythons`: candidates in order, the first that runs is used).
+pub fn remote_script(
+    folders: &[FolderQuery],
+    local_now_ms: i64,
+    pythons: &[String],
+) -> Result<String, CoreError> {
+    let mut s = format!(
+        r#"LNOW={}
+chk() {{
+  i=$1; f=$2; t=$3
+  case "$f" in "~") f=$HOME ;; "~/"*) f="$HOME/${{f#"~/"}}" ;; esac
+  if [ ! -d "$f" ]; then echo "@@folder $i missing 0"; return; fi
+  tmp=$(mktemp 2>/dev/null || echo "/tmp/gpurent-rel.$$"); : > "$tmp"
+  if [ -z "$t" ]; then st=never; find "$f" -type f > "$tmp" 2>/dev/null
+  else
+    st=since; now=$(date +%s); ref=$((t + now - LNOW)); r="$tmp.ref"
+    if touch -d "@$ref" "$r" 2>/dev/null; then find "$f" -type f -newer "$r" > "$tmp" 2>/dev/null
+    else m=$(( (now - ref + 59) / 60 )); [ "$m" -lt 1 ] && m=1; find "$f" -type f -mmin "-$m" > "$tmp" 2>/dev/null; fi
+    rm -f "$r"
+  fi
+  echo "@@folder $i $st $(wc -l < "$tmp" | tr -d ' ')"; head -n {SAMPLE} "$tmp"; rm -f "$tmp"
+}}
+"#,
+        local_now_ms.div_euclid(1000)
+    );
+    for (i, f) in folders.iter().enumerate() {
+        let t = f
+            .downloaded_ms
+            .map(|ms| ms.div_euclid(1000).to_string())
+            .unwrap_or_default();
+        s.push_str(&format!("chk {i} {} '{t}'\n", q(&f.path)?));
+    }
+    let cands: Vec<String> = pythons.iter().map(|p| q(p)).collect::<Result<_, _>>()?;
+    s.push_str(&format!(
+        r#"PY=
+for p in {}; do
+  case "$p" in "~/"*) p="$HOME/${{p#"~/"}}" ;; esac
+  if "$p" -c 'pass' >/dev/null 2>&1; then PY=$p; break; fi
+done
+echo "@@python"; echo "$PY"
+echo "@@freeze"; [ -n "$PY" ] && "$PY" -m pip freeze 2>/dev/null
+echo "@@pipconf"; [ -n "$PY" ] && "$PY" -m pip config list 2>/dev/null
+echo "@@aptmanual"; command -v apt-mark >/dev/null 2>&1 && apt-mark showmanual 2>/dev/null
+echo "@@apthist"
+since=$(stat -c %Y /proc/1 2>/dev/null)
+if [ -r /var/log/apt/history.log ]; then
+  awk '/^Start-Date:/ {{ sub(/^Start-Date: */, ""); d = $0 }} /^Install:/ {{ sub(/^Install: */, ""); print d "|" $0 }}' /var/log/apt/history.log |
+  while IFS='|' read -r d pk; do
+    t=$(date -d "$d" +%s 2>/dev/null)
+    if [ -n "$since" ] && [ -n "$t" ] && [ "$t" -lt "$since" ]; then continue; fi
+    echo "$pk"
+  done
+fi
+echo "@@end"
+"#,
+        if cands.is_empty() {
+            "python3".to_string()
+        } else {
+            cands.join(" ")
+        }
+    ));
+    Ok(s)
+}
+
+/// Split the output of [`remote_script`].
+pub fn parse(text: &str) -> Seen {
+    let mut seen = Seen::default();
+    let mut section = String::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("@@folder ") {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if let (Some(i), Some(st)) = (f.first().and_then(|i| i.parse().ok()), f.get(1)) {
+                seen.folders.push(FolderSeen {
+                    index: i,
+                    status: st.to_string(),
+                    count: f.get(2).and_then(|c| c.parse().ok()).unwrap_or(0),
+                    sample: vec![],
+                });
+            }
+            section = "folder".into();
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("@@") {
+            section = name.trim().to_string();
+            if section == "end" {
+                seen.complete = true;
+            }
+            continue;
+        }
+        let l = line.trim_end();
+        if l.trim().is_empty() {
+            continue;
+        }
+        match section.as_str() {
+            "folder" => {
+                if let Some(f) = seen.folders.last_mut() {
+                    f.sample.push(l.to_string());
+                }
+            }
+            "python" => seen.env.python = Some(l.trim().to_string()),
+            "freeze" => seen.env.freeze.push(l.to_string()),
+            "pipconf" => seen.env.pip_config.push(l.trim().to_string()),
+            "aptmanual" => seen.env.apt_manual.push(l.trim().to_string()),
+            "apthist" => seen.env.apt_history_installs.push(l.trim().to_string()),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// Packages of apt `Install:` lines (`pkg:amd64 (1.2), dep:amd64 (3, automatic)`) that were asked
+/// for (not `automatic`) and are still marked manual: what was added on this machine.
+pub fn apt_added(installs: &[String], manual: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in installs {
+        // Split on "), " so the commas inside the version parentheses stay.
+        for item in line.split("), ") {
+            if item.contains("automatic") {
+                continue;
+            }
+            let name = item
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .split(':')
+                .next()
+                .unwrap_or("");
+            if !name.is_empty()
+                && manual.iter().any(|m| m == name)
+                && !out.iter().any(|o| o == name)
+            {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The PyTorch index of a frozen `torch==X+cuNNN` (or `+cpu`/`+rocmX`), else pip's configured
+/// index when it is download.pytorch.org.
+pub fn torch_index(freeze: &[String], pip_config: &[String]) -> Option<String> {
+    for l in freeze {
+        if let Some(v) = l.strip_prefix("torch==") {
+            if let Some((_, local)) = v.split_once('+') {
+                let local = local.trim();
+                if !local.is_empty() && local.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+                {
+                    return Some(format!("https://download.pytorch.org/whl/{local}"));
+                }
+            }
+        }
+    }
+    pip_config.iter().find_map(|c| {
+        let v = c.split_once('=')?.1.trim().trim_matches(['\'', '"']);
+        v.contains("download.pytorch.org").then(|| v.to_string())
+    })
+}
+
+fn is_torch_pkg(line: &str) -> bool {
+    let name = line
+        .split(['=', '<', '>', ' ', '@'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(name.as_str(), "torch" | "torchvision" | "torchaudio")
+}
+
+/// Build the recipe from what the machine said.
+pub fn recipe(host: &str, env: &EnvSeen, saved_at: &str) -> Result<EnvRecipe, CoreError> {
+    let mut portable = Vec::new();
+    let mut skipped = Vec::new();
+    for l in &env.freeze {
+        let t = l.trim();
+        if t.starts_with('#') {
+            continue;
+        }
+        if t.starts_with("-e ") || t.contains(" @ file:") || t.contains("@ file://") {
+            skipped.push(t.to_string());
+        } else {
+            portable.push(t.to_string());
+        }
+    }
+    let torch_index = torch_index(&env.freeze, &env.pip_config);
+    let apt_packages = apt_added(&env.apt_history_installs, &env.apt_manual);
+    let pip_index: Vec<String> = env
+        .pip_config
+        .iter()
+        .filter(|c| c.contains("index-url") || c.contains("find-links"))
+        .cloned()
+        .collect();
+    let script = recipe_script(
+        host,
+        saved_at,
+        env.python.as_deref(),
+        &portable,
+        torch_index.as_deref(),
+        &apt_packages,
+        &skipped,
+    )?;
+    Ok(EnvRecipe {
+        host: host.to_string(),
+        python: env.python.clone(),
+        pip_freeze: portable,
+        torch_index,
+        pip_index,
+        apt_packages,
+        skipped,
+        script,
+    })
+}
+
+/// The recipe as a POSIX sh script: apt packages (as root or through `sudo -n`), then PyTorch
+/// from its index, then everything else from the default index. `PY` picks the interpreter
+/// (default `python3`; Setup's venv when replayed there).
+pub fn recipe_script(
+    host: &str,
+    saved_at: &str,
+    python: Option<&str>,
+    freeze: &[String],
+    torch_index: Option<&str>,
+    apt: &[String],
+    skipped: &[String],
+) -> Result<String, CoreError> {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str(&format!(
+        "# gpurent environment recipe of '{}', saved {saved_at}.\n",
+        host.replace('\n', " ")
+    ));
+    s.push_str(&format!(
+        "# Frozen from {} on the old machine. Replay on the new one:\n",
+        python.unwrap_or("python3").replace('\n', " ")
+    ));
+    s.push_str(
+        "#   ssh NEW_HOST 'PY=python3 sh -s' < this-file.sh   (PY: the Python to install into)\n",
+    );
+    s.push_str("set -e\nPY=${PY:-python3}\n");
+    if !apt.is_empty() {
+        let pkgs: Vec<String> = apt.iter().map(|p| q(p)).collect::<Result<_, _>>()?;
+        s.push_str(&format!(
+            "# apt packages added on the old machine\nif command -v apt-get >/dev/null 2>&1; then\n  SUDO=; [ \"$(id -u)\" = 0 ] || SUDO='sudo -n'\n  $SUDO apt-get update && $SUDO apt-get install -y {}\nfi\n",
+            pkgs.join(" ")
+        ));
+    }
+    let (torch, rest): (Vec<&String>, Vec<&String>) = freeze.iter().partition(|l| is_torch_pkg(l));
+    if !torch.is_empty() {
+        let pkgs: Vec<String> = torch.iter().map(|p| q(p)).collect::<Result<_, _>>()?;
+        match torch_index {
+            Some(ix) => s.push_str(&format!(
+                "# PyTorch from its own index\n\"$PY\" -m pip install {} --index-url {}\n",
+                pkgs.join(" "),
+                q(ix)?
+            )),
+            None => s.push_str(&format!(
+                "# PyTorch (no PyTorch index was found: the default index)\n\"$PY\" -m pip install {}\n",
+                pkgs.join(" ")
+            )),
+        }
+    }
+    if !rest.is_empty() {
+        s.push_str("# everything else pip had\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\n");
+        for l in &rest {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s.push_str("GPURENT_REQUIREMENTS\n");
+    }
+    for l in skipped {
+        s.push_str(&format!(
+            "# not replayable here (a local path): {}\n",
+            l.replace('\n', " ")
+        ));
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_splits_folders_and_env() {
+        let out = "@@folder 0 since 2\n/w/a/x.bin\n/w/a/y.bin\n@@folder 1 since 0\n@@folder 2 missing 0\n@@python\npython3\n@@freeze\nnumpy==2.1.3\ntorch==2.8.0+cu128\n-e git+https://x#egg=y\n@@pipconf\nglobal.index-url='https://mirrors.example/simple'\n@@aptmanual\nhtop\ncurl\n@@apthist\nhtop:amd64 (3.0.5-7build2), libnl-3-200:amd64 (3.5.0-0.1, automatic)\ncurl:amd64 (7.81.0-1ubuntu1.16)\n@@end\n";
+        let s = parse(out);
+        assert!(s.complete);
+        assert_eq!(s.folders.len(), 3);
+        assert_eq!(
+            (s.folders[0].status.as_str(), s.folders[0].count),
+            ("since", 2)
+        );
+        assert_eq!(s.folders[0].sample, vec!["/w/a/x.bin", "/w/a/y.bin"]);
+        assert_eq!(s.folders[2].status, "missing");
+        assert_eq!(s.env.python.as_deref(), Some("python3"));
+        let r = recipe("box", &s.env, "2026-12-01T12:00:00Z").expect("recipe");
+        assert_eq!(
+            r.torch_index.as_deref(),
+            Some("https://download.pytorch.org/whl/cu128")
+        );
+        assert_eq!(r.apt_packages, vec!["curl", "htop"]);
+        assert_eq!(r.skipped.len(), 1);
+        assert!(
+            r.script.contains(
+                "'torch==2.8.0+cu128' --index-url 'https://download.pytorch.org/whl/cu128'"
+            ),
+            "{}",
+            r.script
+        );
+        assert!(r.script.contains("\nnumpy==2.1.3\n"), "{}", r.script);
+        assert!(
+            r.script.contains("apt-get install -y 'curl' 'htop'"),
+            "{}",
+            r.script
+        );
+        assert!(r.script.contains("# not replayable here"), "{}", r.script);
+    }
+
+    /// The script is valid sh with hostile folder names, and the recipe is valid sh too.
+    #[cfg(unix)]
+    #[test]
+    fn scripts_are_valid_sh() {
+        let folders = vec![
+            FolderQuery {
+                path: "/tmp/it's \"odd\" $(x)".into(),
+                downloaded_ms: Some(1_764_000_000_000),
+            },
+            FolderQuery {
+                path: "~/results".into(),
+                downloaded_ms: None,
+            },
+        ];
+        let s = remote_script(
+            &folders,
+            1_764_000_100_000,
+            &["~/gpurent-venv/bin/python".into(), "python3".into()],
+        )
+        .expect("script");
+        let st = std::process::Command::new("sh")
+            .arg("-n")
+            .arg("-c")
+            .arg(&s)
+            .status()
+            .expect("sh");
+        assert!(st.success(), "{s}");
+        let env = EnvSeen {
+            freeze: vec!["numpy==2.1.3".into(), "torch==2.8.0+cu128".into()],
+            apt_manual: vec!["htop".into()],
+            apt_history_installs: vec!["htop:amd64 (3.0.5)".into()],
+            ..Default::default()
+        };
+        let r = recipe("b'ox", &env, "now").expect("recipe");
+        let st = std::process::Command::new("sh")
+            .arg("-n")
+            .arg("-c")
+            .arg(&r.script)
+            .status()
+            .expect("sh");
+        assert!(st.success(), "{}", r.script);
+    }
+}

@@ -1,0 +1,192 @@
+//! The release checklist over a REAL loopback sshd (`gpurent-testhost`), the machine a fake GPU
+//! host: result folders are really downloaded with `App::transfer_get_as` (so the transfer
+//! journal knows what was downloaded and when), one of them then changes on the machine; the
+//! checklist (one exec on the machine) lists the changed folder with the new file, does not list
+//! the unchanged one, lists a never-downloaded folder and a missing one, and the environment
+//! recipe carries the fake `pip freeze` and the PyTorch index of its `+cu128` torch. Saving the
+//! recipe writes a replayable sh script under the data dir.
+//!
+//! Needs `/usr/sbin/sshd` and the `gputest` user: skipped with a message otherwise, failing under
+//! `CI=true`.
+
+mod remote_common;
+mod setup_common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gpurent_core::app::App;
+use gpurent_core::cancel::CancelToken;
+use gpurent_core::clock::SystemClock;
+use gpurent_core::events::NoProgress;
+use gpurent_core::paths::Paths;
+use gpurent_core::transfer::TransferOptions;
+use gpurent_testhost::{sshd_available, UserKey};
+use remote_common::{add_confirmed, login_key, spec, World};
+use setup_common::FakeHost;
+
+const LABEL: &str = "gpu";
+
+#[test]
+fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
+    if !sshd_available() {
+        return;
+    }
+    let host = FakeHost::new("ready_h100");
+    let bin = host.bin();
+    for t in [
+        "mv",
+        "find",
+        "tar",
+        "sha256sum",
+        "xargs",
+        "stat",
+        "gzip",
+        "ln",
+        "readlink",
+    ] {
+        if bin.join(t).exists() {
+            continue;
+        }
+        if let Some(target) = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(t))
+            .find(|p| p.exists())
+        {
+            std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
+        }
+    }
+    let home = host.dir.path().join("home");
+    for (dir, file) in [
+        ("results", "epoch1.ckpt"),
+        ("logs", "train.log"),
+        ("never", "x.txt"),
+    ] {
+        std::fs::create_dir_all(home.join(dir)).expect("dir");
+        std::fs::write(home.join(dir).join(file), b"old bytes\n").expect("file");
+    }
+    let sshd = host.serve().expect("serve the fake host over sshd");
+    let k = UserKey::generate("release").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let key = login_key(&k, "k1");
+
+    // The app's own clock is the real one here: the journal's times and the machine's mtimes
+    // are compared (through the skew the checklist measures).
+    let tmp = tempfile::tempdir().expect("tmp");
+    let app = App::open(
+        Paths::under(tmp.path().join("gpurent")),
+        Arc::new(SystemClock),
+        None,
+    )
+    .expect("app");
+    let mut env = gpurent_core::app::login::SshEnv::under_home(&tmp.path().join("home"), None);
+    env.connect = remote_common::opts();
+    let w = World { tmp, app, env };
+    add_confirmed(&w, LABEL, spec(&sshd), Some(&key));
+
+    // The files were written more than a second before the downloads start (mtimes have 1 s
+    // resolution in the reference comparison).
+    std::thread::sleep(Duration::from_millis(1200));
+    let results = home.join("results").display().to_string();
+    let logs = home.join("logs").display().to_string();
+    let local = w.tmp.path().join("downloads");
+    for remote in [&results, &logs] {
+        let rep = w
+            .app
+            .transfer_get_as(
+                LABEL,
+                Some(&key),
+                std::slice::from_ref(remote),
+                &local,
+                &TransferOptions::default(),
+                &w.env,
+                &NoProgress,
+            )
+            .expect("download");
+        assert!(
+            rep.transfers
+                .iter()
+                .all(|t| t.state == gpurent_core::transfer::TransferState::Done),
+            "{rep:?}"
+        );
+    }
+    // After the download, training writes a new checkpoint into results/.
+    std::thread::sleep(Duration::from_millis(1200));
+    std::fs::write(home.join("results/epoch2.ckpt"), b"new bytes\n").expect("new file");
+
+    let never = home.join("never").display().to_string();
+    let gone = home.join("gone").display().to_string();
+    let folders = vec![results.clone(), logs.clone(), never.clone(), gone.clone()];
+    let c = w
+        .app
+        .release_checklist(LABEL, &folders, &w.env, Some(&key), &CancelToken::new())
+        .expect("checklist");
+    assert_eq!(c.remote_error, None, "{c:?}");
+    assert_eq!(c.host.as_deref(), Some(LABEL));
+    let changed: Vec<&str> = c.changed.iter().map(|f| f.path.as_str()).collect();
+    assert!(changed.contains(&results.as_str()), "{c:#?}");
+    assert!(
+        !changed.contains(&logs.as_str()),
+        "unchanged is not listed: {c:#?}"
+    );
+    assert_eq!(c.unchanged, vec![logs.clone()], "{c:#?}");
+    assert_eq!(c.missing, vec![gone.clone()], "{c:#?}");
+    let r = c
+        .changed
+        .iter()
+        .find(|f| f.path == results)
+        .expect("results");
+    assert_eq!(r.reason, "changed_since_download");
+    assert_eq!(r.files_changed, 1, "only the new file: {r:?}");
+    assert!(r.sample[0].ends_with("results/epoch2.ckpt"), "{r:?}");
+    assert!(r.last_downloaded_ms.is_some());
+    let n = c.changed.iter().find(|f| f.path == never).expect("never");
+    assert_eq!(n.reason, "never_downloaded");
+    // A pasted host: no provider disks or stop price, and no saved Setup probe.
+    assert!(c.disks.is_empty() && c.stop_instead.is_none(), "{c:?}");
+    assert!(c.notes.contains(&"no_setup_probe".to_string()), "{c:?}");
+
+    // The recipe: the fake pip freeze, PyTorch from its index.
+    let recipe = c.recipe.clone().expect("recipe");
+    assert!(
+        recipe
+            .pip_freeze
+            .contains(&"fakegpu-results==0.1".to_string()),
+        "{recipe:?}"
+    );
+    assert!(recipe
+        .pip_freeze
+        .contains(&"torch==2.8.0+cu128".to_string()));
+    assert_eq!(
+        recipe.torch_index.as_deref(),
+        Some("https://download.pytorch.org/whl/cu128")
+    );
+    assert!(
+        recipe.script.contains("fakegpu-results==0.1"),
+        "{}",
+        recipe.script
+    );
+    assert!(
+        recipe
+            .script
+            .contains("--index-url 'https://download.pytorch.org/whl/cu128'"),
+        "{}",
+        recipe.script
+    );
+    let path = w.app.release_save_recipe(&recipe).expect("save");
+    assert!(path.starts_with(
+        &w.tmp
+            .path()
+            .join("gpurent/data/recipes")
+            .display()
+            .to_string()
+    ));
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), recipe.script);
+    let st = std::process::Command::new("sh")
+        .arg("-n")
+        .arg(&path)
+        .status()
+        .expect("sh -n");
+    assert!(st.success(), "the saved recipe is valid sh");
+}
