@@ -56,6 +56,17 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     }
     let started = Instant::now();
     let sshd = Sshd::start().expect("sshd");
+    // A result folder on "the machine" (the sshd is this machine), readable by its login user.
+    let results = std::env::temp_dir().join(format!("gpurent-e2e-results-{}", std::process::id()));
+    std::fs::create_dir_all(&results).expect("results dir");
+    std::fs::write(results.join("metrics.json"), b"{\"loss\": 0.1}").expect("result file");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for p in [&results, &results.join("metrics.json")] {
+            let mode = if p.is_dir() { 0o755 } else { 0o644 };
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+    }
     let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
     fake.set_ssh(SshTarget {
         host: sshd.host().to_string(),
@@ -297,6 +308,32 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         .starts_with("Release deletes the machine and its 50 GB disk"));
     s.screenshot("rent-release-en").await;
     s.click("#rented-confirm").await;
+    // The release checklist: a result folder on the machine that was never downloaded is named
+    // ("download first"), the disk the release deletes and the cost of stopping instead are shown.
+    s.wait_css("#release-dialog[open] #release-body").await;
+    s.fill("#release-folders", &results.display().to_string())
+        .await;
+    s.click("#release-check").await;
+    s.wait_css(&format!(
+        "#release-changed .release-folder.changed[data-path='{}']",
+        results.display()
+    ))
+    .await;
+    s.wait_css("#release-disks").await;
+    s.wait_css("#release-stop").await;
+    assert_eq!(s.text("#release-confirm").await, "Release anyway");
+    // What it costs now follows the provider's current state, read for the checklist: still
+    // starting after the start (the fake provisions for 5 s) bills no GPU time yet by RunPod's
+    // rule, and the checklist says why it is $0 beside a $0.44/h row; running, $0.44/h compute
+    // + the 50 GB container disk.
+    let now = s.text("#release-now").await;
+    match s.attr("#release-now", "data-state").await.as_str() {
+        "provisioning" => assert!(now.starts_with("It is starting"), "{now}"),
+        "running" => assert!(now.starts_with("It costs $0.4"), "{now}"),
+        other => panic!("state {other}: {now}"),
+    }
+    s.screenshot("rent-release-checklist-en").await;
+    s.click("#release-confirm").await;
     s.wait_css(&format!(
         "#rented-closed li[data-instance='{id}'][data-state='terminated']"
     ))
@@ -345,6 +382,9 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     s.wait_css("#rent-stuck #rented-money[data-effect='everything_deleted']")
         .await;
     s.click("#rent-stuck #rented-confirm").await;
+    // Never ready, so no saved host: the checklist says so and still lets it go.
+    s.wait_css("#release-dialog[open] #release-body").await;
+    s.click("#release-confirm").await;
     s.wait_css(&format!(
         "#rented-closed li[data-instance='{stuck}'][data-state='terminated']"
     ))
@@ -400,6 +440,7 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         );
     }
     s.finish().await;
+    let _ = std::fs::remove_dir_all(&results);
     eprintln!(
         "rent E2E journey took {:.1} s ({} files scanned for the key)",
         started.elapsed().as_secs_f64(),

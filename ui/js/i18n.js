@@ -71,7 +71,9 @@ export function errorText(e) {
 /** @param {string | number} n @param {number} [digits] */
 export function num(n, digits = 1) {
   const v = typeof n === 'number' ? n : Number(n);
-  return new Intl.NumberFormat(current, { maximumFractionDigits: digits }).format(v);
+  // -0 and what rounds to zero print as 0, never "-0".
+  const shown = Math.abs(v) < 0.5 * 10 ** -digits ? 0 : v;
+  return new Intl.NumberFormat(current, { maximumFractionDigits: digits }).format(shown);
 }
 
 /** @param {ParentNode} root */

@@ -141,6 +141,7 @@ export default {
   'rented.doing.start': 'Starting {id}…',
   'rented.doing.release': 'Releasing {id}…',
   'rented.done': '{id}: {state} (the provider says: {raw}).',
+  'rented.release.kept': '{id} was not released: the machine is still there and still billing.',
   'rented.gone': 'gone',
 
   'rent.error.auth_rejected': 'The provider rejected the API key. Check it in the provider’s console.',

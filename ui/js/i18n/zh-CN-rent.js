@@ -140,6 +140,7 @@ export default {
   'rented.doing.start': '正在开机 {id}…',
   'rented.doing.release': '正在释放 {id}…',
   'rented.done': '{id}：{state}（平台显示：{raw}）。',
+  'rented.release.kept': '{id} 未释放：机器仍在，仍在计费。',
   'rented.gone': '已不存在',
 
   'rent.error.auth_rejected': '平台拒绝了这个 API 密钥。请在平台控制台检查它。',

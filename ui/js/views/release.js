@@ -56,7 +56,8 @@ function render(c) {
     else text = t('release.stop.wipes', { month: money(s.usd_per_month) });
     box.append(el('section', { class: 'release-stop', id: 'release-stop' }, el('h4', { text: t('release.stop.title') }), el('p', { text })));
   }
-  box.append(el('p', { class: 'small', text: t('release.now', { rate: money(c.usd_per_hour_now) }) }));
+  const nowKey = c.ledger_state === 'provisioning' ? 'release.now.starting' : 'release.now';
+  box.append(el('p', { class: 'small', id: 'release-now', 'data-state': c.ledger_state ?? '', text: t(nowKey, { rate: money(c.usd_per_hour_now) }) }));
   return box;
 }
 
@@ -109,6 +110,10 @@ export function confirmRelease(instanceId) {
       } catch (e) {
         clear(body);
         body.append(el('p', { class: 'bad-text', id: 'release-error', text: errorText(/** @type {ErrorPayload} */ (e)) }));
+        // Without a checklist the release must still be possible: a machine that cannot be read
+        // may be the one that bills for nothing.
+        ok.disabled = false;
+        ok.textContent = t('release.confirm.anyway');
       }
     };
 

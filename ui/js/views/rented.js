@@ -6,6 +6,7 @@ import { hostList, instanceAction, instanceMoney, instancesList, providerList } 
 import { clear, el } from '../dom.js';
 import { DICTIONARIES, errorText, num, t } from '../i18n.js';
 import * as ops from '../ops.js';
+import { confirmRelease } from './release.js';
 import { outcomes } from './rent.js';
 import { setupOn } from './setup.js';
 
@@ -61,11 +62,14 @@ export function actionMoneyText(m, i) {
 
 /**
  * Release (terminate) an instance: the one place the release is sent from. The caller has shown
- * the money and had it confirmed; the answer is the ledger row as the provider now reports it.
+ * the money and had it confirmed; then the release checklist (changed result folders, the disks
+ * deleted, the cost of stopping instead, the environment recipe) asks once more. The answer is
+ * the ledger row as the provider now reports it, or null when the user kept the machine.
  * @param {string} id the gpurent id (or the provider's)
- * @returns {Promise<InstanceView>}
+ * @returns {Promise<InstanceView | null>}
  */
-export function releaseInstance(id) {
+export async function releaseInstance(id) {
+  if (!(await confirmRelease(id))) return null;
   return instanceAction(id, 'release');
 }
 
@@ -306,6 +310,11 @@ function askConfirm(row, box, i, action, m, status, reload) {
     status.textContent = t(`rented.doing.${action}`, { id: i.id });
     try {
       const after = await runAction(i.id, action);
+      if (after === null) {
+        status.textContent = t('rented.release.kept', { id: i.id });
+        row.hidden = true;
+        return;
+      }
       status.textContent = t('rented.done', { id: after.id, state: t(`rent.state.${after.state}`), raw: after.remote?.raw_status ?? t('rented.gone') });
     } catch (e) {
       status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));

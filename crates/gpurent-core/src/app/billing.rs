@@ -11,8 +11,8 @@ use crate::app::App;
 use crate::billing::budget::{self, Level, Period};
 use crate::billing::instance::{self as priced, ProviderReported};
 use crate::billing::{
-    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, CostBreakdown, Increment,
-    InstanceState, PastedRate, StateChange, Tariff, Traffic,
+    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, CostBreakdown,
+    Increment, InstanceState, PastedRate, StateChange, Tariff, Traffic,
 };
 use crate::error::{Coded, CoreError};
 use crate::providers::ledger::{self, AccountFailure, LedgerInstance};
@@ -339,16 +339,18 @@ impl App {
         let mut balances = vec![];
         if opts.live {
             for a in self.provider_list()? {
-                let ours: f64 = machines
-                    .iter()
-                    .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
-                    .map(|m| m.usd_per_hour_now)
-                    .sum();
-                let theirs: f64 = foreign_rate
-                    .iter()
-                    .filter(|(acc, _)| acc == &a.name)
-                    .map(|(_, r)| r)
-                    .sum();
+                let ours = usd_total(
+                    machines
+                        .iter()
+                        .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
+                        .map(|m| m.usd_per_hour_now),
+                );
+                let theirs = usd_total(
+                    foreign_rate
+                        .iter()
+                        .filter(|(acc, _)| acc == &a.name)
+                        .map(|(_, r)| *r),
+                );
                 let rate = ours + theirs;
                 let got = self.provider_client(&a).and_then(|c| c.balance());
                 let (balance, error) = match got {
@@ -370,14 +372,15 @@ impl App {
             }
         }
         Ok(CostReport {
-            total_so_far_usd: machines.iter().map(|m| m.so_far.total_usd).sum(),
-            total_usd_per_hour_now: machines.iter().map(|m| m.usd_per_hour_now).sum(),
+            total_so_far_usd: usd_total(machines.iter().map(|m| m.so_far.total_usd)),
+            total_usd_per_hour_now: usd_total(machines.iter().map(|m| m.usd_per_hour_now)),
             total_projected_usd: opts.ahead_ms.map(|_| {
-                machines
-                    .iter()
-                    .filter_map(|m| m.projected.as_ref())
-                    .map(|p| p.total_usd)
-                    .sum()
+                usd_total(
+                    machines
+                        .iter()
+                        .filter_map(|m| m.projected.as_ref())
+                        .map(|p| p.total_usd),
+                )
             }),
             machines,
             balances,

@@ -86,12 +86,13 @@ pub fn disks_and_stop(
 ) -> Result<(Vec<DiskDeleted>, StopInstead, Vec<String>), CoreError> {
     let mut notes = vec![];
     let (tariff, _) = priced::tariff(row)?;
-    let stopped: f64 = tariff
-        .time
-        .iter()
-        .filter(|c| c.bills_in.bills(InstanceState::Stopped))
-        .map(|c| c.usd_per_hour)
-        .sum();
+    let stopped = crate::billing::usd_total(
+        tariff
+            .time
+            .iter()
+            .filter(|c| c.bills_in.bills(InstanceState::Stopped))
+            .map(|c| c.usd_per_hour),
+    );
     let size = (row.disk_gb > 0).then_some(row.disk_gb);
     let (kind, possible, keeps) = match row.provider {
         ProviderKind::Runpod => {
@@ -218,6 +219,11 @@ impl App {
         key: Option<&LoginKey>,
         cancel: &CancelToken,
     ) -> Result<ReleaseChecklist, ProviderError> {
+        // The money below is read from the ledger: bring it up to date with what each provider
+        // says now (a machine started a moment ago is running, not still provisioning). An
+        // account that cannot be read leaves its rows as they were; the release itself checks
+        // again.
+        let _ = self.providers_reconcile();
         let row = self.with_db(|c| ledger::find(c, target))?;
         let now = self.now_ms();
         let mut c = ReleaseChecklist {
@@ -418,6 +424,8 @@ mod tests {
         assert_eq!(d[0].kind, "container_disk");
         assert!(s.possible && !s.keeps_disk);
         assert_eq!(s.usd_per_month, 0.0);
+        // +0.0, not the -0.0 an empty f64 sum gives (printed "-0" in JSON and the UI).
+        assert!(s.usd_per_month.is_sign_positive() && s.usd_per_hour.is_sign_positive());
         assert!(n.contains(&"runpod_stop_wipes_container_disk".to_string()));
         // Lambda cannot stop.
         let (_, s, n) = disks_and_stop(&row(ProviderKind::Lambda, 0, None)).expect("lambda");

@@ -185,6 +185,12 @@ impl PastedRate {
     }
 }
 
+/// The sum of dollar amounts, starting at +0.0: `Iterator::sum` of no f64 is -0.0, which prints
+/// as "-0" in JSON and the UI.
+pub fn usd_total<I: IntoIterator<Item = f64>>(amounts: I) -> f64 {
+    amounts.into_iter().fold(0.0, |a, b| a + b)
+}
+
 /// The state at `at_ms` (the last change at or before it); `None` before the first.
 pub fn state_at(timeline: &[StateChange], at_ms: i64) -> Option<InstanceState> {
     timeline
@@ -254,7 +260,7 @@ pub fn cost_until(
     }
     CostBreakdown {
         until_ms,
-        total_usd: lines.iter().map(|l| l.usd).sum(),
+        total_usd: usd_total(lines.iter().map(|l| l.usd)),
         lines,
     }
 }
@@ -273,12 +279,13 @@ pub fn cost_so_far(
 /// terminated).
 pub fn usd_per_hour_now(timeline: &[StateChange], tariff: &Tariff, now_ms: i64) -> f64 {
     match state_at(timeline, now_ms) {
-        Some(s) => tariff
-            .time
-            .iter()
-            .filter(|c| c.bills_in.bills(s))
-            .map(|c| c.usd_per_hour)
-            .sum(),
+        Some(s) => usd_total(
+            tariff
+                .time
+                .iter()
+                .filter(|c| c.bills_in.bills(s))
+                .map(|c| c.usd_per_hour),
+        ),
         None => 0.0,
     }
 }

@@ -10,8 +10,8 @@ pub mod instance;
 pub mod rules;
 
 pub use cost::{
-    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, Charge, CostBreakdown,
-    CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
+    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, Charge,
+    CostBreakdown, CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
 };
 pub use rules::{BillsIn, Increment, InstanceState, RateUnit, Rule, Verified};
 
