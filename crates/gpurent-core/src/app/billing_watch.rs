@@ -135,6 +135,19 @@ impl App {
         })
     }
 
+    /// [`App::billing_view`] with "by" as the user typed it (`90m`, `2.5h`, `1d`; empty: none).
+    pub fn billing_view_by(&self, by: Option<&str>) -> Result<BillingView, CoreError> {
+        let ahead_ms = match by.map(str::trim).filter(|b| !b.is_empty()) {
+            None => None,
+            Some(text) => Some(
+                crate::guard::parse_duration(text)
+                    .map_err(|e| CoreError::invalid("by", e.to_string()))? as i64
+                    * 1000,
+            ),
+        };
+        self.billing_view(ahead_ms)
+    }
+
     /// Set (or replace) a budget, with the user's choice to stop at 100 %.
     pub fn budget_set_with(
         &self,
@@ -450,6 +463,15 @@ mod tests {
         let last = v.spend.points.last().expect("points");
         assert!((last.usd - 2.5).abs() < 1e-6, "{last:?}");
         assert!((v.cost.total_projected_usd.unwrap_or(0.0) - 3.5).abs() < 1e-6);
+        let by = app.billing_view_by(Some("1h")).expect("by");
+        assert_eq!(by.cost.total_projected_usd, v.cost.total_projected_usd);
+        assert!(app.billing_view_by(Some("soon")).is_err());
+        assert!(app
+            .billing_view_by(Some(" "))
+            .expect("empty")
+            .cost
+            .total_projected_usd
+            .is_none());
         // Set again without the choice: it is cleared.
         app.budget_set_with(None, Period::Day, 5.0, false)
             .expect("again");
