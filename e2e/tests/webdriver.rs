@@ -19,10 +19,10 @@ async fn catalog_language_and_selfcheck_journey() {
 
     // The rail: the built steps work; later ones are visible but disabled with a description.
     s.wait_css("body[data-ready='true']").await;
-    for built in ["pick", "keys", "hosts", "setup", "files"] {
+    for built in ["pick", "keys", "hosts", "setup", "files", "billing"] {
         assert!(s.is_enabled(&format!("#nav-{built}")).await, "{built}");
     }
-    for later in ["monitor", "billing"] {
+    for later in ["monitor"] {
         assert!(
             !s.is_enabled(&format!("#nav-{later}")).await,
             "{later} should be disabled"
