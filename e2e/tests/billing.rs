@@ -197,3 +197,129 @@ async fn billing_cost_grows_budget_banner_and_stop_confirm() {
     s.screenshot("billing-budgets-zh").await;
     s.finish().await;
 }
+
+const API_KEY: &str = "rp_e2e_billing_key";
+
+/// A machine rented from the fake RunPod (behind Prism's validating proxy for the RunPod spec)
+/// with the CLI, in the app's own `GPURENT_HOME`: the Billing step lists it, and Stop and Release
+/// each walk their confirm with the money in words before the provider is asked; the provider's
+/// state really changes.
+#[tokio::test]
+async fn billing_rented_machine_stop_and_release_confirm() {
+    use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor, SshTarget};
+    use std::os::unix::fs::PermissionsExt;
+
+    if !gpurent_testhost::sshd_available() || !gpurent_testhost::prism_available() {
+        return;
+    }
+    let sshd = gpurent_testhost::Sshd::start().expect("sshd");
+    let key = gpurent_testhost::UserKey::generate("gpurent-billing-e2e").expect("key");
+    sshd.authorize(&key.public_line).expect("authorize");
+    let keys = tempfile_dir();
+    let key_file = keys.join("id_ed25519");
+    std::fs::write(&key_file, &key.private_pem).expect("write key");
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::write(
+        keys.join("id_ed25519.pub"),
+        format!("{}\n", key.public_line),
+    )
+    .expect("pub");
+    let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
+    fake.set_ssh(SshTarget {
+        host: sshd.host().to_string(),
+        port: sshd.port(),
+        user: sshd.user().to_string(),
+    });
+    let spec = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/gpurent-core/tests/provider-specs/runpod-rest-v2.openapi.json");
+    let prism = gpurent_testhost::Prism::proxy(&spec, &fake.url()).expect("prism proxy");
+    let port = sshd.port().to_string();
+    let url = prism.url();
+    let env: Vec<(&str, &str)> = vec![
+        ("GPURENT_RUNPOD_API_KEY", API_KEY),
+        ("GPURENT_RUNPOD_API_URL", url.as_str()),
+        ("GPURENT_RUNPOD_SSH_USER", sshd.user()),
+        ("GPURENT_RUNPOD_SSH_PORT", port.as_str()),
+        ("GPURENT_HTTP_TIMEOUT_S", "4"),
+    ];
+    let s = Session::start_with_env(&env).await;
+    s.wait_css("body[data-ready='true']").await;
+
+    // Rent with the CLI into the app's own home (same database, same keychain).
+    let out = std::process::Command::new(harness::app_binary("gpurent"))
+        .args(["rent", "--provider", "runpod", "--offer"])
+        .arg(fake.offer_id())
+        .arg("-i")
+        .arg(&key_file)
+        .args(["--ready-timeout", "60", "--json"])
+        .envs(env.iter().copied())
+        .env("GPURENT_HOME", s.home.path())
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run gpurent rent");
+    assert!(
+        out.status.success(),
+        "rent: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rented: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let id = rented["instance"]["id"].as_str().expect("id").to_string();
+    let row = format!("#billing-instances tr[data-instance='{id}']");
+
+    s.click("#nav-billing").await;
+    s.wait_css(&format!("{row}[data-state='running']")).await;
+
+    // Stop: the money first; Cancel changes nothing.
+    s.click(&format!("{row} button[data-action='stop']")).await;
+    s.wait_css("#billing-confirm[open]").await;
+    let words = s.text("#billing-confirm").await;
+    assert!(
+        words.contains(&format!("Stopping {id}: the GPU ($0.44/h) stops billing.")),
+        "{words}"
+    );
+    assert!(words.contains("disk is kept"), "{words}");
+    s.screenshot("billing-rented-stop-en").await;
+    s.click("#billing-confirm-no").await;
+    s.wait_gone("#billing-confirm").await;
+    assert_eq!(fake.instances()[0].state, FakeState::Running);
+    s.click(&format!("{row} button[data-action='stop']")).await;
+    s.wait_css("#billing-confirm[open]").await;
+    s.click("#billing-confirm-yes").await;
+    s.wait_css(&format!("{row}[data-state='stopped']")).await;
+    assert_eq!(fake.instances()[0].state, FakeState::Stopped);
+
+    // Release: everything deleted, said before; then it is gone from the list.
+    s.click(&format!("{row} button[data-action='release']"))
+        .await;
+    s.wait_css("#billing-confirm[open]").await;
+    let words = s.text("#billing-confirm").await;
+    assert!(words.contains("deleted for good"), "{words}");
+    s.screenshot("billing-rented-release-en").await;
+    s.click("#billing-confirm-yes").await;
+    s.wait_gone(&row).await;
+    s.wait_css("#instances-none").await;
+    assert!(
+        fake.instances()
+            .iter()
+            .all(|i| i.state == FakeState::Terminated),
+        "{:?}",
+        fake.instances()
+    );
+    let v = prism.violations();
+    assert!(
+        v.is_empty(),
+        "the RunPod spec was violated:\n{}",
+        v.join("\n")
+    );
+    s.finish().await;
+    let _ = std::fs::remove_dir_all(&keys);
+}
+
+/// A private temp folder for the key file (the e2e crate has no tempfile dependency).
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("gpurent-billing-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("mkdir");
+    d
+}

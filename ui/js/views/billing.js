@@ -35,7 +35,7 @@ const state = {
 };
 
 /** Cost so far with enough digits to see it grow. @param {number} v */
-const usdFine = (v) => `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v)}`;
+const usdFine = (v) => `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v + 0)}`;
 
 /** @param {number} ms @param {boolean} [seconds] */
 const clock = (ms, seconds = false) => new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined }).format(new Date(ms));
@@ -158,8 +158,9 @@ const ruleText = (rule) => t(`billing.rule.${rule}`);
 /** @param {BillingView} v @param {HTMLElement} box @param {() => void} again */
 function renderMachines(v, box, again) {
   clear(box);
+  box.classList.toggle('table-wrap', v.cost.machines.length > 0);
   if (v.cost.machines.length === 0) {
-    box.append(el('p', { class: 'card', id: 'billing-empty', text: t('billing.empty') }));
+    box.append(el('p', { class: 'muted', id: 'billing-empty', text: t('billing.empty') }));
     return;
   }
   const head = el('tr', {}, ...['machine', 'state', 'rule', 'so_far', 'per_hour', 'by', 'actions']
@@ -167,7 +168,7 @@ function renderMachines(v, box, again) {
   const body = el('tbody');
   for (const m of v.cost.machines) {
     const running = m.state === 'running';
-    const actions = el('td', { class: 'actions' });
+    const actions = el('div', { class: 'actions' });
     if (running) {
       const b = el('button', { type: 'button', class: 'small-btn', 'data-action': 'mark-stopped', text: t('billing.pasted.stop') });
       b.addEventListener('click', () => markStopped(m, again));
@@ -176,12 +177,12 @@ function renderMachines(v, box, again) {
     actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
     body.append(el('tr', { 'data-host': m.host, 'data-state': m.state ?? 'none' },
       el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: t('billing.kind.pasted') })),
-      el('td', { class: `state ${m.state ?? ''}`, text: t(`billing.state.${m.state ?? 'none'}`) }),
+      el('td', { class: `state ${m.state ?? ''}`, text: t(`billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`) }),
       el('td', { text: ruleText(m.rule) }),
       el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
       el('td', { class: 'num per-hour', text: `${usd(m.usd_per_hour_now)}/h` }),
       el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
-      actions));
+      el('td', {}, actions)));
   }
   box.append(el('table', { class: 'data billing-table' }, el('thead', {}, head), body));
 }
@@ -287,7 +288,7 @@ function renderInstances(list, box, again) {
   }
   const body = el('tbody');
   for (const i of live) {
-    const actions = el('td', { class: 'actions' });
+    const actions = el('div', { class: 'actions' });
     if (i.state === 'running') {
       const stop = el('button', { type: 'button', class: 'small-btn', 'data-action': 'stop', text: t('billing.stop') });
       stop.addEventListener('click', () => stopMachine(i.id, again));
@@ -300,7 +301,7 @@ function renderInstances(list, box, again) {
       el('td', {}, el('strong', { text: i.host_label ?? i.id }), el('span', { class: 'muted small kind', text: `${i.provider} · ${i.gpu}` })),
       el('td', { class: `state ${i.state}`, text: t(`billing.state.${i.state}`) }),
       el('td', { class: 'num', text: `${usd(i.price_per_hour_usd)}/h` }),
-      actions));
+      el('td', {}, actions)));
   }
   box.append(el('table', { class: 'data billing-table' },
     el('thead', {}, el('tr', {}, ...['machine', 'state', 'price', 'actions'].map((k) => el('th', { text: t(`billing.col.${k}`) })))),
@@ -380,7 +381,7 @@ export async function renderBilling(root) {
   });
   const by = /** @type {HTMLInputElement} */ (el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' }));
   const summary = el('div', { id: 'billing-summary' });
-  const machines = el('div', { id: 'billing-machines', class: 'table-wrap' });
+  const machines = el('div', { id: 'billing-machines' });
   const chart = el('div', { id: 'billing-chart', class: 'chart-box' });
   const instances = el('div', { id: 'billing-instances' });
   const budgets = el('div', { id: 'billing-budgets' });
