@@ -37,11 +37,11 @@ pub async fn budget_set(
     host: Option<String>,
     period: Period,
     usd: f64,
-    stop_at_100: bool,
+    stop_when_spent: bool,
 ) -> CmdResult<BudgetRow> {
     let app = state.shared()?;
     blocking(move || {
-        app.budget_set_with(host.as_deref(), period, usd, stop_at_100)
+        app.budget_set_with(host.as_deref(), period, usd, stop_when_spent)
             .map_err(err)
     })
     .await
