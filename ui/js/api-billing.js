@@ -1,4 +1,4 @@
-// Typed wrappers over the Billing commands (and the instance actions the Billing step uses).
+// Typed wrappers over the Billing commands (the instance actions are in api.js).
 // Kept beside api.js so the steps built in parallel do not edit one file; types from ../bindings.
 import { invoke } from './tauri.js';
 
@@ -8,9 +8,6 @@ import { invoke } from './tauri.js';
 /** @typedef {import('../bindings/Increment').Increment} Increment */
 /** @typedef {import('../bindings/Period').Period} Period */
 /** @typedef {import('../bindings/Notice').Notice} Notice */
-/** @typedef {import('../bindings/InstancesView').InstancesView} InstancesView */
-/** @typedef {import('../bindings/InstanceView').InstanceView} InstanceView */
-/** @typedef {import('../bindings/MoneyNote').MoneyNote} MoneyNote */
 
 /** @param {string | null} by e.g. `2h`, `90m`; empty: no projection @returns {Promise<BillingView>} */
 export const billingView = (by) => invoke('billing_view', { by });
@@ -32,12 +29,3 @@ export const hostRateStopped = (host) => invoke('host_rate_stopped', { host });
 
 /** @returns {Promise<Notice[]>} */
 export const noticesRecent = () => invoke('notices_recent');
-
-/** @returns {Promise<InstancesView>} */
-export const instancesList = () => invoke('instances_list');
-
-/** @param {string} instance @param {'stop' | 'release'} action @returns {Promise<MoneyNote>} */
-export const instanceMoney = (instance, action) => invoke('instance_money', { instance, action });
-
-/** @param {string} instance @param {'stop' | 'release'} action @returns {Promise<InstanceView>} */
-export const instanceAction = (instance, action) => invoke('instance_action', { instance, action, yes: true });

@@ -3,10 +3,8 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { hostList } from '../api.js';
-import {
-  billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, instanceAction, instanceMoney, instancesList, noticesRecent,
-} from '../api-billing.js';
+import { hostList, instanceAction, instanceMoney, instancesList } from '../api.js';
+import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
 import { hideError, showError } from '../banner.js';
 import { budgetName, showBudgets, usd } from '../budget-banner.js';
 import { clear, el } from '../dom.js';
