@@ -34,9 +34,13 @@ async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &st
 
 /// The cost so far of `host` as the screen shows it (the exact number is in `data-usd`).
 async fn so_far(s: &Session, host: &str) -> f64 {
-    let css = format!("tr[data-host='{host}'] td.so-far");
-    s.wait_css(&css).await;
-    let v = s.attr(&css, "data-usd").await;
+    usd_of(s, &format!("tr[data-host='{host}'] td.so-far")).await
+}
+
+/// The exact amount behind a cell (`data-usd`).
+async fn usd_of(s: &Session, css: &str) -> f64 {
+    s.wait_css(css).await;
+    let v = s.attr(css, "data-usd").await;
     v.parse()
         .unwrap_or_else(|_| panic!("{css}: data-usd {v:?}"))
 }
@@ -201,11 +205,11 @@ async fn billing_cost_grows_budget_banner_and_stop_confirm() {
 const API_KEY: &str = "rp_e2e_billing_key";
 
 /// A machine rented from the fake RunPod (behind Prism's validating proxy for the RunPod spec)
-/// with the CLI, in the app's own `GPURENT_HOME`: the Billing step lists it, and Stop and Release
-/// each walk their confirm with the money in words before the provider is asked; the provider's
-/// state really changes.
+/// with the CLI, in the app's own `GPURENT_HOME`: the Billing step lists it with its cost growing
+/// and its account; Stop walks its confirm with the money in words, Release the release
+/// checklist, before the provider is asked; the provider's state really changes.
 #[tokio::test]
-async fn billing_rented_machine_stop_and_release_confirm() {
+async fn billing_rented_machine_cost_stop_and_release_checklist() {
     use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor, SshTarget};
     use std::os::unix::fs::PermissionsExt;
 
@@ -266,10 +270,33 @@ async fn billing_rented_machine_stop_and_release_confirm() {
     );
     let rented: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let id = rented["instance"]["id"].as_str().expect("id").to_string();
-    let row = format!("#billing-instances tr[data-instance='{id}']");
+    let row = format!("#billing-machines tr[data-instance='{id}']");
 
+    // The Billing step lists it with the pasted hosts; its cost grows ($0.44/h, per second).
     s.click("#nav-billing").await;
-    s.wait_css(&format!("{row}[data-state='running']")).await;
+    s.wait_css(&format!(
+        "{row}[data-state='running'][data-kind='provider']"
+    ))
+    .await;
+    let r1 = next_refresh(&s, "").await;
+    let first = usd_of(&s, &format!("{row} td.so-far")).await;
+    next_refresh(&s, &r1).await;
+    let second = usd_of(&s, &format!("{row} td.so-far")).await;
+    assert!(
+        second > first,
+        "the rented machine's cost grew: {first} then {second}"
+    );
+    // gpurent counts compute and the running pod's container disk (50 GB at $0.10/GB-month);
+    // beside it, what the provider itself reports for the pod.
+    assert_eq!(
+        s.text(&format!("{row} td.per-hour span:first-child")).await,
+        "$0.45/h"
+    );
+    let theirs = s.text(&format!("{row} td.per-hour .reported")).await;
+    assert_eq!(theirs, "$0.44/h by the provider");
+    s.wait_css("#billing-balances li.balance-row").await;
+    s.scroll_to("h1").await;
+    s.screenshot("billing-rented-en").await;
 
     // Stop: the money first; Cancel changes nothing.
     s.click(&format!("{row} button[data-action='stop']")).await;
@@ -290,16 +317,22 @@ async fn billing_rented_machine_stop_and_release_confirm() {
     s.wait_css(&format!("{row}[data-state='stopped']")).await;
     assert_eq!(fake.instances()[0].state, FakeState::Stopped);
 
-    // Release: everything deleted, said before; then it is gone from the list.
+    // Release walks the release checklist (disks deleted, what stopping instead costs); cancel
+    // first, then confirm: the provider's state changes and the row goes.
     s.click(&format!("{row} button[data-action='release']"))
         .await;
-    s.wait_css("#billing-confirm[open]").await;
-    let words = s.text("#billing-confirm").await;
-    assert!(words.contains("deleted for good"), "{words}");
+    s.wait_css(&format!("#release-dialog[open][data-instance='{id}']"))
+        .await;
+    s.wait_css("#release-confirm:not([disabled])").await;
     s.screenshot("billing-rented-release-en").await;
-    s.click("#billing-confirm-yes").await;
+    s.click("#release-cancel").await;
+    s.wait_gone("#release-dialog").await;
+    assert_eq!(fake.instances()[0].state, FakeState::Stopped);
+    s.click(&format!("{row} button[data-action='release']"))
+        .await;
+    s.wait_css("#release-confirm:not([disabled])").await;
+    s.click("#release-confirm").await;
     s.wait_gone(&row).await;
-    s.wait_css("#instances-none").await;
     assert!(
         fake.instances()
             .iter()

@@ -6,11 +6,15 @@ import { invoke } from './tauri.js';
 /** @typedef {import('../bindings/BudgetRow').BudgetRow} BudgetRow */
 /** @typedef {import('../bindings/HostRate').HostRate} HostRate */
 /** @typedef {import('../bindings/Increment').Increment} Increment */
-/** @typedef {import('../bindings/Period').Period} Period */
+/** @typedef {import('../bindings/BudgetPeriod').BudgetPeriod} Period */
 /** @typedef {import('../bindings/Notice').Notice} Notice */
 
-/** @param {string | null} by e.g. `2h`, `90m`; empty: no projection @returns {Promise<BillingView>} */
-export const billingView = (by) => invoke('billing_view', { by });
+/**
+ * @param {string | null} by e.g. `2h`, `90m`; empty: no projection
+ * @param {boolean} live also ask the providers (reconcile, their rates, balances)
+ * @returns {Promise<BillingView>}
+ */
+export const billingView = (by, live) => invoke('billing_view', { by, live });
 
 /** @returns {Promise<BudgetRow[]>} */
 export const budgetList = () => invoke('budget_list');

@@ -14,14 +14,15 @@ use crate::edge::{err, CmdResult};
 use crate::AppState;
 
 /// The Billing screen at this moment; `by`: also what it will have cost that long from now
-/// (`90m`, `2.5h`; empty or absent: no projection).
+/// (`90m`, `2.5h`; empty or absent: no projection); `live`: ask the providers too.
 #[tauri::command]
 pub async fn billing_view(
     state: State<'_, AppState>,
     by: Option<String>,
+    live: bool,
 ) -> CmdResult<BillingView> {
     let app = state.shared()?;
-    blocking(move || app.billing_view_by(by.as_deref()).map_err(err)).await
+    blocking(move || app.billing_view_by(by.as_deref(), live).map_err(err)).await
 }
 
 #[tauri::command]

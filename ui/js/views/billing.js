@@ -3,27 +3,33 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { hostList, instanceAction, instanceMoney, instancesList } from '../api.js';
+import { hostList, instanceAction, instanceMoney } from '../api.js';
 import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
 import { hideError, showError } from '../banner.js';
 import { budgetName, showBudgets, usd } from '../budget-banner.js';
 import { clear, el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
+import { confirmRelease } from './release.js';
 
 /** @typedef {import('../../bindings/BillingView').BillingView} BillingView */
 /** @typedef {import('../../bindings/MachineCost').MachineCost} MachineCost */
 /** @typedef {import('../../bindings/BudgetRow').BudgetRow} BudgetRow */
 /** @typedef {import('../../bindings/SpendSeries').SpendSeries} SpendSeries */
-/** @typedef {import('../../bindings/InstanceView').InstanceView} InstanceView */
+/** @typedef {import('../../bindings/AccountBalance').AccountBalance} AccountBalance */
 /** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
 /** @typedef {import('../../bindings/Notice').Notice} Notice */
 /** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/Period').Period} Period */
+/** @typedef {import('../../bindings/BudgetPeriod').BudgetPeriod} Period */
 /** @typedef {import('../../bindings/Increment').Increment} Increment */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** How often the numbers are asked for again while the screen is open. */
 const REFRESH_MS = 3000;
+/** Every this many refreshes the providers are asked too (reconcile, their rates, balances). */
+const LIVE_EVERY = 10;
+
+/** @type {Map<string, import('../../bindings/ProviderReported').ProviderReported | null>} */
+const reportedSeen = new Map();
 
 const state = {
   /** "What will it have cost by …" as typed. */
@@ -73,33 +79,27 @@ function confirmMoney(title, lines, yes) {
   });
 }
 
-/** The money of a stop or release in words. @param {MoneyNote} m @param {string} id */
+/** The money of a stop in words. @param {MoneyNote} m @param {string} id */
 function moneyWords(m, id) {
   const price = usd(m.price_per_hour_usd);
   const disk = num(m.disk_gb, 0);
   const storage = m.stopped_storage_usd_per_month;
-  if (m.action === 'stop') {
-    return [
-      t('billing.money.stop', { id, price }),
-      storage !== null ? t('billing.money.stop.disk', { disk, storage: usd(storage) }) : t('billing.money.stop.disk_unknown', { disk }),
-    ];
-  }
   return [
-    t('billing.money.release', { id, price, disk }),
-    storage !== null ? t('billing.money.release.instead', { storage: usd(storage) }) : t('billing.money.release.download'),
+    t('billing.money.stop', { id, price }),
+    storage !== null ? t('billing.money.stop.disk', { disk, storage: usd(storage) }) : t('billing.money.stop.disk_unknown', { disk }),
   ];
 }
 
 /**
- * Release a provider machine: its money in words, the user's yes, then the action (confirmed
- * against the provider's answer by the core). The one place a release starts from this screen
- * (the release checklist replaces the confirm here).
+ * Release a provider machine: the release checklist (changed result folders, the disks deleted,
+ * what stopping instead costs, the environment recipe), the user's yes, then the action
+ * (confirmed against the provider's answer by the core). The one place a release starts from
+ * this screen.
  * @param {string} id @param {() => void} after
  */
 export async function releaseMachine(id, after) {
   try {
-    const m = await instanceMoney(id, 'release');
-    if (!(await confirmMoney(t('billing.release.title', { id }), moneyWords(m, id), t('billing.release.yes')))) return;
+    if (!(await confirmRelease(id))) return;
     await instanceAction(id, 'release');
     hideError();
   } catch (e) {
@@ -167,18 +167,39 @@ function renderMachines(v, box, again) {
   for (const m of v.cost.machines) {
     const running = m.state === 'running';
     const actions = el('div', { class: 'actions' });
-    if (running) {
-      const b = el('button', { type: 'button', class: 'small-btn', 'data-action': 'mark-stopped', text: t('billing.pasted.stop') });
-      b.addEventListener('click', () => markStopped(m, again));
-      actions.append(b);
+    const id = m.instance;
+    if (m.kind === 'provider' && id) {
+      if (running) {
+        const stop = el('button', { type: 'button', class: 'small-btn', 'data-action': 'stop', text: t('billing.stop') });
+        stop.addEventListener('click', () => stopMachine(id, again));
+        actions.append(stop);
+      }
+      const rel = el('button', { type: 'button', class: 'small-btn danger', 'data-action': 'release', text: t('billing.release') });
+      rel.addEventListener('click', () => releaseMachine(id, again));
+      actions.append(rel);
+    } else {
+      if (running) {
+        const b = el('button', { type: 'button', class: 'small-btn', 'data-action': 'mark-stopped', text: t('billing.pasted.stop') });
+        b.addEventListener('click', () => markStopped(m, again));
+        actions.append(b);
+      }
+      actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
     }
-    actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
-    body.append(el('tr', { 'data-host': m.host, 'data-state': m.state ?? 'none' },
-      el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: t('billing.kind.pasted') })),
+    const account = m.account && m.account !== m.provider ? ` · ${m.account}` : '';
+    const kind = m.kind === 'provider' ? t('billing.kind.provider', { provider: `${m.provider ?? ''}${account}` }) : t('billing.kind.pasted');
+    // The provider's own rate is read live (every 30 s); in between its last answer is shown.
+    if (id && v.cost.live) reportedSeen.set(id, m.reported);
+    const r = m.reported ?? (id ? reportedSeen.get(id) ?? null : null);
+    const reported = r
+      ? el('span', { class: `muted small reported${r.differs ? ' differs' : ''}`, 'data-differs': String(r.differs),
+        text: t(r.differs ? 'billing.reported.differs' : 'billing.reported', { theirs: `${usd(r.usd_per_hour)}/h`, ours: `${usd(r.gpurent_usd_per_hour)}/h` }) })
+      : null;
+    body.append(el('tr', { 'data-host': m.host, 'data-state': m.state ?? 'none', 'data-kind': m.kind, 'data-instance': id ?? undefined },
+      el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: kind })),
       el('td', { class: `state ${m.state ?? ''}`, text: t(`billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`) }),
       el('td', { text: ruleText(m.rule) }),
       el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
-      el('td', { class: 'num per-hour', text: `${usd(m.usd_per_hour_now)}/h` }),
+      el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
       el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
       el('td', {}, actions)));
   }
@@ -216,7 +237,7 @@ function renderChart(s, box) {
     svg('line', { x1: L, y1: y(max), x2: W - R, y2: y(max), class: 'grid' }),
     svg('polygon', { points: area, class: 'spend-area' }),
     svg('polyline', { points: line, class: 'spend-line' }),
-    svg('text', { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' }, usd(max)),
+    svg('text', { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' }, max < 1 ? usdFine(max) : usd(max)),
     svg('text', { x: L - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'label' }, usd(0)),
     svg('text', { x: L, y: H - 8, 'text-anchor': 'start', class: 'label' }, clock(s.from_ms, short)),
     svg('text', { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'label' }, t('billing.chart.now', { at: clock(s.to_ms, short) })),
@@ -276,34 +297,30 @@ function renderNotices(list, box) {
   box.append(el('ul', { class: 'notice-list' }, ...list.map((n) => el('li', { 'data-kind': n.kind, text: noticeText(n) }))));
 }
 
-/** @param {InstanceView[]} list @param {HTMLElement} box @param {() => void} again */
-function renderInstances(list, box, again) {
+/** Account balances: what is left, what burns now, and when it runs out. @param {AccountBalance[]} list @param {HTMLElement} box */
+function renderBalances(list, box) {
   clear(box);
-  const live = list.filter((i) => !['terminated', 'create_failed'].includes(i.state));
-  if (live.length === 0) {
-    box.append(el('p', { class: 'muted small', id: 'instances-none', text: t('billing.instances.none') }));
+  if (list.length === 0) {
+    box.append(el('p', { class: 'muted small', id: 'balances-none', text: t('billing.balances.none') }));
     return;
   }
-  const body = el('tbody');
-  for (const i of live) {
-    const actions = el('div', { class: 'actions' });
-    if (i.state === 'running') {
-      const stop = el('button', { type: 'button', class: 'small-btn', 'data-action': 'stop', text: t('billing.stop') });
-      stop.addEventListener('click', () => stopMachine(i.id, again));
-      actions.append(stop);
+  const ul = el('ul', { class: 'balance-list' });
+  for (const b of list) {
+    /** @type {(HTMLElement | null)[]} */
+    const parts = [el('strong', { text: b.account }), el('span', { class: 'muted small', text: b.provider })];
+    if (b.balance_usd !== null) {
+      parts.push(el('span', { class: 'balance', text: t('billing.balance.left', { usd: usd(b.balance_usd), rate: `${usd(b.usd_per_hour)}/h` }) }));
+      if (b.runs_out_in_h !== null) {
+        const soon = b.runs_out_in_h < 24;
+        parts.push(el('span', { class: `runs-out${soon ? ' soon' : ''}`, 'data-hours': String(b.runs_out_in_h), text: t('billing.balance.runs_out', { hours: num(b.runs_out_in_h, b.runs_out_in_h < 10 ? 1 : 0) }) }));
+        parts.push(el('span', { class: `small${soon ? ' bad-text' : ' muted'}`, text: t('billing.balance.warning') }));
+      }
+    } else {
+      parts.push(el('span', { class: 'muted small', text: b.error ? t('billing.balance.error', { code: b.error }) : t('billing.balance.none') }));
     }
-    const rel = el('button', { type: 'button', class: 'small-btn danger', 'data-action': 'release', text: t('billing.release') });
-    rel.addEventListener('click', () => releaseMachine(i.id, again));
-    actions.append(rel);
-    body.append(el('tr', { 'data-instance': i.id, 'data-state': i.state },
-      el('td', {}, el('strong', { text: i.host_label ?? i.id }), el('span', { class: 'muted small kind', text: `${i.provider} · ${i.gpu}` })),
-      el('td', { class: `state ${i.state}`, text: t(`billing.state.${i.state}`) }),
-      el('td', { class: 'num', text: `${usd(i.price_per_hour_usd)}/h` }),
-      el('td', {}, actions)));
+    ul.append(el('li', { class: 'balance-row', 'data-account': b.account }, ...parts));
   }
-  box.append(el('table', { class: 'data billing-table' },
-    el('thead', {}, el('tr', {}, ...['machine', 'state', 'price', 'actions'].map((k) => el('th', { text: t(`billing.col.${k}`) })))),
-    body));
+  box.append(ul);
 }
 
 /** @param {string} id @param {string} label @param {HTMLElement} control */
@@ -381,16 +398,19 @@ export async function renderBilling(root) {
   const summary = el('div', { id: 'billing-summary' });
   const machines = el('div', { id: 'billing-machines' });
   const chart = el('div', { id: 'billing-chart', class: 'chart-box' });
-  const instances = el('div', { id: 'billing-instances' });
+  const balances = el('div', { id: 'billing-balances' });
+  let ticks = 0;
   const budgets = el('div', { id: 'billing-budgets' });
   const notices = el('div', { id: 'billing-notices' });
 
   const refresh = async () => {
+    const live = ticks++ % LIVE_EVERY === 0;
     try {
-      const v = await billingView(state.by.trim() || null);
+      const v = await billingView(state.by.trim() || null, live);
+      if (live) renderBalances(v.cost.balances, balances);
       by.classList.remove('bad');
       renderSummary(v, summary);
-      renderMachines(v, machines, refresh);
+      renderMachines(v, machines, again);
       renderChart(v.spend, chart);
       renderBudgets(v.budgets, budgets, refresh);
       showBudgets(v.budgets);
@@ -402,15 +422,9 @@ export async function renderBilling(root) {
       fail(e);
     }
   };
-  const loadInstances = async () => {
-    try {
-      renderInstances((await instancesList()).instances, instances, afterAction);
-    } catch (e) {
-      fail(e);
-    }
-  };
-  const afterAction = () => {
-    loadInstances();
+  /** After a stop, release or new rate: ask the providers again. */
+  const again = () => {
+    ticks = 0;
     refresh();
   };
   by.addEventListener('change', () => {
@@ -426,14 +440,14 @@ export async function renderBilling(root) {
         el('h2', { text: t('billing.now.title') }),
         el('label', { class: 'field by-field', for: 'billing-by' }, el('span', { text: t('billing.by') }), by)),
       summary, machines),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.chart.title') }), chart),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.instances.title') }), el('p', { class: 'muted small', text: t('billing.instances.intro') }), instances),
+    el('section', { class: 'card wide' }, el('h2', { text: t('billing.chart.title') }), el('p', { class: 'muted small', text: t('billing.chart.intro') }), chart),
+    el('section', { class: 'card wide', id: 'billing-balances-card' }, el('h2', { text: t('billing.balances.title') }), balances),
     el('section', { class: 'card wide', id: 'billing-budgets-card' },
       el('h2', { text: t('billing.budgets.title') }), el('p', { class: 'muted small', text: t('billing.budgets.intro') }), budgets, budgetForm(hosts, refresh)),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, refresh)),
+    el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.notices.title') }), el('p', { class: 'muted small', text: t('billing.notices.intro') }), notices),
   );
-  await Promise.all([refresh(), loadInstances()]);
+  await refresh();
   state.timer = setInterval(() => {
     if (root.dataset.screen !== 'billing') {
       if (state.timer) clearInterval(state.timer);

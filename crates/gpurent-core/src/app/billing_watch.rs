@@ -15,17 +15,18 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::app::billing::{BudgetStatus, CostReport};
+use crate::app::billing::{BudgetStatus, CostOptions, CostReport};
 use crate::app::login::SshEnv;
 use crate::app::App;
 use crate::billing::budget::Period;
 use crate::billing::watch::{
-    self, BudgetReading, GuardReading, MachineReading, Notice, WatchInput,
+    self, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice, WatchInput,
 };
 use crate::billing::{cost_so_far, InstanceState, StateChange, Tariff, Traffic};
 use crate::cancel::CancelToken;
 use crate::error::CoreError;
 use crate::guard::GuardSpec;
+use crate::providers::{ledger, ProviderError};
 use crate::remote::RemoteError;
 
 /// A budget as the Billing screen lists it.
@@ -106,20 +107,37 @@ pub fn spend_series(
 }
 
 impl App {
-    /// The timelines and tariffs of every machine with a cost (pasted hosts with a rate).
-    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, CoreError> {
-        Ok(self
+    /// The timelines and tariffs of every machine that cost something: pasted hosts with a rate
+    /// and every ledger machine, released ones included (what they spent is spent — the same
+    /// machines the budgets count).
+    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, ProviderError> {
+        let mut out: Vec<(Vec<StateChange>, Tariff)> = self
             .host_rates()?
             .iter()
             .map(|r| (r.timeline(), r.rate.tariff()))
-            .collect())
+            .collect();
+        for row in self.with_db(ledger::list)? {
+            let (t, tariff, _) = self.instance_timeline(&row)?;
+            out.push((t, tariff));
+        }
+        Ok(out)
     }
 
     /// The Billing screen at this moment; `ahead_ms`: also what it will have cost that long from
-    /// now. The chart runs from the first machine's start (at most 30 days back) to now.
-    pub fn billing_view(&self, ahead_ms: Option<i64>) -> Result<BillingView, CoreError> {
+    /// now; `live`: ask the providers too (reconcile, their own rates, balances) — the screen does
+    /// that when it opens and every 30 s, and computes from the ledger in between. The chart runs
+    /// from the first machine's start (at most 30 days back) to now.
+    pub fn billing_view(
+        &self,
+        ahead_ms: Option<i64>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
         let now = self.now_ms();
-        let cost = self.cost_all(ahead_ms)?;
+        let cost = self.cost_report(CostOptions {
+            ahead_ms,
+            live,
+            include_closed: false,
+        })?;
         let timelines = self.billed_timelines()?;
         let first = timelines
             .iter()
@@ -136,7 +154,11 @@ impl App {
     }
 
     /// [`App::billing_view`] with "by" as the user typed it (`90m`, `2.5h`, `1d`; empty: none).
-    pub fn billing_view_by(&self, by: Option<&str>) -> Result<BillingView, CoreError> {
+    pub fn billing_view_by(
+        &self,
+        by: Option<&str>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
         let ahead_ms = match by.map(str::trim).filter(|b| !b.is_empty()) {
             None => None,
             Some(text) => Some(
@@ -145,7 +167,7 @@ impl App {
                     * 1000,
             ),
         };
-        self.billing_view(ahead_ms)
+        self.billing_view(ahead_ms, live)
     }
 
     /// Set (or replace) a budget, with the user's choice to stop at 100 %.
@@ -260,16 +282,17 @@ impl App {
         })
     }
 
-    /// One tick of the app as a second guard: re-read every guard (one short SSH connection per
-    /// guarded host, with its saved key when it needs no passphrase now), re-check each deadline
-    /// in this computer's clock, the budgets and the balances; send each notice once; carry out a
-    /// "stop at 100 %" the user chose, confirmed by the provider's answer (not confirmed: a
-    /// `still_billing` notice).
+    /// One tick of the app as a second guard: reconcile with the providers (so a machine that a
+    /// stop or release did not really stop shows as billing), re-read every guard (one short SSH
+    /// connection per guarded host, with its saved key when it needs no passphrase now), re-check
+    /// each deadline in this computer's clock, the budgets and the balances; send each notice
+    /// once; carry out a "stop at 100 %" the user chose, confirmed by the provider's answer (not
+    /// confirmed: a `still_billing` notice).
     pub fn second_guard_tick(
         &self,
         env: &SshEnv,
         cancel: &CancelToken,
-    ) -> Result<TickReport, CoreError> {
+    ) -> Result<TickReport, ProviderError> {
         let now = self.now_ms();
         let mut report = TickReport {
             at_ms: now,
@@ -281,8 +304,19 @@ impl App {
             .iter()
             .map(|m| MachineReading {
                 host: m.host.clone(),
-                instance: None,
+                instance: m.instance.clone(),
                 running: m.state == Some(InstanceState::Running),
+            })
+            .collect();
+        let balances = cost
+            .balances
+            .iter()
+            .filter_map(|b| {
+                b.balance_usd.map(|bal| BalanceReading {
+                    account: b.account.clone(),
+                    balance_usd: bal,
+                    usd_per_hour: b.usd_per_hour,
+                })
             })
             .collect();
         let budgets = self
@@ -330,7 +364,7 @@ impl App {
             budgets,
             guards,
             machines,
-            balances: vec![],
+            balances,
         };
         let decision = watch::decide(now, &input, &self.notices_sent_keys()?);
         let mut notices = decision.notices;
@@ -455,7 +489,7 @@ mod tests {
         let kinds: Vec<_> = t.notices.iter().map(|n| n.kind).collect();
         assert_eq!(kinds, [watch::NoticeKind::BudgetOver]);
         assert_eq!(app.notices_recent(10).expect("recent").len(), 2);
-        let v = app.billing_view(Some(HOUR)).expect("view");
+        let v = app.billing_view(Some(HOUR), false).expect("view");
         assert_eq!(v.now_ms, NOW + HOUR / 2);
         assert_eq!(v.budgets.len(), 1);
         assert!(v.budgets[0].stop_at_100);
@@ -463,11 +497,11 @@ mod tests {
         let last = v.spend.points.last().expect("points");
         assert!((last.usd - 2.5).abs() < 1e-6, "{last:?}");
         assert!((v.cost.total_projected_usd.unwrap_or(0.0) - 3.5).abs() < 1e-6);
-        let by = app.billing_view_by(Some("1h")).expect("by");
+        let by = app.billing_view_by(Some("1h"), false).expect("by");
         assert_eq!(by.cost.total_projected_usd, v.cost.total_projected_usd);
-        assert!(app.billing_view_by(Some("soon")).is_err());
+        assert!(app.billing_view_by(Some("soon"), false).is_err());
         assert!(app
-            .billing_view_by(Some(" "))
+            .billing_view_by(Some(" "), false)
             .expect("empty")
             .cost
             .total_projected_usd

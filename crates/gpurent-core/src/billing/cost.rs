@@ -254,7 +254,8 @@ pub fn cost_until(
     }
     CostBreakdown {
         until_ms,
-        total_usd: lines.iter().map(|l| l.usd).sum(),
+        // `+ 0.0`: a float sum of nothing is -0.0, which prints as "-0".
+        total_usd: lines.iter().map(|l| l.usd).sum::<f64>() + 0.0,
         lines,
     }
 }
@@ -273,12 +274,16 @@ pub fn cost_so_far(
 /// terminated).
 pub fn usd_per_hour_now(timeline: &[StateChange], tariff: &Tariff, now_ms: i64) -> f64 {
     match state_at(timeline, now_ms) {
-        Some(s) => tariff
+        Some(s) => {
+            tariff
             .time
             .iter()
             .filter(|c| c.bills_in.bills(s))
             .map(|c| c.usd_per_hour)
-            .sum(),
+            .sum::<f64>()
+            // A stopped machine with no meter running: +0, not -0.
+            + 0.0
+        }
         None => 0.0,
     }
 }
