@@ -366,14 +366,18 @@ impl App {
             machines,
             balances,
         };
-        let decision = watch::decide(now, &input, &self.notices_sent_keys()?);
+        let sent = self.notices_sent_keys()?;
+        let decision = watch::decide(now, &input, &sent);
         let mut notices = decision.notices;
         for stop in &decision.stops {
             match self.instance_action(&stop.instance, "stop", true) {
                 Ok(_) => report.stopped.push(stop.instance.clone()),
                 Err(e) => {
                     tracing::warn!(instance = %stop.instance, "stop at 100 %: {e}");
-                    notices.push(watch::still_billing(&stop.host, &stop.instance, now));
+                    let n = watch::still_billing(stop);
+                    if !sent.contains(&n.key) {
+                        notices.push(n);
+                    }
                 }
             }
         }

@@ -132,7 +132,7 @@ impl Notice {
 pub struct StopOrder {
     pub instance: String,
     pub host: String,
-    /// The key of the notice that caused it (sent once, so the stop is tried once).
+    /// The key of the budget notice behind it.
     pub because: String,
 }
 
@@ -219,8 +219,10 @@ pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchD
         n.period = Some(b.period);
         n.spent_usd = Some(b.spent_usd);
         n.budget_usd = Some(b.usd);
-        let fresh = push(&mut out, n);
-        if fresh && kind == NoticeKind::BudgetOver && b.stop_at_100 {
+        push(&mut out, n);
+        // Every tick while it is over (not only when the notice is new): a machine started again
+        // over budget is stopped again — what the user chose.
+        if kind == NoticeKind::BudgetOver && b.stop_at_100 {
             for m in &input.machines {
                 let in_scope = b.host.as_deref().is_none_or(|h| h == m.host);
                 if let (true, true, Some(i)) = (in_scope, m.running, &m.instance) {
@@ -260,10 +262,12 @@ pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchD
     out
 }
 
-/// The notice for a stop or release the provider did not confirm.
-pub fn still_billing(host: &str, instance: &str, now_ms: i64) -> Notice {
+/// The notice for a stop the provider did not confirm (once per instance and budget period;
+/// the stop itself is tried again on the next tick).
+pub fn still_billing(stop: &StopOrder) -> Notice {
+    let (host, instance) = (&stop.host, &stop.instance);
     let mut n = Notice::new(
-        format!("still_billing:{instance}:{}", now_ms / 60_000),
+        format!("still_billing:{instance}:{}", stop.because),
         NoticeKind::StillBilling,
     );
     n.host = Some(host.to_string());
@@ -589,8 +593,8 @@ mod tests {
         assert_eq!(kinds(&d), vec![(NoticeKind::Idle, Some("box".into()))]);
     }
 
-    /// Stop at 100 % only where the user chose it, only provider machines that run, only in the
-    /// budget's scope, and only once.
+    /// Stop at 100 % only where the user chose it, only provider machines that run, and only in
+    /// the budget's scope; the notice goes out once.
     #[test]
     fn stop_at_100_only_when_chosen() {
         let machines = vec![
@@ -620,7 +624,14 @@ mod tests {
         let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
         assert_eq!(stopped, ["gpurent-a", "gpurent-c"]);
         let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
-        assert!(decide(NOW + 30_000, &total, &sent).stops.is_empty(), "once");
+        // The next tick: the notice is not sent again; a machine still running is stopped
+        // again (the stop was not confirmed, or it was started again), a stopped one is not.
+        let mut after = total.clone();
+        after.machines[0].running = false;
+        let d = decide(NOW + 30_000, &after, &sent);
+        assert!(d.notices.is_empty());
+        let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
+        assert_eq!(stopped, ["gpurent-c"]);
         let one = WatchInput {
             budgets: vec![budget(Some("c"), 5.0, 6.0, true)],
             machines,
