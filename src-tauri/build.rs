@@ -73,6 +73,13 @@ const COMMANDS: &[&str] = &[
     "export_skypilot",
     "release_checklist",
     "release_save_recipe",
+    "billing_view",
+    "budget_list",
+    "budget_set",
+    "budget_remove",
+    "host_rate_set",
+    "host_rate_stopped",
+    "notices_recent",
 ];
 
 fn main() {

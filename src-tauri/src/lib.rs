@@ -5,6 +5,7 @@
 mod commands;
 mod edge;
 mod state;
+mod watch;
 
 use std::sync::Arc;
 
@@ -37,6 +38,16 @@ pub fn run() {
 
     let result = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        // OS notifications, sent from Rust only (the second guard): no UI permission granted.
+        .plugin(tauri_plugin_notification::init())
+        .setup(|app| {
+            use tauri::Manager;
+            // The app as a second guard, while it runs (docs/billing.md).
+            if let Ok(core) = app.state::<AppState>().shared() {
+                watch::start(app.handle().clone(), core);
+            }
+            Ok(())
+        })
         .manage(state)
         .invoke_handler(tauri::generate_handler![
             commands::catalog::catalog_list,
@@ -110,6 +121,13 @@ pub fn run() {
             commands::run::export_skypilot,
             commands::release::release_checklist,
             commands::release::release_save_recipe,
+            commands::billing::billing_view,
+            commands::billing::budget_list,
+            commands::billing::budget_set,
+            commands::billing::budget_remove,
+            commands::billing::host_rate_set,
+            commands::billing::host_rate_stopped,
+            commands::billing::notices_recent,
         ])
         .build(tauri::generate_context!());
     match result {

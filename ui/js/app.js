@@ -9,6 +9,8 @@ import { renderPick } from './views/pick.js';
 import { renderSetup } from './views/setup.js';
 import { renderFiles } from './views/files.js';
 import { renderMonitor } from './views/monitor.js';
+import { renderBilling } from './views/billing.js';
+import { startBudgetBanner } from './budget-banner.js';
 import { renderSettings } from './views/settings.js';
 import { applyTheme } from './theme.js';
 
@@ -26,7 +28,7 @@ const STEPS = [
   { id: 'setup', screen: renderSetup },
   { id: 'files', screen: renderFiles },
   { id: 'monitor', screen: renderMonitor },
-  { id: 'billing' },
+  { id: 'billing', screen: renderBilling },
 ];
 
 /** @type {Record<string, Screen>} */
@@ -92,6 +94,7 @@ async function start() {
     setLanguage(navigator.language.toLowerCase().startsWith('zh') ? 'zh-CN' : 'en');
     showError(/** @type {ErrorPayload} */ (e));
   }
+  startBudgetBanner();
   await navigate(route);
   document.body.dataset.ready = 'true';
   performance.mark('gpurent-ready');

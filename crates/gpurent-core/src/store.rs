@@ -183,6 +183,14 @@ const MIGRATIONS: &[&str] = &[
         updated_ms  INTEGER NOT NULL,
         PRIMARY KEY (scope, period)
      );",
+    // 8: what the app as a second guard already told
+    // the user (one row per notice key), so a notice goes out once, across restarts too.
+    "CREATE TABLE notices_sent (
+        key      TEXT PRIMARY KEY,         -- billing::watch::Notice.key
+        kind     TEXT NOT NULL,            -- billing::watch::NoticeKind
+        json     TEXT NOT NULL,            -- the Notice as sent
+        sent_ms  INTEGER NOT NULL
+     );",
 ];
 
 /// The schema version this build writes.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use gpurent_core::app::billing::{
     AccountBalance, Budget, BudgetStatus, CostOptions, CostReport, HostRate, MachineCost,
 };
+use gpurent_core::app::billing_watch::{BillingView, BudgetRow, TickReport};
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::ollama::OllamaInstallReport;
@@ -116,6 +117,9 @@ fn export_all(dir: &Path) {
         Budget,
         BudgetStatus,
         ReleaseChecklist,
+        BillingView,
+        BudgetRow,
+        TickReport,
     );
 }
 

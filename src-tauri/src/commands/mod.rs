@@ -1,5 +1,6 @@
 //! One file per domain. Each handler: state → one core call → map error.
 
+pub mod billing;
 pub mod catalog;
 pub mod estimate;
 pub mod files;

@@ -11,7 +11,7 @@ import { t, errorText, num } from '../i18n.js';
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @param {number} usd */
-const money = (usd) => `$${num(usd, usd >= 10 ? 0 : 2)}`;
+const money = (usd) => `$${num(usd + 0, usd >= 10 ? 0 : 2)}`; // + 0: a sum of nothing is -0
 
 /**
  * The checklist's parts as nodes.

@@ -240,7 +240,7 @@ impl App {
         row.map(to_rate).transpose()
     }
 
-    fn host_rates(&self) -> Result<Vec<HostRate>, CoreError> {
+    pub(crate) fn host_rates(&self) -> Result<Vec<HostRate>, CoreError> {
         let rows = self.with_store(|s| {
             let mut st = s.conn().prepare(&format!("{SELECT} ORDER BY host_label"))?;
             let rows = st

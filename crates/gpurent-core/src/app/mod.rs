@@ -8,6 +8,7 @@
 //! way; domain modules (`crate::estimate`, `crate::remote`, …) never carry `impl App`.
 
 pub mod billing;
+pub mod billing_watch;
 pub mod estimate;
 pub mod guard;
 pub mod hosts;

@@ -8,6 +8,7 @@ pub mod budget;
 pub mod cost;
 pub mod instance;
 pub mod rules;
+pub mod watch;
 
 pub use cost::{
     cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, Charge,

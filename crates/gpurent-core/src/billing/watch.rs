@@ -1,0 +1,689 @@
+//! The app as a second guard: what to tell the user (and, where they chose it, what to stop) on
+//! one tick, decided from plain readings with the time passed in. The facade
+//! (`App::second_guard_tick`) gathers the readings — budgets, the guards' deadlines and last
+//! fetched idle state, account balances, which machines still bill — and keeps the keys of what
+//! was sent, so each notice goes out once (de-duplicated across ticks and restarts).
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::billing::budget::{Level, Period};
+
+/// Warn this long before a guard's deadline.
+pub const DEADLINE_SOON_MS: i64 = 10 * 60_000;
+/// A deadline counts as missed once the machine still bills this long after it (the guard on
+/// the host samples every 30 s and may warn first).
+pub const DEADLINE_GRACE_MS: i64 = 3 * 60_000;
+/// "Runs out in about N h": notify below these many hours of balance left (once per UTC day each).
+pub const BALANCE_LOW_HOURS: [f64; 2] = [24.0, 3.0];
+
+/// One budget and where its current period stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetReading {
+    /// `None`: the total.
+    pub host: Option<String>,
+    pub period: Period,
+    pub period_start_ms: i64,
+    pub usd: f64,
+    pub spent_usd: f64,
+    pub level: Level,
+    pub stop_at_100: bool,
+}
+
+/// A guarded machine as the app last knew it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardReading {
+    pub host: String,
+    /// The guard's idle time (seconds) before it acts.
+    pub idle_s: u64,
+    /// How long the host has been idle by the guard's last fetched sample (seconds); `None` when
+    /// busy or unknown.
+    pub idle_for_s: Option<i64>,
+    /// When the idle spell began (host clock, unix s), names the spell for de-duplication.
+    pub idle_since_s: Option<i64>,
+    /// The absolute deadline in this computer's clock.
+    pub deadline_ms: Option<i64>,
+}
+
+/// A machine that may bill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineReading {
+    pub host: String,
+    /// The ledger key when it is a provider machine gpurent can stop.
+    pub instance: Option<String>,
+    /// Running (compute bills).
+    pub running: bool,
+}
+
+/// A provider account's balance and what it burns now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BalanceReading {
+    pub account: String,
+    pub balance_usd: f64,
+    pub usd_per_hour: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WatchInput {
+    pub budgets: Vec<BudgetReading>,
+    pub guards: Vec<GuardReading>,
+    pub machines: Vec<MachineReading>,
+    pub balances: Vec<BalanceReading>,
+}
+
+/// What a notice is about (the UI and the OS notification text branch on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    /// Idle for `minutes`; the guard acts at `limit_minutes`.
+    Idle,
+    /// The guard's deadline is in `minutes`.
+    DeadlineSoon,
+    /// The deadline passed and the machine still bills.
+    DeadlineMissed,
+    /// 80 % of a budget spent.
+    BudgetWarn,
+    /// 100 % of a budget spent.
+    BudgetOver,
+    /// The balance runs out in about `hours`.
+    BalanceLow,
+    /// A stop or release was sent but the provider still shows the machine billing.
+    StillBilling,
+}
+
+/// One thing to tell the user, with the numbers its text needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Notice {
+    /// De-duplication key: the same key is never sent twice.
+    pub key: String,
+    pub kind: NoticeKind,
+    /// The machine (`None`: a total budget or an account).
+    pub host: Option<String>,
+    pub account: Option<String>,
+    pub period: Option<Period>,
+    pub minutes: Option<i64>,
+    pub limit_minutes: Option<i64>,
+    pub hours: Option<f64>,
+    pub spent_usd: Option<f64>,
+    pub budget_usd: Option<f64>,
+}
+
+impl Notice {
+    fn new(key: String, kind: NoticeKind) -> Notice {
+        Notice {
+            key,
+            kind,
+            host: None,
+            account: None,
+            period: None,
+            minutes: None,
+            limit_minutes: None,
+            hours: None,
+            spent_usd: None,
+            budget_usd: None,
+        }
+    }
+}
+
+/// A stop the user chose in advance ("stop at 100 %").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopOrder {
+    pub instance: String,
+    pub host: String,
+    /// The key of the budget notice behind it.
+    pub because: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WatchDecision {
+    pub notices: Vec<Notice>,
+    pub stops: Vec<StopOrder>,
+}
+
+fn scope(host: Option<&str>) -> String {
+    host.map(|h| format!("host:{h}"))
+        .unwrap_or_else(|| "total".into())
+}
+
+/// The UTC day number of `ms` (for "once a day" keys).
+fn day(ms: i64) -> i64 {
+    ms.div_euclid(86_400_000)
+}
+
+/// Decide one tick. `sent` holds the keys already sent; nothing in it is returned again.
+pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchDecision {
+    let mut out = WatchDecision::default();
+    let push = |out: &mut WatchDecision, n: Notice| {
+        if !sent.contains(&n.key) && !out.notices.iter().any(|m| m.key == n.key) {
+            out.notices.push(n);
+            true
+        } else {
+            false
+        }
+    };
+    let running = |host: &str| input.machines.iter().any(|m| m.host == host && m.running);
+
+    for g in &input.guards {
+        if let Some(idle) = g.idle_for_s {
+            // Half the guard's idle time (at least a minute) in: the user can still step in.
+            let half = (g.idle_s as i64 / 2).max(60);
+            if idle >= half && running(&g.host) {
+                // One notice per idle spell: the spell is named by when it started.
+                let since = g.idle_since_s.unwrap_or(now_ms / 1000 - idle);
+                let mut n =
+                    Notice::new(format!("idle:{}:{}", g.host, since / 60), NoticeKind::Idle);
+                n.host = Some(g.host.clone());
+                n.minutes = Some(idle / 60);
+                n.limit_minutes = Some(g.idle_s as i64 / 60);
+                push(&mut out, n);
+            }
+        }
+        if let Some(d) = g.deadline_ms {
+            let left = d - now_ms;
+            if left > 0 && left <= DEADLINE_SOON_MS {
+                let mut n = Notice::new(
+                    format!("deadline_soon:{}:{d}", g.host),
+                    NoticeKind::DeadlineSoon,
+                );
+                n.host = Some(g.host.clone());
+                n.minutes = Some((left + 59_999) / 60_000);
+                push(&mut out, n);
+            } else if left <= -DEADLINE_GRACE_MS && running(&g.host) {
+                let mut n = Notice::new(
+                    format!("deadline_missed:{}:{d}", g.host),
+                    NoticeKind::DeadlineMissed,
+                );
+                n.host = Some(g.host.clone());
+                n.minutes = Some(-left / 60_000);
+                push(&mut out, n);
+            }
+        }
+    }
+
+    for b in &input.budgets {
+        let (kind, pct) = match b.level {
+            Level::Ok => continue,
+            Level::Warn => (NoticeKind::BudgetWarn, 80),
+            Level::Over => (NoticeKind::BudgetOver, 100),
+        };
+        let key = format!(
+            "budget:{}:{}:{}:{pct}",
+            scope(b.host.as_deref()),
+            b.period.name(),
+            b.period_start_ms
+        );
+        let mut n = Notice::new(key.clone(), kind);
+        n.host = b.host.clone();
+        n.period = Some(b.period);
+        n.spent_usd = Some(b.spent_usd);
+        n.budget_usd = Some(b.usd);
+        push(&mut out, n);
+        // Every tick while it is over (not only when the notice is new): a machine started again
+        // over budget is stopped again — what the user chose.
+        if kind == NoticeKind::BudgetOver && b.stop_at_100 {
+            for m in &input.machines {
+                let in_scope = b.host.as_deref().is_none_or(|h| h == m.host);
+                if let (true, true, Some(i)) = (in_scope, m.running, &m.instance) {
+                    if !out.stops.iter().any(|s| &s.instance == i) {
+                        out.stops.push(StopOrder {
+                            instance: i.clone(),
+                            host: m.host.clone(),
+                            because: key.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    for a in &input.balances {
+        if a.usd_per_hour <= 0.0 {
+            continue;
+        }
+        let hours = a.balance_usd.max(0.0) / a.usd_per_hour;
+        // The lowest threshold crossed speaks (3 h left says more than 24 h left).
+        if let Some(th) = BALANCE_LOW_HOURS
+            .iter()
+            .copied()
+            .filter(|th| hours < *th)
+            .reduce(f64::min)
+        {
+            let mut n = Notice::new(
+                format!("balance:{}:{th}:{}", a.account, day(now_ms)),
+                NoticeKind::BalanceLow,
+            );
+            n.account = Some(a.account.clone());
+            n.hours = Some(hours);
+            push(&mut out, n);
+        }
+    }
+    out
+}
+
+/// The notice for a stop the provider did not confirm (once per instance and budget period;
+/// the stop itself is tried again on the next tick).
+pub fn still_billing(stop: &StopOrder) -> Notice {
+    let (host, instance) = (&stop.host, &stop.instance);
+    let mut n = Notice::new(
+        format!("still_billing:{instance}:{}", stop.because),
+        NoticeKind::StillBilling,
+    );
+    n.host = Some(host.to_string());
+    n
+}
+
+/// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
+/// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
+pub fn notice_text(lang: crate::settings::Language, n: &Notice) -> (String, String) {
+    use crate::settings::Language;
+    let zh = lang == Language::ZhCn;
+    let host = n.host.clone().unwrap_or_default();
+    let account = n.account.clone().unwrap_or_default();
+    let min = n.minutes.unwrap_or(0);
+    let limit = n.limit_minutes.unwrap_or(0);
+    let usd = |v: Option<f64>| format!("${:.2}", v.unwrap_or(0.0));
+    let (spent, budget) = (usd(n.spent_usd), usd(n.budget_usd));
+    let per = match (n.period, zh) {
+        (Some(Period::Month), false) => "this month",
+        (_, false) => "today",
+        (Some(Period::Month), true) => "本月",
+        (_, true) => "今日",
+    };
+    let whose = match (&n.host, zh) {
+        (Some(h), false) => format!("{h}'s budget"),
+        (None, false) => "The total budget".to_string(),
+        (Some(h), true) => format!("{h} 的预算"),
+        (None, true) => "总预算".to_string(),
+    };
+    let hours = n.hours.unwrap_or(0.0);
+    match (n.kind, zh) {
+        (NoticeKind::Idle, false) => (
+            format!("{host} has been idle for {min} min"),
+            format!("It still bills. The guard on it acts after {limit} min idle; release it if you are done."),
+        ),
+        (NoticeKind::Idle, true) => (
+            format!("{host} 已空闲 {min} 分钟"),
+            format!("仍在计费。机器上的守护进程将在空闲 {limit} 分钟后执行操作；用完请释放。"),
+        ),
+        (NoticeKind::DeadlineSoon, false) => (
+            format!("{host}: deadline in {min} min"),
+            "The guard acts at its deadline whatever the machine is doing. Snooze it or download your results now.".into(),
+        ),
+        (NoticeKind::DeadlineSoon, true) => (
+            format!("{host}：{min} 分钟后到截止时间"),
+            "到截止时间守护进程会执行操作，无论机器在做什么。现在可以推迟，或先下载结果。".into(),
+        ),
+        (NoticeKind::DeadlineMissed, false) => (
+            format!("{host} still bills {min} min after its deadline"),
+            "The guard on the machine did not stop it. Stop or release it in gpurent's Billing step.".into(),
+        ),
+        (NoticeKind::DeadlineMissed, true) => (
+            format!("{host} 超过截止时间 {min} 分钟仍在计费"),
+            "机器上的守护进程没有停止它。请在 gpurent 的「计费」步骤中停止或释放。".into(),
+        ),
+        (NoticeKind::BudgetWarn, false) => (
+            format!("{whose}: 80 % spent {per}"),
+            format!("{spent} of {budget}."),
+        ),
+        (NoticeKind::BudgetWarn, true) => (
+            format!("{whose}：{per}已用 80 %"),
+            format!("已花 {spent}，预算 {budget}。"),
+        ),
+        (NoticeKind::BudgetOver, false) => (
+            format!("{whose} is used up {per}"),
+            format!("{spent} of {budget}."),
+        ),
+        (NoticeKind::BudgetOver, true) => (
+            format!("{whose}{per}已用完"),
+            format!("已花 {spent}，预算 {budget}。"),
+        ),
+        (NoticeKind::BalanceLow, false) => (
+            format!("{account}: balance runs out in about {hours:.0} h"),
+            "Then the platform may release the machine and delete its disk. Top up or download your results.".into(),
+        ),
+        (NoticeKind::BalanceLow, true) => (
+            format!("{account}：余额约 {hours:.0} 小时后用完"),
+            "届时平台可能释放机器并删除磁盘。请充值或先下载结果。".into(),
+        ),
+        (NoticeKind::StillBilling, false) => (
+            format!("{host} still bills"),
+            "A stop was sent but the provider still shows it running. Check it in the Billing step.".into(),
+        ),
+        (NoticeKind::StillBilling, true) => (
+            format!("{host} 仍在计费"),
+            "已发送停止请求，但平台仍显示运行中。请在「计费」步骤中查看。".into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-12-01T12:00Z.
+    const NOW: i64 = 1_796_126_400_000;
+    const MIN: i64 = 60_000;
+
+    fn machine(host: &str, instance: Option<&str>, running: bool) -> MachineReading {
+        MachineReading {
+            host: host.into(),
+            instance: instance.map(String::from),
+            running,
+        }
+    }
+
+    fn guard(host: &str, idle_for_s: Option<i64>, deadline_ms: Option<i64>) -> GuardReading {
+        GuardReading {
+            host: host.into(),
+            idle_s: 30 * 60,
+            idle_for_s,
+            idle_since_s: idle_for_s.map(|i| NOW / 1000 - i),
+            deadline_ms,
+        }
+    }
+
+    fn budget(host: Option<&str>, usd: f64, spent: f64, stop: bool) -> BudgetReading {
+        BudgetReading {
+            host: host.map(String::from),
+            period: Period::Day,
+            period_start_ms: Period::Day.start_ms(NOW),
+            usd,
+            spent_usd: spent,
+            level: crate::billing::budget::level(spent, usd),
+            stop_at_100: stop,
+        }
+    }
+
+    /// What a tick said: each notice's kind and machine.
+    type Said = Vec<(NoticeKind, Option<String>)>;
+
+    fn kinds(d: &WatchDecision) -> Said {
+        d.notices.iter().map(|n| (n.kind, n.host.clone())).collect()
+    }
+
+    /// Table: each row one situation and what this tick says.
+    #[test]
+    fn what_one_tick_says() {
+        use NoticeKind::*;
+        let box_on = vec![machine("box", None, true)];
+        let box_off = vec![machine("box", None, false)];
+        let rows: Vec<(&str, WatchInput, Said)> = vec![
+            (
+                "nothing set",
+                WatchInput {
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "idle 14 min of 30: not yet (half is 15)",
+                WatchInput {
+                    guards: vec![guard("box", Some(14 * 60), None)],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "idle 16 min of 30",
+                WatchInput {
+                    guards: vec![guard("box", Some(16 * 60), None)],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![(Idle, Some("box".into()))],
+            ),
+            (
+                "idle but already stopped",
+                WatchInput {
+                    guards: vec![guard("box", Some(16 * 60), None)],
+                    machines: box_off.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "deadline in 11 min: not yet",
+                WatchInput {
+                    guards: vec![guard("box", None, Some(NOW + 11 * MIN))],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "deadline in 10 min",
+                WatchInput {
+                    guards: vec![guard("box", None, Some(NOW + 10 * MIN))],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![(DeadlineSoon, Some("box".into()))],
+            ),
+            (
+                "deadline 2 min ago: the guard on the host may still be acting",
+                WatchInput {
+                    guards: vec![guard("box", None, Some(NOW - 2 * MIN))],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "deadline 3 min ago and still billing",
+                WatchInput {
+                    guards: vec![guard("box", None, Some(NOW - 3 * MIN))],
+                    machines: box_on.clone(),
+                    ..Default::default()
+                },
+                vec![(DeadlineMissed, Some("box".into()))],
+            ),
+            (
+                "deadline passed and stopped: the guard did its job",
+                WatchInput {
+                    guards: vec![guard("box", None, Some(NOW - 30 * MIN))],
+                    machines: box_off.clone(),
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "budget at 79 %",
+                WatchInput {
+                    budgets: vec![budget(None, 10.0, 7.9, false)],
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "budget at 80 %",
+                WatchInput {
+                    budgets: vec![budget(None, 10.0, 8.0, false)],
+                    ..Default::default()
+                },
+                vec![(BudgetWarn, None)],
+            ),
+            (
+                "machine budget at 100 %",
+                WatchInput {
+                    budgets: vec![budget(Some("box"), 10.0, 10.0, false)],
+                    ..Default::default()
+                },
+                vec![(BudgetOver, Some("box".into()))],
+            ),
+            (
+                "balance 30 h left",
+                WatchInput {
+                    balances: vec![BalanceReading {
+                        account: "rp".into(),
+                        balance_usd: 30.0,
+                        usd_per_hour: 1.0,
+                    }],
+                    ..Default::default()
+                },
+                vec![],
+            ),
+            (
+                "balance 20 h left",
+                WatchInput {
+                    balances: vec![BalanceReading {
+                        account: "rp".into(),
+                        balance_usd: 20.0,
+                        usd_per_hour: 1.0,
+                    }],
+                    ..Default::default()
+                },
+                vec![(BalanceLow, None)],
+            ),
+            (
+                "nothing burning: no runway to speak of",
+                WatchInput {
+                    balances: vec![BalanceReading {
+                        account: "rp".into(),
+                        balance_usd: 0.5,
+                        usd_per_hour: 0.0,
+                    }],
+                    ..Default::default()
+                },
+                vec![],
+            ),
+        ];
+        for (name, input, want) in rows {
+            let d = decide(NOW, &input, &HashSet::new());
+            assert_eq!(kinds(&d), want, "{name}");
+            assert!(d.stops.is_empty(), "{name}: nobody chose stop at 100 %");
+        }
+    }
+
+    /// A notice goes out once: its key is remembered, the next ticks stay quiet; a new period or
+    /// a new idle spell is a new notice.
+    #[test]
+    fn each_notice_once() {
+        let input = WatchInput {
+            budgets: vec![budget(None, 10.0, 8.5, false)],
+            guards: vec![guard("box", Some(20 * 60), Some(NOW + 5 * MIN))],
+            machines: vec![machine("box", None, true)],
+            ..Default::default()
+        };
+        let first = decide(NOW, &input, &HashSet::new());
+        assert_eq!(first.notices.len(), 3, "{first:?}");
+        let sent: HashSet<String> = first.notices.iter().map(|n| n.key.clone()).collect();
+        // 30 s later: the same spell (idle 30 s longer), the same deadline, the same day.
+        let mut later = input.clone();
+        later.guards[0].idle_for_s = Some(20 * 60 + 30);
+        assert!(decide(NOW + 30_000, &later, &sent).notices.is_empty());
+        // The budget goes over 100 %: a new notice; tomorrow's 80 % is new again.
+        let mut over = input.clone();
+        over.budgets[0] = budget(None, 10.0, 10.5, false);
+        let d = decide(NOW + 60_000, &over, &sent);
+        assert_eq!(kinds(&d), vec![(NoticeKind::BudgetOver, None)]);
+        let mut tomorrow = input.clone();
+        tomorrow.budgets[0].period_start_ms += 86_400_000;
+        tomorrow.guards.clear();
+        assert_eq!(decide(NOW + 86_400_000, &tomorrow, &sent).notices.len(), 1);
+        // Busy, then idle again an hour later: a new spell.
+        let mut again = input.clone();
+        again.budgets.clear();
+        again.guards[0].deadline_ms = None;
+        again.guards[0].idle_since_s = Some((NOW + 3_600_000) / 1000 - 20 * 60);
+        let d = decide(NOW + 3_600_000, &again, &sent);
+        assert_eq!(kinds(&d), vec![(NoticeKind::Idle, Some("box".into()))]);
+    }
+
+    /// Stop at 100 % only where the user chose it, only provider machines that run, and only in
+    /// the budget's scope; the notice goes out once.
+    #[test]
+    fn stop_at_100_only_when_chosen() {
+        let machines = vec![
+            machine("a", Some("gpurent-a"), true),
+            machine("b", Some("gpurent-b"), false),
+            machine("pasted", None, true),
+            machine("c", Some("gpurent-c"), true),
+        ];
+        let not_chosen = WatchInput {
+            budgets: vec![budget(None, 5.0, 6.0, false)],
+            machines: machines.clone(),
+            ..Default::default()
+        };
+        assert!(decide(NOW, &not_chosen, &HashSet::new()).stops.is_empty());
+        let warn_only = WatchInput {
+            budgets: vec![budget(None, 5.0, 4.5, true)],
+            machines: machines.clone(),
+            ..Default::default()
+        };
+        assert!(decide(NOW, &warn_only, &HashSet::new()).stops.is_empty());
+        let total = WatchInput {
+            budgets: vec![budget(None, 5.0, 6.0, true)],
+            machines: machines.clone(),
+            ..Default::default()
+        };
+        let d = decide(NOW, &total, &HashSet::new());
+        let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
+        assert_eq!(stopped, ["gpurent-a", "gpurent-c"]);
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        // The next tick: the notice is not sent again; a machine still running is stopped
+        // again (the stop was not confirmed, or it was started again), a stopped one is not.
+        let mut after = total.clone();
+        after.machines[0].running = false;
+        let d = decide(NOW + 30_000, &after, &sent);
+        assert!(d.notices.is_empty());
+        let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
+        assert_eq!(stopped, ["gpurent-c"]);
+        let one = WatchInput {
+            budgets: vec![budget(Some("c"), 5.0, 6.0, true)],
+            machines,
+            ..Default::default()
+        };
+        let d = decide(NOW, &one, &HashSet::new());
+        assert_eq!(d.stops.len(), 1);
+        assert_eq!(d.stops[0].instance, "gpurent-c");
+    }
+
+    /// Every kind has words in both languages, with its numbers in them.
+    #[test]
+    fn notice_words_carry_the_numbers() {
+        use crate::settings::Language;
+        let mut n = Notice::new("k".into(), NoticeKind::BudgetOver);
+        n.spent_usd = Some(10.5);
+        n.budget_usd = Some(10.0);
+        n.period = Some(Period::Month);
+        let (t, b) = notice_text(Language::En, &n);
+        assert_eq!(t, "The total budget is used up this month");
+        assert_eq!(b, "$10.50 of $10.00.");
+        let (t, _) = notice_text(Language::ZhCn, &n);
+        assert_eq!(t, "总预算本月已用完");
+        n.kind = NoticeKind::Idle;
+        n.host = Some("box".into());
+        n.minutes = Some(16);
+        n.limit_minutes = Some(30);
+        let (t, b) = notice_text(Language::En, &n);
+        assert_eq!(t, "box has been idle for 16 min");
+        assert!(b.contains("30 min"), "{b}");
+    }
+
+    /// The balance speaks at 24 h and again at 3 h, each once a day.
+    #[test]
+    fn balance_low_thresholds() {
+        let at = |bal: f64| WatchInput {
+            balances: vec![BalanceReading {
+                account: "rp".into(),
+                balance_usd: bal,
+                usd_per_hour: 2.0,
+            }],
+            ..Default::default()
+        };
+        let mut sent = HashSet::new();
+        let d = decide(NOW, &at(40.0), &sent);
+        assert_eq!(d.notices.len(), 1);
+        assert!((d.notices[0].hours.unwrap_or(0.0) - 20.0).abs() < 1e-9);
+        sent.extend(d.notices.iter().map(|n| n.key.clone()));
+        assert!(decide(NOW + MIN, &at(39.0), &sent).notices.is_empty());
+        let d = decide(NOW + 2 * MIN, &at(5.0), &sent);
+        assert_eq!(d.notices.len(), 1, "2.5 h left crosses the 3 h line");
+        sent.extend(d.notices.iter().map(|n| n.key.clone()));
+        assert!(decide(NOW + 3 * MIN, &at(4.0), &sent).notices.is_empty());
+    }
+}

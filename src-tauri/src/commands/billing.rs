@@ -1,0 +1,91 @@
+//! Billing: what every machine costs (so far, per hour now, by a chosen time, spend over time),
+//! budgets, a pasted host's own rate, and what the second guard has told the user. Each handler:
+//! state → one core call → map error (docs/billing.md).
+
+use gpurent_core::app::billing::HostRate;
+use gpurent_core::app::billing_watch::{BillingView, BudgetRow};
+use gpurent_core::billing::budget::Period;
+use gpurent_core::billing::watch::Notice;
+use gpurent_core::billing::{Increment, PastedRate};
+use tauri::State;
+
+use crate::commands::ops::blocking;
+use crate::edge::{err, CmdResult};
+use crate::AppState;
+
+/// The Billing screen at this moment; `by`: also what it will have cost that long from now
+/// (`90m`, `2.5h`; empty or absent: no projection); `live`: ask the providers too.
+#[tauri::command]
+pub async fn billing_view(
+    state: State<'_, AppState>,
+    by: Option<String>,
+    live: bool,
+) -> CmdResult<BillingView> {
+    let app = state.shared()?;
+    blocking(move || app.billing_view_by(by.as_deref(), live).map_err(err)).await
+}
+
+#[tauri::command]
+pub async fn budget_list(state: State<'_, AppState>) -> CmdResult<Vec<BudgetRow>> {
+    let app = state.shared()?;
+    blocking(move || app.budget_list().map_err(err)).await
+}
+
+/// Set or replace a budget (`host` absent: the total), with the user's choice to stop at 100 %.
+#[tauri::command]
+pub async fn budget_set(
+    state: State<'_, AppState>,
+    host: Option<String>,
+    period: Period,
+    usd: f64,
+    stop_when_spent: bool,
+) -> CmdResult<BudgetRow> {
+    let app = state.shared()?;
+    blocking(move || {
+        app.budget_set_with(host.as_deref(), period, usd, stop_when_spent)
+            .map_err(err)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn budget_remove(
+    state: State<'_, AppState>,
+    host: Option<String>,
+    period: Period,
+) -> CmdResult<bool> {
+    let app = state.shared()?;
+    blocking(move || app.budget_remove(host.as_deref(), period).map_err(err)).await
+}
+
+/// A pasted host's own rate, billed from now.
+#[tauri::command]
+pub async fn host_rate_set(
+    state: State<'_, AppState>,
+    host: String,
+    usd_per_hour: f64,
+    rule: Increment,
+    storage_usd_per_day: Option<f64>,
+) -> CmdResult<HostRate> {
+    let app = state.shared()?;
+    let rate = PastedRate {
+        usd_per_hour,
+        rule,
+        storage_usd_per_day,
+    };
+    blocking(move || app.host_rate_set(&host, rate, 0).map_err(err)).await
+}
+
+/// The user stopped a pasted host on its platform: compute stops billing now (storage goes on).
+#[tauri::command]
+pub async fn host_rate_stopped(state: State<'_, AppState>, host: String) -> CmdResult<HostRate> {
+    let app = state.shared()?;
+    blocking(move || app.host_rate_stopped(&host).map_err(err)).await
+}
+
+/// What the second guard has told the user, newest first.
+#[tauri::command]
+pub async fn notices_recent(state: State<'_, AppState>) -> CmdResult<Vec<Notice>> {
+    let app = state.shared()?;
+    blocking(move || app.notices_recent(20).map_err(err)).await
+}

@@ -1,0 +1,35 @@
+// Typed wrappers over the Billing commands (the instance actions are in api.js).
+// Kept beside api.js so the steps built in parallel do not edit one file; types from ../bindings.
+import { invoke } from './tauri.js';
+
+/** @typedef {import('../bindings/BillingView').BillingView} BillingView */
+/** @typedef {import('../bindings/BudgetRow').BudgetRow} BudgetRow */
+/** @typedef {import('../bindings/HostRate').HostRate} HostRate */
+/** @typedef {import('../bindings/Increment').Increment} Increment */
+/** @typedef {import('../bindings/BudgetPeriod').BudgetPeriod} Period */
+/** @typedef {import('../bindings/Notice').Notice} Notice */
+
+/**
+ * @param {string | null} by e.g. `2h`, `90m`; empty: no projection
+ * @param {boolean} live also ask the providers (reconcile, their rates, balances)
+ * @returns {Promise<BillingView>}
+ */
+export const billingView = (by, live) => invoke('billing_view', { by, live });
+
+/** @returns {Promise<BudgetRow[]>} */
+export const budgetList = () => invoke('budget_list');
+
+/** @param {string | null} host @param {Period} period @param {number} usd @param {boolean} stopAt100 @returns {Promise<BudgetRow>} */
+export const budgetSet = (host, period, usd, stopAt100) => invoke('budget_set', { host, period, usd, stopWhenSpent: stopAt100 });
+
+/** @param {string | null} host @param {Period} period @returns {Promise<boolean>} */
+export const budgetRemove = (host, period) => invoke('budget_remove', { host, period });
+
+/** @param {string} host @param {number} usdPerHour @param {Increment} rule @param {number | null} storageUsdPerDay @returns {Promise<HostRate>} */
+export const hostRateSet = (host, usdPerHour, rule, storageUsdPerDay) => invoke('host_rate_set', { host, usdPerHour, rule, storageUsdPerDay });
+
+/** @param {string} host @returns {Promise<HostRate>} */
+export const hostRateStopped = (host) => invoke('host_rate_stopped', { host });
+
+/** @returns {Promise<Notice[]>} */
+export const noticesRecent = () => invoke('notices_recent');

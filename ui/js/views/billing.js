@@ -1,0 +1,459 @@
+// Step 7, Billing: what every machine costs — so far, per hour now, and by a chosen time — with
+// spend over time drawn as a chart, the budgets (a banner at 80 % and 100 % on every screen), a
+// pasted host's own rate, the provider machines with Stop and Release (each with its money in
+// words before anything happens), and what the second guard has told the user. Every number is
+// computed in the core at one `now`; this screen only asks again every few seconds while open.
+import { hostList, instanceAction, instanceMoney } from '../api.js';
+import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
+import { hideError, showError } from '../banner.js';
+import { budgetName, showBudgets, usd } from '../budget-banner.js';
+import { clear, el } from '../dom.js';
+import { language, num, t } from '../i18n.js';
+import { confirmRelease } from './release.js';
+
+/** @typedef {import('../../bindings/BillingView').BillingView} BillingView */
+/** @typedef {import('../../bindings/MachineCost').MachineCost} MachineCost */
+/** @typedef {import('../../bindings/BudgetRow').BudgetRow} BudgetRow */
+/** @typedef {import('../../bindings/SpendSeries').SpendSeries} SpendSeries */
+/** @typedef {import('../../bindings/AccountBalance').AccountBalance} AccountBalance */
+/** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../bindings/Notice').Notice} Notice */
+/** @typedef {import('../../bindings/Host').Host} Host */
+/** @typedef {import('../../bindings/BudgetPeriod').BudgetPeriod} Period */
+/** @typedef {import('../../bindings/Increment').Increment} Increment */
+/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+/** How often the numbers are asked for again while the screen is open. */
+const REFRESH_MS = 3000;
+/** Every this many refreshes the providers are asked too (reconcile, their rates, balances). */
+const LIVE_EVERY = 10;
+
+/** @type {Map<string, import('../../bindings/ProviderReported').ProviderReported | null>} */
+const reportedSeen = new Map();
+
+const state = {
+  /** "What will it have cost by …" as typed. */
+  by: '2h',
+  /** @type {ReturnType<typeof setInterval> | null} */
+  timer: null,
+};
+
+/** Cost so far with enough digits to see it grow. @param {number} v */
+const usdFine = (v) => `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v + 0)}`;
+
+/** @param {number} ms @param {boolean} [seconds] */
+const clock = (ms, seconds = false) => new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined }).format(new Date(ms));
+
+/** @param {unknown} e */
+const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
+
+// ---- confirm with the money in words ----
+
+/**
+ * A modal that states what an action costs or saves; resolves true on "yes".
+ * @param {string} title @param {string[]} lines @param {string} yes
+ * @returns {Promise<boolean>}
+ */
+function confirmMoney(title, lines, yes) {
+  return new Promise((resolve) => {
+    const ok = el('button', { type: 'button', id: 'billing-confirm-yes', class: 'primary danger', text: yes });
+    const no = el('button', { type: 'button', id: 'billing-confirm-no', text: t('billing.confirm.cancel') });
+    const dialog = /** @type {HTMLDialogElement} */ (el('dialog', { id: 'billing-confirm', class: 'prompt' },
+      el('h3', { text: title }),
+      ...lines.map((l) => el('p', { class: 'money-words', text: l })),
+      el('div', { class: 'row' }, ok, no)));
+    /** @param {boolean} v */
+    const done = (v) => {
+      dialog.close();
+      dialog.remove();
+      resolve(v);
+    };
+    ok.addEventListener('click', () => done(true));
+    no.addEventListener('click', () => done(false));
+    dialog.addEventListener('cancel', (ev) => {
+      ev.preventDefault();
+      done(false);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+/** The money of a stop in words. @param {MoneyNote} m @param {string} id */
+function moneyWords(m, id) {
+  const price = usd(m.price_per_hour_usd);
+  const disk = num(m.disk_gb, 0);
+  const storage = m.stopped_storage_usd_per_month;
+  return [
+    t('billing.money.stop', { id, price }),
+    storage !== null ? t('billing.money.stop.disk', { disk, storage: usd(storage) }) : t('billing.money.stop.disk_unknown', { disk }),
+  ];
+}
+
+/**
+ * Release a provider machine: the release checklist (changed result folders, the disks deleted,
+ * what stopping instead costs, the environment recipe), the user's yes, then the action
+ * (confirmed against the provider's answer by the core). The one place a release starts from
+ * this screen.
+ * @param {string} id @param {() => void} after
+ */
+export async function releaseMachine(id, after) {
+  try {
+    if (!(await confirmRelease(id))) return;
+    await instanceAction(id, 'release');
+    hideError();
+  } catch (e) {
+    fail(e);
+  }
+  after();
+}
+
+/** Stop a provider machine, after its money in words. @param {string} id @param {() => void} after */
+async function stopMachine(id, after) {
+  try {
+    const m = await instanceMoney(id, 'stop');
+    if (!(await confirmMoney(t('billing.stop.title', { id }), moneyWords(m, id), t('billing.stop.yes')))) return;
+    await instanceAction(id, 'stop');
+    hideError();
+  } catch (e) {
+    fail(e);
+  }
+  after();
+}
+
+/** A pasted host cannot be stopped by gpurent: the user stops it on the platform, then marks it. @param {MachineCost} m @param {() => void} after */
+async function markStopped(m, after) {
+  const storage = m.so_far.lines.some((l) => l.meter === 'storage');
+  const lines = [t('billing.pasted.stop.how'), storage ? t('billing.pasted.stop.storage') : t('billing.pasted.stop.nostorage')];
+  if (!(await confirmMoney(t('billing.pasted.stop.title', { host: m.host }), lines, t('billing.pasted.stop.yes')))) return;
+  try {
+    await hostRateStopped(m.host);
+    hideError();
+  } catch (e) {
+    fail(e);
+  }
+  after();
+}
+
+// ---- the parts of the screen ----
+
+/** @param {BillingView} v @param {HTMLElement} box */
+function renderSummary(v, box) {
+  clear(box);
+  const c = v.cost;
+  box.append(
+    el('div', { class: 'billing-totals' },
+      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.so_far') }), el('strong', { id: 'billing-total', 'data-usd': String(c.total_so_far_usd), text: usdFine(c.total_so_far_usd) })),
+      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.per_hour') }), el('strong', { id: 'billing-per-hour', text: `${usd(c.total_usd_per_hour_now)}/h` })),
+      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.by', { by: state.by || '—' }) }),
+        el('strong', { id: 'billing-projected', text: c.total_projected_usd !== null ? usd(c.total_projected_usd) : '—' }))),
+  );
+}
+
+/** @param {string} rule */
+const ruleText = (rule) => t(`billing.rule.${rule}`);
+
+/** @param {BillingView} v @param {HTMLElement} box @param {() => void} again */
+function renderMachines(v, box, again) {
+  clear(box);
+  box.classList.toggle('table-wrap', v.cost.machines.length > 0);
+  if (v.cost.machines.length === 0) {
+    box.append(el('p', { class: 'muted', id: 'billing-empty', text: t('billing.empty') }));
+    return;
+  }
+  const head = el('tr', {}, ...['machine', 'state', 'rule', 'so_far', 'per_hour', 'by', 'actions']
+    .map((k) => el('th', { text: k === 'by' ? t('billing.col.by', { by: state.by || '—' }) : t(`billing.col.${k}`) })));
+  const body = el('tbody');
+  for (const m of v.cost.machines) {
+    const running = m.state === 'running';
+    const actions = el('div', { class: 'actions' });
+    const id = m.instance;
+    if (m.kind === 'provider' && id) {
+      if (running) {
+        const stop = el('button', { type: 'button', class: 'small-btn', 'data-action': 'stop', text: t('billing.stop') });
+        stop.addEventListener('click', () => stopMachine(id, again));
+        actions.append(stop);
+      }
+      const rel = el('button', { type: 'button', class: 'small-btn danger', 'data-action': 'release', text: t('billing.release') });
+      rel.addEventListener('click', () => releaseMachine(id, again));
+      actions.append(rel);
+    } else {
+      if (running) {
+        const b = el('button', { type: 'button', class: 'small-btn', 'data-action': 'mark-stopped', text: t('billing.pasted.stop') });
+        b.addEventListener('click', () => markStopped(m, again));
+        actions.append(b);
+      }
+      actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
+    }
+    const account = m.account && m.account !== m.provider ? ` · ${m.account}` : '';
+    const kind = m.kind === 'provider' ? t('billing.kind.provider', { provider: `${m.provider ?? ''}${account}` }) : t('billing.kind.pasted');
+    // The provider's own rate is read live (every 30 s); in between its last answer is shown.
+    if (id && v.cost.live) reportedSeen.set(id, m.reported);
+    const r = m.reported ?? (id ? reportedSeen.get(id) ?? null : null);
+    const reported = r
+      ? el('span', { class: `muted small reported${r.differs ? ' differs' : ''}`, 'data-differs': String(r.differs),
+        text: t(r.differs ? 'billing.reported.differs' : 'billing.reported', { theirs: `${usd(r.usd_per_hour)}/h`, ours: `${usd(r.gpurent_usd_per_hour)}/h` }) })
+      : null;
+    body.append(el('tr', { 'data-host': m.host, 'data-state': m.state ?? 'none', 'data-kind': m.kind, 'data-instance': id ?? undefined },
+      el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: kind })),
+      el('td', { class: `state ${m.state ?? ''}`, text: t(`billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`) }),
+      el('td', { text: ruleText(m.rule) }),
+      el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
+      el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
+      el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
+      el('td', {}, actions)));
+  }
+  box.append(el('table', { class: 'data billing-table' }, el('thead', {}, head), body));
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+/** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
+function svg(tag, attrs, text) {
+  const n = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  if (text !== undefined) n.textContent = text;
+  return n;
+}
+
+/** Spend over time: cumulative cost, drawn as an SVG line over an area. @param {SpendSeries} s @param {HTMLElement} box */
+function renderChart(s, box) {
+  clear(box);
+  const pts = s.points;
+  const max = Math.max(...pts.map((p) => p.usd), 0);
+  if (pts.length < 2 || max <= 0 || s.to_ms <= s.from_ms) {
+    box.append(el('p', { class: 'muted small', id: 'billing-chart-empty', text: t('billing.chart.empty') }));
+    return;
+  }
+  const [W, H, L, R, T, B] = [640, 200, 64, 16, 12, 28];
+  const x = (/** @type {number} */ ms) => L + ((ms - s.from_ms) / (s.to_ms - s.from_ms)) * (W - L - R);
+  const y = (/** @type {number} */ v) => T + (1 - v / max) * (H - T - B);
+  const line = pts.map((p) => `${x(p.at_ms).toFixed(1)},${y(p.usd).toFixed(1)}`).join(' ');
+  const area = `${x(s.from_ms).toFixed(1)},${y(0).toFixed(1)} ${line} ${x(s.to_ms).toFixed(1)},${y(0).toFixed(1)}`;
+  const short = s.to_ms - s.from_ms < 2 * 3_600_000;
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'spend-chart', id: 'billing-chart-svg', role: 'img', 'aria-label': t('billing.chart.title'), 'data-points': pts.length });
+  root.append(
+    svg('line', { x1: L, y1: y(0), x2: W - R, y2: y(0), class: 'axis' }),
+    svg('line', { x1: L, y1: T, x2: L, y2: y(0), class: 'axis' }),
+    svg('line', { x1: L, y1: y(max), x2: W - R, y2: y(max), class: 'grid' }),
+    svg('polygon', { points: area, class: 'spend-area' }),
+    svg('polyline', { points: line, class: 'spend-line' }),
+    svg('text', { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' }, max < 1 ? usdFine(max) : usd(max)),
+    svg('text', { x: L - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'label' }, usd(0)),
+    svg('text', { x: L, y: H - 8, 'text-anchor': 'start', class: 'label' }, clock(s.from_ms, short)),
+    svg('text', { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'label' }, t('billing.chart.now', { at: clock(s.to_ms, short) })),
+  );
+  box.append(root);
+}
+
+/** @param {BudgetRow[]} rows @param {HTMLElement} box @param {() => void} again */
+function renderBudgets(rows, box, again) {
+  clear(box);
+  if (rows.length === 0) {
+    box.append(el('p', { class: 'muted small', id: 'budgets-none', text: t('billing.budgets.none') }));
+    return;
+  }
+  const list = el('ul', { class: 'budget-list' });
+  for (const b of rows) {
+    const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: `budget-bar ${b.level}`, max: '1' }));
+    bar.value = Math.min(b.fraction, 1);
+    const rm = el('button', { type: 'button', class: 'small-btn', 'data-budget-remove': `${b.budget.host ?? ''}|${b.budget.period}`, text: t('billing.budget.remove') });
+    rm.addEventListener('click', async () => {
+      try {
+        await budgetRemove(b.budget.host, b.budget.period);
+      } catch (e) {
+        fail(e);
+      }
+      again();
+    });
+    list.append(el('li', { class: `budget ${b.level}`, 'data-scope': b.budget.host ?? 'total', 'data-period': b.budget.period, 'data-level': b.level },
+      el('div', { class: 'budget-head' },
+        el('strong', { text: budgetName(b) }),
+        el('span', { class: 'budget-nums', text: t('billing.budget.spent', { spent: usd(b.spent_usd), budget: usd(b.budget.usd), pct: num(Math.floor(b.fraction * 100), 0) }) }),
+        el('span', { class: `chip level-${b.level}`, text: t(`billing.level.${b.level}`) }),
+        b.stop_at_100 ? el('span', { class: 'chip stop-chip', text: t('billing.budget.stops') }) : null,
+        rm),
+      bar));
+  }
+  box.append(list);
+}
+
+/** @param {Notice} n */
+function noticeText(n) {
+  const per = n.period ? t(`billing.budget.per.${n.period}`) : '';
+  const name = n.host ? t('billing.budget.name.host', { host: n.host, per }) : t('billing.budget.name.total', { per });
+  return t(`billing.notice.${n.kind}`, {
+    host: n.host ?? '', account: n.account ?? '', minutes: num(n.minutes ?? 0, 0), limit: num(n.limit_minutes ?? 0, 0),
+    hours: num(n.hours ?? 0, 0), spent: usd(n.spent_usd ?? 0), budget: usd(n.budget_usd ?? 0), name,
+  });
+}
+
+/** @param {Notice[]} list @param {HTMLElement} box */
+function renderNotices(list, box) {
+  clear(box);
+  if (list.length === 0) {
+    box.append(el('p', { class: 'muted small', id: 'notices-none', text: t('billing.notices.none') }));
+    return;
+  }
+  box.append(el('ul', { class: 'notice-list' }, ...list.map((n) => el('li', { 'data-kind': n.kind, text: noticeText(n) }))));
+}
+
+/** Account balances: what is left, what burns now, and when it runs out. @param {AccountBalance[]} list @param {HTMLElement} box */
+function renderBalances(list, box) {
+  clear(box);
+  if (list.length === 0) {
+    box.append(el('p', { class: 'muted small', id: 'balances-none', text: t('billing.balances.none') }));
+    return;
+  }
+  const ul = el('ul', { class: 'balance-list' });
+  for (const b of list) {
+    /** @type {(HTMLElement | null)[]} */
+    const parts = [el('strong', { text: b.account }), el('span', { class: 'muted small', text: b.provider })];
+    if (b.balance_usd !== null) {
+      parts.push(el('span', { class: 'balance', text: t('billing.balance.left', { usd: usd(b.balance_usd), rate: `${usd(b.usd_per_hour)}/h` }) }));
+      if (b.runs_out_in_h !== null) {
+        const soon = b.runs_out_in_h < 24;
+        parts.push(el('span', { class: `runs-out${soon ? ' soon' : ''}`, 'data-hours': String(b.runs_out_in_h), text: t('billing.balance.runs_out', { hours: num(b.runs_out_in_h, b.runs_out_in_h < 10 ? 1 : 0) }) }));
+        parts.push(el('span', { class: `small${soon ? ' bad-text' : ' muted'}`, text: t('billing.balance.warning') }));
+      }
+    } else {
+      parts.push(el('span', { class: 'muted small', text: b.error ? t('billing.balance.error', { code: b.error }) : t('billing.balance.none') }));
+    }
+    ul.append(el('li', { class: 'balance-row', 'data-account': b.account }, ...parts));
+  }
+  box.append(ul);
+}
+
+/** @param {string} id @param {string} label @param {HTMLElement} control */
+const field = (id, label, control) => el('label', { class: 'field', for: id }, el('span', { text: label }), control);
+
+/** @param {Host[]} hosts @param {() => void} again */
+function budgetForm(hosts, again) {
+  const scope = /** @type {HTMLSelectElement} */ (el('select', { id: 'budget-scope' },
+    el('option', { value: '', text: t('billing.budget.scope.total') }),
+    ...hosts.map((h) => el('option', { value: h.label, text: h.label }))));
+  const period = /** @type {HTMLSelectElement} */ (el('select', { id: 'budget-period' },
+    el('option', { value: 'day', text: t('billing.budget.per.day') }), el('option', { value: 'month', text: t('billing.budget.per.month') })));
+  const amount = /** @type {HTMLInputElement} */ (el('input', { id: 'budget-usd', type: 'number', min: '0.01', step: '0.01', placeholder: '20' }));
+  const stop = /** @type {HTMLInputElement} */ (el('input', { id: 'budget-stop', type: 'checkbox' }));
+  const save = el('button', { type: 'submit', id: 'budget-save', class: 'primary', text: t('billing.budget.save') });
+  const form = el('form', { class: 'budget-form' },
+    el('div', { class: 'form-row' },
+      field('budget-scope', t('billing.budget.scope'), scope),
+      field('budget-period', t('billing.budget.period'), period),
+      field('budget-usd', t('billing.budget.usd'), amount),
+      save),
+    el('label', { class: 'check-line', for: 'budget-stop' }, stop, el('span', { text: t('billing.budget.stop') })),
+    el('p', { class: 'muted small', text: t('billing.budget.stop.note') }));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      await budgetSet(scope.value || null, /** @type {Period} */ (period.value), Number(amount.value), stop.checked);
+      hideError();
+    } catch (e) {
+      fail(e);
+    }
+    again();
+  });
+  return form;
+}
+
+/** @param {Host[]} hosts @param {() => void} again */
+function rateForm(hosts, again) {
+  if (hosts.length === 0) return el('p', { class: 'muted small', id: 'rate-nohosts', text: t('billing.rate.nohosts') });
+  const host = /** @type {HTMLSelectElement} */ (el('select', { id: 'rate-host' }, ...hosts.map((h) => el('option', { value: h.label, text: h.label }))));
+  const amount = /** @type {HTMLInputElement} */ (el('input', { id: 'rate-usd', type: 'number', min: '0', step: '0.001', placeholder: '2.50' }));
+  const rule = /** @type {HTMLSelectElement} */ (el('select', { id: 'rate-rule' },
+    ...['second', 'minute', 'hour'].map((r) => el('option', { value: r, text: t(`billing.rule.per-${r === 'hour' ? 'hour-rounded-up' : r}`) }))));
+  const storage = /** @type {HTMLInputElement} */ (el('input', { id: 'rate-storage', type: 'number', min: '0', step: '0.01', placeholder: t('billing.rate.storage.none') }));
+  const save = el('button', { type: 'submit', id: 'rate-save', class: 'primary', text: t('billing.rate.save') });
+  const form = el('form', { class: 'rate-form' },
+    el('div', { class: 'form-row' },
+      field('rate-host', t('billing.rate.host'), host),
+      field('rate-usd', t('billing.rate.usd'), amount),
+      field('rate-rule', t('billing.rate.rule'), rule),
+      field('rate-storage', t('billing.rate.storage'), storage),
+      save),
+    el('p', { class: 'muted small', text: t('billing.rate.note') }));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      await hostRateSet(host.value, Number(amount.value), /** @type {Increment} */ (rule.value), storage.value === '' ? null : Number(storage.value));
+      hideError();
+    } catch (e) {
+      fail(e);
+    }
+    again();
+  });
+  return form;
+}
+
+/** @param {HTMLElement} root */
+export async function renderBilling(root) {
+  if (state.timer) clearInterval(state.timer);
+  const hosts = await hostList().catch((e) => {
+    fail(e);
+    return /** @type {Host[]} */ ([]);
+  });
+  const by = /** @type {HTMLInputElement} */ (el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' }));
+  const summary = el('div', { id: 'billing-summary' });
+  const machines = el('div', { id: 'billing-machines' });
+  const chart = el('div', { id: 'billing-chart', class: 'chart-box' });
+  const balances = el('div', { id: 'billing-balances' });
+  let ticks = 0;
+  const budgets = el('div', { id: 'billing-budgets' });
+  const notices = el('div', { id: 'billing-notices' });
+
+  const refresh = async () => {
+    const live = ticks++ % LIVE_EVERY === 0;
+    try {
+      const v = await billingView(state.by.trim() || null, live);
+      if (live) renderBalances(v.cost.balances, balances);
+      by.classList.remove('bad');
+      renderSummary(v, summary);
+      renderMachines(v, machines, again);
+      renderChart(v.spend, chart);
+      renderBudgets(v.budgets, budgets, refresh);
+      showBudgets(v.budgets);
+      renderNotices(await noticesRecent(), notices);
+      root.dataset.refreshedMs = String(v.now_ms);
+    } catch (e) {
+      const err = /** @type {ErrorPayload} */ (e);
+      if (err.code === 'invalid_input') by.classList.add('bad');
+      fail(e);
+    }
+  };
+  /** After a stop, release or new rate: ask the providers again. */
+  const again = () => {
+    ticks = 0;
+    refresh();
+  };
+  by.addEventListener('change', () => {
+    state.by = by.value;
+    refresh();
+  });
+
+  root.append(
+    el('h1', { text: t('billing.title') }),
+    el('p', { class: 'lead', text: t('billing.intro') }),
+    el('section', { class: 'card wide billing-now' },
+      el('div', { class: 'billing-now-head' },
+        el('h2', { text: t('billing.now.title') }),
+        el('label', { class: 'field by-field', for: 'billing-by' }, el('span', { text: t('billing.by') }), by)),
+      summary, machines),
+    el('section', { class: 'card wide' }, el('h2', { text: t('billing.chart.title') }), el('p', { class: 'muted small', text: t('billing.chart.intro') }), chart),
+    el('section', { class: 'card wide', id: 'billing-balances-card' }, el('h2', { text: t('billing.balances.title') }), balances),
+    el('section', { class: 'card wide', id: 'billing-budgets-card' },
+      el('h2', { text: t('billing.budgets.title') }), el('p', { class: 'muted small', text: t('billing.budgets.intro') }), budgets, budgetForm(hosts, refresh)),
+    el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
+    el('section', { class: 'card wide' }, el('h2', { text: t('billing.notices.title') }), el('p', { class: 'muted small', text: t('billing.notices.intro') }), notices),
+  );
+  await refresh();
+  state.timer = setInterval(() => {
+    if (root.dataset.screen !== 'billing') {
+      if (state.timer) clearInterval(state.timer);
+      state.timer = null;
+      return;
+    }
+    refresh();
+  }, REFRESH_MS);
+}
