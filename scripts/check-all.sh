@@ -55,7 +55,7 @@ for p in gpurent-core gpurent-cli; do
 done
 
 step "end-to-end journeys in the real app (Xvfb + WebKitWebDriver)"
-cargo build --locked -p gpurent-app
+cargo build --locked -p gpurent-app -p gpurent-cli
 bash scripts/e2e.sh
 
 step "installer: a debug .deb through the Tauri bundler (release installers: scripts/build-installers.sh)"

@@ -2,7 +2,7 @@
 # The end-to-end journeys in the real app: Xvfb for the display, and a private D-Bus session with
 # an unlocked gnome-keyring (Secret Service) so the app's keychain is real — with HOME in a
 # throwaway folder so nobody's own keyring or ~/.ssh is touched. The app must be built first
-# (`cargo build -p gpurent-app`); screenshots land in e2e/out/. Every file in e2e/tests/ is a
+# (`cargo build -p gpurent-app -p gpurent-cli`: some journeys run the CLI into the app's home); screenshots land in e2e/out/. Every file in e2e/tests/ is a
 # journey binary (webdriver.rs, and one file per later step); pass a test name to run one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
