@@ -44,6 +44,9 @@ pub fn run() {
             use tauri::Manager;
             // The app as a second guard, while it runs (docs/billing.md).
             if let Ok(core) = app.state::<AppState>().shared() {
+                // "A long step finished" (docs/billing.md): decided in the core where each
+                // operation ends.
+                watch::notify_long_ops(app.handle().clone(), &core);
                 watch::start(app.handle().clone(), core);
             }
             Ok(())

@@ -10,6 +10,7 @@ use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::App;
 use gpurent_core::billing::watch::notice_text;
 use gpurent_core::cancel::CancelToken;
+use gpurent_core::opnotice::{long_op_notice, op_notice_text, LONG_OP_MS};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
@@ -22,6 +23,29 @@ fn period() -> Duration {
         .filter(|s| (1..=300).contains(s))
         .unwrap_or(30);
     Duration::from_secs(s)
+}
+
+/// Register the core's op-end hook: an operation that ran long (a transfer, a setup fix or
+/// verify, a rent, a model pull, an install, a run) and was not cancelled by the user becomes an
+/// OS notification with its kind and outcome, in the app's language. The decision and the words
+/// are the core's ([`long_op_notice`], [`op_notice_text`]).
+pub fn notify_long_ops<R: Runtime>(handle: AppHandle<R>, core: &App) {
+    core.on_op_end(Arc::new(move |ended, lang| {
+        let Some(n) = long_op_notice(ended, LONG_OP_MS) else {
+            return;
+        };
+        let (title, body) = op_notice_text(lang, &n);
+        tracing::info!(op = %ended.op_id, kind = %ended.kind, outcome = %ended.outcome, "long step finished: notify");
+        if let Err(e) = handle
+            .notification()
+            .builder()
+            .title(title)
+            .body(body)
+            .show()
+        {
+            tracing::warn!("long step finished: notification not shown: {e}");
+        }
+    }));
 }
 
 /// Start the watcher (once, from `setup`).

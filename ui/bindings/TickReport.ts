@@ -17,4 +17,10 @@ stopped: Array<string>,
 /**
  * Guarded hosts whose guard could not be read this tick (host label, error code).
  */
-unreadable: Array<[string, string]>, };
+unreadable: Array<[string, string]>, 
+/**
+ * Provider machines gpurent stopped or released itself because their guard's deadline
+ * passed and the guard on the machine did not act (confirmed by the provider's state read
+ * back).
+ */
+deadline_acted: Array<string>, };

@@ -48,6 +48,7 @@ pub mod logging;
 pub mod monitor;
 pub mod multigpu;
 pub mod ollama;
+pub mod opnotice;
 pub mod paths;
 pub mod prices;
 pub mod providers;

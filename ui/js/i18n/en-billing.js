@@ -98,6 +98,8 @@ export default {
   'billing.notice.budget_over': 'Budget {name} is used up ({spent} of {budget}).',
   'billing.notice.balance_low': '{account}: the balance runs out in about {hours} h. The platform may then release the machine and delete its disk.',
   'billing.notice.still_billing': '{host}: a stop was sent but the provider still shows it billing.',
+  'billing.notice.deadline_acted': 'gpurent did the guard\'s {action} of {host} {minutes} min after its deadline, because the guard on the machine did not. The provider now says: {state}.',
+  'billing.notice.deadline_act_failed': '{host}: the guard on the machine missed its deadline and gpurent\'s {action} was not confirmed by the provider ({state}).',
 
   'billing.kind.provider': '{provider}, rented',
   'billing.reported': '{theirs} by the provider',

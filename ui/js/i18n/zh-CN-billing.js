@@ -98,6 +98,8 @@ export default {
   'billing.notice.budget_over': '预算「{name}」已用完（已花 {spent}，预算 {budget}）。',
   'billing.notice.balance_low': '{account}：余额约 {hours} 小时后用完。届时平台可能释放机器并删除磁盘。',
   'billing.notice.still_billing': '{host}：已发送停止请求，但平台仍显示在计费。',
+  'billing.notice.deadline_acted': '机器上的守护进程没有执行，gpurent 在截止时间后 {minutes} 分钟代为对 {host} 执行了守护进程的操作（{action}）。平台现在显示：{state}。',
+  'billing.notice.deadline_act_failed': '{host}：机器上的守护进程错过了截止时间，gpurent 的操作（{action}）未得到平台确认（{state}）。',
 
   'billing.kind.provider': '{provider}，租用',
   'billing.reported': '平台报价 {theirs}',

@@ -284,6 +284,7 @@ function noticeText(n) {
   return t(`billing.notice.${n.kind}`, {
     host: n.host ?? '', account: n.account ?? '', minutes: num(n.minutes ?? 0, 0), limit: num(n.limit_minutes ?? 0, 0),
     hours: num(n.hours ?? 0, 0), spent: usd(n.spent_usd ?? 0), budget: usd(n.budget_usd ?? 0), name,
+    action: n.action ?? '', state: n.state ?? n.error ?? '',
   });
 }
 

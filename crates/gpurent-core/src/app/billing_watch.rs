@@ -74,6 +74,11 @@ pub struct TickReport {
     pub stopped: Vec<String>,
     /// Guarded hosts whose guard could not be read this tick (host label, error code).
     pub unreadable: Vec<(String, String)>,
+    /// Provider machines gpurent stopped or released itself because their guard's deadline
+    /// passed and the guard on the machine did not act (confirmed by the provider's state read
+    /// back).
+    #[serde(default)]
+    pub deadline_acted: Vec<String>,
 }
 
 /// How many points the spend chart gets.
@@ -298,6 +303,7 @@ impl App {
             at_ms: now,
             ..TickReport::default()
         };
+        // Reconcile first (cost_all is live): never act on a stale ledger.
         let cost = self.cost_all(None)?;
         let machines: Vec<MachineReading> = cost
             .machines
@@ -306,6 +312,10 @@ impl App {
                 host: m.host.clone(),
                 instance: m.instance.clone(),
                 running: m.state == Some(InstanceState::Running),
+                provider_read: m
+                    .account
+                    .as_ref()
+                    .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
             })
             .collect();
         let balances = cost
@@ -358,6 +368,7 @@ impl App {
                 idle_since_s,
                 // Re-checked in this computer's clock: installed + "this long from then".
                 deadline_ms: spec.deadline_in_s.map(|d| installed_ms + d as i64 * 1000),
+                action: spec.action,
             });
         }
         let input = WatchInput {
@@ -381,11 +392,54 @@ impl App {
                 }
             }
         }
+        for act in &decision.acts {
+            if report.stopped.contains(&act.instance) {
+                // Already stopped this tick (stop at 100 %): the next tick sees it stopped.
+                continue;
+            }
+            let n = self.act_at_deadline(act);
+            if n.kind == watch::NoticeKind::DeadlineActed {
+                report.deadline_acted.push(act.instance.clone());
+            }
+            // Remembered at once (the notice's key names the deadline): acted on once, even if
+            // a later step of this tick fails.
+            self.remember_notice(&n, now)?;
+            notices.push(n);
+        }
         for n in &notices {
             self.remember_notice(n, now)?;
         }
         report.notices = notices;
         Ok(report)
+    }
+}
+
+impl App {
+    /// Perform the guard's own action on a machine whose deadline it missed, through the provider
+    /// with the account key gpurent holds (`instance_action(.., yes)`: the call, then a re-read of
+    /// the instance whose state goes into the ledger as a provider event, and anything but the
+    /// state the action leads to is an error). The outcome is the notice.
+    fn act_at_deadline(&self, act: &watch::DeadlineAct) -> Notice {
+        tracing::info!(
+            instance = %act.instance,
+            action = act.action,
+            "second guard: deadline missed by the guard on the machine; acting"
+        );
+        match self.instance_action(&act.instance, act.action, true) {
+            Ok(view) => {
+                let state = view.remote.as_ref().map(|r| r.raw_status.clone());
+                watch::deadline_acted(act, true, state, None)
+            }
+            Err(e) => {
+                tracing::warn!(instance = %act.instance, "second guard: {} not confirmed: {e}", act.action);
+                let state = match &e {
+                    ProviderError::NotConfirmed { state, .. } => Some(state.clone()),
+                    _ => None,
+                };
+                let code = crate::error::Coded::code(&e).to_string();
+                watch::deadline_acted(act, false, state, Some(code))
+            }
+        }
     }
 }
 

@@ -70,6 +70,8 @@ pub struct App {
     pub(crate) keystore: Box<dyn crate::keys::KeyStore>,
     /// Keys unlocked with their passphrase in this session (memory only; see `keys::session`).
     pub(crate) unlocked: crate::keys::session::Unlocked,
+    /// Called where every operation ends (the desktop shell's "a long step finished").
+    op_end: Mutex<crate::opnotice::OpEndHook>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -103,6 +105,7 @@ impl App {
             settings_warning: Mutex::new(warning),
             keystore: Box::new(crate::keys::OsKeyStore::default()),
             unlocked: Default::default(),
+            op_end: Mutex::new(Default::default()),
         })
     }
 
@@ -161,7 +164,8 @@ impl App {
         E: Coded + From<CoreError>,
     {
         let guard = self.ops.begin();
-        self.with_store(|s| s.op_started(&guard.id, kind, self.clock.now_unix_ms()))?;
+        let started_ms = self.clock.now_unix_ms();
+        self.with_store(|s| s.op_started(&guard.id, kind, started_ms))?;
         progress.emit(Progress::Started {
             op_id: guard.id.clone(),
         });
@@ -170,9 +174,8 @@ impl App {
             Ok(_) => "ok",
             Err(e) => e.code(),
         };
-        if let Err(e) =
-            self.with_store(|s| s.op_finished(&guard.id, outcome, self.clock.now_unix_ms()))
-        {
+        let ended_ms = self.clock.now_unix_ms();
+        if let Err(e) = self.with_store(|s| s.op_finished(&guard.id, outcome, ended_ms)) {
             tracing::warn!(
                 op = %guard.id,
                 kind,
@@ -181,8 +184,28 @@ impl App {
                 "the operation's finish could not be recorded: {e}"
             );
         }
+        let hook = self.op_end.lock().ok().and_then(|h| h.0.clone());
+        if let Some(hook) = hook {
+            let ended = crate::opnotice::OpEnded {
+                op_id: guard.id.clone(),
+                kind: kind.to_string(),
+                started_ms,
+                ended_ms,
+                outcome: outcome.to_string(),
+                cancelled: guard.token.is_cancelled() || guard.token.is_paused(),
+            };
+            hook(&ended, self.settings_view().effective_language);
+        }
         progress.emit(Progress::Finished);
         result
+    }
+
+    /// Register what to call where every operation ends (one hook; the desktop shell's "a long
+    /// step finished" notification, decided by [`crate::opnotice::long_op_notice`]).
+    pub fn on_op_end(&self, hook: Arc<crate::opnotice::OpEndFn>) {
+        if let Ok(mut h) = self.op_end.lock() {
+            h.0 = Some(hook);
+        }
     }
 
     /// Cancel a running operation by the id its `Started` event carried.
@@ -298,6 +321,48 @@ mod tests {
             a.cancel_op("op-999"),
             Err(CoreError::UnknownOperation(_))
         ));
+    }
+
+    /// Where every operation ends, the registered hook hears of it: kind, times, outcome, and
+    /// whether the user cancelled it.
+    #[test]
+    fn op_end_hook_hears_every_end() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let a = app(tmp.path(), Some("zh-CN"));
+        let heard: Arc<Mutex<Vec<(crate::opnotice::OpEnded, Language)>>> = Arc::default();
+        let h = Arc::clone(&heard);
+        a.on_op_end(Arc::new(move |e, lang| {
+            h.lock().expect("lock").push((e.clone(), lang))
+        }));
+        let sink = |_: Progress| {};
+        let r: Result<u32, CoreError> = a.run_op("transfer_get", &sink, |_| Ok(1));
+        assert_eq!(r.expect("ok"), 1);
+        let r: Result<(), CoreError> = a.run_op("setup_fix", &sink, |token| {
+            let id = a.ops.running().into_iter().next().expect("running op");
+            a.cancel_op(&id).expect("cancel");
+            token.check()
+        });
+        assert!(r.is_err());
+        let heard = heard.lock().expect("lock");
+        let got: Vec<(&str, &str, bool, i64, Language)> = heard
+            .iter()
+            .map(|(e, l)| {
+                (
+                    e.kind.as_str(),
+                    e.outcome.as_str(),
+                    e.cancelled,
+                    e.ended_ms - e.started_ms,
+                    *l,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("transfer_get", "ok", false, 0, Language::ZhCn),
+                ("setup_fix", "cancelled", true, 0, Language::ZhCn)
+            ]
+        );
     }
 
     #[test]

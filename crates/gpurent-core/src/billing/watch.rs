@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::billing::budget::{Level, Period};
+use crate::guard::ActionKind;
 
 /// Warn this long before a guard's deadline.
 pub const DEADLINE_SOON_MS: i64 = 10 * 60_000;
@@ -45,6 +46,9 @@ pub struct GuardReading {
     pub idle_since_s: Option<i64>,
     /// The absolute deadline in this computer's clock.
     pub deadline_ms: Option<i64>,
+    /// The guard's own action: at a missed deadline the app performs it itself where it is a
+    /// provider action (stop, release) on a rented machine.
+    pub action: ActionKind,
 }
 
 /// A machine that may bill.
@@ -55,6 +59,9 @@ pub struct MachineReading {
     pub instance: Option<String>,
     /// Running (compute bills).
     pub running: bool,
+    /// The provider answered this tick's reconcile for this machine's account (so `running` is
+    /// the provider's word, not a stale ledger). Pasted hosts: `true` (nothing to ask).
+    pub provider_read: bool,
 }
 
 /// A provider account's balance and what it burns now.
@@ -91,6 +98,24 @@ pub enum NoticeKind {
     BalanceLow,
     /// A stop or release was sent but the provider still shows the machine billing.
     StillBilling,
+    /// The deadline passed, the guard on the machine did not act, and gpurent performed the
+    /// guard's action (`action`) itself; `state`: what the provider said afterwards.
+    DeadlineActed,
+    /// gpurent tried the guard's action at the missed deadline and the provider did not confirm
+    /// it (`why`: the error code, `state`: the provider's state if it said one).
+    DeadlineActFailed,
+}
+
+/// Why the app only notified of a missed deadline (did not act itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NoActReason {
+    /// A pasted host: gpurent has no provider API for it.
+    PastedHost,
+    /// The provider could not be read this tick: gpurent never acts on a stale ledger.
+    ProviderUnreadable,
+    /// The guard's action is on the machine (`poweroff`, a command), not a provider call.
+    ActionOnMachine,
 }
 
 /// One thing to tell the user, with the numbers its text needs.
@@ -108,6 +133,18 @@ pub struct Notice {
     pub hours: Option<f64>,
     pub spent_usd: Option<f64>,
     pub budget_usd: Option<f64>,
+    /// `deadline_acted` / `deadline_act_failed`: the action gpurent performed (`stop`, `release`).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// The provider's state after gpurent's action (its own status text).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// `deadline_act_failed`: the error code.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `deadline_missed`: why gpurent did not act itself.
+    #[serde(default)]
+    pub no_act: Option<NoActReason>,
 }
 
 impl Notice {
@@ -123,6 +160,10 @@ impl Notice {
             hours: None,
             spent_usd: None,
             budget_usd: None,
+            action: None,
+            state: None,
+            error: None,
+            no_act: None,
         }
     }
 }
@@ -136,10 +177,32 @@ pub struct StopOrder {
     pub because: String,
 }
 
+/// The guard's own action, performed by the app because the deadline passed by
+/// [`DEADLINE_GRACE_MS`] and the provider still reports the machine running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadlineAct {
+    /// Names this deadline: remembered (as the notice's key) so it is acted on once.
+    pub key: String,
+    pub instance: String,
+    pub host: String,
+    /// `stop` or `release` (what `App::instance_action` takes).
+    pub action: &'static str,
+    pub deadline_ms: i64,
+    /// Minutes past the deadline.
+    pub minutes: i64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WatchDecision {
     pub notices: Vec<Notice>,
     pub stops: Vec<StopOrder>,
+    /// Deadlines the guard on the machine missed, acted on by the app (each once).
+    pub acts: Vec<DeadlineAct>,
+}
+
+/// The key that names one guard deadline's action by the app (and its outcome notice).
+pub fn deadline_act_key(host: &str, deadline_ms: i64) -> String {
+    format!("deadline_act:{host}:{deadline_ms}")
 }
 
 fn scope(host: Option<&str>) -> String {
@@ -190,13 +253,48 @@ pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchD
                 n.host = Some(g.host.clone());
                 n.minutes = Some((left + 59_999) / 60_000);
                 push(&mut out, n);
-            } else if left <= -DEADLINE_GRACE_MS && running(&g.host) {
+            } else if left <= -DEADLINE_GRACE_MS {
+                // Only the deadline — never the idle signal — makes the app act itself (idle is
+                // the on-machine guard's call: the app cannot read the signals as well).
+                let Some(m) = input
+                    .machines
+                    .iter()
+                    .find(|m| m.host == g.host && m.running)
+                else {
+                    continue;
+                };
+                let act = match g.action {
+                    ActionKind::Stop => Some("stop"),
+                    ActionKind::Release => Some("release"),
+                    ActionKind::Poweroff | ActionKind::Command => None,
+                };
+                let minutes = -left / 60_000;
+                let no_act = match (&m.instance, m.provider_read, act) {
+                    (Some(instance), true, Some(action)) => {
+                        let key = deadline_act_key(&g.host, d);
+                        if !sent.contains(&key) && !out.acts.iter().any(|a| a.key == key) {
+                            out.acts.push(DeadlineAct {
+                                key,
+                                instance: instance.clone(),
+                                host: g.host.clone(),
+                                action,
+                                deadline_ms: d,
+                                minutes,
+                            });
+                        }
+                        continue;
+                    }
+                    (None, _, _) => NoActReason::PastedHost,
+                    (Some(_), false, _) => NoActReason::ProviderUnreadable,
+                    (Some(_), true, None) => NoActReason::ActionOnMachine,
+                };
                 let mut n = Notice::new(
                     format!("deadline_missed:{}:{d}", g.host),
                     NoticeKind::DeadlineMissed,
                 );
                 n.host = Some(g.host.clone());
-                n.minutes = Some(-left / 60_000);
+                n.minutes = Some(minutes);
+                n.no_act = Some(no_act);
                 push(&mut out, n);
             }
         }
@@ -274,6 +372,28 @@ pub fn still_billing(stop: &StopOrder) -> Notice {
     n
 }
 
+/// The notice for a deadline the app acted on: `confirmed` when the provider's state read back
+/// shows the action took (`state`: the provider's own status text); otherwise `error` says why.
+pub fn deadline_acted(
+    act: &DeadlineAct,
+    confirmed: bool,
+    state: Option<String>,
+    error: Option<String>,
+) -> Notice {
+    let kind = if confirmed {
+        NoticeKind::DeadlineActed
+    } else {
+        NoticeKind::DeadlineActFailed
+    };
+    let mut n = Notice::new(act.key.clone(), kind);
+    n.host = Some(act.host.clone());
+    n.minutes = Some(act.minutes);
+    n.action = Some(act.action.to_string());
+    n.state = state;
+    n.error = error;
+    n
+}
+
 /// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
 /// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
 pub fn notice_text(lang: crate::settings::Language, n: &Notice) -> (String, String) {
@@ -317,11 +437,57 @@ pub fn notice_text(lang: crate::settings::Language, n: &Notice) -> (String, Stri
         ),
         (NoticeKind::DeadlineMissed, false) => (
             format!("{host} still bills {min} min after its deadline"),
-            "The guard on the machine did not stop it. Stop or release it in gpurent's Billing step.".into(),
+            match n.no_act {
+                Some(NoActReason::PastedHost) => "The guard on the machine did not stop it, and gpurent has no provider API for a pasted host, so it cannot stop it: stop it in the platform's console.",
+                Some(NoActReason::ProviderUnreadable) => "The guard on the machine did not stop it. gpurent could not read the provider now, so it did not act: stop or release it in the Billing step.",
+                _ => "The guard on the machine did not stop it. Stop or release it in gpurent's Billing step.",
+            }
+            .into(),
         ),
         (NoticeKind::DeadlineMissed, true) => (
             format!("{host} 超过截止时间 {min} 分钟仍在计费"),
-            "机器上的守护进程没有停止它。请在 gpurent 的「计费」步骤中停止或释放。".into(),
+            match n.no_act {
+                Some(NoActReason::PastedHost) => "机器上的守护进程没有停止它；这是手动添加的主机，gpurent 没有平台 API，无法停止它：请在平台控制台中停止。",
+                Some(NoActReason::ProviderUnreadable) => "机器上的守护进程没有停止它。gpurent 现在无法读取平台状态，因此没有执行操作：请在「计费」步骤中停止或释放。",
+                _ => "机器上的守护进程没有停止它。请在 gpurent 的「计费」步骤中停止或释放。",
+            }
+            .into(),
+        ),
+        (NoticeKind::DeadlineActed, false) => (
+            format!(
+                "gpurent {} {host} at its deadline",
+                if n.action.as_deref() == Some("release") { "released" } else { "stopped" }
+            ),
+            format!(
+                "The guard on the machine did not. The provider now says: {}.",
+                n.state.as_deref().unwrap_or("gone")
+            ),
+        ),
+        (NoticeKind::DeadlineActed, true) => (
+            format!(
+                "gpurent 已在截止时间{} {host}",
+                if n.action.as_deref() == Some("release") { "释放" } else { "停止" }
+            ),
+            format!(
+                "机器上的守护进程没有执行。平台现在显示：{}。",
+                n.state.as_deref().unwrap_or("已删除")
+            ),
+        ),
+        (NoticeKind::DeadlineActFailed, false) => (
+            format!("{host} still bills after its deadline"),
+            format!(
+                "The guard on the machine did not act and gpurent's {} was not confirmed by the provider ({}). Check it in the Billing step.",
+                n.action.as_deref().unwrap_or("stop"),
+                n.state.as_deref().or(n.error.as_deref()).unwrap_or("no answer")
+            ),
+        ),
+        (NoticeKind::DeadlineActFailed, true) => (
+            format!("{host} 超过截止时间仍在计费"),
+            format!(
+                "机器上的守护进程没有执行，gpurent 的{}请求也未得到平台确认（{}）。请在「计费」步骤中查看。",
+                if n.action.as_deref() == Some("release") { "释放" } else { "停止" },
+                n.state.as_deref().or(n.error.as_deref()).unwrap_or("无应答")
+            ),
         ),
         (NoticeKind::BudgetWarn, false) => (
             format!("{whose}: 80 % spent {per}"),
@@ -371,6 +537,7 @@ mod tests {
             host: host.into(),
             instance: instance.map(String::from),
             running,
+            provider_read: true,
         }
     }
 
@@ -381,6 +548,7 @@ mod tests {
             idle_for_s,
             idle_since_s: idle_for_s.map(|i| NOW / 1000 - i),
             deadline_ms,
+            action: ActionKind::Poweroff,
         }
     }
 
@@ -640,6 +808,176 @@ mod tests {
         let d = decide(NOW, &one, &HashSet::new());
         assert_eq!(d.stops.len(), 1);
         assert_eq!(d.stops[0].instance, "gpurent-c");
+    }
+
+    /// A missed deadline of a rented machine: the app performs the guard's own action, once;
+    /// never for the idle signal, never on a stale ledger, never for a pasted host or an action
+    /// that runs on the machine.
+    #[test]
+    fn missed_deadline_acts_once_where_the_app_can() {
+        let rented = |running: bool, read: bool| MachineReading {
+            provider_read: read,
+            ..machine("pod", Some("gpurent-pod"), running)
+        };
+        let g = |action: ActionKind, idle: Option<i64>, deadline: Option<i64>| GuardReading {
+            action,
+            ..guard("pod", idle, deadline)
+        };
+        let past = Some(NOW - 4 * MIN);
+        type Row = (
+            &'static str,
+            GuardReading,
+            MachineReading,
+            Vec<(&'static str, &'static str)>,
+            Said,
+            Option<NoActReason>,
+        );
+        let pod = || Some("pod".to_string());
+        let rows: Vec<Row> = vec![
+            (
+                "missed + running: stop",
+                g(ActionKind::Stop, None, past),
+                rented(true, true),
+                vec![("gpurent-pod", "stop")],
+                vec![],
+                None,
+            ),
+            (
+                "missed + running: release",
+                g(ActionKind::Release, None, past),
+                rented(true, true),
+                vec![("gpurent-pod", "release")],
+                vec![],
+                None,
+            ),
+            (
+                "missed + already stopped: nothing",
+                g(ActionKind::Stop, None, past),
+                rented(false, true),
+                vec![],
+                vec![],
+                None,
+            ),
+            (
+                "missed, provider unreadable: notify, no act",
+                g(ActionKind::Stop, None, past),
+                rented(true, false),
+                vec![],
+                vec![(NoticeKind::DeadlineMissed, pod())],
+                Some(NoActReason::ProviderUnreadable),
+            ),
+            (
+                "missed, a pasted host: notify, no act",
+                g(ActionKind::Stop, None, past),
+                machine("pod", None, true),
+                vec![],
+                vec![(NoticeKind::DeadlineMissed, pod())],
+                Some(NoActReason::PastedHost),
+            ),
+            (
+                "missed, poweroff on the machine: notify, no act",
+                g(ActionKind::Poweroff, None, past),
+                rented(true, true),
+                vec![],
+                vec![(NoticeKind::DeadlineMissed, pod())],
+                Some(NoActReason::ActionOnMachine),
+            ),
+            (
+                "2 min past: within the grace, the guard may still act",
+                g(ActionKind::Stop, None, Some(NOW - 2 * MIN)),
+                rented(true, true),
+                vec![],
+                vec![],
+                None,
+            ),
+            (
+                "idle long past its limit, no deadline: notify only",
+                g(ActionKind::Stop, Some(60 * 60), None),
+                rented(true, true),
+                vec![],
+                vec![(NoticeKind::Idle, pod())],
+                None,
+            ),
+        ];
+        for (name, guard, m, want_acts, want_notices, want_why) in rows {
+            let input = WatchInput {
+                guards: vec![guard],
+                machines: vec![m],
+                ..Default::default()
+            };
+            let d = decide(NOW, &input, &HashSet::new());
+            let acts: Vec<(&str, &str)> = d
+                .acts
+                .iter()
+                .map(|a| (a.instance.as_str(), a.action))
+                .collect();
+            assert_eq!(acts, want_acts, "{name}");
+            assert_eq!(kinds(&d), want_notices, "{name}");
+            assert_eq!(d.notices.first().and_then(|n| n.no_act), want_why, "{name}");
+            assert!(d.stops.is_empty(), "{name}");
+        }
+
+        // Act once: the outcome notice carries the act's key; once it is remembered the next
+        // tick does nothing more, even if the provider still says running (it was told).
+        let input = WatchInput {
+            guards: vec![g(ActionKind::Stop, None, past)],
+            machines: vec![rented(true, true)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        assert_eq!(d.acts.len(), 1);
+        assert_eq!(d.acts[0].minutes, 4);
+        let done = deadline_acted(&d.acts[0], true, Some("exited".into()), None);
+        assert_eq!(done.key, d.acts[0].key);
+        assert_eq!(done.kind, NoticeKind::DeadlineActed);
+        let sent: HashSet<String> = [done.key.clone()].into();
+        let again = decide(NOW + 30_000, &input, &sent);
+        assert!(
+            again.acts.is_empty() && again.notices.is_empty(),
+            "{again:?}"
+        );
+        // A new deadline (the guard set again) is a new act.
+        let mut new_deadline = input.clone();
+        new_deadline.guards[0].deadline_ms = Some(NOW - 10 * MIN);
+        assert_eq!(decide(NOW, &new_deadline, &sent).acts.len(), 1);
+        // Unreadable first (a notice), then readable: it acts.
+        let mut unread = input.clone();
+        unread.machines[0].provider_read = false;
+        let d = decide(NOW, &unread, &HashSet::new());
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert_eq!(decide(NOW + 30_000, &input, &sent).acts.len(), 1);
+    }
+
+    /// The words of the app's own action, both languages, with the provider's state.
+    #[test]
+    fn deadline_acted_words() {
+        use crate::settings::Language;
+        let act = DeadlineAct {
+            key: "k".into(),
+            instance: "gpurent-1".into(),
+            host: "pod".into(),
+            action: "stop",
+            deadline_ms: NOW,
+            minutes: 4,
+        };
+        let n = deadline_acted(&act, true, Some("exited".into()), None);
+        let (t, b) = notice_text(Language::En, &n);
+        assert_eq!(t, "gpurent stopped pod at its deadline");
+        assert_eq!(
+            b,
+            "The guard on the machine did not. The provider now says: exited."
+        );
+        let (t, b) = notice_text(Language::ZhCn, &n);
+        assert_eq!(t, "gpurent 已在截止时间停止 pod");
+        assert!(b.contains("exited"), "{b}");
+        let failed = deadline_acted(&act, false, None, Some("provider_http".into()));
+        let (_, b) = notice_text(Language::En, &failed);
+        assert!(b.contains("provider_http"), "{b}");
+        let mut missed = Notice::new("m".into(), NoticeKind::DeadlineMissed);
+        missed.host = Some("box".into());
+        missed.no_act = Some(NoActReason::PastedHost);
+        let (_, b) = notice_text(Language::En, &missed);
+        assert!(b.contains("pasted host"), "{b}");
     }
 
     /// Every kind has words in both languages, with its numbers in them.
