@@ -138,6 +138,8 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     s.wait_css("#est-total").await;
     // 50 M training tokens: the estimate has hours, so each offer has the job's cost.
     s.type_into("#est-tokens", "0.05").await;
+    // The estimate for these tokens, live offers included, has finished drawing.
+    s.wait_gone("#est-result[data-pending]").await;
     s.wait_css("#est-cards tr[data-card-id='rtx-4090']").await;
     s.wait_count("#live-table tr.offer", 1, 30).await;
     assert!(s

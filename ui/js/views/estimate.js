@@ -88,22 +88,31 @@ export async function renderEstimate(root) {
     presets.append(b);
   }
 
+  // Runs overlap when the user edits while one is in flight: only the newest one draws (an older
+  // answer arriving late must not replace the newer result). `data-pending` is set while the
+  // newest run — live offers included — is still drawing.
+  let runs = 0;
   async function run() {
     if (!state.job) return;
+    const seq = ++runs;
+    result.dataset.pending = 'true';
     try {
       // The user's saved prices price the job (gpurent ships none).
       const offers = await pricesList();
       const job = { ...state.job, cost: { ...state.job.cost, offers } };
       const [estimate, local] = await Promise.all([estimateRun(job), localFit(job)]);
+      if (seq !== runs) return;
       hideError();
       renderResult(result, estimate, local, offers, run);
       // Live offers from connected provider accounts (network: drawn when they arrive).
       const live = el('div', { id: 'live-slot' });
       // Above the ranked cards (the last section), which it annotates with the live prices.
       result.insertBefore(live, result.lastElementChild);
-      renderLiveOffers(live, estimate);
+      await renderLiveOffers(live, estimate);
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (seq === runs) showError(/** @type {ErrorPayload} */ (e));
+    } finally {
+      if (seq === runs) delete result.dataset.pending;
     }
   }
 
