@@ -368,3 +368,194 @@ impl App {
         Ok(())
     }
 }
+
+/// The app's Guard form: `gpurent guard set`'s flags as one value (docs/guard.md, "The app").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardRequest {
+    /// 1 or more.
+    pub idle_minutes: u64,
+    pub util_below: u32,
+    /// Like `90m`, `2.5h`, `1h30m`; `None` or empty: no deadline.
+    pub deadline: Option<String>,
+    pub action: ActionKind,
+    /// The command for [`ActionKind::Command`].
+    pub command: Option<String>,
+    /// `stop`/`release`: the user's consent to the account's full key on the machine.
+    pub allow_full_key: bool,
+}
+
+impl GuardRequest {
+    /// The spec the guard runs with (the normal 30 s sampling period: no test settings here).
+    pub fn spec(&self) -> Result<GuardSpec, GuardError> {
+        if self.idle_minutes == 0 {
+            return Err(GuardError::invalid(
+                "idle_minutes",
+                "must be at least 1 minute",
+            ));
+        }
+        let mut spec = GuardSpec::new(self.idle_minutes.saturating_mul(60), self.action);
+        spec.util_below = self.util_below;
+        spec.deadline_in_s = match self.deadline.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(d) => Some(crate::guard::parse_duration(d)?),
+        };
+        spec.command = self.command.clone().filter(|c| !c.trim().is_empty());
+        spec.allow_full_key = self.allow_full_key;
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// What the Guard panel shows for a host before any SSH: what gpurent set last, and which
+/// actions this host can have (stop/release only for a machine rented through gpurent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardView {
+    pub host: String,
+    pub spec: Option<GuardSpec>,
+    /// The provider of the rented machine this host is; `None` for a pasted host.
+    pub provider: Option<crate::providers::ProviderKind>,
+    /// The actions to offer, the preferred first.
+    pub actions: Vec<ActionKind>,
+}
+
+/// A duration the user typed, read by the one duration parser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DurationPreview {
+    pub seconds: u64,
+    /// When that is from now, in gpurent's clock (unix ms).
+    pub at_ms: i64,
+}
+
+impl App {
+    /// The Guard panel's view of a host (no SSH).
+    pub fn guard_view(&self, label: &str) -> Result<GuardView, GuardError> {
+        self.host_get(label)?;
+        let provider = self.guard_provider_target(label)?.map(|t| t.provider);
+        let actions = match provider {
+            Some(crate::providers::ProviderKind::Lambda) => {
+                vec![ActionKind::Release, ActionKind::Poweroff]
+            }
+            Some(_) => vec![ActionKind::Stop, ActionKind::Release, ActionKind::Poweroff],
+            None => vec![ActionKind::Poweroff, ActionKind::Command],
+        };
+        Ok(GuardView {
+            host: label.to_string(),
+            spec: self.guard_spec(label)?,
+            provider,
+            actions,
+        })
+    }
+
+    /// `90m` → seconds and the time it means from now.
+    pub fn guard_duration(&self, text: &str) -> Result<DurationPreview, GuardError> {
+        let seconds = crate::guard::parse_duration(text)?;
+        Ok(DurationPreview {
+            seconds,
+            at_ms: self.now_ms() + (seconds as i64).saturating_mul(1000),
+        })
+    }
+
+    /// `guard set` from the app: refusals first (no keychain, no SSH), then the host's key from
+    /// the keychain (`passphrase_required` for a locked one) and the install, as a cancellable op.
+    pub fn guard_set_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        req: &GuardRequest,
+        progress: &dyn crate::events::ProgressSink,
+    ) -> Result<GuardSetReport, GuardError> {
+        let spec = req.spec()?;
+        self.guard_check_action(label, &spec)?;
+        self.run_op("guard_set", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.guard_set(label, env, &key, &spec, cancel)
+        })
+    }
+
+    /// `guard status` with the host's own key.
+    pub fn guard_status_saved(&self, label: &str, env: &SshEnv) -> Result<GuardStatus, GuardError> {
+        let key = self.host_key_for(label, None)?;
+        self.guard_status(label, env, &key, &CancelToken::new())
+    }
+
+    /// `guard snooze` with the host's own key; `duration` like `30m`. Returns when it ends
+    /// (host clock, unix s).
+    pub fn guard_snooze_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        duration: &str,
+    ) -> Result<i64, GuardError> {
+        let seconds = crate::guard::parse_duration(duration)?;
+        let key = self.host_key_for(label, None)?;
+        self.guard_snooze(label, env, &key, seconds, &CancelToken::new())
+    }
+
+    /// `guard off` with the host's own key.
+    pub fn guard_off_saved(&self, label: &str, env: &SshEnv) -> Result<(), GuardError> {
+        let key = self.host_key_for(label, None)?;
+        self.guard_off(label, env, &key, &CancelToken::new())
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    fn req() -> GuardRequest {
+        GuardRequest {
+            idle_minutes: 30,
+            util_below: 5,
+            deadline: Some("2.5h".into()),
+            action: ActionKind::Poweroff,
+            command: None,
+            allow_full_key: false,
+        }
+    }
+
+    #[test]
+    fn the_form_becomes_the_cli_spec() {
+        let s = req().spec().expect("spec");
+        assert_eq!(s.idle_s, 1800);
+        assert_eq!(s.deadline_in_s, Some(9000));
+        assert_eq!(s.period_s, crate::guard::DEFAULT_PERIOD_S);
+        let mut r = req();
+        r.deadline = Some("  ".into());
+        r.command = Some(" ".into());
+        assert_eq!(r.spec().expect("spec").deadline_in_s, None);
+        assert_eq!(r.spec().expect("spec").command, None);
+    }
+
+    #[test]
+    fn the_form_is_refused_with_the_cli_codes() {
+        use crate::error::Coded;
+        for bad in [
+            GuardRequest {
+                idle_minutes: 0,
+                ..req()
+            },
+            GuardRequest {
+                util_below: 0,
+                ..req()
+            },
+            GuardRequest {
+                deadline: Some("soon".into()),
+                ..req()
+            },
+            GuardRequest {
+                action: ActionKind::Command,
+                ..req()
+            },
+            GuardRequest {
+                allow_full_key: true,
+                ..req()
+            },
+        ] {
+            assert_eq!(
+                bad.spec().expect_err("refused").code(),
+                "invalid_input",
+                "{bad:?}"
+            );
+        }
+    }
+}
