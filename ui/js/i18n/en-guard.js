@@ -114,7 +114,7 @@ export default {
   'error.guard_http_tool_missing': 'The machine has neither curl nor a wget that can call the provider. Nothing was installed.',
   'guard.next.guard_not_installed': 'Set the guard first.',
   'guard.next.guard_install_failed': 'Open the details for the machine’s output; check that its home folder is writable and its disk not full, then set it again.',
-  'guard.next.guard_poweroff_unavailable': 'Log in as root, give the login user passwordless sudo for poweroff (e.g. a sudoers line with NOPASSWD), or choose “Run my command”.',
+  'guard.next.guard_poweroff_unavailable': 'Where the machine has a poweroff command: log in as root, or give the login user passwordless sudo for it (a sudoers line with NOPASSWD). Otherwise choose “Run my command”. Details says which it was.',
   'guard.next.guard_provider_action_unavailable': 'Choose Power off or your own command, or Release if the provider cannot stop.',
   'guard.next.guard_provider_credential_unavailable': 'Tick the box to put your full API key on the machine (read its warning), or choose Power off.',
   'guard.next.guard_http_tool_missing': 'Install curl on the machine (e.g. apt-get install -y curl) and set it again, or choose Power off.',

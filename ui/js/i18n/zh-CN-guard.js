@@ -114,7 +114,7 @@ export default {
   'error.guard_http_tool_missing': '机器上既没有 curl，也没有能调用平台的 wget。未安装任何东西。',
   'guard.next.guard_not_installed': '请先设置守护。',
   'guard.next.guard_install_failed': '展开详情查看机器的输出；检查其主目录可写、磁盘未满，然后重新设置。',
-  'guard.next.guard_poweroff_unavailable': '用 root 登录，或给登录用户配置免密 sudo 执行 poweroff（sudoers 中的 NOPASSWD 行），或选择“运行我的命令”。',
+  'guard.next.guard_poweroff_unavailable': '机器上有 poweroff 命令时：用 root 登录，或给登录用户配置免密 sudo 执行它（sudoers 中的 NOPASSWD 行）。否则选择“运行我的命令”。“详情”中写明了原因。',
   'guard.next.guard_provider_action_unavailable': '选择关机或你自己的命令；平台不能停止时可选择释放。',
   'guard.next.guard_provider_credential_unavailable': '勾选复选框，把你的完整 API 密钥放到机器上（先读警告），或选择关机。',
   'guard.next.guard_http_tool_missing': '在机器上安装 curl（如 apt-get install -y curl）后重新设置，或选择关机。',

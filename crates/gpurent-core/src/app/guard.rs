@@ -558,4 +558,17 @@ mod request_tests {
             );
         }
     }
+
+    #[test]
+    fn a_locked_key_names_itself_so_the_app_can_ask_and_retry() {
+        use crate::error::Coded;
+        let e = GuardError::Remote(crate::remote::RemoteError::Key(
+            crate::keys::KeyError::PassphraseRequired {
+                label: Some("laptop".into()),
+            },
+        ));
+        assert_eq!(e.code(), "passphrase_required");
+        let data = e.data().expect("data");
+        assert_eq!(data.key_label.as_deref(), Some("laptop"));
+    }
 }
