@@ -86,6 +86,11 @@ async fn guard_panel_set_status_snooze_off() {
     s.click("#nav-billing").await;
     s.wait_css("#guard-card #guard-host").await;
     s.wait_css("#guard-not-set").await;
+    assert_eq!(
+        s.count("#guard-controls[hidden]").await,
+        1,
+        "no Snooze/Off before a guard is set"
+    );
     assert_eq!(s.attr("#guard-card", "data-provider").await, "pasted");
     assert_eq!(s.count("#guard-action option").await, 2);
     s.wait_css("#guard-action option[value='poweroff']").await;
@@ -198,6 +203,7 @@ async fn guard_panel_set_status_snooze_off() {
     // Off: the loop ends and the reboot start is removed; the panel says so.
     s.click("#guard-off").await;
     s.wait_css("#guard-is-off").await;
+    assert_eq!(s.count("#guard-controls[hidden]").await, 1);
     let cron = std::fs::read_to_string(state.join("crontab")).unwrap_or_default();
     assert!(!cron.contains("gpurent-guard"), "{cron}");
     assert!(

@@ -107,6 +107,10 @@ export async function renderGuard(root) {
   const snoozeBtn = el('button', { id: 'guard-snooze', type: 'button', text: t('guard.snooze') });
   const offBtn = el('button', { id: 'guard-off', type: 'button', class: 'danger', text: t('guard.off') });
 
+  // Snooze and Off only once a guard is there.
+  const controls = el('div', { class: 'row guard-controls', id: 'guard-controls', hidden: true },
+    field('guard-snooze-for', t('guard.snooze_for'), snoozeFor), snoozeBtn, offBtn);
+
   /** @type {{ view: GuardView | null, lastRead: number, opId: string | null }} */
   const st = { view: null, lastRead: 0, opId: null };
 
@@ -169,10 +173,12 @@ export async function renderGuard(root) {
       const decisions = await guardDecisions(label, 8);
       if (host.value !== label) return;
       hideFailure(failure);
+      controls.hidden = !s.installed;
       renderStatus(s, decisions, Date.now(), status);
     } catch (e) {
       const err = /** @type {ErrorPayload} */ (e);
       clear(status);
+      controls.hidden = true;
       if (err.code === 'guard_not_installed') {
         status.append(el('p', { id: 'guard-not-set', class: 'muted', text: t('guard.status.not_set') }));
       } else {
@@ -256,6 +262,7 @@ export async function renderGuard(root) {
       await guardOff(host.value);
       clear(result);
       clear(status);
+      controls.hidden = true;
       status.append(el('p', { id: 'guard-is-off', class: 'muted', text: t('guard.status.off', { host: host.value }) }));
     } catch (e) {
       showFailure(failure, e);
@@ -266,8 +273,7 @@ export async function renderGuard(root) {
     el('div', { class: 'guard-status-head row' }, el('h3', { text: t('guard.status.title') }), refreshBtn),
     el('p', { class: 'muted small', text: t('guard.status.intro') }),
     status,
-    el('div', { class: 'row guard-controls' },
-      field('guard-snooze-for', t('guard.snooze_for'), snoozeFor), snoozeBtn, offBtn));
+    controls);
 
   // The countdowns tick locally (no SSH); stops once the step is left.
   timers.tick = setInterval(() => {
