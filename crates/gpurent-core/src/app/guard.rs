@@ -571,4 +571,90 @@ mod request_tests {
         let data = e.data().expect("data");
         assert_eq!(data.key_label.as_deref(), Some("laptop"));
     }
+
+    /// A saved host, and optionally the open ledger machine (`provider`) it is.
+    fn save(app: &App, label: &str, provider: Option<crate::providers::ProviderKind>) {
+        use crate::providers::ledger::{self, EventSource, Intent, LedgerState};
+        let spec = crate::remote::HostSpec {
+            address: "203.0.113.9".into(),
+            port: 22,
+            user: "root".into(),
+            jump: None,
+            provider: None,
+            notes: None,
+        };
+        app.with_store(|s| {
+            crate::remote::hosts::insert(s, label, &spec, None, 0)
+                .map_err(|e| crate::CoreError::invalid("host", e.to_string()))
+        })
+        .expect("save host");
+        let Some(provider) = provider else { return };
+        app.with_db(|c| {
+            let intent = Intent {
+                provider,
+                account: "acct".into(),
+                offer_id: "o1".into(),
+                gpu: "H100".into(),
+                gpu_count: 1,
+                price_per_hour_usd: 2.0,
+                disk_gb: 50,
+                storage_usd_per_gb_month: None,
+                image: "img".into(),
+            };
+            let id = ledger::insert_intent(c, &intent, 1_000)?;
+            ledger::set_provider_id(
+                c,
+                &id,
+                "p-1",
+                LedgerState::Running,
+                EventSource::Provider,
+                "",
+                2_000,
+            )?;
+            ledger::set_host_label(c, &id, label, 3_000)
+        })
+        .expect("ledger row");
+    }
+
+    /// The panel offers stop/release only for a machine rented through gpurent (Lambda: release,
+    /// it cannot stop), power off and the user's command for a pasted host; no SSH for any of it.
+    #[test]
+    fn the_panel_offers_the_actions_the_host_can_have() {
+        use crate::providers::ProviderKind;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = App::open(
+            crate::paths::Paths::under(tmp.path()),
+            std::sync::Arc::new(crate::clock::FixedClock(1_764_000_000_000)),
+            None,
+        )
+        .expect("open");
+        save(&app, "box", None);
+        save(&app, "pod", Some(ProviderKind::Runpod));
+        save(&app, "lam", Some(ProviderKind::Lambda));
+        let v = app.guard_view("box").expect("box");
+        assert_eq!(v.provider, None);
+        assert_eq!(v.actions, vec![ActionKind::Poweroff, ActionKind::Command]);
+        assert_eq!(v.spec, None);
+        let v = app.guard_view("pod").expect("pod");
+        assert_eq!(v.provider, Some(ProviderKind::Runpod));
+        assert_eq!(v.actions[..2], [ActionKind::Stop, ActionKind::Release]);
+        let v = app.guard_view("lam").expect("lam");
+        assert_eq!(v.actions, vec![ActionKind::Release, ActionKind::Poweroff]);
+        // A pasted host's stop is refused before any keychain or SSH work.
+        let req = GuardRequest {
+            action: ActionKind::Stop,
+            ..req()
+        };
+        let e = app
+            .guard_set_saved("box", &SshEnv::detect().expect("env"), &req, &|_| {})
+            .expect_err("refused");
+        use crate::error::Coded;
+        assert_eq!(e.code(), "guard_provider_action_unavailable");
+        assert_eq!(
+            app.guard_view("nope").expect_err("unknown").code(),
+            "unknown_host"
+        );
+        let p = app.guard_duration("2.5h").expect("duration");
+        assert_eq!((p.seconds, p.at_ms), (9000, 1_764_000_000_000 + 9_000_000));
+    }
 }
