@@ -80,6 +80,13 @@ const COMMANDS: &[&str] = &[
     "host_rate_set",
     "host_rate_stopped",
     "notices_recent",
+    "guard_view",
+    "guard_duration",
+    "guard_set",
+    "guard_status",
+    "guard_decisions",
+    "guard_snooze",
+    "guard_off",
 ];
 
 fn main() {

@@ -131,6 +131,13 @@ pub fn run() {
             commands::billing::host_rate_set,
             commands::billing::host_rate_stopped,
             commands::billing::notices_recent,
+            commands::guard::guard_view,
+            commands::guard::guard_duration,
+            commands::guard::guard_set,
+            commands::guard::guard_status,
+            commands::guard::guard_decisions,
+            commands::guard::guard_snooze,
+            commands::guard::guard_off,
         ])
         .build(tauri::generate_context!());
     match result {

@@ -12,6 +12,7 @@ import enSetup from './i18n/en-setup.js';
 import enRent from './i18n/en-rent.js';
 import enRelease from './i18n/en-release.js';
 import enBilling from './i18n/en-billing.js';
+import enGuard from './i18n/en-guard.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
@@ -24,14 +25,15 @@ import zhSetup from './i18n/zh-CN-setup.js';
 import zhRent from './i18n/zh-CN-rent.js';
 import zhRelease from './i18n/zh-CN-release.js';
 import zhBilling from './i18n/zh-CN-billing.js';
+import zhGuard from './i18n/zh-CN-guard.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent, ...enRelease, ...enBilling },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent, ...zhRelease, ...zhBilling },
+  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent, ...enRelease, ...enBilling, ...enGuard },
+  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent, ...zhRelease, ...zhBilling, ...zhGuard },
 };
 
 /** @type {Language} */

@@ -12,6 +12,9 @@ use gpurent_core::app::billing::{
     AccountBalance, Budget, BudgetStatus, CostOptions, CostReport, HostRate, MachineCost,
 };
 use gpurent_core::app::billing_watch::{BillingView, BudgetRow, TickReport};
+use gpurent_core::app::guard::{
+    DurationPreview, GuardRequest, GuardSetReport, GuardStatus, GuardView,
+};
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::ollama::OllamaInstallReport;
@@ -25,6 +28,7 @@ use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
+use gpurent_core::guard::Decision;
 use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
@@ -120,6 +124,12 @@ fn export_all(dir: &Path) {
         BillingView,
         BudgetRow,
         TickReport,
+        GuardRequest,
+        GuardSetReport,
+        GuardStatus,
+        GuardView,
+        DurationPreview,
+        Decision,
     );
 }
 

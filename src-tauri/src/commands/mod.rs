@@ -4,6 +4,7 @@ pub mod billing;
 pub mod catalog;
 pub mod estimate;
 pub mod files;
+pub mod guard;
 pub mod hosts;
 pub mod keys;
 pub mod monitor;

@@ -9,6 +9,7 @@ import { hideError, showError } from '../banner.js';
 import { budgetName, showBudgets, usd } from '../budget-banner.js';
 import { clear, el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
+import { renderGuard } from './guard.js';
 import { confirmRelease } from './release.js';
 
 /** @typedef {import('../../bindings/BillingView').BillingView} BillingView */
@@ -448,6 +449,7 @@ export async function renderBilling(root) {
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.notices.title') }), el('p', { class: 'muted small', text: t('billing.notices.intro') }), notices),
   );
+  renderGuard(root).catch(fail);
   await refresh();
   state.timer = setInterval(() => {
     if (root.dataset.screen !== 'billing') {

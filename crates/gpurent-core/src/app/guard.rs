@@ -368,3 +368,293 @@ impl App {
         Ok(())
     }
 }
+
+/// The app's Guard form: `gpurent guard set`'s flags as one value (docs/guard.md, "The app").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardRequest {
+    /// 1 or more.
+    pub idle_minutes: u64,
+    pub util_below: u32,
+    /// Like `90m`, `2.5h`, `1h30m`; `None` or empty: no deadline.
+    pub deadline: Option<String>,
+    pub action: ActionKind,
+    /// The command for [`ActionKind::Command`].
+    pub command: Option<String>,
+    /// `stop`/`release`: the user's consent to the account's full key on the machine.
+    pub allow_full_key: bool,
+}
+
+impl GuardRequest {
+    /// The spec the guard runs with (the normal 30 s sampling period: no test settings here).
+    pub fn spec(&self) -> Result<GuardSpec, GuardError> {
+        if self.idle_minutes == 0 {
+            return Err(GuardError::invalid(
+                "idle_minutes",
+                "must be at least 1 minute",
+            ));
+        }
+        let mut spec = GuardSpec::new(self.idle_minutes.saturating_mul(60), self.action);
+        spec.util_below = self.util_below;
+        spec.deadline_in_s = match self.deadline.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(d) => Some(crate::guard::parse_duration(d)?),
+        };
+        spec.command = self.command.clone().filter(|c| !c.trim().is_empty());
+        spec.allow_full_key = self.allow_full_key;
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// What the Guard panel shows for a host before any SSH: what gpurent set last, and which
+/// actions this host can have (stop/release only for a machine rented through gpurent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct GuardView {
+    pub host: String,
+    pub spec: Option<GuardSpec>,
+    /// The provider of the rented machine this host is; `None` for a pasted host.
+    pub provider: Option<crate::providers::ProviderKind>,
+    /// The actions to offer, the preferred first.
+    pub actions: Vec<ActionKind>,
+}
+
+/// A duration the user typed, read by the one duration parser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DurationPreview {
+    pub seconds: u64,
+    /// When that is from now, in gpurent's clock (unix ms).
+    pub at_ms: i64,
+}
+
+impl App {
+    /// The Guard panel's view of a host (no SSH).
+    pub fn guard_view(&self, label: &str) -> Result<GuardView, GuardError> {
+        self.host_get(label)?;
+        let provider = self.guard_provider_target(label)?.map(|t| t.provider);
+        let actions = match provider {
+            Some(crate::providers::ProviderKind::Lambda) => {
+                vec![ActionKind::Release, ActionKind::Poweroff]
+            }
+            Some(_) => vec![ActionKind::Stop, ActionKind::Release, ActionKind::Poweroff],
+            None => vec![ActionKind::Poweroff, ActionKind::Command],
+        };
+        Ok(GuardView {
+            host: label.to_string(),
+            spec: self.guard_spec(label)?,
+            provider,
+            actions,
+        })
+    }
+
+    /// `90m` → seconds and the time it means from now.
+    pub fn guard_duration(&self, text: &str) -> Result<DurationPreview, GuardError> {
+        let seconds = crate::guard::parse_duration(text)?;
+        Ok(DurationPreview {
+            seconds,
+            at_ms: self.now_ms() + (seconds as i64).saturating_mul(1000),
+        })
+    }
+
+    /// `guard set` from the app: refusals first (no keychain, no SSH), then the host's key from
+    /// the keychain (`passphrase_required` for a locked one) and the install, as a cancellable op.
+    pub fn guard_set_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        req: &GuardRequest,
+        progress: &dyn crate::events::ProgressSink,
+    ) -> Result<GuardSetReport, GuardError> {
+        let spec = req.spec()?;
+        self.guard_check_action(label, &spec)?;
+        self.run_op("guard_set", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.guard_set(label, env, &key, &spec, cancel)
+        })
+    }
+
+    /// `guard status` with the host's own key.
+    pub fn guard_status_saved(&self, label: &str, env: &SshEnv) -> Result<GuardStatus, GuardError> {
+        let key = self.host_key_for(label, None)?;
+        self.guard_status(label, env, &key, &CancelToken::new())
+    }
+
+    /// `guard snooze` with the host's own key; `duration` like `30m`. Returns when it ends
+    /// (host clock, unix s).
+    pub fn guard_snooze_saved(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        duration: &str,
+    ) -> Result<i64, GuardError> {
+        let seconds = crate::guard::parse_duration(duration)?;
+        let key = self.host_key_for(label, None)?;
+        self.guard_snooze(label, env, &key, seconds, &CancelToken::new())
+    }
+
+    /// `guard off` with the host's own key.
+    pub fn guard_off_saved(&self, label: &str, env: &SshEnv) -> Result<(), GuardError> {
+        let key = self.host_key_for(label, None)?;
+        self.guard_off(label, env, &key, &CancelToken::new())
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    fn req() -> GuardRequest {
+        GuardRequest {
+            idle_minutes: 30,
+            util_below: 5,
+            deadline: Some("2.5h".into()),
+            action: ActionKind::Poweroff,
+            command: None,
+            allow_full_key: false,
+        }
+    }
+
+    #[test]
+    fn the_form_becomes_the_cli_spec() {
+        let s = req().spec().expect("spec");
+        assert_eq!(s.idle_s, 1800);
+        assert_eq!(s.deadline_in_s, Some(9000));
+        assert_eq!(s.period_s, crate::guard::DEFAULT_PERIOD_S);
+        let mut r = req();
+        r.deadline = Some("  ".into());
+        r.command = Some(" ".into());
+        assert_eq!(r.spec().expect("spec").deadline_in_s, None);
+        assert_eq!(r.spec().expect("spec").command, None);
+    }
+
+    #[test]
+    fn the_form_is_refused_with_the_cli_codes() {
+        use crate::error::Coded;
+        for bad in [
+            GuardRequest {
+                idle_minutes: 0,
+                ..req()
+            },
+            GuardRequest {
+                util_below: 0,
+                ..req()
+            },
+            GuardRequest {
+                deadline: Some("soon".into()),
+                ..req()
+            },
+            GuardRequest {
+                action: ActionKind::Command,
+                ..req()
+            },
+            GuardRequest {
+                allow_full_key: true,
+                ..req()
+            },
+        ] {
+            assert_eq!(
+                bad.spec().expect_err("refused").code(),
+                "invalid_input",
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_locked_key_names_itself_so_the_app_can_ask_and_retry() {
+        use crate::error::Coded;
+        let e = GuardError::Remote(crate::remote::RemoteError::Key(
+            crate::keys::KeyError::PassphraseRequired {
+                label: Some("laptop".into()),
+            },
+        ));
+        assert_eq!(e.code(), "passphrase_required");
+        let data = e.data().expect("data");
+        assert_eq!(data.key_label.as_deref(), Some("laptop"));
+    }
+
+    /// A saved host, and optionally the open ledger machine (`provider`) it is.
+    fn save(app: &App, label: &str, provider: Option<crate::providers::ProviderKind>) {
+        use crate::providers::ledger::{self, EventSource, Intent, LedgerState};
+        let spec = crate::remote::HostSpec {
+            address: "203.0.113.9".into(),
+            port: 22,
+            user: "root".into(),
+            jump: None,
+            provider: None,
+            notes: None,
+        };
+        app.with_store(|s| {
+            crate::remote::hosts::insert(s, label, &spec, None, 0)
+                .map_err(|e| crate::CoreError::invalid("host", e.to_string()))
+        })
+        .expect("save host");
+        let Some(provider) = provider else { return };
+        app.with_db(|c| {
+            let intent = Intent {
+                provider,
+                account: "acct".into(),
+                offer_id: "o1".into(),
+                gpu: "H100".into(),
+                gpu_count: 1,
+                price_per_hour_usd: 2.0,
+                disk_gb: 50,
+                storage_usd_per_gb_month: None,
+                image: "img".into(),
+            };
+            let id = ledger::insert_intent(c, &intent, 1_000)?;
+            ledger::set_provider_id(
+                c,
+                &id,
+                "p-1",
+                LedgerState::Running,
+                EventSource::Provider,
+                "",
+                2_000,
+            )?;
+            ledger::set_host_label(c, &id, label, 3_000)
+        })
+        .expect("ledger row");
+    }
+
+    /// The panel offers stop/release only for a machine rented through gpurent (Lambda: release,
+    /// it cannot stop), power off and the user's command for a pasted host; no SSH for any of it.
+    #[test]
+    fn the_panel_offers_the_actions_the_host_can_have() {
+        use crate::providers::ProviderKind;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = App::open(
+            crate::paths::Paths::under(tmp.path()),
+            std::sync::Arc::new(crate::clock::FixedClock(1_764_000_000_000)),
+            None,
+        )
+        .expect("open");
+        save(&app, "box", None);
+        save(&app, "pod", Some(ProviderKind::Runpod));
+        save(&app, "lam", Some(ProviderKind::Lambda));
+        let v = app.guard_view("box").expect("box");
+        assert_eq!(v.provider, None);
+        assert_eq!(v.actions, vec![ActionKind::Poweroff, ActionKind::Command]);
+        assert_eq!(v.spec, None);
+        let v = app.guard_view("pod").expect("pod");
+        assert_eq!(v.provider, Some(ProviderKind::Runpod));
+        assert_eq!(v.actions[..2], [ActionKind::Stop, ActionKind::Release]);
+        let v = app.guard_view("lam").expect("lam");
+        assert_eq!(v.actions, vec![ActionKind::Release, ActionKind::Poweroff]);
+        // A pasted host's stop is refused before any keychain or SSH work.
+        let req = GuardRequest {
+            action: ActionKind::Stop,
+            ..req()
+        };
+        let e = app
+            .guard_set_saved("box", &SshEnv::detect().expect("env"), &req, &|_| {})
+            .expect_err("refused");
+        use crate::error::Coded;
+        assert_eq!(e.code(), "guard_provider_action_unavailable");
+        assert_eq!(
+            app.guard_view("nope").expect_err("unknown").code(),
+            "unknown_host"
+        );
+        let p = app.guard_duration("2.5h").expect("duration");
+        assert_eq!((p.seconds, p.at_ms), (9000, 1_764_000_000_000 + 9_000_000));
+    }
+}

@@ -84,4 +84,14 @@ impl Coded for GuardError {
             _ => None,
         }
     }
+
+    /// The wrapped SSH/key errors keep their facts (the key that needs its passphrase, a host
+    /// key's fingerprint): without them the app could not ask for the passphrase and retry.
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            GuardError::Remote(e) => e.data(),
+            GuardError::Provider(e) => e.data(),
+            _ => None,
+        }
+    }
 }
