@@ -593,34 +593,12 @@ impl App {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use super::*;
-    use crate::clock::FixedClock;
-    use crate::paths::Paths;
-    use crate::remote::HostSpec;
 
     const HOUR: i64 = 3_600_000;
 
-    fn app_at(root: &std::path::Path, now: i64) -> App {
-        App::open(Paths::under(root), Arc::new(FixedClock(now)), None).expect("open")
-    }
-
-    fn save_host(app: &App, label: &str) {
-        let spec = HostSpec {
-            address: "203.0.113.9".into(),
-            port: 22,
-            user: "root".into(),
-            jump: None,
-            provider: None,
-            notes: None,
-        };
-        app.with_store(|s| {
-            crate::remote::hosts::insert(s, label, &spec, None, 0)
-                .map_err(|e| CoreError::invalid("host", e.to_string()))
-        })
-        .expect("save host");
-    }
+    use crate::app::test_support::{app_at, save_host};
 
     /// The guides' example through the facade: started 1 h 10 min ago, per started hour.
     #[test]

@@ -450,37 +450,15 @@ fn scope_of(host: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use super::*;
     use crate::billing::{Increment, PastedRate};
-    use crate::clock::FixedClock;
-    use crate::paths::Paths;
-    use crate::remote::HostSpec;
 
     const HOUR: i64 = 3_600_000;
     /// 2026-12-01T12:00Z.
     const NOW: i64 = 1_796_126_400_000;
 
-    fn app_at(root: &std::path::Path, now: i64) -> App {
-        App::open(Paths::under(root), Arc::new(FixedClock(now)), None).expect("open")
-    }
-
-    fn save_host(app: &App, label: &str) {
-        let spec = HostSpec {
-            address: "203.0.113.9".into(),
-            port: 22,
-            user: "root".into(),
-            jump: None,
-            provider: None,
-            notes: None,
-        };
-        app.with_store(|s| {
-            crate::remote::hosts::insert(s, label, &spec, None, 0)
-                .map_err(|e| CoreError::invalid("host", e.to_string()))
-        })
-        .expect("save host");
-    }
+    use crate::app::test_support::{app_at, save_host};
 
     /// The chart is cumulative cost over the machines' own timelines: per started hour it steps.
     #[test]

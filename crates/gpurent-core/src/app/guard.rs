@@ -575,19 +575,7 @@ mod request_tests {
     /// A saved host, and optionally the open ledger machine (`provider`) it is.
     fn save(app: &App, label: &str, provider: Option<crate::providers::ProviderKind>) {
         use crate::providers::ledger::{self, EventSource, Intent, LedgerState};
-        let spec = crate::remote::HostSpec {
-            address: "203.0.113.9".into(),
-            port: 22,
-            user: "root".into(),
-            jump: None,
-            provider: None,
-            notes: None,
-        };
-        app.with_store(|s| {
-            crate::remote::hosts::insert(s, label, &spec, None, 0)
-                .map_err(|e| crate::CoreError::invalid("host", e.to_string()))
-        })
-        .expect("save host");
+        crate::app::test_support::save_host(app, label);
         let Some(provider) = provider else { return };
         app.with_db(|c| {
             let intent = Intent {

@@ -21,6 +21,8 @@ pub mod ollama;
 pub mod providers;
 pub mod release;
 pub mod setup;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod transfer;
 
 use std::sync::{Arc, Mutex};
