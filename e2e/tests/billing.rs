@@ -9,28 +9,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::Session;
-
-/// Keys step: create `laptop`; authorize it on `sshd`; Hosts step: paste its SSH command, trust the
-/// fingerprint, save as `label`.
-async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
-    s.click("#nav-keys").await;
-    s.fill("#key-label", "laptop").await;
-    s.click("#key-create").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd.authorize(&public_line).expect("authorize our key");
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
-    )
-    .await;
-    s.fill("#host-label", label).await;
-    s.click("#host-add").await;
-    s.click("#hostkey-trust").await;
-    s.wait_css(&format!(".card.host[data-host='{label}']"))
-        .await;
-}
+use harness::{add_key_and_host, Session};
 
 /// The cost so far of `host` as the screen shows it (the exact number is in `data-usd`).
 async fn so_far(s: &Session, host: &str) -> f64 {

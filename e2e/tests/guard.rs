@@ -9,7 +9,7 @@ mod harness;
 
 use std::path::{Path, PathBuf};
 
-use harness::Session;
+use harness::{add_key_and_host, Session};
 
 fn fakegpu_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/gpurent-core/tests/fakegpu")
@@ -27,27 +27,6 @@ fn write_exec(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, body).expect("write tool");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-/// Keys step: create `laptop`; authorize it on `sshd`; Hosts step: paste its SSH command, trust the
-/// fingerprint, save as `label`.
-async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
-    s.click("#nav-keys").await;
-    s.fill("#key-label", "laptop").await;
-    s.click("#key-create").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd.authorize(&public_line).expect("authorize our key");
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
-    )
-    .await;
-    s.fill("#host-label", label).await;
-    s.click("#host-add").await;
-    s.click("#hostkey-trust").await;
-    s.wait_css(&format!(".card.host[data-host='{label}']"))
-        .await;
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::Session;
+use harness::{add_key_and_host, Session};
 
 fn fakegpu_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/gpurent-core/tests/fakegpu")
@@ -117,26 +117,6 @@ fn http_get(port: u16, path: &str) -> String {
     let mut out = String::new();
     let _ = c.read_to_string(&mut out);
     out
-}
-
-/// Keys step: create `laptop`, authorize it; Hosts step: paste the SSH command, trust, save.
-async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
-    s.click("#nav-keys").await;
-    s.fill("#key-label", "laptop").await;
-    s.click("#key-create").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd.authorize(&public_line).expect("authorize our key");
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
-    )
-    .await;
-    s.fill("#host-label", label).await;
-    s.click("#host-add").await;
-    s.click("#hostkey-trust").await;
-    s.wait_css(&format!(".card.host[data-host='{label}']"))
-        .await;
 }
 
 /// Poll until `css`'s attribute differs from `before` (or panic after `secs`).

@@ -10,7 +10,7 @@ mod harness;
 use std::time::Instant;
 
 use fantoccini::Locator;
-use harness::Session;
+use harness::{add_key_and_host, add_key_and_host_with, Session};
 
 #[tokio::test]
 async fn catalog_language_and_selfcheck_journey() {
@@ -596,53 +596,6 @@ async fn setup_journey_cpu_only_torch_is_fixed_and_verified() {
 
 /// The passphrase of the Setup journey's key.
 const E2E_PASSPHRASE: &str = "e2e correct horse";
-
-/// Keys step: create `laptop`; authorize it on `sshd`; Hosts step: paste its SSH command, trust the
-/// fingerprint, save as `label`.
-async fn add_key_and_host(s: &Session, sshd: &gpurent_testhost::Sshd, label: &str) {
-    add_key_and_host_with(s, sshd, label, None).await
-}
-
-/// [`add_key_and_host`], the key protected by `passphrase` when given: adding the host then asks
-/// for it once (a wrong answer first, which asks again).
-async fn add_key_and_host_with(
-    s: &Session,
-    sshd: &gpurent_testhost::Sshd,
-    label: &str,
-    passphrase: Option<&str>,
-) {
-    s.click("#nav-keys").await;
-    s.fill("#key-label", "laptop").await;
-    if let Some(p) = passphrase {
-        s.fill("#key-passphrase", p).await;
-    }
-    s.click("#key-create").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd.authorize(&public_line).expect("authorize our key");
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
-    )
-    .await;
-    s.fill("#host-label", label).await;
-    s.click("#host-add").await;
-    if let Some(p) = passphrase {
-        s.wait_css("#passphrase-dialog[open][data-key='laptop']")
-            .await;
-        s.fill("#passphrase-input", "not the passphrase").await;
-        s.click("#passphrase-ok").await;
-        s.wait_css("#passphrase-dialog[open] #passphrase-wrong")
-            .await;
-        s.screenshot("unlock-wrong-en").await;
-        s.fill("#passphrase-input", p).await;
-        s.click("#passphrase-ok").await;
-        s.wait_gone("#passphrase-dialog").await;
-    }
-    s.click("#hostkey-trust").await;
-    s.wait_css(&format!(".card.host[data-host='{label}']"))
-        .await;
-}
 
 /// Relative path -> bytes of every file under `dir`.
 fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
