@@ -34,8 +34,8 @@ use gpurent_core::Coded;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    cloud, established_conns, rent_request, set_provider_env, short_spec, vast_machine, wait_for,
-    Guarded, VastMachine, INSTANCE_ID,
+    assert_spec_kept, cloud, established_conns, rent_request, set_provider_env, short_spec,
+    vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
 };
 use remote_common::{world, World};
 
@@ -53,12 +53,12 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // holds the fake bin dir only; the fake `curl` there (a reachability stub) is taken away
     // first, so the host has no HTTP tool at all. The fake Vast cloud is behind Prism.
     let VastMachine {
-        sshd,
-        key,
-        bin,
-        host,
-        prism,
         fake,
+        prism,
+        host,
+        bin,
+        key,
+        sshd,
     } = vast_machine(ACCOUNT_KEY, INSTANCE_KEY, "guard-provider", 0, &[]);
 
     // Rent it: intent → create → running → proven key login → saved host.
@@ -211,12 +211,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     );
 
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the Vast spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&prism, "Vast");
 
     // Phase 2 — a RunPod pod on the same host: its environment has no RUNPOD_API_KEY, so there
     // is no key of its own. Release is refused without consent; with `allow_full_key` the
@@ -317,12 +312,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // Off removes the full key from the machine.
     app.guard_off(&pod_label, &env, &key, &cancel).expect("off");
     assert!(!key_file.exists(), "guard off removes provider.key");
-    let v = rp_prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&rp_prism, "RunPod");
     drop(app);
     drop(tmp);
     drop(env);

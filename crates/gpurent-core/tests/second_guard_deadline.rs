@@ -28,7 +28,8 @@ use gpurent_core::providers::ProviderKind;
 use gpurent_testhost::fakecloud::FakeState;
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
+    assert_spec_kept, rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine,
+    INSTANCE_ID,
 };
 use remote_common::{world_with, World};
 
@@ -159,10 +160,5 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
 
     drop(guarded);
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the Vast spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&prism, "Vast");
 }
