@@ -14,146 +14,52 @@
 //! One test function (it sets the `GPURENT_VAST_*` variables of this process). Needs sshd, the
 //! `gputest` user and Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
 
+mod guard_common;
 mod remote_common;
 mod setup_common;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use gpurent_core::app::providers::RentRequest;
 use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::FixedClock;
 use gpurent_core::events::NoProgress;
 use gpurent_core::guard::provider::{Credential, HttpTool};
-use gpurent_core::guard::{parse_decisions, ActionKind, Decision, GuardSpec};
-use gpurent_core::monitor::telemetry::GpuQuery;
+use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::paths::Paths;
 use gpurent_core::providers::ledger::LedgerState;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::Coded;
-use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor, SshTarget};
-use gpurent_testhost::{prism_available, sshd_available, Prism, UserKey};
-use remote_common::{login_key, world, World};
-use setup_common::FakeHost;
+use gpurent_testhost::fakecloud::{FakeState, Flavor};
+use gpurent_testhost::{prism_available, sshd_available};
+use guard_common::{
+    assert_spec_kept, cloud, established_conns, rent_request, set_provider_env, short_spec,
+    vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
+};
+use remote_common::{world, World};
 
 const ACCOUNT_KEY: &str = "fake-vast-account-key-1";
 const INSTANCE_KEY: &str = "fake-vast-instance-key-77";
 const RUNPOD_KEY: &str = "fake-runpod-account-key-9";
-/// The fake cloud numbers instances from 1001.
-const INSTANCE_ID: &str = "1001";
 const IDLE_S: u64 = 3;
-
-fn gpus_csv(util: u32) -> String {
-    let fields = GpuQuery::new().fields();
-    let value = |f: &str| -> String {
-        match f {
-            "index" => "0".into(),
-            "uuid" => "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b".into(),
-            "name" => "NVIDIA GeForce RTX 4090".into(),
-            "utilization.gpu" => util.to_string(),
-            "memory.total" => "24564".into(),
-            f if f.starts_with("clocks_event_reasons.") => "Not Active".into(),
-            _ => "1".into(),
-        }
-    };
-    let row: Vec<String> = fields.iter().map(|f| value(f)).collect();
-    format!("{}\n{}\n", fields.join(","), row.join(","))
-}
-
-fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    f()
-}
-
-fn write_exec(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, body).expect("write tool");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-struct Guarded {
-    dir: PathBuf,
-}
-
-impl Guarded {
-    fn decisions(&self) -> Vec<Decision> {
-        parse_decisions(
-            &std::fs::read_to_string(self.dir.join("decisions.log")).unwrap_or_default(),
-        )
-        .0
-    }
-}
-
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        // The guard outlives every connection by design: stop the one this test started.
-        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pid")) {
-            let pid = pid.trim().to_string();
-            let ours = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.contains("guard.sh"))
-                .unwrap_or(false);
-            if ours {
-                let _ = std::process::Command::new("kill").arg(&pid).status();
-            }
-        }
-    }
-}
 
 #[test]
 fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     if !sshd_available() || !prism_available() {
         return;
     }
-    let fake = FakeCloud::start(Flavor::Vast, ACCOUNT_KEY).expect("fake cloud");
-    fake.set_provisioning(Duration::from_millis(100));
-    fake.add_instance_key(INSTANCE_ID, INSTANCE_KEY);
-    let spec_file =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/provider-specs/vastai.openapi.yaml");
-    let prism = Prism::proxy(&spec_file, &fake.url()).expect("prism proxy");
-
     // The machine: a fake GPU host whose sessions carry the instance's own variables. Its PATH
     // holds the fake bin dir only; the fake `curl` there (a reachability stub) is taken away
-    // first, so the host has no HTTP tool at all.
-    let mut host = FakeHost::new("ready_h100");
-    host.vars.insert("CONTAINER_ID".into(), INSTANCE_ID.into());
-    host.vars
-        .insert("CONTAINER_API_KEY".into(), INSTANCE_KEY.into());
-    let bin = host.bin();
-    std::fs::remove_file(bin.join("curl")).expect("remove the fake curl");
-    for t in ["mv", "nohup"] {
-        let target = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(t))
-            .find(|p| p.exists())
-            .expect("system tool");
-        std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
-    }
-    write_exec(&bin.join("wall"), "#!/bin/sh\ncat > /dev/null\n");
-    let state = host.dir.path().join("state");
-    std::fs::write(state.join("gpus.csv"), gpus_csv(0)).expect("gpus");
-    std::fs::write(state.join("apps.csv"), "gpu_uuid,pid,used_memory\n").expect("apps");
-    let sshd = host.serve().expect("serve the fake host over sshd");
-    let k = UserKey::generate("guard-provider").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let key = login_key(&k, "k1");
-    fake.set_ssh(SshTarget {
-        host: sshd.host().to_string(),
-        port: sshd.port(),
-        user: sshd.user().to_string(),
-    });
-    // This process's provider settings (one test function in this binary).
-    std::env::set_var("GPURENT_VAST_API_KEY", ACCOUNT_KEY);
-    std::env::set_var("GPURENT_VAST_API_URL", prism.url());
-    std::env::set_var("GPURENT_VAST_SSH_USER", sshd.user());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    // first, so the host has no HTTP tool at all. The fake Vast cloud is behind Prism.
+    let VastMachine {
+        fake,
+        prism,
+        host,
+        bin,
+        key,
+        sshd,
+    } = vast_machine(ACCOUNT_KEY, INSTANCE_KEY, "guard-provider", 0, &[]);
 
     // Rent it: intent → create → running → proven key login → saved host.
     let mut w = Some(world());
@@ -162,15 +68,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     let view = ww
         .app
         .rent(
-            &RentRequest {
-                provider: ProviderKind::Vast,
-                offer_id: fake.offer_id(),
-                image: None,
-                disk_gb: None,
-                no_wait: false,
-                ready_timeout_s: Some(60),
-                account: None,
-            },
+            &rent_request(ProviderKind::Vast, fake.offer_id()),
             &key,
             &ww.env,
             &NoProgress,
@@ -185,15 +83,8 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     let label = view.ledger.host_label.clone().expect("saved host");
     let ledger_id = view.ledger.id.clone();
 
-    let spec = GuardSpec {
-        period_s: 1,
-        warn_s: 1,
-        conn_min_age_s: 2,
-        ..GuardSpec::new(IDLE_S, ActionKind::Stop)
-    };
-    let guarded = Guarded {
-        dir: host.dir.path().join("home/.gpurent/guard"),
-    };
+    let spec = short_spec(IDLE_S, ActionKind::Stop, 1);
+    let guarded = Guarded::on(&host);
 
     // No curl, no wget on the host: refused with a code, nothing installed.
     let e = ww
@@ -241,20 +132,9 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // Close gpurent: the App goes; nothing of gpurent runs, no connection stays open.
     let World { tmp, app, env } = w.take().expect("world");
     drop(app);
-    let hex = format!("{:04X}", sshd.port());
-    let conns = || {
-        ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|f| std::fs::read_to_string(f).ok())
-            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
-            .filter(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                f.len() > 3 && f[3] == "01" && f[1].ends_with(&format!(":{hex}"))
-            })
-            .count()
-    };
     assert!(
-        wait_for(Duration::from_secs(5), || conns() == 0),
+        wait_for(Duration::from_secs(5), || established_conns(sshd.port())
+            == 0),
         "a connection is still open"
     );
     let stopped = || {
@@ -331,43 +211,16 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     );
 
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the Vast spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&prism, "Vast");
 
     // Phase 2 — a RunPod pod on the same host: its environment has no RUNPOD_API_KEY, so there
     // is no key of its own. Release is refused without consent; with `allow_full_key` the
     // account key goes to provider.key (0600) and the guard releases the pod with it.
-    let rp = FakeCloud::start(Flavor::Runpod, RUNPOD_KEY).expect("runpod fake");
-    rp.set_provisioning(Duration::from_millis(100));
-    rp.set_ssh(SshTarget {
-        host: sshd.host().to_string(),
-        port: sshd.port(),
-        user: sshd.user().to_string(),
-    });
-    let rp_prism = Prism::proxy(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/provider-specs/runpod-rest-v2.openapi.json"),
-        &rp.url(),
-    )
-    .expect("runpod prism");
-    std::env::set_var("GPURENT_RUNPOD_API_KEY", RUNPOD_KEY);
-    std::env::set_var("GPURENT_RUNPOD_API_URL", rp_prism.url());
-    std::env::set_var("GPURENT_RUNPOD_SSH_USER", sshd.user());
+    let (rp, rp_prism) = cloud(Flavor::Runpod, RUNPOD_KEY, &sshd);
+    set_provider_env("RUNPOD", RUNPOD_KEY, &rp_prism.url(), &sshd);
     let pod = app
         .rent(
-            &RentRequest {
-                provider: ProviderKind::Runpod,
-                offer_id: rp.offer_id(),
-                image: None,
-                disk_gb: None,
-                no_wait: false,
-                ready_timeout_s: Some(60),
-                account: None,
-            },
+            &rent_request(ProviderKind::Runpod, rp.offer_id()),
             &key,
             &env,
             &NoProgress,
@@ -459,12 +312,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // Off removes the full key from the machine.
     app.guard_off(&pod_label, &env, &key, &cancel).expect("off");
     assert!(!key_file.exists(), "guard off removes provider.key");
-    let v = rp_prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&rp_prism, "RunPod");
     drop(app);
     drop(tmp);
     drop(env);

@@ -8,25 +8,29 @@
 //! Needs `/usr/sbin/sshd`, the `gputest` user (`scripts/setup-test-host.sh`) and root: skipped
 //! with a message otherwise, except under `CI=true` where that fails.
 
+mod guard_common;
 mod remote_common;
 mod setup_common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::FixedClock;
 use gpurent_core::guard::{parse_decisions, ActionKind, Boot, Decision, GuardSpec};
-use gpurent_core::monitor::telemetry::GpuQuery;
 use gpurent_core::paths::Paths;
 use gpurent_core::remote::connect::KeyVerifier;
 use gpurent_core::remote::hostkey::PresentedKey;
 use gpurent_core::remote::{connect, Auth, Endpoint, Role};
 use gpurent_core::secret::Secret;
 use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
+use guard_common::{
+    apps_csv, established_conns, gpus_csv, link_system_tools, short_spec, wait_for, write_exec,
+    H100,
+};
 use remote_common::{add_confirmed, login_key, opts, spec, world, World};
 use setup_common::FakeHost;
 
@@ -48,40 +52,6 @@ const FAKE_POWEROFF: &str =
 const FAKE_WALL: &str = "#!/bin/sh\n{ date +%s; cat; } >> \"$FAKEGPU_STATE/wall.log\"\n";
 const FAKE_CRONTAB: &str = "#!/bin/sh\nf=\"$FAKEGPU_STATE/crontab\"\ncase \"$1\" in\n  -l) [ -f \"$f\" ] || { echo 'no crontab for user' >&2; exit 1; }; cat \"$f\" ;;\n  -) cat > \"$f\" ;;\n  *) exit 2 ;;\nesac\n";
 
-fn write_exec(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, body).expect("write tool");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-/// `gpus.csv` for the fake's live mode: every field the monitor asks for, one GPU at `util` %.
-fn gpus_csv(util: u32) -> String {
-    let fields = GpuQuery::new().fields();
-    let value = |f: &str| -> String {
-        match f {
-            "index" => "0".into(),
-            "uuid" => "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b".into(),
-            "name" => "NVIDIA H100 80GB HBM3".into(),
-            "utilization.gpu" => util.to_string(),
-            "memory.total" => "81559".into(),
-            f if f.starts_with("clocks_event_reasons.") => "Not Active".into(),
-            _ => "1".into(),
-        }
-    };
-    let row: Vec<String> = fields.iter().map(|f| value(f)).collect();
-    format!("{}\n{}\n", fields.join(","), row.join(","))
-}
-
-fn apps_csv(pids: &[u32]) -> String {
-    let mut s = String::from("gpu_uuid,pid,used_memory\n");
-    for p in pids {
-        s.push_str(&format!(
-            "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b,{p},1024\n"
-        ));
-    }
-    s
-}
-
 /// A scenario host whose GPU is at `util` % with `pids` computing; `extra` scenario variables.
 fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
     if !sshd_available() {
@@ -92,14 +62,7 @@ fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
         host.vars.insert(k.to_string(), v.to_string());
     }
     let bin = host.bin();
-    for t in ["mv", "nohup"] {
-        let target = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(t))
-            .find(|p| p.exists())
-            .expect("system tool");
-        std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
-    }
+    link_system_tools(&bin, &["mv", "nohup"]);
     write_exec(&bin.join("poweroff"), FAKE_POWEROFF);
     write_exec(&bin.join("wall"), FAKE_WALL);
     write_exec(&bin.join("crontab"), FAKE_CRONTAB);
@@ -120,23 +83,7 @@ fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
 }
 
 fn test_spec() -> GuardSpec {
-    GuardSpec {
-        period_s: PERIOD_S,
-        warn_s: 2,
-        conn_min_age_s: 2,
-        ..GuardSpec::new(IDLE_S, ActionKind::Poweroff)
-    }
-}
-
-fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    f()
+    short_spec(IDLE_S, ActionKind::Poweroff, 2)
 }
 
 impl Rig {
@@ -151,7 +98,10 @@ impl Rig {
     }
     /// Change what the fake GPU reports (temp file + rename, as the fake's README asks).
     fn set_gpu(&self, util: u32, pids: &[u32]) {
-        for (name, body) in [("gpus.csv", gpus_csv(util)), ("apps.csv", apps_csv(pids))] {
+        for (name, body) in [
+            ("gpus.csv", gpus_csv(H100, util)),
+            ("apps.csv", apps_csv(pids)),
+        ] {
             let tmp = self.state().join(format!(".{name}.tmp"));
             std::fs::write(&tmp, body).expect("write state");
             std::fs::rename(&tmp, self.state().join(name)).expect("rename state");
@@ -193,16 +143,7 @@ impl Rig {
     }
     /// Established TCP connections to this sshd right now (the test's own, if any).
     fn conns_to_sshd(&self) -> usize {
-        let hex = format!("{:04X}", self.sshd.port());
-        ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|f| std::fs::read_to_string(f).ok())
-            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
-            .filter(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                f.len() > 3 && f[3] == "01" && f[1].ends_with(&format!(":{hex}"))
-            })
-            .count()
+        established_conns(self.sshd.port())
     }
     /// Wait a bounded time and assert the guard never fired, while it kept sampling.
     fn assert_never_fires(&self, why: &str) -> Vec<Decision> {

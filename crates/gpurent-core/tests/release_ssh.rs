@@ -16,14 +16,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::SystemClock;
 use gpurent_core::events::NoProgress;
-use gpurent_core::paths::Paths;
 use gpurent_core::transfer::TransferOptions;
 use gpurent_testhost::{sshd_available, UserKey};
-use remote_common::{add_confirmed, login_key, spec, World};
+use remote_common::{add_confirmed, login_key, spec, world_with};
 use setup_common::FakeHost;
 
 const LABEL: &str = "gpu";
@@ -73,16 +71,7 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
 
     // The app's own clock is the real one here: the journal's times and the machine's mtimes
     // are compared (through the skew the checklist measures).
-    let tmp = tempfile::tempdir().expect("tmp");
-    let app = App::open(
-        Paths::under(tmp.path().join("gpurent")),
-        Arc::new(SystemClock),
-        None,
-    )
-    .expect("app");
-    let mut env = gpurent_core::app::login::SshEnv::under_home(&tmp.path().join("home"), None);
-    env.connect = remote_common::opts();
-    let w = World { tmp, app, env };
+    let w = world_with(Arc::new(SystemClock));
     add_confirmed(&w, LABEL, spec(&sshd), Some(&key));
 
     // The files were written more than a second before the downloads start (mtimes have 1 s

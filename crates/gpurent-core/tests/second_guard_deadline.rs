@@ -11,33 +11,30 @@
 //! One test function (it sets the `GPURENT_VAST_*` variables of this process). Needs sshd, the
 //! `gputest` user and Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
 
+mod guard_common;
 mod remote_common;
 mod setup_common;
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use gpurent_core::app::providers::RentRequest;
-use gpurent_core::app::App;
 use gpurent_core::billing::watch::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::{Clock, SystemClock};
 use gpurent_core::events::NoProgress;
-use gpurent_core::guard::{parse_decisions, ActionKind, Decision, GuardSpec};
-use gpurent_core::monitor::telemetry::GpuQuery;
-use gpurent_core::paths::Paths;
+use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::providers::ProviderKind;
-use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor, SshTarget};
-use gpurent_testhost::{prism_available, sshd_available, Prism, UserKey};
-use remote_common::login_key;
-use setup_common::FakeHost;
+use gpurent_testhost::fakecloud::FakeState;
+use gpurent_testhost::{prism_available, sshd_available};
+use guard_common::{
+    assert_spec_kept, rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine,
+    INSTANCE_ID,
+};
+use remote_common::{world_with, World};
 
 const ACCOUNT_KEY: &str = "fake-vast-account-key-deadline";
 const INSTANCE_KEY: &str = "fake-vast-instance-key-deadline";
-/// The fake cloud numbers instances from 1001.
-const INSTANCE_ID: &str = "1001";
 
 /// The real clock moved on by what the test says (the app's "later").
 struct LaterClock(AtomicI64);
@@ -48,139 +45,37 @@ impl Clock for LaterClock {
     }
 }
 
-fn gpus_csv(util: u32) -> String {
-    let fields = GpuQuery::new().fields();
-    let value = |f: &str| -> String {
-        match f {
-            "index" => "0".into(),
-            "uuid" => "GPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b".into(),
-            "name" => "NVIDIA GeForce RTX 4090".into(),
-            "utilization.gpu" => util.to_string(),
-            "memory.total" => "24564".into(),
-            f if f.starts_with("clocks_event_reasons.") => "Not Active".into(),
-            _ => "1".into(),
-        }
-    };
-    let row: Vec<String> = fields.iter().map(|f| value(f)).collect();
-    format!("{}\n{}\n", fields.join(","), row.join(","))
-}
-
-fn write_exec(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, body).expect("write tool");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    f()
-}
-
-struct Guarded {
-    dir: PathBuf,
-}
-
-impl Guarded {
-    fn decisions(&self) -> Vec<Decision> {
-        parse_decisions(
-            &std::fs::read_to_string(self.dir.join("decisions.log")).unwrap_or_default(),
-        )
-        .0
-    }
-}
-
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        // The guard outlives every connection by design: stop the one this test started.
-        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pid")) {
-            let pid = pid.trim().to_string();
-            let ours = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.contains("guard.sh"))
-                .unwrap_or(false);
-            if ours {
-                let _ = std::process::Command::new("kill").arg(&pid).status();
-            }
-        }
-    }
-}
-
 #[test]
 fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
     if !sshd_available() || !prism_available() {
         return;
     }
-    let fake = FakeCloud::start(Flavor::Vast, ACCOUNT_KEY).expect("fake cloud");
-    fake.set_provisioning(Duration::from_millis(100));
-    fake.add_instance_key(INSTANCE_ID, INSTANCE_KEY);
-    let spec_file =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/provider-specs/vastai.openapi.yaml");
-    let prism = Prism::proxy(&spec_file, &fake.url()).expect("prism proxy");
-
     // The machine: busy (95 % and a compute process), so only the deadline can fire.
-    let mut host = FakeHost::new("ready_h100");
-    host.vars.insert("CONTAINER_ID".into(), INSTANCE_ID.into());
-    host.vars
-        .insert("CONTAINER_API_KEY".into(), INSTANCE_KEY.into());
-    let bin = host.bin();
-    std::fs::remove_file(bin.join("curl")).expect("remove the fake curl");
-    for t in ["mv", "nohup"] {
-        let target = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(t))
-            .find(|p| p.exists())
-            .expect("system tool");
-        std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
-    }
-    write_exec(&bin.join("wall"), "#!/bin/sh\ncat > /dev/null\n");
-    let state = host.dir.path().join("state");
-    std::fs::write(state.join("gpus.csv"), gpus_csv(95)).expect("gpus");
-    std::fs::write(
-        state.join("apps.csv"),
-        "gpu_uuid,pid,used_memory\nGPU-00000000-fake-4e5f-8a9b-0c1d2e3f4a5b,77,1024\n",
-    )
-    .expect("apps");
-    let sshd = host.serve().expect("serve the fake host over sshd");
-    let k = UserKey::generate("second-guard-deadline").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let key = login_key(&k, "k1");
-    fake.set_ssh(SshTarget {
-        host: sshd.host().to_string(),
-        port: sshd.port(),
-        user: sshd.user().to_string(),
-    });
-    std::env::set_var("GPURENT_VAST_API_KEY", ACCOUNT_KEY);
-    std::env::set_var("GPURENT_VAST_API_URL", prism.url());
-    std::env::set_var("GPURENT_VAST_SSH_USER", sshd.user());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    let VastMachine {
+        sshd: _sshd,
+        key,
+        bin,
+        host,
+        prism,
+        fake,
+    } = vast_machine(
+        ACCOUNT_KEY,
+        INSTANCE_KEY,
+        "second-guard-deadline",
+        95,
+        &[77],
+    );
 
-    let tmp = tempfile::tempdir().expect("tmp");
     let clock = Arc::new(LaterClock(AtomicI64::new(0)));
-    let app = App::open(
-        Paths::under(tmp.path().join("gpurent")),
-        clock.clone(),
-        None,
-    )
-    .expect("app");
-    let mut env = gpurent_core::app::login::SshEnv::under_home(&tmp.path().join("home"), None);
-    env.connect = remote_common::opts();
+    let World {
+        tmp: _tmp,
+        app,
+        env,
+    } = world_with(clock.clone());
     let cancel = CancelToken::new();
     let view = app
         .rent(
-            &RentRequest {
-                provider: ProviderKind::Vast,
-                offer_id: fake.offer_id(),
-                image: None,
-                disk_gb: None,
-                no_wait: false,
-                ready_timeout_s: Some(60),
-                account: None,
-            },
+            &rent_request(ProviderKind::Vast, fake.offer_id()),
             &key,
             &env,
             &NoProgress,
@@ -194,15 +89,10 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
     // The guard: stop through the provider at a deadline 2 s away; the idle time far off.
     std::os::unix::fs::symlink("/usr/bin/curl", bin.join("curl")).expect("link curl");
     let spec = GuardSpec {
-        period_s: 1,
-        warn_s: 1,
-        conn_min_age_s: 2,
         deadline_in_s: Some(2),
-        ..GuardSpec::new(3600, ActionKind::Stop)
+        ..short_spec(3600, ActionKind::Stop, 1)
     };
-    let guarded = Guarded {
-        dir: host.dir.path().join("home/.gpurent/guard"),
-    };
+    let guarded = Guarded::on(&host);
     app.guard_set(&label, &env, &key, &spec, &cancel)
         .expect("guard_set");
     // Its HTTP tool taken away: the guard's own action at the deadline fails.
@@ -270,10 +160,5 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
 
     drop(guarded);
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the Vast spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&prism, "Vast");
 }

@@ -8,25 +8,23 @@
 //! One test function (it sets the `GPURENT_RUNPOD_*` variables of this process). Needs sshd and
 //! Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
 
+mod guard_common;
 mod remote_common;
+mod setup_common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::app::login::SshEnv;
-use gpurent_core::app::providers::RentRequest;
-use gpurent_core::app::App;
 use gpurent_core::billing::budget::Period;
 use gpurent_core::billing::watch::NoticeKind;
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::SystemClock;
 use gpurent_core::events::NoProgress;
-use gpurent_core::paths::Paths;
 use gpurent_core::providers::ProviderKind;
-use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor, SshTarget};
-use gpurent_testhost::{prism_available, sshd_available, Prism, Sshd, UserKey};
-use remote_common::login_key;
+use gpurent_testhost::fakecloud::{FakeState, Flavor};
+use gpurent_testhost::{prism_available, sshd_available, Sshd, UserKey};
+use guard_common::{assert_spec_kept, cloud, rent_request, set_provider_env};
+use remote_common::{login_key, world_with, World};
 
 const RUNPOD_KEY: &str = "fake-runpod-account-key-second-guard";
 
@@ -39,46 +37,19 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
     let k = UserKey::generate("second-guard").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
     let key = login_key(&k, "k1");
-    let fake = FakeCloud::start(Flavor::Runpod, RUNPOD_KEY).expect("fake cloud");
-    fake.set_provisioning(Duration::from_millis(100));
-    fake.set_ssh(SshTarget {
-        host: sshd.host().to_string(),
-        port: sshd.port(),
-        user: sshd.user().to_string(),
-    });
-    let prism = Prism::proxy(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/provider-specs/runpod-rest-v2.openapi.json"),
-        &fake.url(),
-    )
-    .expect("prism proxy");
-    std::env::set_var("GPURENT_RUNPOD_API_KEY", RUNPOD_KEY);
-    std::env::set_var("GPURENT_RUNPOD_API_URL", prism.url());
-    std::env::set_var("GPURENT_RUNPOD_SSH_USER", sshd.user());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    let (fake, prism) = cloud(Flavor::Runpod, RUNPOD_KEY, &sshd);
+    set_provider_env("RUNPOD", RUNPOD_KEY, &prism.url(), &sshd);
 
     // The real clock: the pod's cost grows with the ledger's timestamps.
-    let tmp = tempfile::tempdir().expect("tmp");
-    let app = App::open(
-        Paths::under(tmp.path().join("gpurent")),
-        Arc::new(SystemClock),
-        None,
-    )
-    .expect("app");
-    let mut env = SshEnv::under_home(&tmp.path().join("home"), None);
-    env.connect = remote_common::opts();
+    let World {
+        tmp: _tmp,
+        app,
+        env,
+    } = world_with(Arc::new(SystemClock));
     let cancel = CancelToken::new();
     let pod = app
         .rent(
-            &RentRequest {
-                provider: ProviderKind::Runpod,
-                offer_id: fake.offer_id(),
-                image: None,
-                disk_gb: None,
-                no_wait: false,
-                ready_timeout_s: Some(60),
-                account: None,
-            },
+            &rent_request(ProviderKind::Runpod, fake.offer_id()),
             &key,
             &env,
             &NoProgress,
@@ -120,10 +91,5 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
     assert!(t.stopped.is_empty() && t.notices.is_empty(), "{t:?}");
 
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    assert_spec_kept(&prism, "RunPod");
 }

@@ -10,7 +10,7 @@ use gpurent_core::app::hosts::HostAddRequest;
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
 use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
+use gpurent_core::clock::{Clock, FixedClock};
 use gpurent_core::paths::Paths;
 use gpurent_core::remote::{ConnectOptions, Host, HostSpec, RemoteError};
 use gpurent_core::secret::Secret;
@@ -32,13 +32,13 @@ pub fn opts() -> ConnectOptions {
 }
 
 pub fn world() -> World {
+    world_with(Arc::new(FixedClock(1_000)))
+}
+
+/// A [`world`] whose App reads `clock`.
+pub fn world_with(clock: Arc<dyn Clock>) -> World {
     let tmp = tempfile::tempdir().expect("tmp");
-    let app = App::open(
-        Paths::under(tmp.path().join("gpurent")),
-        Arc::new(FixedClock(1_000)),
-        None,
-    )
-    .expect("app");
+    let app = App::open(Paths::under(tmp.path().join("gpurent")), clock, None).expect("app");
     let mut env = SshEnv::under_home(&tmp.path().join("home"), None);
     env.connect = opts();
     World { tmp, app, env }
