@@ -10,7 +10,9 @@
 #     std for each target is built from those sources with -Zbuild-std (RUSTC_BOOTSTRAP=1).
 #   - Windows: mingw-w64 compiles the bundled C (SQLite, libssh2) and gives windres to tauri-build.
 #   - macOS: zig (PyPI `ziglang`, in a venv in the same cache folder) compiles the bundled C to
-#     Mach-O arm64 without an Apple SDK.
+#     Mach-O arm64 without an Apple SDK. Objective-C sources (`*.m`, which need Cocoa's headers:
+#     mac-notification-sys) are compiled as an empty unit: nothing links in a check, and their
+#     crates' Rust is still type-checked.
 #   - OpenSSL: a check needs only its headers; Debian's are linked into a fake prefix per target
 #     and OPENSSL_NO_VENDOR=1 skips building the vendored OpenSSL (a release build does build it).
 #
@@ -93,6 +95,8 @@ zig_env() {
 # cc-rs asks for an Apple clang; zig cc knows its target from -target and needs no SDK.
 py="$cache/venv/bin/python"
 EOF
+  printf 'empty="%s"\n' "$cache/empty-objc-unit.c" >>"$cache/zig-cc"
+  : >"$cache/empty-objc-unit.c"
   cat >>"$cache/zig-cc" <<'EOF'
 n=$#; i=0; skip=0
 for a in "$@"; do
@@ -101,6 +105,12 @@ for a in "$@"; do
     case "$a" in
       --target=*|-mmacosx-version-min=*|-mmacos-version-min=*) ;;
       -arch|-isysroot|-target) skip=1 ;;
+      # Objective-C of a -sys crate (mac-notification-sys, under tauri-plugin-notification)
+      # needs Cocoa's headers, which exist only in Apple's SDK. A check links nothing, so the
+      # unit is compiled empty; the crate's Rust is still type-checked.
+      *.m) echo "cross-check: no Apple SDK here: $a compiled as an empty unit" >&2
+           set -- "$@" "$empty" ;;
+      -fobjc-*|-ObjC) ;;
       *) set -- "$@" "$a" ;;
     esac
   fi
