@@ -49,6 +49,11 @@ pub fn app_binary(name: &str) -> PathBuf {
     app
 }
 
+/// A node that was replaced after it was found (the screen redrew).
+fn is_stale(err: &fantoccini::error::CmdError) -> bool {
+    format!("{err:?}").contains("StaleElementReference")
+}
+
 pub fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
     std::fs::create_dir_all(&dir).expect("e2e/out");
@@ -167,19 +172,47 @@ impl Session {
         panic!("{css}: wanted {want:?}, last saw {last:?}");
     }
 
+    /// The first match's text. Screens redraw (live meters, a refresh): a node replaced between
+    /// finding it and reading it is found again, until TIMEOUT.
     pub async fn text(&self, css: &str) -> String {
-        self.wait_css(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.text().await.expect("text").trim().to_string()
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            self.wait_css(css).await;
+            let e = self.client.find(Locator::Css(css)).await;
+            match e {
+                Ok(e) => match e.text().await {
+                    Ok(t) => return t.trim().to_string(),
+                    Err(err) if Instant::now() < deadline && is_stale(&err) => {}
+                    Err(err) => panic!("text of {css}: {err:?}"),
+                },
+                Err(err) if Instant::now() < deadline => {
+                    let _ = err;
+                }
+                Err(err) => panic!("{css}: {err:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
+    /// The first match's attribute `name` (found again when the node was replaced meanwhile).
     pub async fn attr(&self, css: &str, name: &str) -> String {
-        self.wait_css(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.attr(name)
-            .await
-            .expect("attr")
-            .unwrap_or_else(|| panic!("{css} has no {name}"))
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            self.wait_css(css).await;
+            let e = self.client.find(Locator::Css(css)).await;
+            match e {
+                Ok(e) => match e.attr(name).await {
+                    Ok(v) => return v.unwrap_or_else(|| panic!("{css} has no {name}")),
+                    Err(err) if Instant::now() < deadline && is_stale(&err) => {}
+                    Err(err) => panic!("attr {name} of {css}: {err:?}"),
+                },
+                Err(err) if Instant::now() < deadline => {
+                    let _ = err;
+                }
+                Err(err) => panic!("{css}: {err:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Scroll an element to the top of its scrolling container (for screenshots).

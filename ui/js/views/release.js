@@ -94,20 +94,27 @@ export function confirmRelease(instanceId) {
       resolve(answer);
     };
 
+    // Only the newest read draws: a read started when the dialog opened (no folders) must not
+    // replace the answer for the folders the user asked about since.
+    let reads = 0;
     const load = async () => {
+      const seq = ++reads;
       const folders = foldersInput.value.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
       clear(body);
       body.append(el('p', { class: 'small', text: t('release.loading') }));
       ok.disabled = true;
       save.disabled = true;
       try {
-        current = await releaseChecklist(instanceId, folders);
+        const got = await releaseChecklist(instanceId, folders);
+        if (seq !== reads) return;
+        current = got;
         clear(body);
         body.append(render(current));
         save.disabled = !current.recipe;
         ok.disabled = false;
         ok.textContent = current.changed.length ? t('release.confirm.anyway') : t('release.confirm');
       } catch (e) {
+        if (seq !== reads) return;
         clear(body);
         body.append(el('p', { class: 'bad-text', id: 'release-error', text: errorText(/** @type {ErrorPayload} */ (e)) }));
         // Without a checklist the release must still be possible: a machine that cannot be read
