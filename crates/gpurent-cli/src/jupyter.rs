@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use clap::Args;
 use gpurent_core::app::login::{LoginKey, SshEnv};
@@ -40,8 +38,6 @@ pub struct JupyterArgs {
     #[arg(long, short = 'i', value_name = "FILE")]
     identity: Option<PathBuf>,
 }
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 pub fn main(data_dir: Option<&Path>, args: &JupyterArgs) -> ExitCode {
     match run(data_dir, args) {
@@ -104,17 +100,6 @@ fn run(data_dir: Option<&Path>, args: &JupyterArgs) -> Result<(), JupyterError> 
             args.host
         );
     }
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !INTERRUPTED.load(Ordering::SeqCst) && !cancel.is_cancelled() {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            cancel.cancel();
-        });
-        let r = fwd.wait(&cancel);
-        cancel.cancel();
-        r
-    })?;
+    crate::tunnel::hold_until_ctrl_c(fwd, &cancel)?;
     Ok(())
 }

@@ -25,6 +25,7 @@ mod setup;
 mod start;
 mod stop;
 mod transfer;
+mod tunnel;
 mod watch;
 
 use std::path::PathBuf;

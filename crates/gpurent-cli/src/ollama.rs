@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use gpurent_core::app::login::{LoginKey, SshEnv};
@@ -126,8 +124,6 @@ fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
         public_line: String::new(),
     }))
 }
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 pub fn main(data_dir: Option<&Path>, args: &OllamaArgs) -> ExitCode {
     match run(data_dir, args) {
@@ -341,18 +337,7 @@ fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
             } else {
                 println!("{url} → {host}:127.0.0.1:{port} (Ctrl-C to stop)");
             }
-            let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    while !INTERRUPTED.load(Ordering::SeqCst) && !cancel.is_cancelled() {
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                    cancel.cancel();
-                });
-                let r = fwd.wait(&cancel);
-                cancel.cancel();
-                r
-            })?;
+            crate::tunnel::hold_until_ctrl_c(fwd, &cancel)?;
             Ok(())
         }
     }
