@@ -462,6 +462,49 @@ fn get_one(
     }
 }
 
+/// One stop / start / terminate of an instance, the same on every flavor: the fault hook, the
+/// clock, then `act` on the instance, or `missing` when there is none (or it is terminated).
+fn act_on(
+    inner: &Inner,
+    id: &str,
+    missing: impl FnOnce() -> Answer,
+    act: impl FnOnce(&mut FakeInstance) -> Answer,
+) -> Option<Answer> {
+    if let Some(a) = fault(inner, Route::Action) {
+        return a;
+    }
+    let mut st = lock(&inner.state);
+    advance(inner, &mut st);
+    Some(match find(&mut st, id) {
+        Some(i) => act(i),
+        None => missing(),
+    })
+}
+
+/// Stop a running instance, or start a stopped one (it provisions again, so readiness is waited
+/// for anew); `false` when its state does not allow the change.
+fn stop_or_start(i: &mut FakeInstance, to: FakeState) -> bool {
+    match (to, i.state) {
+        (FakeState::Stopped, FakeState::Running) => i.state = FakeState::Stopped,
+        (FakeState::Running, FakeState::Stopped) => {
+            i.state = FakeState::Provisioning;
+            i.created = Instant::now();
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// `204 No Content`.
+fn no_content() -> Answer {
+    Answer {
+        status: 204,
+        body: None,
+        headers: vec![],
+        content_type: "application/json",
+    }
+}
+
 /// One list of the live (not terminated) instances, the same on every flavor: the fault hook,
 /// the clock, each instance as `render` draws it, the list as `wrap` wraps it.
 fn list_live(
@@ -596,53 +639,36 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
         ("GET", ["v2", "pods", id]) => get_one(inner, id, runpod_pod, || {
             problem(404, "Not Found", "pod not found")
         }),
-        ("POST", ["v2", "pods", id, "action"]) => {
-            if let Some(a) = fault(inner, Route::Action) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            let Some(i) = find(&mut st, id) else {
-                return Some(problem(404, "Not Found", "pod not found"));
-            };
-            match (body["action"].as_str(), i.state) {
-                (Some("stop"), FakeState::Running) => i.state = FakeState::Stopped,
-                (Some("start"), FakeState::Stopped) => {
-                    i.state = FakeState::Provisioning;
-                    i.created = Instant::now();
+        ("POST", ["v2", "pods", id, "action"]) => act_on(
+            inner,
+            id,
+            || problem(404, "Not Found", "pod not found"),
+            |i| {
+                let changed = match body["action"].as_str() {
+                    Some("stop") => stop_or_start(i, FakeState::Stopped),
+                    Some("start") => stop_or_start(i, FakeState::Running),
+                    Some("terminate") => {
+                        i.state = FakeState::Terminated;
+                        return no_content();
+                    }
+                    _ => false,
+                };
+                if changed {
+                    ok(runpod_pod(inner, i))
+                } else {
+                    problem(409, "Conflict", "action not valid in this state")
                 }
-                (Some("terminate"), _) => {
-                    i.state = FakeState::Terminated;
-                    return Some(Answer {
-                        status: 204,
-                        body: None,
-                        headers: vec![],
-                        content_type: "application/json",
-                    });
-                }
-                _ => return Some(problem(409, "Conflict", "action not valid in this state")),
-            }
-            let i = i.clone();
-            Some(ok(runpod_pod(inner, &i)))
-        }
-        ("DELETE", ["v2", "pods", id]) => {
-            if let Some(a) = fault(inner, Route::Action) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            match find(&mut st, id) {
-                Some(i) => {
-                    i.state = FakeState::Terminated;
-                    Some(Answer {
-                        status: 204,
-                        body: None,
-                        headers: vec![],
-                        content_type: "application/json",
-                    })
-                }
-                None => Some(problem(404, "Not Found", "pod not found")),
-            }
-        }
+            },
+        ),
+        ("DELETE", ["v2", "pods", id]) => act_on(
+            inner,
+            id,
+            || problem(404, "Not Found", "pod not found"),
+            |i| {
+                i.state = FakeState::Terminated;
+                no_content()
+            },
+        ),
         _ => Some(problem(404, "Not Found", "no such route in the fake cloud")),
     }
 }
@@ -753,44 +779,32 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             |inner, i| json!({"instances": vast_fields(inner, i)}),
             || vast_error(400, "no_such_instance", "error 400: Instance not found"),
         ),
-        ("PUT", ["api", "v0", "instances", id]) => {
-            if let Some(a) = fault(inner, Route::Action) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            advance(inner, &mut st);
-            let Some(i) = find(&mut st, id) else {
-                return Some(vast_error(404, "no_such_instance", "Instance not found"));
-            };
-            match (body["state"].as_str(), i.state) {
-                (Some("stopped"), FakeState::Running) => i.state = FakeState::Stopped,
-                (Some("running"), FakeState::Stopped) => {
-                    i.state = FakeState::Provisioning;
-                    i.created = Instant::now();
+        ("PUT", ["api", "v0", "instances", id]) => act_on(
+            inner,
+            id,
+            || vast_error(404, "no_such_instance", "Instance not found"),
+            |i| {
+                let changed = match body["state"].as_str() {
+                    Some("stopped") => stop_or_start(i, FakeState::Stopped),
+                    Some("running") => stop_or_start(i, FakeState::Running),
+                    _ => false,
+                };
+                if changed {
+                    ok(json!({"success": true}))
+                } else {
+                    vast_error(400, "invalid_args", "state change not possible now")
                 }
-                _ => {
-                    return Some(vast_error(
-                        400,
-                        "invalid_args",
-                        "state change not possible now",
-                    ))
-                }
-            }
-            Some(ok(json!({"success": true})))
-        }
-        ("DELETE", ["api", "v0", "instances", id]) => {
-            if let Some(a) = fault(inner, Route::Action) {
-                return a;
-            }
-            let mut st = lock(&inner.state);
-            match find(&mut st, id) {
-                Some(i) => {
-                    i.state = FakeState::Terminated;
-                    Some(ok(json!({"success": true, "msg": "destroying instance"})))
-                }
-                None => Some(vast_error(404, "no_such_instance", "Instance not found")),
-            }
-        }
+            },
+        ),
+        ("DELETE", ["api", "v0", "instances", id]) => act_on(
+            inner,
+            id,
+            || vast_error(404, "no_such_instance", "Instance not found"),
+            |i| {
+                i.state = FakeState::Terminated;
+                ok(json!({"success": true, "msg": "destroying instance"}))
+            },
+        ),
         _ => Some(vast_error(
             404,
             "not_found",
