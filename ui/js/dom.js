@@ -36,3 +36,18 @@ export function byId(id) {
   if (!n) throw new Error(`missing #${id}`);
   return n;
 }
+
+/**
+ * For reads that can overlap (the user edits while one is in flight): only the newest answer may
+ * draw. `begin()` starts a read and returns a check that is true while no newer read has begun.
+ * @returns {{ begin: () => () => boolean }}
+ */
+export function newestOnly() {
+  let seq = 0;
+  return {
+    begin() {
+      const mine = ++seq;
+      return () => mine === seq;
+    },
+  };
+}

@@ -2,7 +2,7 @@
 // All arithmetic happens in Rust (gpurent-core::estimate); this file only edits a Job.
 import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../api.js';
 import { hideError, showError } from '../banner.js';
-import { el } from '../dom.js';
+import { el, newestOnly } from '../dom.js';
 import { t } from '../i18n.js';
 import { renderResult } from './estimate-result.js';
 import { renderLiveOffers } from './offers.js';
@@ -91,17 +91,17 @@ export async function renderEstimate(root) {
   // Runs overlap when the user edits while one is in flight: only the newest one draws (an older
   // answer arriving late must not replace the newer result). `data-pending` is set while the
   // newest run — live offers included — is still drawing.
-  let runs = 0;
+  const runs = newestOnly();
   async function run() {
     if (!state.job) return;
-    const seq = ++runs;
+    const newest = runs.begin();
     result.dataset.pending = 'true';
     try {
       // The user's saved prices price the job (gpurent ships none).
       const offers = await pricesList();
       const job = { ...state.job, cost: { ...state.job.cost, offers } };
       const [estimate, local] = await Promise.all([estimateRun(job), localFit(job)]);
-      if (seq !== runs) return;
+      if (!newest()) return;
       hideError();
       renderResult(result, estimate, local, offers, run);
       // Live offers from connected provider accounts (network: drawn when they arrive).
@@ -110,9 +110,9 @@ export async function renderEstimate(root) {
       result.insertBefore(live, result.lastElementChild);
       await renderLiveOffers(live, estimate);
     } catch (e) {
-      if (seq === runs) showError(/** @type {ErrorPayload} */ (e));
+      if (newest()) showError(/** @type {ErrorPayload} */ (e));
     } finally {
-      if (seq === runs) delete result.dataset.pending;
+      if (newest()) delete result.dataset.pending;
     }
   }
 

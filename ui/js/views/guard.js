@@ -4,7 +4,7 @@
 // open, after Set/Snooze, and from the button no more than once every 30 s.
 import { hostList, opCancel } from '../api.js';
 import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../api-guard.js';
-import { clear, el } from '../dom.js';
+import { clear, el, newestOnly } from '../dom.js';
 import { errorText, language, num, t } from '../i18n.js';
 
 /** @typedef {import('../../bindings/Host').Host} Host */
@@ -122,7 +122,10 @@ export async function renderGuard(root) {
     fullKeyBox.hidden = !(a === 'stop' || a === 'release');
   };
 
+  // Typing "2.5h" asks for "2", "2.5" and "2.5h": only the newest answer is shown.
+  const previews = newestOnly();
   const showDeadline = async () => {
+    const newest = previews.begin();
     const text = deadline.value.trim();
     deadline.classList.remove('bad');
     if (!text) {
@@ -131,8 +134,10 @@ export async function renderGuard(root) {
     }
     try {
       const p = await guardDuration(text);
+      if (!newest()) return;
       deadlineAt.textContent = t('guard.deadline.at', { at: clock(Number(p.at_ms)) });
     } catch (e) {
+      if (!newest()) return;
       deadline.classList.add('bad');
       deadlineAt.textContent = errorText(/** @type {ErrorPayload} */ (e));
     }

@@ -4,7 +4,7 @@
 // recipe. `confirmRelease(instanceId)` resolves true only when the user confirms; the caller then
 // sends the release itself (instance_action). Text is set with textContent only (dom.js).
 import { releaseChecklist, releaseSaveRecipe } from '../api.js';
-import { el, clear } from '../dom.js';
+import { el, clear, newestOnly } from '../dom.js';
 import { t, errorText, num } from '../i18n.js';
 
 /** @typedef {import('../../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
@@ -96,9 +96,9 @@ export function confirmRelease(instanceId) {
 
     // Only the newest read draws: a read started when the dialog opened (no folders) must not
     // replace the answer for the folders the user asked about since.
-    let reads = 0;
+    const reads = newestOnly();
     const load = async () => {
-      const seq = ++reads;
+      const newest = reads.begin();
       const folders = foldersInput.value.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
       clear(body);
       body.append(el('p', { class: 'small', text: t('release.loading') }));
@@ -106,7 +106,7 @@ export function confirmRelease(instanceId) {
       save.disabled = true;
       try {
         const got = await releaseChecklist(instanceId, folders);
-        if (seq !== reads) return;
+        if (!newest()) return;
         current = got;
         clear(body);
         body.append(render(current));
@@ -114,7 +114,7 @@ export function confirmRelease(instanceId) {
         ok.disabled = false;
         ok.textContent = current.changed.length ? t('release.confirm.anyway') : t('release.confirm');
       } catch (e) {
-        if (seq !== reads) return;
+        if (!newest()) return;
         clear(body);
         body.append(el('p', { class: 'bad-text', id: 'release-error', text: errorText(/** @type {ErrorPayload} */ (e)) }));
         // Without a checklist the release must still be possible: a machine that cannot be read
