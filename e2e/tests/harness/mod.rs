@@ -271,20 +271,28 @@ impl Session {
         e.is_enabled().await.expect("enabled")
     }
 
+    /// Click the first match (found again when a redraw replaced it before the click landed:
+    /// the Billing step redraws every few seconds).
     pub async fn click(&self, css: &str) {
-        self.wait_css(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        // Bring it into view inside scrolling containers first (WebKit's driver only scrolls the page).
-        self.client
-            .execute(
-                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
-                vec![serde_json::Value::String(css.to_string())],
-            )
-            .await
-            .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
-        e.click()
-            .await
-            .unwrap_or_else(|err| panic!("click {css}: {err:?}"));
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            self.wait_css(css).await;
+            let e = self.client.find(Locator::Css(css)).await.expect(css);
+            // Bring it into view inside scrolling containers first (WebKit's driver only scrolls the page).
+            self.client
+                .execute(
+                    "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+                    vec![serde_json::Value::String(css.to_string())],
+                )
+                .await
+                .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
+            match e.click().await {
+                Ok(_) => return,
+                Err(err) if Instant::now() < deadline && is_stale(&err) => {}
+                Err(err) => panic!("click {css}: {err:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     pub async fn select(&self, css: &str, value: &str) {
