@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use std::future::Future;
+
+use fantoccini::elements::Element;
+use fantoccini::error::CmdError;
 use fantoccini::{Client, ClientBuilder, Locator};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -50,7 +54,7 @@ pub fn app_binary(name: &str) -> PathBuf {
 }
 
 /// A node that was replaced after it was found (the screen redrew).
-fn is_stale(err: &fantoccini::error::CmdError) -> bool {
+fn is_stale(err: &CmdError) -> bool {
     format!("{err:?}").contains("StaleElementReference")
 }
 
@@ -137,13 +141,42 @@ impl Session {
         }
     }
 
+    /// The first match of `css`, waiting until there is one. Any failed find is "not yet" until
+    /// TIMEOUT: besides "no such element", WebKit's driver answers "stale element" when a redraw
+    /// replaced the node while it was being found (the Monitor and Billing steps redraw every
+    /// few seconds).
+    async fn find(&self, css: &str) -> Element {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            match self.client.find(Locator::Css(css)).await {
+                Ok(e) => return e,
+                Err(err) if Instant::now() >= deadline => panic!("{css} did not appear: {err}"),
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    }
+
+    /// Run `op` on the first match of `css`; when the node was replaced between the find and
+    /// `op`, find it again and retry, until TIMEOUT.
+    async fn on_node<T, F, Fut>(&self, css: &str, what: &str, op: F) -> T
+    where
+        F: Fn(Element) -> Fut,
+        Fut: Future<Output = Result<T, CmdError>>,
+    {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            match op(self.find(css).await).await {
+                Ok(v) => return v,
+                Err(err) if Instant::now() < deadline && is_stale(&err) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Err(err) => panic!("{what} {css}: {err:?}"),
+            }
+        }
+    }
+
     pub async fn wait_css(&self, css: &str) {
-        self.client
-            .wait()
-            .at_most(TIMEOUT)
-            .for_element(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css} did not appear: {e}"));
+        self.find(css).await;
     }
 
     pub async fn wait_gone(&self, css: &str) {
@@ -172,47 +205,19 @@ impl Session {
         panic!("{css}: wanted {want:?}, last saw {last:?}");
     }
 
-    /// The first match's text. Screens redraw (live meters, a refresh): a node replaced between
-    /// finding it and reading it is found again, until TIMEOUT.
+    /// The first match's text (found again when a redraw replaced the node meanwhile).
     pub async fn text(&self, css: &str) -> String {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            self.wait_css(css).await;
-            let e = self.client.find(Locator::Css(css)).await;
-            match e {
-                Ok(e) => match e.text().await {
-                    Ok(t) => return t.trim().to_string(),
-                    Err(err) if Instant::now() < deadline && is_stale(&err) => {}
-                    Err(err) => panic!("text of {css}: {err:?}"),
-                },
-                Err(err) if Instant::now() < deadline => {
-                    let _ = err;
-                }
-                Err(err) => panic!("{css}: {err:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.on_node(css, "text of", |e| async move { e.text().await })
+            .await
+            .trim()
+            .to_string()
     }
 
     /// The first match's attribute `name` (found again when the node was replaced meanwhile).
     pub async fn attr(&self, css: &str, name: &str) -> String {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            self.wait_css(css).await;
-            let e = self.client.find(Locator::Css(css)).await;
-            match e {
-                Ok(e) => match e.attr(name).await {
-                    Ok(v) => return v.unwrap_or_else(|| panic!("{css} has no {name}")),
-                    Err(err) if Instant::now() < deadline && is_stale(&err) => {}
-                    Err(err) => panic!("attr {name} of {css}: {err:?}"),
-                },
-                Err(err) if Instant::now() < deadline => {
-                    let _ = err;
-                }
-                Err(err) => panic!("{css}: {err:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.on_node(css, "attribute of", |e| async move { e.attr(name).await })
+            .await
+            .unwrap_or_else(|| panic!("{css} has no {name}"))
     }
 
     /// Scroll an element to the top of its scrolling container (for screenshots).
@@ -230,13 +235,11 @@ impl Session {
     /// Replace an input's text.
     pub async fn fill(&self, css: &str, text: &str) {
         self.click(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.clear()
-            .await
-            .unwrap_or_else(|err| panic!("clear {css}: {err:?}"));
-        e.send_keys(text)
-            .await
-            .unwrap_or_else(|err| panic!("type into {css}: {err:?}"));
+        self.on_node(css, "type into", |e| async move {
+            e.clear().await?;
+            e.send_keys(text).await
+        })
+        .await;
     }
 
     /// Replace an input's text and commit it (Enter: a `change` event, as when the user leaves
@@ -266,41 +269,32 @@ impl Session {
     }
 
     pub async fn is_enabled(&self, css: &str) -> bool {
-        self.wait_css(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.is_enabled().await.expect("enabled")
+        self.on_node(css, "is enabled", |e| async move { e.is_enabled().await })
+            .await
     }
 
     /// Click the first match (found again when a redraw replaced it before the click landed:
     /// the Billing step redraws every few seconds).
     pub async fn click(&self, css: &str) {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            self.wait_css(css).await;
-            let e = self.client.find(Locator::Css(css)).await.expect(css);
-            // Bring it into view inside scrolling containers first (WebKit's driver only scrolls the page).
+        self.on_node(css, "click", |e| async move {
+            // Bring it into view inside scrolling containers first (WebKit's driver only
+            // scrolls the page).
             self.client
                 .execute(
-                    "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
-                    vec![serde_json::Value::String(css.to_string())],
+                    "arguments[0].scrollIntoView({block: 'center'})",
+                    vec![serde_json::to_value(&e)?],
                 )
-                .await
-                .unwrap_or_else(|err| panic!("scroll to {css}: {err:?}"));
-            match e.click().await {
-                Ok(_) => return,
-                Err(err) if Instant::now() < deadline && is_stale(&err) => {}
-                Err(err) => panic!("click {css}: {err:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+                .await?;
+            e.click().await
+        })
+        .await;
     }
 
     pub async fn select(&self, css: &str, value: &str) {
-        self.wait_css(css).await;
-        let e = self.client.find(Locator::Css(css)).await.expect(css);
-        e.select_by_value(value)
-            .await
-            .unwrap_or_else(|err| panic!("select {value} in {css}: {err}"));
+        self.on_node(css, "select", |e| async move {
+            e.select_by_value(value).await.map(|_| ())
+        })
+        .await;
     }
 
     /// Screenshot of the whole X display (always current, unlike WebDriver's). Falls back to
