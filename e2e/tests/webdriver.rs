@@ -9,7 +9,6 @@ mod harness;
 
 use std::time::Instant;
 
-use fantoccini::Locator;
 use harness::{add_key_and_host, add_key_and_host_with, Session};
 
 #[tokio::test]
@@ -91,18 +90,9 @@ async fn catalog_language_and_selfcheck_journey() {
     // An unverified value is visibly marked.
     s.click("tr[data-card-id='h20'] td").await;
     s.wait_text("#card-detail-name", "NVIDIA H20").await;
-    let bf16 = s
-        .client
-        .find(Locator::Css(
-            "#card-detail dd[data-field='bf16_dense_tflops']",
-        ))
-        .await
-        .expect("bf16 cell");
-    assert_eq!(
-        bf16.attr("class").await.expect("class").as_deref(),
-        Some("unverified")
-    );
-    assert!(bf16.text().await.expect("text").ends_with('*'));
+    let bf16 = "#card-detail dd[data-field='bf16_dense_tflops']";
+    assert_eq!(s.attr(bf16, "class").await, "unverified");
+    assert!(s.text(bf16).await.ends_with('*'));
 
     // The self-check: a long operation with progress over a Channel.
     s.click("#rail-settings").await;
