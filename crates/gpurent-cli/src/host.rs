@@ -290,17 +290,21 @@ fn run(app: &App, cmd: &HostCommand) -> Result<(), RemoteError> {
                 return Ok(print_json(&serde_json::json!({ "hosts": hosts }))?);
             }
             for h in &hosts {
-                let check = h
-                    .last_check
-                    .as_ref()
-                    .map_or("never checked".to_string(), |c| {
-                        format!(
-                            "key login {}, {}",
-                            if c.key_login_ok { "ok" } else { "NOT ok" },
-                            c.latency_ms
-                                .map_or("latency ?".into(), |l| format!("{l:.0} ms"))
-                        )
-                    });
+                let check = if h.released_ms.is_some() {
+                    "released: the machine no longer exists (gpurent host delete to forget it)"
+                        .to_string()
+                } else {
+                    h.last_check
+                        .as_ref()
+                        .map_or("never checked".to_string(), |c| {
+                            format!(
+                                "key login {}, {}",
+                                if c.key_login_ok { "ok" } else { "NOT ok" },
+                                c.latency_ms
+                                    .map_or("latency ?".into(), |l| format!("{l:.0} ms"))
+                            )
+                        })
+                };
                 println!(
                     "{:<20} {}@{}:{}  {check}",
                     h.label, h.user, h.address, h.port

@@ -245,6 +245,25 @@ fn offers_rent_ready_stop_start_release_through_the_spec() {
     let list = json(&gpurent(&rig, h, &["instances", "--json"]));
     assert_eq!(list["instances"][0]["state"], "terminated");
     assert_eq!(list["foreign"].as_array().map(Vec::len), Some(0));
+
+    // Its saved host is marked released and is never connected to again (that address may be
+    // another customer's machine now); forgetting it works.
+    let hosts = json(&gpurent(&rig, h, &["host", "list", "--json"]));
+    assert_eq!(
+        hosts["hosts"][0]["released_ms"],
+        list["instances"][0]["closed_ms"]
+    );
+    let out = gpurent(&rig, h, &["host", "check", &id, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["error"]["code"], "host_released");
+    let out = gpurent(&rig, h, &["host", "list"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("released"),
+        "{out:?}"
+    );
+    let out = gpurent(&rig, h, &["host", "delete", &id, "--json"]);
+    assert_eq!(json(&out)["deleted"], id.as_str());
+
     assert_eq!(rig.fake.creates_total(), 1);
     assert_spec_clean(&rig);
 }

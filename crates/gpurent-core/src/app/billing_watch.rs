@@ -344,6 +344,10 @@ impl App {
             .collect();
         let mut guards = Vec::new();
         for (label, spec, installed_ms) in self.guards_set()? {
+            // A released machine took its guard with it: nothing to read, nothing to act on.
+            if self.host_get(&label).is_ok_and(|h| h.released_ms.is_some()) {
+                continue;
+            }
             let status = self
                 .host_key_for(&label, None)
                 .map_err(|e| crate::error::Coded::code(&e).to_string())
@@ -488,6 +492,38 @@ mod tests {
 
     /// A budget set low goes over; the tick says so once (also after a restart), and the
     /// screen's view carries cost, budgets and the chart at one `now`.
+    #[test]
+    fn tick_does_not_read_the_guard_of_a_released_machine() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = app_at(tmp.path(), NOW);
+        for label in ["live", "gone"] {
+            save_host(&app, label);
+            let spec = serde_json::to_string(&crate::guard::GuardSpec::new(
+                1800,
+                crate::guard::ActionKind::Poweroff,
+            ))
+            .expect("spec");
+            app.with_store(|s| {
+                s.conn().execute(
+                    "INSERT INTO guards(host_label, spec_json, action_command, boot, installed_ms)
+                     VALUES (?1, ?2, 'poweroff', 'none', ?3)",
+                    rusqlite::params![label, spec, NOW - HOUR],
+                )?;
+                Ok(())
+            })
+            .expect("guard row");
+        }
+        crate::app::test_support::released_rental(&app, "gone", NOW - 60_000);
+        let env = SshEnv::under_home(tmp.path(), None);
+        let t = app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick");
+        // The live host is tried (it has no key here, so it is unreadable); the released one is
+        // not tried at all.
+        let tried: Vec<&str> = t.unreadable.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(tried, ["live"], "{t:?}");
+    }
+
     #[test]
     fn tick_notifies_a_budget_once_across_restarts() {
         let tmp = tempfile::tempdir().expect("tmp");

@@ -150,15 +150,26 @@ fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
     Ok(())
 }
 
+/// The ledger knows whether the machine behind a rented host still exists.
+fn mark_released(s: &crate::store::Store, mut h: Host) -> Result<Host, RemoteError> {
+    h.released_ms = crate::providers::ledger::released_at(s.conn(), &h.label)?;
+    Ok(h)
+}
+
 impl App {
-    /// Saved hosts, by label.
+    /// Saved hosts, by label; a rented machine that was released is marked (`released_ms`).
     pub fn host_list(&self) -> Result<Vec<Host>, RemoteError> {
-        self.with_store_remote(hosts::list)
+        self.with_store_remote(|s| {
+            hosts::list(s)?
+                .into_iter()
+                .map(|h| mark_released(s, h))
+                .collect()
+        })
     }
 
-    /// One saved host.
+    /// One saved host (marked when its rented machine was released).
     pub fn host_get(&self, label: &str) -> Result<Host, RemoteError> {
-        self.with_store_remote(|s| hosts::require(s, label))
+        self.with_store_remote(|s| mark_released(s, hosts::require(s, label)?))
     }
 
     fn with_store_remote<T>(
@@ -625,6 +636,45 @@ impl HostSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_released_machine_is_marked_and_never_connected_to() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = crate::app::test_support::app_at(tmp.path(), 10_000);
+        crate::app::test_support::save_host(&app, "gpurent-abc");
+        crate::app::test_support::save_host(&app, "pasted");
+        crate::app::test_support::released_rental(&app, "gpurent-abc", 9_000);
+        let list = app.host_list().expect("list");
+        let released: Vec<_> = list
+            .iter()
+            .map(|h| (h.label.as_str(), h.released_ms))
+            .collect();
+        assert_eq!(released, [("gpurent-abc", Some(9_000)), ("pasted", None)]);
+        // Refused before any connection (its address may be someone else's machine by now).
+        let env = SshEnv::under_home(tmp.path(), None);
+        let key = crate::app::login::LoginKey {
+            label: "k".into(),
+            pem: crate::secret::Secret::new("not read"),
+            public_line: "ssh-ed25519 AAAA k".into(),
+        };
+        let err = app
+            .host_check(
+                "gpurent-abc",
+                &env,
+                &key,
+                &crate::events::NoProgress,
+                &CancelToken::new(),
+            )
+            .expect_err("released");
+        assert!(
+            matches!(&err, RemoteError::HostReleased { label, released_ms: 9_000 } if label == "gpurent-abc"),
+            "{err:?}"
+        );
+        assert_eq!(crate::error::Coded::code(&err), "host_released");
+        // Forgetting it still works.
+        app.host_delete("gpurent-abc", &env).expect("forget");
+        assert_eq!(app.host_list().expect("list").len(), 1);
+    }
 
     #[test]
     fn a_paste_request_never_shows_its_password() {

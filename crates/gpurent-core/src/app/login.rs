@@ -146,6 +146,8 @@ pub(crate) fn open_saved(
     to_pin: &mut Vec<ToPin>,
     cancel: &CancelToken,
 ) -> Result<Connection, RemoteError> {
+    // A released machine's address may already belong to someone else's new machine.
+    host.still_exists()?;
     let jump = host.jump_endpoint();
     let mut verify = verifier(Some(host), env, &[], None, to_pin);
     let verify: &mut KeyVerifier<'_> = &mut verify;
@@ -194,6 +196,8 @@ impl App {
         passphrase: Option<&Secret>,
     ) -> Result<LoginKey, RemoteError> {
         let host = self.host_get(host_label)?;
+        // Say so before asking for a passphrase the released machine would never see.
+        host.still_exists()?;
         let key = host
             .key_label
             .ok_or_else(|| RemoteError::KeyUnavailable(host_label.to_string()))?;

@@ -396,6 +396,22 @@ pub fn set_host_label(
     Ok(())
 }
 
+/// When the rented machine behind saved host `host_label` was released: the newest instance
+/// tied to that host is terminated (`None`: no instance, or it still exists).
+pub fn released_at(conn: &Connection, host_label: &str) -> rusqlite::Result<Option<i64>> {
+    let newest: Option<(String, Option<i64>, i64)> = conn
+        .query_row(
+            "SELECT state, closed_ms, updated_ms FROM instances WHERE host_label = ?1
+             ORDER BY created_ms DESC LIMIT 1",
+            [host_label],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    Ok(newest.and_then(|(state, closed, updated)| {
+        (state == LedgerState::Terminated.as_str()).then_some(closed.unwrap_or(updated))
+    }))
+}
+
 /// An instance the provider lists that gpurent did not start (or whose row is elsewhere).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ForeignInstance {
@@ -559,6 +575,49 @@ mod tests {
             ssh: None,
             host_cuda: None,
         }
+    }
+
+    #[test]
+    fn a_host_is_released_when_its_newest_instance_is_terminated() {
+        let s = Store::open_in_memory().expect("db");
+        let c = s.conn();
+        assert_eq!(released_at(c, "box").expect("read"), None, "no instance");
+        let old = insert_intent(c, &intent(), 1_000).expect("intent");
+        set_host_label(c, &old, "box", 1_500).expect("label");
+        record(
+            c,
+            &old,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            2_000,
+        )
+        .expect("run");
+        assert_eq!(released_at(c, "box").expect("read"), None, "still exists");
+        record(
+            c,
+            &old,
+            LedgerState::Terminated,
+            EventSource::Provider,
+            None,
+            3_000,
+        )
+        .expect("end");
+        assert_eq!(released_at(c, "box").expect("read"), Some(3_000));
+        // A newer machine tied to the same label is what counts.
+        let new = insert_intent(c, &intent(), 4_000).expect("intent");
+        set_host_label(c, &new, "box", 4_500).expect("label");
+        record(
+            c,
+            &new,
+            LedgerState::Running,
+            EventSource::Provider,
+            None,
+            5_000,
+        )
+        .expect("run");
+        assert_eq!(released_at(c, "box").expect("read"), None);
+        assert_eq!(released_at(c, "other").expect("read"), None);
     }
 
     #[test]

@@ -130,6 +130,9 @@ pub enum RemoteError {
     AgentUnavailable { detail: String },
     #[error("no saved host is called '{0}'")]
     UnknownHost(String),
+    /// The rented machine behind this saved host was released: it no longer exists.
+    #[error("'{label}' was released: that machine and its disk no longer exist (forget it in Hosts, or rent another)")]
+    HostReleased { label: String, released_ms: i64 },
     #[error("a host called '{0}' already exists")]
     HostExists(String),
     #[error("no key is chosen for host '{0}' (pass a key label)")]
@@ -225,6 +228,7 @@ impl Coded for RemoteError {
             RemoteError::HardeningUnavailable { .. } => "hardening_unavailable",
             RemoteError::AgentUnavailable { .. } => "agent_unavailable",
             RemoteError::UnknownHost(_) => "unknown_host",
+            RemoteError::HostReleased { .. } => "host_released",
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
             RemoteError::Key(e) => e.code(),

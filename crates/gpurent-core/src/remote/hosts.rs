@@ -78,12 +78,28 @@ pub struct Host {
     pub notes: Option<String>,
     pub created_ms: i64,
     pub last_used_ms: Option<i64>,
+    /// The rented machine behind this host was released (its instance is terminated in the
+    /// ledger) at this time: the host no longer exists and is not connected to. `None` for
+    /// pasted hosts and machines that still exist.
+    #[serde(default)]
+    pub released_ms: Option<i64>,
     pub host_keys: Vec<PinnedKey>,
     pub last_check: Option<HostCheck>,
     pub repins: Vec<RepinRecord>,
 }
 
 impl Host {
+    /// `HostReleased` when the rented machine behind this host was released.
+    pub fn still_exists(&self) -> Result<(), RemoteError> {
+        match self.released_ms {
+            Some(released_ms) => Err(RemoteError::HostReleased {
+                label: self.label.clone(),
+                released_ms,
+            }),
+            None => Ok(()),
+        }
+    }
+
     pub fn target(&self) -> Endpoint {
         Endpoint::new(&self.address, self.port, &self.user)
     }
@@ -193,6 +209,7 @@ fn host_from_row(r: &Row<'_>) -> rusqlite::Result<Host> {
         notes: r.get(9)?,
         created_ms: r.get(10)?,
         last_used_ms: r.get(11)?,
+        released_ms: None,
         host_keys: Vec::new(),
         last_check: check.and_then(|j| serde_json::from_str(&j).ok()),
         repins: Vec::new(),
