@@ -344,7 +344,29 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
         .text("#rented-status")
         .await
         .starts_with(&format!("{id}: released")));
+    // Its saved host is marked released (no Check, terminal or config: nothing connects to a
+    // machine that no longer exists), and the steps that pick a host no longer offer it.
+    let released = format!(".card.host.released[data-host='{id}']");
+    s.wait_css(&released).await;
+    assert_eq!(
+        s.count(&format!(".card.host[data-host='{id}'] button.check"))
+            .await,
+        0
+    );
+    assert!(s
+        .text(&format!("{released} .released-line"))
+        .await
+        .starts_with("Released "));
     s.screenshot("rent-released-en").await;
+    s.click("#nav-setup").await;
+    s.wait_css("#setup-host, #setup-nohosts").await;
+    assert_eq!(
+        s.count(&format!("#setup-host option[value='{id}']")).await,
+        0
+    );
+    s.click("#nav-hosts").await;
+    s.click(&format!("button.forget[data-host='{id}']")).await;
+    s.wait_gone(&released).await;
 
     // The provider agrees, and the ledger (read again through the app's reconcile) says released.
     let instances = fake.instances();

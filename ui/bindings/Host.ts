@@ -7,4 +7,10 @@ import type { RepinRecord } from "./RepinRecord";
 /**
  * A saved host.
  */
-export type Host = { label: string, address: string, port: number, user: string, jump: JumpSpec | null, key_label: string | null, provider: string | null, notes: string | null, created_ms: number, last_used_ms: number | null, host_keys: Array<PinnedKey>, last_check: HostCheck | null, repins: Array<RepinRecord>, };
+export type Host = { label: string, address: string, port: number, user: string, jump: JumpSpec | null, key_label: string | null, provider: string | null, notes: string | null, created_ms: number, last_used_ms: number | null, 
+/**
+ * The rented machine behind this host was released (its instance is terminated in the
+ * ledger) at this time: the host no longer exists and is not connected to. `None` for
+ * pasted hosts and machines that still exist.
+ */
+released_ms: number | null, host_keys: Array<PinnedKey>, last_check: HostCheck | null, repins: Array<RepinRecord>, };

@@ -131,6 +131,9 @@ export const keyLockAll = () => invoke('key_lock', { label: null });
 /** @returns {Promise<Host[]>} */
 export const hostList = () => invoke('host_list');
 
+/** Saved hosts that still exist (a released rented machine is shown in Hosts only). @returns {Promise<Host[]>} */
+export const liveHosts = async () => (await hostList()).filter((h) => h.released_ms === null);
+
 /** @param {string} text @returns {Promise<ParsedHostSummary>} */
 export const hostPreview = (text) => invoke('host_preview', { text });
 

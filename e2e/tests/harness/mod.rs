@@ -53,9 +53,11 @@ pub fn app_binary(name: &str) -> PathBuf {
     app
 }
 
-/// A node that was replaced after it was found (the screen redrew).
-fn is_stale(err: &CmdError) -> bool {
-    format!("{err:?}").contains("StaleElementReference")
+/// A node that was replaced after it was found (the screen redrew), or one not shown yet (a
+/// section drawn hidden until its read arrives): both are "not yet".
+fn not_yet(err: &CmdError) -> bool {
+    let e = format!("{err:?}");
+    e.contains("StaleElementReference") || e.contains("ElementNotInteractable")
 }
 
 pub fn out_dir() -> PathBuf {
@@ -167,7 +169,7 @@ impl Session {
         loop {
             match op(self.find(css).await).await {
                 Ok(v) => return v,
-                Err(err) if Instant::now() < deadline && is_stale(&err) => {
+                Err(err) if Instant::now() < deadline && not_yet(&err) => {
                     tokio::time::sleep(Duration::from_millis(50)).await
                 }
                 Err(err) => panic!("{what} {css}: {err:?}"),

@@ -3,7 +3,7 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { hostList, instanceAction, instanceMoney } from '../api.js';
+import { instanceAction, instanceMoney, liveHosts } from '../api.js';
 import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
 import { hideError, showError } from '../banner.js';
 import { budgetName, showBudgets, usd } from '../budget-banner.js';
@@ -392,7 +392,7 @@ function rateForm(hosts, again) {
 /** @param {HTMLElement} root */
 export async function renderBilling(root) {
   if (state.timer) clearInterval(state.timer);
-  const hosts = await hostList().catch((e) => {
+  const hosts = await liveHosts().catch((e) => {
     fail(e);
     return /** @type {Host[]} */ ([]);
   });

@@ -3,7 +3,7 @@
 // or pick them with the OS dialog; select remote items to download into a folder chosen the same
 // way. Transfers show bytes, files, rate and ETA, can be paused, resumed (also after a cut) and
 // cancelled, and say "verified" once SHA-256 matched on both ends.
-import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, hostList } from '../api.js';
+import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, liveHosts } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
@@ -64,7 +64,7 @@ function meter(t0) {
 
 /** @param {HTMLElement} root */
 export async function renderFiles(root) {
-  const hosts = await hostList().catch((e) => {
+  const hosts = await liveHosts().catch((e) => {
     showError(/** @type {ErrorPayload} */ (e));
     return [];
   });

@@ -2,7 +2,7 @@
 // (docs/guard.md), read its status (each signal, what keeps the machine alive, idle since, the
 // deadline, its last decisions), snooze it, switch it off. Each status read is one SSH call: on
 // open, after Set/Snooze, and from the button no more than once every 30 s.
-import { hostList, opCancel } from '../api.js';
+import { liveHosts, opCancel } from '../api.js';
 import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../api-guard.js';
 import { clear, el, newestOnly } from '../dom.js';
 import { errorText, language, num, t } from '../i18n.js';
@@ -74,7 +74,7 @@ function hideFailure(box) {
 export async function renderGuard(root) {
   if (timers.tick) clearInterval(timers.tick);
   timers.tick = null;
-  const hosts = await hostList().catch(() => /** @type {Host[]} */ ([]));
+  const hosts = await liveHosts().catch(() => /** @type {Host[]} */ ([]));
   const card = el('section', { class: 'card wide guard-card', id: 'guard-card' },
     el('h2', { text: t('guard.title') }),
     el('p', { class: 'muted small', text: t('guard.intro') }));

@@ -177,6 +177,7 @@ export async function renderHosts(root) {
   // Rented machines (a provider's list is read over the network: it does not hold up the rest).
   renderRented(rented).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
   rented.addEventListener('rent-finished', () => { refresh(); });
+  rented.addEventListener('machines-closed', () => { refresh(); });
   await refresh();
 }
 
@@ -222,6 +223,10 @@ function renderList(list, hosts, status, refresh) {
     return;
   }
   for (const h of hosts) {
+    if (h.released_ms !== null) {
+      list.append(releasedCard(h, refresh));
+      continue;
+    }
     const line = el('p', { class: 'check-line', 'data-host': h.label, text: lastCheckText(h.last_check) });
     const extra = el('div', { class: 'host-extra' });
     const check = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check primary', 'data-host': h.label, text: t('hosts.check') }));
@@ -328,6 +333,29 @@ function renderList(list, hosts, status, refresh) {
       el('div', { class: 'row' }, check, stop, config, term, code, copy, del),
       extra));
   }
+}
+
+/**
+ * A rented machine that was released: no check, terminal or config (nothing connects to it, its
+ * address may be someone else's machine by now), only Forget.
+ * @param {Host} h
+ * @param {() => Promise<void>} refresh
+ */
+function releasedCard(h, refresh) {
+  const forget = el('button', { type: 'button', class: 'forget danger ghost', 'data-host': h.label, text: t('hosts.released.forget') });
+  forget.addEventListener('click', async () => {
+    try {
+      await hostDelete(h.label);
+      await refresh();
+    } catch (e) {
+      showError(/** @type {ErrorPayload} */ (e));
+    }
+  });
+  const at = new Date(Number(h.released_ms)).toLocaleString(language());
+  return el('div', { class: 'card wide host released', 'data-host': h.label, 'data-released': 'true' },
+    el('div', { class: 'row' }, el('strong', { text: h.label }), el('span', { class: 'badge', text: t('hosts.released.badge') })),
+    el('p', { class: 'small released-line', text: t('hosts.released.line', { at }) }),
+    el('div', { class: 'row' }, forget));
 }
 
 /**

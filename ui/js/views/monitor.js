@@ -6,7 +6,7 @@
 // Streams outlive the screen: each watch is an operation in ops.js and its samples go into the
 // ring buffers below (module state), so looking at another step keeps the history. A watch stops
 // when its host is unticked or Stop is pressed (ops.cancel → op_cancel).
-import { hostList } from '../api.js';
+import { liveHosts } from '../api.js';
 import { monitorWatch } from '../api-run.js';
 import { hideError, showError } from '../banner.js';
 import { Ring, chart, svg } from '../chart.js';
@@ -260,7 +260,7 @@ function hostColumn(label) {
 /** @param {HTMLElement} root */
 export async function renderMonitor(root) {
   hideError();
-  const list = await hostList().catch((e) => {
+  const list = await liveHosts().catch((e) => {
     showError(/** @type {ErrorPayload} */ (e));
     return [];
   });

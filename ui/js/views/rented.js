@@ -115,7 +115,11 @@ export async function renderRented(root) {
       const view = await instancesList();
       if (!section.isConnected) return;
       status.textContent = '';
+      const before = closed;
       closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
+      // A machine closed since the last read (released here, by its guard or in the console):
+      // its saved host is now marked released, so the host list redraws.
+      if (last !== null && [...closed].some((id) => !before.has(id))) section.dispatchEvent(new CustomEvent('machines-closed', { bubbles: true }));
       last = view;
       drawLive(live, closed, reload, last, status);
       drawList(list, view, status, reload);

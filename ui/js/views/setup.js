@@ -1,6 +1,6 @@
 // Step 4, Setup: probe the host in one round trip, show each step's state and the findings with
 // their evidence, run a fix with live output (cancellable), re-check, and verify on the GPU.
-import { setupFix, setupProbe, setupVerify, hostList } from '../api.js';
+import { liveHosts, setupFix, setupProbe, setupVerify } from '../api.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
@@ -78,7 +78,7 @@ const RUNNING_LINE = { probe: 'setup.running', fix: 'setup.fix.running', verify:
 
 /** @param {HTMLElement} root */
 export async function renderSetup(root) {
-  const hosts = await hostList().catch((e) => {
+  const hosts = await liveHosts().catch((e) => {
     showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
