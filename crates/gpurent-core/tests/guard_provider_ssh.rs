@@ -268,6 +268,12 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     }
     assert_eq!(std::fs::read_to_string(&key_file).expect("key"), RUNPOD_KEY);
+    // Off removes the full key from the machine; set it again for the release.
+    app.guard_off(&pod_label, &env, &key, &cancel).expect("off");
+    assert!(!key_file.exists(), "guard off removes provider.key");
+    app.guard_set(&pod_label, &env, &key, &consent, &cancel)
+        .expect("set with the full key again");
+    assert!(key_file.exists());
     let acts_before = guarded
         .decisions()
         .iter()
@@ -309,9 +315,11 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         .find(|i| i.ledger.id == pod.ledger.id)
         .expect("pod row");
     assert_eq!(row.ledger.state, LedgerState::Terminated, "{row:?}");
-    // Off removes the full key from the machine.
-    app.guard_off(&pod_label, &env, &key, &cancel).expect("off");
-    assert!(!key_file.exists(), "guard off removes provider.key");
+    // The released machine (and the key on it) is gone: nothing connects to its address again.
+    let e = app
+        .guard_off(&pod_label, &env, &key, &cancel)
+        .expect_err("released");
+    assert_eq!(e.code(), "host_released", "{e}");
     assert_spec_kept(&rp_prism, "RunPod");
     drop(app);
     drop(tmp);
