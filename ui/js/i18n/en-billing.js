@@ -89,7 +89,7 @@ export default {
   'billing.rate.note': 'Counted from now. “Per started hour” bills 1 h 10 min as 2 h; storage counts while the machine exists, stopped included.',
 
   'billing.notices.title': 'What gpurent told you',
-  'billing.notices.intro': 'While gpurent is open it watches as a second guard: every 30 s it re-reads each machine’s guard, re-checks deadlines and budgets, and notifies you once per event. The guard on the machine works without it.',
+  'billing.notices.intro': 'While gpurent is open it watches as a second guard: every 30 s it re-reads each machine’s guard, re-checks deadlines and budgets, and notifies you once per event. When a rented machine’s guard missed its deadline by 3 min and the provider still reports it running, gpurent does that guard’s stop or release itself and shows what the provider then says; a pasted host is only notified (gpurent cannot stop it). The guard on the machine works without it.',
   'billing.notices.none': 'Nothing yet.',
   'billing.notice.idle': '{host} has been idle for {minutes} min; its guard acts after {limit} min.',
   'billing.notice.deadline_soon': '{host}: its deadline is in {minutes} min.',

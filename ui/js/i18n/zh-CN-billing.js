@@ -89,7 +89,7 @@ export default {
   'billing.rate.note': '从现在开始计算。「按小时」时 1 小时 10 分钟按 2 小时计费；存储费在机器存在期间（包括停止时）一直计算。',
 
   'billing.notices.title': 'gpurent 发给你的通知',
-  'billing.notices.intro': 'gpurent 打开期间，它也作为第二道守护：每 30 秒重新读取每台机器上的守护进程，重新检查截止时间和预算，每件事只通知一次。机器上的守护进程不依赖它也能工作。',
+  'billing.notices.intro': 'gpurent 打开期间，它也作为第二道守护：每 30 秒重新读取每台机器上的守护进程，重新检查截止时间和预算，每件事只通知一次。如果租用机器上的守护进程超过截止时间 3 分钟仍未执行，而服务商仍显示机器在运行，gpurent 会亲自执行该守护设定的停止或释放，并显示服务商随后返回的状态；粘贴添加的主机只会收到通知（gpurent 无法停止它）。机器上的守护进程不依赖它也能工作。',
   'billing.notices.none': '暂无。',
   'billing.notice.idle': '{host} 已空闲 {minutes} 分钟；守护进程将在空闲 {limit} 分钟后执行操作。',
   'billing.notice.deadline_soon': '{host}：{minutes} 分钟后到截止时间。',
