@@ -57,4 +57,9 @@ best_torch: string | null,
  * The catalog card this GPU is (`rtx-4090`), so a screen can join the offer to the
  * estimate's ranking; `None` when the name matches no card.
  */
-card_id: string | null, };
+card_id: string | null, 
+/**
+ * The connected account this offer was listed for (set by the app; renting it uses that
+ * account). `None` from a bare client.
+ */
+account: string | null, };

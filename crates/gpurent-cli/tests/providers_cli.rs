@@ -668,7 +668,10 @@ fn offers_and_rent_take_an_account_by_name() {
     // The environment's key is the account `runpod`.
     let out = gpurent(&rig, h, &["offers", "--account", "runpod", "--json"]);
     assert!(out.status.success(), "{out:?}");
-    assert!(!json(&out)["offers"].as_array().expect("offers").is_empty());
+    let offers = json(&out)["offers"].as_array().expect("offers").clone();
+    assert!(!offers.is_empty());
+    // Each offer names the account that listed it (renting it from the app uses that account).
+    assert!(offers.iter().all(|o| o["account"] == "runpod"), "{offers:?}");
     let out = gpurent(&rig, h, &["offers", "--account", "nosuch", "--json"]);
     assert_eq!(json(&out)["error"]["code"], "unknown_account", "{out:?}");
 

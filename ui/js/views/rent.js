@@ -128,7 +128,8 @@ export async function openRent(offer) {
  * @param {ProviderOffer} offer @param {{ image: string, disk: number, key: string }} choice
  */
 function start(offer, choice) {
-  const request = { provider: offer.provider, offer_id: offer.offer_id, image: choice.image || null, disk_gb: choice.disk, no_wait: false, ready_timeout_s: null };
+  // Rented with the account that listed the offer (two accounts of one provider can both list it).
+  const request = { provider: offer.provider, offer_id: offer.offer_id, image: choice.image || null, disk_gb: choice.disk, no_wait: false, ready_timeout_s: null, account: offer.account ?? undefined };
   const started = Date.now();
   const { op, result } = ops.start('rent', offer.offer_id, { title: offerTitle(offer) }, (on) => rent(request, choice.key, on));
   result.then(

@@ -254,7 +254,10 @@ impl App {
         let now = self.now_ms();
         for a in &accounts {
             match self.provider_client(a).and_then(|c| c.offers(query, now)) {
-                Ok(o) => offers.extend(o),
+                Ok(o) => offers.extend(o.into_iter().map(|o| Offer {
+                    account: Some(a.name.clone()),
+                    ..o
+                })),
                 Err(e) => failed.push(AccountFailure {
                     account: a.name.clone(),
                     code: e.code().to_string(),

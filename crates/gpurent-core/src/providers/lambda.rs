@@ -249,6 +249,7 @@ impl Provider for Lambda {
                     runs_pytorch: None,
                     best_torch: None,
                     card_id: None,
+                    account: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);

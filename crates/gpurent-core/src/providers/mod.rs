@@ -216,6 +216,10 @@ pub struct Offer {
     /// estimate's ranking; `None` when the name matches no card.
     #[serde(default)]
     pub card_id: Option<String>,
+    /// The connected account this offer was listed for (set by the app; renting it uses that
+    /// account). `None` from a bare client.
+    #[serde(default)]
+    pub account: Option<String>,
 }
 
 /// The provider's view of an instance's state, mapped from each provider's status words.
@@ -442,6 +446,7 @@ pub(crate) mod tests {
             runs_pytorch: None,
             best_torch: None,
             card_id: None,
+            account: None,
         }
     }
 

@@ -310,6 +310,7 @@ impl Provider for RunPod {
                     runs_pytorch: None,
                     best_torch: None,
                     card_id: None,
+                    account: None,
                 };
                 if query.matches(&offer) {
                     out.push(offer);

@@ -328,6 +328,7 @@ impl Vast {
                 runs_pytorch: None,
                 best_torch: None,
                 card_id: None,
+                account: None,
             })
             .collect())
     }
