@@ -319,12 +319,7 @@ async fn billing_rented_machine_cost_stop_and_release_checklist() {
         "{:?}",
         fake.instances()
     );
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    prism.assert_spec_kept("RunPod");
     s.finish().await;
     let _ = std::fs::remove_dir_all(&keys);
 }

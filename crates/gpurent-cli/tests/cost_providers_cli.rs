@@ -249,11 +249,5 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
     assert_eq!(m["state"], "terminated");
     assert_eq!(m["usd_per_hour_now"], 0.0);
 
-    assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the Vast spec was violated:\n{}",
-        v.join("\n")
-    );
+    prism.assert_spec_kept("Vast");
 }

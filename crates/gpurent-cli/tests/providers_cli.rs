@@ -133,19 +133,7 @@ fn rent_args<'a>(rig: &'a Rig, offer: &'a str) -> Vec<&'a str> {
 }
 
 fn assert_spec_clean(rig: &Rig) {
-    // The traffic really went through the validating proxy…
-    assert!(
-        rig.prism.log().contains("Request received"),
-        "{}",
-        rig.prism.log()
-    );
-    // …and it found nothing to complain about.
-    let v = rig.prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    rig.prism.assert_spec_kept("RunPod");
 }
 
 #[test]
@@ -671,7 +659,10 @@ fn offers_and_rent_take_an_account_by_name() {
     let offers = json(&out)["offers"].as_array().expect("offers").clone();
     assert!(!offers.is_empty());
     // Each offer names the account that listed it (renting it from the app uses that account).
-    assert!(offers.iter().all(|o| o["account"] == "runpod"), "{offers:?}");
+    assert!(
+        offers.iter().all(|o| o["account"] == "runpod"),
+        "{offers:?}"
+    );
     let out = gpurent(&rig, h, &["offers", "--account", "nosuch", "--json"]);
     assert_eq!(json(&out)["error"]["code"], "unknown_account", "{out:?}");
 

@@ -34,8 +34,8 @@ use gpurent_core::Coded;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    assert_spec_kept, cloud, established_conns, rent_request, set_provider_env, short_spec,
-    vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
+    cloud, established_conns, rent_request, set_provider_env, short_spec, vast_machine, wait_for,
+    Guarded, VastMachine, INSTANCE_ID,
 };
 use remote_common::{world, World};
 
@@ -211,7 +211,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     );
 
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    assert_spec_kept(&prism, "Vast");
+    prism.assert_spec_kept("Vast");
 
     // Phase 2 — a RunPod pod on the same host: its environment has no RUNPOD_API_KEY, so there
     // is no key of its own. Release is refused without consent; with `allow_full_key` the
@@ -320,7 +320,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         .guard_off(&pod_label, &env, &key, &cancel)
         .expect_err("released");
     assert_eq!(e.code(), "host_released", "{e}");
-    assert_spec_kept(&rp_prism, "RunPod");
+    rp_prism.assert_spec_kept("RunPod");
     drop(app);
     drop(tmp);
     drop(env);

@@ -86,11 +86,5 @@ fn an_offer_is_rented_with_the_account_that_listed_it() {
         .expect("rent");
     assert_eq!(rented.ledger.account, "work");
     assert_eq!(fake.creates_total(), 1);
-    assert!(prism.log().contains("Request received"), "{}", prism.log());
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the RunPod spec was violated:\n{}",
-        v.join("\n")
-    );
+    prism.assert_spec_kept("RunPod");
 }

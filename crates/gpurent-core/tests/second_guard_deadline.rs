@@ -28,8 +28,7 @@ use gpurent_core::providers::ProviderKind;
 use gpurent_testhost::fakecloud::FakeState;
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    assert_spec_kept, rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine,
-    INSTANCE_ID,
+    rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
 };
 use remote_common::{world_with, World};
 
@@ -160,5 +159,5 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
 
     drop(guarded);
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    assert_spec_kept(&prism, "Vast");
+    prism.assert_spec_kept("Vast");
 }

@@ -23,7 +23,7 @@ use gpurent_core::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};
 use gpurent_testhost::{prism_available, sshd_available, Sshd, UserKey};
-use guard_common::{assert_spec_kept, cloud, rent_request, set_provider_env};
+use guard_common::{cloud, rent_request, set_provider_env};
 use remote_common::{login_key, world_with, World};
 
 const RUNPOD_KEY: &str = "fake-runpod-account-key-second-guard";
@@ -91,5 +91,5 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
     assert!(t.stopped.is_empty() && t.notices.is_empty(), "{t:?}");
 
     assert!(prism.log().contains("Request received"), "{}", prism.log());
-    assert_spec_kept(&prism, "RunPod");
+    prism.assert_spec_kept("RunPod");
 }

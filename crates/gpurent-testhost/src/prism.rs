@@ -171,6 +171,22 @@ impl Prism {
             .map(|l| l.to_string())
             .collect()
     }
+
+    /// The traffic really went through this validating proxy, and none of it broke the `name`
+    /// provider's spec (panics otherwise: for tests).
+    pub fn assert_spec_kept(&self, name: &str) {
+        let log = self.log();
+        assert!(
+            log.contains("Request received"),
+            "no request reached Prism:\n{log}"
+        );
+        let v = self.violations();
+        assert!(
+            v.is_empty(),
+            "the {name} spec was violated:\n{}",
+            v.join("\n")
+        );
+    }
 }
 
 impl Drop for Prism {

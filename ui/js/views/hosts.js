@@ -313,14 +313,7 @@ function renderList(list, hosts, status, refresh) {
       clear(extra);
       const yes = el('button', { type: 'button', class: 'danger', id: `host-delete-yes-${h.label}`, text: t('hosts.delete') });
       const no = el('button', { type: 'button', text: t('hosts.cancel') });
-      yes.addEventListener('click', async () => {
-        try {
-          await hostDelete(h.label);
-          await refresh();
-        } catch (e) {
-          showError(/** @type {ErrorPayload} */ (e));
-        }
-      });
+      yes.addEventListener('click', () => forgetHost(h.label, refresh));
       no.addEventListener('click', () => clear(extra));
       extra.append(el('div', { class: 'confirm' }, el('span', { text: t('hosts.delete.confirm', { label: h.label }) }), ' ', yes, ' ', no));
     });
@@ -336,6 +329,19 @@ function renderList(list, hosts, status, refresh) {
 }
 
 /**
+ * Forget a saved host (its pins and its ~/.ssh/config block), then redraw the list.
+ * @param {string} label @param {() => Promise<void>} refresh
+ */
+async function forgetHost(label, refresh) {
+  try {
+    await hostDelete(label);
+    await refresh();
+  } catch (e) {
+    showError(/** @type {ErrorPayload} */ (e));
+  }
+}
+
+/**
  * A rented machine that was released: no check, terminal or config (nothing connects to it, its
  * address may be someone else's machine by now), only Forget.
  * @param {Host} h
@@ -343,14 +349,7 @@ function renderList(list, hosts, status, refresh) {
  */
 function releasedCard(h, refresh) {
   const forget = el('button', { type: 'button', class: 'forget danger ghost', 'data-host': h.label, text: t('hosts.released.forget') });
-  forget.addEventListener('click', async () => {
-    try {
-      await hostDelete(h.label);
-      await refresh();
-    } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
-    }
-  });
+  forget.addEventListener('click', () => forgetHost(h.label, refresh));
   const at = new Date(Number(h.released_ms)).toLocaleString(language());
   return el('div', { class: 'card wide host released', 'data-host': h.label, 'data-released': 'true' },
     el('div', { class: 'row' }, el('strong', { text: h.label }), el('span', { class: 'badge', text: t('hosts.released.badge') })),

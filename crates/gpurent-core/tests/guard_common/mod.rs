@@ -155,16 +155,6 @@ impl Drop for Guarded {
     }
 }
 
-/// Prism saw no request that breaks the `name` provider's spec.
-pub fn assert_spec_kept(prism: &Prism, name: &str) {
-    let v = prism.violations();
-    assert!(
-        v.is_empty(),
-        "the {name} spec was violated:\n{}",
-        v.join("\n")
-    );
-}
-
 pub fn ssh_target(sshd: &Sshd) -> SshTarget {
     SshTarget {
         host: sshd.host().to_string(),
