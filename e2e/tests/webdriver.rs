@@ -7,9 +7,9 @@
 
 mod harness;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use harness::{add_key_and_host, add_key_and_host_with, Session};
+use harness::{add_key_and_host_at, add_key_and_host_with, Session};
 
 #[tokio::test]
 async fn catalog_language_and_selfcheck_journey() {
@@ -641,9 +641,14 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
         return;
     }
     let sshd = gpurent_testhost::Sshd::start().expect("sshd");
+    // The host is reached through a userspace delay proxy, without delay until the pause below.
+    let addr = format!("{}:{}", sshd.host(), sshd.port())
+        .parse()
+        .expect("sshd address");
+    let link = gpurent_testhost::DelayProxy::start(addr, Duration::ZERO).expect("delay proxy");
     let s = Session::start().await;
     s.wait_css("body[data-ready='true']").await;
-    add_key_and_host(&s, &sshd, "gpu1").await;
+    add_key_and_host_at(&s, &sshd, link.port(), "gpu1", None).await;
 
     // A folder of small files with awkward names, and one of a few MiB.
     let work = s.home.path().join("work");
@@ -692,7 +697,11 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     let _ = std::fs::remove_dir_all(remote_dir.join("payload"));
 
     // Pause a large upload: it is kept as paused (nothing under the final name), then resumed
-    // from the list and verified. A sparse file: large without costing disk here.
+    // from the list and verified. A sparse file: large without costing disk here. The link gets
+    // an 80 ms round trip meanwhile (SSH's 2 MiB window: about 25 MiB/s), as a real remote host
+    // has, so the upload is still running when Pause is pressed even on a loaded machine (on
+    // plain loopback it could finish first).
+    link.set_delay(Duration::from_millis(40));
     let large = work.join("large.bin");
     let size = 512u64 << 20;
     std::fs::File::create(&large)
@@ -715,6 +724,7 @@ async fn files_journey_drop_a_folder_upload_verify_download_compare() {
     );
     s.click("[data-action='pause']").await;
     s.wait_css(".transfer[data-state='paused']").await;
+    link.set_delay(Duration::ZERO);
     s.wait_css("#files-note").await;
     assert!(
         !remote_dir.join("large.bin").exists(),

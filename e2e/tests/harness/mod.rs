@@ -152,9 +152,26 @@ impl Session {
         loop {
             match self.client.find(Locator::Css(css)).await {
                 Ok(e) => return e,
-                Err(err) if Instant::now() >= deadline => panic!("{css} did not appear: {err}"),
+                Err(err) if Instant::now() >= deadline => panic!(
+                    "{css} did not appear: {err}\n--- what the screen said ---\n{}",
+                    self.screen_text().await
+                ),
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             }
+        }
+    }
+
+    /// The visible text of the page (the first 3 000 characters), for a failure message: a
+    /// journey that fails on CI says what the screen showed instead.
+    async fn screen_text(&self) -> String {
+        match self
+            .client
+            .execute("return document.body.innerText.slice(0, 3000)", vec![])
+            .await
+        {
+            Ok(serde_json::Value::String(t)) => t,
+            Ok(other) => other.to_string(),
+            Err(e) => format!("(unreadable: {e})"),
         }
     }
 
@@ -355,6 +372,18 @@ pub async fn add_key_and_host_with(
     label: &str,
     passphrase: Option<&str>,
 ) {
+    add_key_and_host_at(s, sshd, sshd.port(), label, passphrase).await
+}
+
+/// [`add_key_and_host_with`], the host reached at `port` on the sshd's address (a
+/// [`gpurent_testhost::DelayProxy`] in front of it, say).
+pub async fn add_key_and_host_at(
+    s: &Session,
+    sshd: &gpurent_testhost::Sshd,
+    port: u16,
+    label: &str,
+    passphrase: Option<&str>,
+) {
     s.click("#nav-keys").await;
     s.fill("#key-label", "laptop").await;
     if let Some(p) = passphrase {
@@ -366,7 +395,7 @@ pub async fn add_key_and_host_with(
     s.click("#nav-hosts").await;
     s.fill(
         "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd.port(), sshd.user(), sshd.host()),
+        &format!("ssh -p {port} {}@{}", sshd.user(), sshd.host()),
     )
     .await;
     s.fill("#host-label", label).await;
