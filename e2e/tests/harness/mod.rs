@@ -14,7 +14,9 @@ use fantoccini::elements::Element;
 use fantoccini::error::CmdError;
 use fantoccini::{Client, ClientBuilder, Locator};
 
-const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a wait polls before it fails (generous: CI machines are slower and busier than
+/// this one; a passing wait returns as soon as its condition holds).
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub struct Session {
