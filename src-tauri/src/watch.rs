@@ -36,16 +36,21 @@ pub fn notify_long_ops<R: Runtime>(handle: AppHandle<R>, core: &App) {
         };
         let (title, body) = op_notice_text(lang, &n);
         tracing::info!(op = %ended.op_id, kind = %ended.kind, outcome = %ended.outcome, "long step finished: notify");
-        if let Err(e) = handle
-            .notification()
-            .builder()
-            .title(title)
-            .body(body)
-            .show()
-        {
-            tracing::warn!("long step finished: notification not shown: {e}");
-        }
+        notify(&handle, "long step finished", title, body);
     }));
+}
+
+/// Show one OS notification; one that cannot be shown is logged (`what` says whose).
+fn notify<R: Runtime>(handle: &AppHandle<R>, what: &str, title: String, body: String) {
+    if let Err(e) = handle
+        .notification()
+        .builder()
+        .title(title)
+        .body(body)
+        .show()
+    {
+        tracing::warn!("{what}: notification not shown: {e}");
+    }
 }
 
 /// Start the watcher (once, from `setup`).
@@ -71,15 +76,7 @@ pub fn start<R: Runtime>(handle: AppHandle<R>, core: Arc<App>) {
                     for n in &report.notices {
                         let (title, body) = notice_text(lang, n);
                         tracing::info!(key = %n.key, "second guard: notify");
-                        if let Err(e) = handle
-                            .notification()
-                            .builder()
-                            .title(title)
-                            .body(body)
-                            .show()
-                        {
-                            tracing::warn!("second guard: notification not shown: {e}");
-                        }
+                        notify(&handle, "second guard", title, body);
                     }
                 }
                 Ok(Err(e)) => tracing::warn!("second guard tick failed: {e}"),

@@ -344,17 +344,16 @@ impl App {
             .collect();
         let mut guards = Vec::new();
         for (label, spec, installed_ms) in self.guards_set()? {
-            // A released machine took its guard with it: nothing to read, nothing to act on.
-            if self.host_get(&label).is_ok_and(|h| h.released_ms.is_some()) {
-                continue;
-            }
-            let status = self
-                .host_key_for(&label, None)
-                .map_err(|e| crate::error::Coded::code(&e).to_string())
-                .and_then(|key| {
-                    self.guard_status(&label, env, &key, cancel)
-                        .map_err(|e| crate::error::Coded::code(&e).to_string())
-                });
+            let status = match self.host_key_for(&label, None) {
+                // A released machine took its guard with it: nothing to read, nothing to act on.
+                Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
+                key => key
+                    .map_err(|e| crate::error::Coded::code(&e).to_string())
+                    .and_then(|key| {
+                        self.guard_status(&label, env, &key, cancel)
+                            .map_err(|e| crate::error::Coded::code(&e).to_string())
+                    }),
+            };
             let (idle_for_s, idle_since_s) = match status {
                 Ok(st) => {
                     let idle = st.idle_since.zip(st.host_now_s).map(|(s, n)| n - s);

@@ -574,34 +574,16 @@ mod request_tests {
 
     /// A saved host, and optionally the open ledger machine (`provider`) it is.
     fn save(app: &App, label: &str, provider: Option<crate::providers::ProviderKind>) {
-        use crate::providers::ledger::{self, EventSource, Intent, LedgerState};
         crate::app::test_support::save_host(app, label);
-        let Some(provider) = provider else { return };
-        app.with_db(|c| {
-            let intent = Intent {
+        if let Some(provider) = provider {
+            crate::app::test_support::rental(
+                app,
+                label,
                 provider,
-                account: "acct".into(),
-                offer_id: "o1".into(),
-                gpu: "H100".into(),
-                gpu_count: 1,
-                price_per_hour_usd: 2.0,
-                disk_gb: 50,
-                storage_usd_per_gb_month: None,
-                image: "img".into(),
-            };
-            let id = ledger::insert_intent(c, &intent, 1_000)?;
-            ledger::set_provider_id(
-                c,
-                &id,
-                "p-1",
-                LedgerState::Running,
-                EventSource::Provider,
-                "",
+                crate::providers::ledger::LedgerState::Running,
                 2_000,
-            )?;
-            ledger::set_host_label(c, &id, label, 3_000)
-        })
-        .expect("ledger row");
+            );
+        }
     }
 
     /// The panel offers stop/release only for a machine rented through gpurent (Lambda: release,

@@ -31,36 +31,42 @@ pub fn save_host(app: &App, label: &str) {
     .expect("save host");
 }
 
-/// Tie saved host `label` to a rented RunPod instance in the ledger that was terminated at
-/// `released_ms` (as a confirmed release records it).
-pub fn released_rental(app: &App, label: &str, released_ms: i64) {
-    use crate::providers::ledger::{self, EventSource, Intent, LedgerState};
-    app.with_store(|s| {
-        let c = s.conn();
+/// Tie saved host `label` to a machine rented from `provider` (provider id `p-1`) whose ledger
+/// state became `state` at `at_ms` (`Terminated`: released then, as a confirmed release records it).
+pub fn rental(
+    app: &App,
+    label: &str,
+    provider: crate::providers::ProviderKind,
+    state: crate::providers::ledger::LedgerState,
+    at_ms: i64,
+) {
+    use crate::providers::ledger::{self, EventSource, Intent};
+    app.with_db(|c| {
         let intent = Intent {
-            provider: crate::providers::ProviderKind::Runpod,
-            account: "runpod".into(),
-            offer_id: "o".into(),
+            provider,
+            account: "acct".into(),
+            offer_id: "o1".into(),
             gpu: "NVIDIA GeForce RTX 4090".into(),
             gpu_count: 1,
             price_per_hour_usd: 0.44,
             disk_gb: 20,
             storage_usd_per_gb_month: None,
-            image: "runpod/pytorch".into(),
+            image: "img".into(),
         };
-        let fail = |e: crate::providers::ProviderError| CoreError::invalid("ledger", e.to_string());
-        let id = ledger::insert_intent(c, &intent, released_ms - 2_000).map_err(fail)?;
-        ledger::set_host_label(c, &id, label, released_ms - 1_000).map_err(fail)?;
-        ledger::record(
-            c,
-            &id,
-            LedgerState::Terminated,
-            EventSource::Provider,
-            None,
-            released_ms,
-        )
-        .map_err(fail)?;
-        Ok(())
+        let id = ledger::insert_intent(c, &intent, at_ms - 2_000)?;
+        ledger::set_host_label(c, &id, label, at_ms - 1_000)?;
+        ledger::set_provider_id(c, &id, "p-1", state, EventSource::Provider, "", at_ms)
     })
-    .expect("ledger");
+    .expect("ledger row");
+}
+
+/// [`rental`] of a RunPod machine released at `released_ms`.
+pub fn released_rental(app: &App, label: &str, released_ms: i64) {
+    rental(
+        app,
+        label,
+        crate::providers::ProviderKind::Runpod,
+        crate::providers::ledger::LedgerState::Terminated,
+        released_ms,
+    );
 }
