@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::{add_key_and_host, Session};
+use harness::{add_host_at, add_key_and_host, Session};
 
 fn fakegpu_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/gpurent-core/tests/fakegpu")
@@ -200,19 +200,7 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     let s = Session::start_with_env(&[("GPURENT_OLLAMA_DOWNLOAD_URL", &downloads.base())]).await;
     s.wait_css("body[data-ready='true']").await;
     add_key_and_host(&s, &sshd, "gpu1").await;
-    s.click("#nav-keys").await;
-    let public_line = s.text("code.pubkey[data-label='laptop']").await;
-    sshd2.authorize(&public_line).expect("authorize on host 2");
-    s.click("#nav-hosts").await;
-    s.fill(
-        "#host-paste",
-        &format!("ssh -p {} {}@{}", sshd2.port(), sshd2.user(), sshd2.host()),
-    )
-    .await;
-    s.fill("#host-label", "gpu2").await;
-    s.click("#host-add").await;
-    s.click("#hostkey-trust").await;
-    s.wait_css(".card.host[data-host='gpu2']").await;
+    add_host_at(&s, &sshd2, sshd2.port(), "gpu2", None).await;
 
     // Monitor: the rail entry works; tick the host → its column with one GPU card.
     assert!(s.is_enabled("#nav-monitor").await, "Monitor is enabled");

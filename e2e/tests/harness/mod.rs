@@ -392,6 +392,20 @@ pub async fn add_key_and_host_at(
         s.fill("#key-passphrase", p).await;
     }
     s.click("#key-create").await;
+    add_host_at(s, sshd, port, label, passphrase).await
+}
+
+/// Keys step: authorize the existing key `laptop` on `sshd`; Hosts step: paste its SSH command
+/// with `port`, trust the fingerprint, save as `label` (the key's `passphrase`, when it has one,
+/// is asked once, after a wrong answer first).
+pub async fn add_host_at(
+    s: &Session,
+    sshd: &gpurent_testhost::Sshd,
+    port: u16,
+    label: &str,
+    passphrase: Option<&str>,
+) {
+    s.click("#nav-keys").await;
     let public_line = s.text("code.pubkey[data-label='laptop']").await;
     sshd.authorize(&public_line).expect("authorize our key");
     s.click("#nav-hosts").await;

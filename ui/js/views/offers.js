@@ -99,7 +99,8 @@ export async function renderLiveOffers(root, e) {
   for (const k of ['provider', 'gpu', 'price', 'cost', 'region', 'host', 'rent']) head.append(el('th', { scope: 'col', text: t(`live.col.${k}`) }));
   const body = el('tbody');
   // Two accounts of one provider list the same offers: each row says whose it is (and rents with it).
-  const accountsOf = (/** @type {string} */ p) => new Set(view.offers.filter((x) => x.provider === p).map((x) => x.account)).size;
+  const providers = accounts.map((a) => a.provider);
+  const severalAccounts = new Set(providers.filter((p, i) => providers.indexOf(p) !== i));
   for (const { o, f } of shown) {
     const cost = jobCost(f, o);
     const rent = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'primary rent-offer', text: t('live.rent'), disabled: o.runs_pytorch === false }));
@@ -114,7 +115,7 @@ export async function renderLiveOffers(root, e) {
         ? el('span', { class: 'bad-text small', 'data-pytorch': 'no', text: t('live.torch.no', { gpu: o.gpu }) })
         : el('span', { class: 'muted small', text: t('live.torch.unknown') });
     body.append(el('tr', { 'data-offer': o.offer_id, 'data-provider': o.provider, 'data-card': o.card_id ?? '', class: o.runs_pytorch === false ? 'offer no-torch' : 'offer' },
-      el('td', { 'data-account': o.account ?? '' }, el('span', { text: t(`rent.provider.${o.provider}`) }), accountsOf(o.provider) > 1 ? el('span', { class: 'muted small account', text: ` · ${o.account ?? '?'}` }) : null, tags),
+      el('td', { 'data-account': o.account ?? '' }, el('span', { text: t(`rent.provider.${o.provider}`) }), severalAccounts.has(o.provider) ? el('span', { class: 'muted small account', text: ` · ${o.account ?? '?'}` }) : null, tags),
       el('td', {}, el('span', { text: `${o.gpu_count}× ${o.gpu}` }), el('span', { class: 'muted small', text: o.vram_gib === null ? '' : ` · ${num(o.vram_gib, 0)} GiB` }),
         f ? el('div', { class: 'muted small', text: f.verdict === 'fits_on_n' ? t('verdict.fits_on_n', { n: f.gpus }) : t(`verdict.${f.verdict}`) }) : el('div', { class: 'muted small', text: t('live.card.unknown') })),
       el('td', { class: 'num', text: `$${num(o.price_per_hour_usd, 3)}/h` }),
