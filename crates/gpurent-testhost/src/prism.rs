@@ -129,7 +129,13 @@ impl Prism {
                     )));
                     break;
                 }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // Ready when *this* Prism says so, not when something answers on the port: the
+                // port was free when picked, but a parallel test can take it meanwhile (a
+                // connect would then reach the other listener, and requests fail).
+                let ready = format!("Prism is listening on http://127.0.0.1:{port}");
+                if fs::read_to_string(&log).is_ok_and(|l| l.contains(&ready))
+                    && TcpStream::connect(("127.0.0.1", port)).is_ok()
+                {
                     return Ok(Prism {
                         child: Some(child),
                         port,
