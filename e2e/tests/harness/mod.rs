@@ -392,6 +392,9 @@ pub async fn add_key_and_host_at(
         s.fill("#key-passphrase", p).await;
     }
     s.click("#key-create").await;
+    // The key is in the keychain once the Keys step lists it (leaving the step earlier would
+    // redraw it from a list read before the key existed).
+    s.wait_css("code.pubkey[data-label='laptop']").await;
     add_host_at(s, sshd, port, label, passphrase).await
 }
 
