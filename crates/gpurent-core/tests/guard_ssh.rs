@@ -202,7 +202,11 @@ fn idle_fires_with_gpurent_closed() {
     };
     let rep = r.set(&test_spec());
     assert!(rep.running, "{rep:?}");
-    assert_eq!(rep.action_command, "poweroff", "root on the fake host");
+    assert_eq!(
+        rep.action_command,
+        r.host.bin().join("poweroff").display().to_string(),
+        "root on the fake host: the poweroff found, by its path"
+    );
     assert_eq!(rep.boot, Boot::Crontab, "{rep:?}");
     assert!(rep.watch_ports.contains(&r.sshd.port()), "{rep:?}");
     // Close gpurent: the App (its database) goes; no SSH connection remains.

@@ -505,7 +505,7 @@ loop() {
 }
 
 cron_runs() { # a cron daemon is running (an @reboot line is only worth something then)
-  for c in "$PROC"/[0-9]*/comm; do
+  for c in "${PROC:-/proc}"/[0-9]*/comm; do
     case "$(cat "$c" 2>/dev/null)" in cron|crond|cronie|fcron|dcron) return 0 ;; esac
   done
   return 1
