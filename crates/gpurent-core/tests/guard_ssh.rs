@@ -654,3 +654,35 @@ fn an_idle_ssh_login_stops_keeping_it_alive() {
     let _ = login.kill();
     let _ = login.wait();
 }
+
+/// nvidia-smi hangs (a GPU off the bus): `guard set` still returns — each query at set time is cut
+/// off — and installs the guard (`nvidia_smi_hung`); the guard counts the GPU as hung, goes on
+/// sampling, and its deadline fires. Before, `guard set` never returned.
+#[test]
+fn a_hung_nvidia_smi_neither_hangs_set_nor_stops_the_deadline() {
+    let Some(r) = rig(0, &[], &[("FAKE_SMI", "hang"), ("FAKE_SMI_HANG_S", "40")]) else {
+        return;
+    };
+    let spec = GuardSpec {
+        idle_s: 600,
+        deadline_in_s: Some(4),
+        ..test_spec()
+    };
+    let t = std::time::Instant::now();
+    let rep = r.set(&spec);
+    assert!(t.elapsed() < Duration::from_secs(40), "{:?}", t.elapsed());
+    assert!(rep.running, "{rep:?}");
+    assert!(rep.notes.iter().any(|n| n == "nvidia_smi_hung"), "{rep:?}");
+    assert!(
+        wait_for(Duration::from_secs(60), || r.acted()),
+        "the deadline did not fire: {:#?}",
+        r.decisions()
+    );
+    let ds = r.decisions();
+    let act = ds.iter().find(|d| d.decision == "act").expect("act");
+    assert_eq!(
+        (act.why.as_str(), act.gpu_why.as_str()),
+        ("deadline", "hung"),
+        "{act:?}"
+    );
+}
