@@ -151,15 +151,6 @@ pub fn plan(
         &target.provider_instance_id,
         action,
     )?;
-    let http_tool = if facts.curl {
-        HttpTool::Curl
-    } else if facts.wget_method {
-        HttpTool::Wget
-    } else {
-        return Err(GuardError::HttpToolMissing {
-            wget_without_method: facts.wget,
-        });
-    };
     // The host names another instance: it is not the machine rented (its key is never used, and
     // the account's full key never goes there, consent or not).
     if let (Some(_), Some(found)) = (instance_env(target.provider), facts.instance_id.as_deref()) {
@@ -171,6 +162,15 @@ pub fn plan(
             });
         }
     }
+    let http_tool = if facts.curl {
+        HttpTool::Curl
+    } else if facts.wget_method {
+        HttpTool::Wget
+    } else {
+        return Err(GuardError::HttpToolMissing {
+            wget_without_method: facts.wget,
+        });
+    };
     let own = instance_env(target.provider).filter(|_| {
         facts.instance_key
             && facts.instance_id.as_deref() == Some(target.provider_instance_id.as_str())

@@ -272,8 +272,21 @@ pub fn vast_machine(
     util: u32,
     pids: &[u32],
 ) -> VastMachine {
+    vast_machine_as(account_key, instance_key, key_name, util, pids, INSTANCE_ID)
+}
+
+/// [`vast_machine`] whose environment names instance `container_id` (another instance's id: the
+/// address gpurent rented now answers as some other machine).
+pub fn vast_machine_as(
+    account_key: &str,
+    instance_key: &str,
+    key_name: &str,
+    util: u32,
+    pids: &[u32],
+    container_id: &str,
+) -> VastMachine {
     let mut host = FakeHost::new("ready_h100");
-    host.vars.insert("CONTAINER_ID".into(), INSTANCE_ID.into());
+    host.vars.insert("CONTAINER_ID".into(), container_id.into());
     host.vars
         .insert("CONTAINER_API_KEY".into(), instance_key.into());
     let bin = host.bin();
