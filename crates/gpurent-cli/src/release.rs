@@ -89,6 +89,12 @@ fn print_checklist(c: &ReleaseChecklist) {
     for f in &c.missing {
         println!("  not on the machine: {f}");
     }
+    for f in &c.unchecked {
+        println!("  COULD NOT CHECK — download first: {f}");
+    }
+    if c.notes.iter().any(|n| n == "incomplete_read") {
+        println!("  The machine's answer ended early (incomplete_read): what it did not reach was not checked.");
+    }
     for d in &c.disks {
         println!(
             "  deleted: the {}{}",
