@@ -13,7 +13,7 @@
 //!   [`localgpu`] (NVML; none found is a normal answer), [`prices`] (the user's own prices).
 //! - Keys: [`keys`] (SSH keys whose private half lives only in the OS keychain).
 //! - Hosts: [`hostparse`] (pasted console text into a host), [`remote`] (SSH: typed outcomes,
-//!   pinned host keys, exec, key install, `~/.ssh/config`, the agent), [`launch`] (terminals and
+//!   pinned host keys, exec, key install, `~/.ssh/config`, the agent), [`opener`] (terminals and
 //!   links opened without a shell).
 //! - Setup: [`setup`] (the probe, its parser, diagnosis, fix plan and GPU check) over [`compat`]
 //!   (driver / CUDA / PyTorch / architecture tables).
@@ -37,11 +37,11 @@ pub mod hostparse;
 pub mod infra;
 pub mod jupyter;
 pub mod keys;
-pub mod launch;
 pub mod localgpu;
 pub mod monitor;
 pub mod multigpu;
 pub mod ollama;
+pub mod opener;
 pub mod prices;
 pub mod providers;
 pub mod release;

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use gpurent_core::monitor::hints::{hints, HintKind, Sample, Window, NOTE_UTIL_MEANING};
-use gpurent_core::monitor::host::HostSample;
+use gpurent_core::monitor::hoststats::HostSample;
 use gpurent_core::monitor::telemetry::{ComputeApp, GpuRow, ThrottleReason};
 
 fn num(s: &str) -> Option<f64> {

@@ -5,12 +5,13 @@
 
 use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::infra::events::Progress;
+use gpurent_core::infra::process::Os;
 use gpurent_core::jupyter::JupyterError;
-use gpurent_core::launch::{open_uri_command, spawn_first, Os};
 use gpurent_core::multigpu::{skypilot_yaml, LaunchReport, LaunchSpec, RankLine};
 use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::{InstallOptions, InstallProgress};
 use gpurent_core::ollama::{Loaded, OllamaError, PullProgress};
+use gpurent_core::opener::{open_uri_command, spawn_first};
 use tauri::ipc::Channel;
 use tauri::State;
 

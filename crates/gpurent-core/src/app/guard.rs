@@ -8,8 +8,8 @@ use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::guard::host::{self, Fetched};
 use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
+use crate::guard::ssh::{self, Fetched};
 use crate::guard::{
     check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
     Boot, Decision, GuardError, GuardSpec, PROVIDER_ACTION,
@@ -231,7 +231,7 @@ impl App {
         check_action_available(spec, target.as_ref())?;
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        let facts = host::facts(
+        let facts = ssh::facts(
             &conn,
             target.as_ref().and_then(|t| pa::instance_env(t.provider)),
             cancel,
@@ -244,7 +244,7 @@ impl App {
             Some(_) => PROVIDER_ACTION.to_string(),
             None => resolve_action(spec, &facts)?,
         };
-        let gpu_cmds = host::gpu_commands(&conn, cancel)?;
+        let gpu_cmds = ssh::gpu_commands(&conn, cancel)?;
         let mut conf = conf_text(spec, &facts, &action, &gpu_cmds.gpu, &gpu_cmds.apps)?;
         if let Some(p) = &provider_action {
             conf.push_str(&pa::conf_lines(p)?);
@@ -261,8 +261,8 @@ impl App {
             ),
             _ => None,
         };
-        host::put_key(&conn, full_key.as_ref(), cancel)?;
-        let state = host::install(&conn, &conf, cancel)?;
+        ssh::put_key(&conn, full_key.as_ref(), cancel)?;
+        let state = ssh::install(&conn, &conf, cancel)?;
         drop(conn);
         let deadline = spec
             .deadline_in_s
@@ -350,7 +350,7 @@ impl App {
     ) -> Result<GuardStatus, GuardError> {
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        let fetched = host::fetch(&conn, STATUS_LINES, cancel)?;
+        let fetched = ssh::fetch(&conn, STATUS_LINES, cancel)?;
         drop(conn);
         let (decisions, _) = parse_decisions(&fetched.log);
         let now = self.now_ms();
@@ -399,7 +399,7 @@ impl App {
         }
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        host::snooze(&conn, seconds, cancel).map_err(|e| match e {
+        ssh::snooze(&conn, seconds, cancel).map_err(|e| match e {
             GuardError::NotInstalled(_) => GuardError::NotInstalled(label.to_string()),
             e => e,
         })
@@ -415,7 +415,7 @@ impl App {
     ) -> Result<(), GuardError> {
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        if !host::off(&conn, cancel)? {
+        if !ssh::off(&conn, cancel)? {
             return Err(GuardError::NotInstalled(label.to_string()));
         }
         let now = self.now_ms();

@@ -20,8 +20,9 @@ use crate::hostparse::{self, HostParseError, ParsedHost, ParsedHostSummary};
 use crate::infra::cancel::CancelToken;
 use crate::infra::events::ProgressSink;
 use crate::infra::ipc::Coded;
+use crate::infra::process::Os;
 use crate::infra::secret::Secret;
-use crate::launch;
+use crate::opener;
 use crate::remote::agent::{self, AgentHint, AgentKeep};
 use crate::remote::connect::{open, Auth, KeyVerifier};
 use crate::remote::endpoint::Endpoint;
@@ -441,9 +442,8 @@ impl App {
             identity_file: identity.display().to_string(),
             known_hosts_file: kh.display().to_string(),
             agent_running: env.agent_socket.is_some(),
-            agent_hint: agent::no_agent_hint(launch::Os::current()),
-            agent_keep: agent::ssh_add_command(launch::Os::current(), Some(OPEN_AGENT_LIFETIME_S))
-                .1,
+            agent_hint: agent::no_agent_hint(Os::current()),
+            agent_keep: agent::ssh_add_command(Os::current(), Some(OPEN_AGENT_LIFETIME_S)).1,
         })
     }
 
@@ -574,10 +574,7 @@ impl App {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
         let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
-        let started = launch::spawn_first(&launch::terminal_commands(
-            launch::Os::current(),
-            &cfg.alias,
-        ))?;
+        let started = opener::spawn_first(&opener::terminal_commands(Os::current(), &cfg.alias))?;
         Ok(Opened {
             started: started.argv,
             agent_keep,
@@ -589,10 +586,7 @@ impl App {
         let cfg = self.host_ssh_config_saved(label, env)?;
         let key = self.host_key_for(label, None)?;
         let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
-        launch::spawn_first(&[launch::open_uri_command(
-            launch::Os::current(),
-            &cfg.vscode_uri,
-        )])?;
+        opener::spawn_first(&[opener::open_uri_command(Os::current(), &cfg.vscode_uri)])?;
         Ok(Opened {
             started: vec![cfg.vscode_uri],
             agent_keep,

@@ -13,7 +13,7 @@ use crate::remote::connect::{open, Auth, Connection, KeyVerifier};
 use crate::remote::endpoint::{ConnectOptions, Endpoint};
 use crate::remote::error::RemoteError;
 use crate::remote::hostkey::{
-    self, Decision, KeyCheck, KnownHostsVerdict, Pin, PinSource, PresentedKey,
+    self, KeyCheck, KnownHostsVerdict, Pin, PinDecision, PinSource, PresentedKey,
 };
 use crate::remote::hosts::Host;
 use crate::remote::install::SSHD_DROPIN_DIR;
@@ -105,8 +105,8 @@ pub(crate) fn verifier<'a>(
             trust,
         });
         match (decision, repin_to) {
-            (Ok(Decision::Pinned), _) => Ok(()),
-            (Ok(Decision::PinNow(source)), _) => {
+            (Ok(PinDecision::Pinned), _) => Ok(()),
+            (Ok(PinDecision::PinNow(source)), _) => {
                 to_pin.push((role, key.clone(), source, None));
                 Ok(())
             }

@@ -15,8 +15,8 @@
 //! [`host`] has the SSH side (facts, install, fetch, snooze, off); the facade is `app/guard.rs`.
 
 pub mod error;
-pub mod host;
 pub mod provider;
+pub mod ssh;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -197,7 +197,7 @@ pub fn parse_duration(text: &str) -> Result<u64, GuardError> {
     Ok(total.round() as u64)
 }
 
-/// What the host said about itself before installing (one exec; see [`host::FACTS`]).
+/// What the host said about itself before installing (one exec; see [`ssh::FACTS`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct HostFacts {
     pub uid: Option<u32>,
@@ -240,7 +240,7 @@ pub struct HostFacts {
     pub instance_id: Option<String>,
 }
 
-/// Parse the `key=value` lines of [`host::FACTS`].
+/// Parse the `key=value` lines of [`ssh::FACTS`].
 pub fn parse_facts(text: &str) -> HostFacts {
     let mut f = HostFacts::default();
     for line in text.lines() {

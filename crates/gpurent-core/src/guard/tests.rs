@@ -149,7 +149,7 @@ fn decisions_state_and_fetch_parse() {
         parse_state("running=0 pid= boot=none").map(|s| s.pid),
         Some(None)
     );
-    let f = host::parse_fetched(&format!(
+    let f = ssh::parse_fetched(&format!(
         "@@state\nrunning=1 pid=7 boot=none\n@@log\n{line}\n@@gpu\nindex, utilization.gpu [%]\n0, 3\n@@apps\n@@warning\n@@snooze\n1796117000\n@@now\n1796116690\n"
     ));
     assert!(f.installed);
@@ -158,7 +158,7 @@ fn decisions_state_and_fetch_parse() {
     assert_eq!(f.host_now_s, Some(1_796_116_690));
     assert_eq!(f.warning, None);
     assert!(f.gpu_csv.contains("0, 3"));
-    assert!(!host::parse_fetched("@@none\n").installed);
+    assert!(!ssh::parse_fetched("@@none\n").installed);
 }
 
 /// The facts exec, run locally with a login PATH that lacks the sbin folders (Debian's default
@@ -181,7 +181,7 @@ fn facts_find_poweroff_off_the_login_path() {
     };
     let out = std::process::Command::new("sh")
         .arg("-c")
-        .arg(host::FACTS)
+        .arg(ssh::FACTS)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output()
         .expect("sh");
@@ -206,7 +206,7 @@ fn status_says_when_the_guard_is_stale() {
     };
     let bid = "0f0e-boot";
     let fetched = |mono_line: i64, up_cs: i64, uptime: &str, boot: &str| {
-        host::parse_fetched(&format!(
+        ssh::parse_fetched(&format!(
             "@@state\nrunning=1 pid=7 boot=none\n@@log\n{}\n@@now\n1796116999\n@@mono\n{bid} {up_cs} 500000\n\n{uptime} 1.0\n{boot}\n",
             line(mono_line)
         ))

@@ -4,6 +4,30 @@
 
 use std::process::Command;
 
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// The OS family a command line is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Os {
+    Linux,
+    Macos,
+    Windows,
+}
+
+impl Os {
+    pub fn current() -> Os {
+        if cfg!(target_os = "macos") {
+            Os::Macos
+        } else if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Linux
+        }
+    }
+}
+
 /// What window the started program gets (only Windows distinguishes them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Window {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::host::HostSample;
+use super::hoststats::HostSample;
 use super::telemetry::{ComputeApp, GpuRow, ThrottleReason};
 
 /// Fewest samples a rule looks at.

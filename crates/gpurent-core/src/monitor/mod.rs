@@ -6,7 +6,7 @@
 //!   same fields through the same parser.
 
 pub mod hints;
-pub mod host;
+pub mod hoststats;
 pub mod stream;
 pub mod telemetry;
 pub mod watch;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::host::{proc_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStream};
+use super::hoststats::{proc_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStream};
 use super::telemetry::{
     apps_command, parse_gpus, ComputeApp, GpuQuery, GpuRow, GpuStream, ReasonNames,
 };

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::hints::{Hint, Sample, Window};
-use super::host::HostSample;
+use super::hoststats::HostSample;
 use super::stream::TelemetryEvent;
 use super::telemetry::{ComputeApp, GpuRow};
 

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::infra::process::hide_console;
+use crate::infra::process::Os;
 use crate::infra::secret::Secret;
-use crate::launch::Os;
 use crate::remote::error::RemoteError;
 
 /// Where Windows' OpenSSH agent service listens.

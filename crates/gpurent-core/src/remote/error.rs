@@ -125,7 +125,7 @@ pub enum RemoteError {
     Key(#[from] crate::keys::KeyError),
     /// A terminal or link could not be opened (`launcher_not_found`, `launch_refused`, …).
     #[error(transparent)]
-    Launch(#[from] crate::launch::LaunchError),
+    Opener(#[from] crate::opener::OpenerError),
     /// The pasted text could not be read as an SSH login.
     #[error(transparent)]
     Paste(#[from] crate::hostparse::HostParseError),
@@ -216,7 +216,7 @@ impl Coded for RemoteError {
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
             RemoteError::Key(e) => e.code(),
-            RemoteError::Launch(e) => e.code(),
+            RemoteError::Opener(e) => e.code(),
             RemoteError::Paste(e) => e.code(),
             RemoteError::Core(e) => e.code(),
         }
@@ -243,7 +243,7 @@ impl Coded for RemoteError {
             RemoteError::TrustMismatch { actual, .. } => Some(actual.clone()),
             RemoteError::TimedOut { stage, .. } => Some(format!("{stage:?}").to_lowercase()),
             RemoteError::Key(e) => e.detail(),
-            RemoteError::Launch(e) => e.detail(),
+            RemoteError::Opener(e) => e.detail(),
             RemoteError::Paste(e) => e.detail(),
             RemoteError::Core(e) => e.detail(),
             _ => None,

@@ -1,7 +1,7 @@
 //! Host keys: the key a server presents, its SHA256 fingerprint (as `ssh-keygen -l` prints it), the
 //! user's own `known_hosts` verdict, and the pinning decision.
 //!
-//! Decision order ([`decide`]):
+//! PinDecision order ([`decide`]):
 //! 1. The user's `known_hosts` lists a *different* key of the same type for this host → hard stop
 //!    (`known_hosts_mismatch`). gpurent never edits that file; the message names the
 //!    `ssh-keygen -R` command.
@@ -162,7 +162,7 @@ impl PinSource {
 
 /// The outcome of checking a presented key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum PinDecision {
     /// Pinned before, same key.
     Pinned,
     /// Not pinned yet; pin it now for this reason.
@@ -184,7 +184,7 @@ pub struct KeyCheck<'a> {
 }
 
 /// Apply the rules in the module docs.
-pub fn decide(c: &KeyCheck<'_>) -> Result<Decision, RemoteError> {
+pub fn decide(c: &KeyCheck<'_>) -> Result<PinDecision, RemoteError> {
     let actual = normalize_fingerprint(&c.presented.fingerprint);
     if c.known_hosts == KnownHostsVerdict::Mismatch {
         return Err(RemoteError::KnownHostsMismatch {
@@ -199,7 +199,7 @@ pub fn decide(c: &KeyCheck<'_>) -> Result<Decision, RemoteError> {
     if let Some(pin) = c.pinned {
         let old = normalize_fingerprint(&pin.fingerprint);
         return if old == actual {
-            Ok(Decision::Pinned)
+            Ok(PinDecision::Pinned)
         } else {
             Err(RemoteError::HostKeyChanged {
                 role: c.role,
@@ -211,10 +211,10 @@ pub fn decide(c: &KeyCheck<'_>) -> Result<Decision, RemoteError> {
         };
     }
     if c.trust.iter().any(|t| normalize_fingerprint(t) == actual) {
-        return Ok(Decision::PinNow(PinSource::User));
+        return Ok(PinDecision::PinNow(PinSource::User));
     }
     if c.known_hosts == KnownHostsVerdict::Match {
-        return Ok(Decision::PinNow(PinSource::KnownHosts));
+        return Ok(PinDecision::PinNow(PinSource::KnownHosts));
     }
     Err(RemoteError::HostKeyUnknown {
         role: c.role,
@@ -253,7 +253,7 @@ mod tests {
         pinned: Option<&'a Pin>,
         kh: KnownHostsVerdict,
         trust: &'a [String],
-    ) -> Result<Decision, RemoteError> {
+    ) -> Result<PinDecision, RemoteError> {
         decide(&KeyCheck {
             role: Role::Target,
             host: "h",
@@ -278,7 +278,7 @@ mod tests {
         let ok = ["abc=".to_string()];
         assert_eq!(
             check(&k, None, KnownHostsVerdict::NotFound, &ok).expect("pin"),
-            Decision::PinNow(PinSource::User)
+            PinDecision::PinNow(PinSource::User)
         );
         let wrong = ["SHA256:xyz".to_string()];
         let e = check(&k, None, KnownHostsVerdict::NotFound, &wrong).expect_err("ask");
@@ -288,7 +288,7 @@ mod tests {
         assert_eq!(unmatched_trust(&["SHA256:jump=".to_string()], &seen), None);
         assert_eq!(
             check(&k, None, KnownHostsVerdict::Match, &[]).expect("kh"),
-            Decision::PinNow(PinSource::KnownHosts)
+            PinDecision::PinNow(PinSource::KnownHosts)
         );
     }
 
@@ -315,7 +315,7 @@ mod tests {
         };
         assert_eq!(
             check(&k, Some(&same), KnownHostsVerdict::NotFound, &[]).expect("ok"),
-            Decision::Pinned
+            PinDecision::Pinned
         );
     }
 

@@ -20,7 +20,7 @@
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 
-use crate::launch::Os;
+use crate::infra::process::Os;
 use crate::transfer::TransferError;
 
 /// `p` (a path relative to the transfer's root) as `/`-separated bytes. Call [`check_rel`] on

@@ -1,6 +1,6 @@
 //! Hand a host to the user's own tools: a terminal running `ssh gpurent-<label>`, or VS Code's
 //! Remote-SSH through its `vscode://` link; and start gpurent's own helper programs (`ssh-add`,
-//! `icacls`) without a console window. The command lines are built per OS as data ([`Launch`]),
+//! `icacls`) without a console window. The command lines are built per OS as data ([`Opener`]),
 //! so they are tested on any OS, and started by [`spawn_first`].
 //!
 //! # Where anything is parsed by a shell (or another interpreter)
@@ -36,49 +36,25 @@
 //! `NSAppleEventsUsageDescription` (src-tauri/Info.plist); a notarized, hardened-runtime build
 //! also needs the `com.apple.security.automation.apple-events` entitlement
 //! (src-tauri/entitlements.plist). A refusal makes `osascript` exit with error -1743, which
-//! [`spawn_first`] waits for and reports as [`LaunchError::Refused`] instead of claiming success.
+//! [`spawn_first`] waits for and reports as [`OpenerError::Refused`] instead of claiming success.
 
 use std::process::{Command, Stdio};
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
 use crate::infra::ipc::Coded;
-use crate::infra::process::{set_window, Window};
-
-/// The OS family a launcher is built for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Os {
-    Linux,
-    Macos,
-    Windows,
-}
-
-impl Os {
-    pub fn current() -> Os {
-        if cfg!(target_os = "macos") {
-            Os::Macos
-        } else if cfg!(windows) {
-            Os::Windows
-        } else {
-            Os::Linux
-        }
-    }
-}
+use crate::infra::process::{set_window, Os, Window};
 
 /// One way to start something: the argument vector, its window, and whether to wait for the
 /// program to finish (it then must exit 0; used where a refusal shows only in the exit status).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub struct Opener {
     pub argv: Vec<String>,
     pub window: Window,
     pub wait: bool,
 }
 
-impl Launch {
-    fn new(argv: &[&str], window: Window, wait: bool) -> Launch {
-        Launch {
+impl Opener {
+    fn new(argv: &[&str], window: Window, wait: bool) -> Opener {
+        Opener {
             argv: argv.iter().map(|s| s.to_string()).collect(),
             window,
             wait,
@@ -88,7 +64,7 @@ impl Launch {
 
 /// Why nothing was started.
 #[derive(Debug, thiserror::Error)]
-pub enum LaunchError {
+pub enum OpenerError {
     /// None of the candidate programs exists on this machine.
     #[error("none of these programs could be started: {tried}")]
     NotFound { tried: String, detail: String },
@@ -100,29 +76,29 @@ pub enum LaunchError {
     Failed { program: String, detail: String },
 }
 
-impl Coded for LaunchError {
+impl Coded for OpenerError {
     fn code(&self) -> &'static str {
         match self {
-            LaunchError::NotFound { .. } => "launcher_not_found",
-            LaunchError::Refused { .. } => "launch_refused",
-            LaunchError::Failed { .. } => "launch_failed",
+            OpenerError::NotFound { .. } => "launcher_not_found",
+            OpenerError::Refused { .. } => "launch_refused",
+            OpenerError::Failed { .. } => "launch_failed",
         }
     }
     fn detail(&self) -> Option<String> {
         match self {
-            LaunchError::NotFound { detail, .. }
-            | LaunchError::Refused { detail, .. }
-            | LaunchError::Failed { detail, .. } => Some(detail.clone()),
+            OpenerError::NotFound { detail, .. }
+            | OpenerError::Refused { detail, .. }
+            | OpenerError::Failed { detail, .. } => Some(detail.clone()),
         }
     }
 }
 
 /// Program and arguments that open a URI with the OS's default handler.
-pub fn open_uri_command(os: Os, uri: &str) -> Launch {
+pub fn open_uri_command(os: Os, uri: &str) -> Opener {
     match os {
-        Os::Linux => Launch::new(&["xdg-open", uri], Window::Own, false),
-        Os::Macos => Launch::new(&["open", uri], Window::Own, false),
-        Os::Windows => Launch::new(
+        Os::Linux => Opener::new(&["xdg-open", uri], Window::Own, false),
+        Os::Macos => Opener::new(&["open", uri], Window::Own, false),
+        Os::Windows => Opener::new(
             &["rundll32", "url.dll,FileProtocolHandler", uri],
             Window::Own,
             false,
@@ -141,11 +117,11 @@ pub fn applescript_string(text: &str) -> String {
 }
 
 /// Candidate ways to open a terminal running `ssh <alias>`, best first.
-pub fn terminal_commands(os: Os, alias: &str) -> Vec<Launch> {
+pub fn terminal_commands(os: Os, alias: &str) -> Vec<Opener> {
     let ssh = |prefix: &[&str], window: Window| {
         let mut argv = prefix.to_vec();
         argv.extend(["ssh", alias]);
-        Launch::new(&argv, window, false)
+        Opener::new(&argv, window, false)
     };
     match os {
         Os::Linux => vec![
@@ -162,7 +138,7 @@ pub fn terminal_commands(os: Os, alias: &str) -> Vec<Launch> {
                 "tell application \"Terminal\"\n  do script {}\n  activate\nend tell",
                 applescript_string(&shell_line)
             );
-            vec![Launch::new(
+            vec![Opener::new(
                 &["osascript", "-e", &script],
                 Window::Own,
                 true,
@@ -172,13 +148,13 @@ pub fn terminal_commands(os: Os, alias: &str) -> Vec<Launch> {
         // OpenSSH client in a console window of its own.
         Os::Windows => vec![
             ssh(&["wt.exe", "new-tab"], Window::Own),
-            Launch::new(&["ssh.exe", alias], Window::NewConsole, false),
+            Opener::new(&["ssh.exe", alias], Window::NewConsole, false),
         ],
     }
 }
 
-/// A [`Command`] for one [`Launch`], with its window set (nothing started yet).
-pub fn command(launch: &Launch) -> Option<Command> {
+/// A [`Command`] for one [`Opener`], with its window set (nothing started yet).
+pub fn command(launch: &Opener) -> Option<Command> {
     let (program, args) = launch.argv.split_first()?;
     let mut cmd = Command::new(program);
     cmd.args(args);
@@ -190,10 +166,10 @@ pub fn command(launch: &Launch) -> Option<Command> {
 const APPLE_EVENTS_NOT_PERMITTED: &str = "-1743";
 
 /// Start the first candidate whose program exists; returns the one that started. A candidate
-/// with `wait` must also exit 0: a refusal there is [`LaunchError::Refused`], another failure
-/// [`LaunchError::Failed`] (neither tries the next candidate: the program exists, and the user
+/// with `wait` must also exit 0: a refusal there is [`OpenerError::Refused`], another failure
+/// [`OpenerError::Failed`] (neither tries the next candidate: the program exists, and the user
 /// needs to hear why it did not work).
-pub fn spawn_first(candidates: &[Launch]) -> Result<Launch, LaunchError> {
+pub fn spawn_first(candidates: &[Opener]) -> Result<Opener, OpenerError> {
     let mut errors = Vec::new();
     for launch in candidates {
         let Some(mut cmd) = command(launch) else {
@@ -214,9 +190,9 @@ pub fn spawn_first(candidates: &[Launch]) -> Result<Launch, LaunchError> {
             Ok(out) => {
                 let detail = String::from_utf8_lossy(&out.stderr).trim().to_string();
                 return Err(if detail.contains(APPLE_EVENTS_NOT_PERMITTED) {
-                    LaunchError::Refused { program, detail }
+                    OpenerError::Refused { program, detail }
                 } else {
-                    LaunchError::Failed { program, detail }
+                    OpenerError::Failed { program, detail }
                 });
             }
             Err(e) => errors.push(format!("{program}: {e}")),
@@ -226,7 +202,7 @@ pub fn spawn_first(candidates: &[Launch]) -> Result<Launch, LaunchError> {
         .iter()
         .filter_map(|l| l.argv.first().map(String::as_str))
         .collect();
-    Err(LaunchError::NotFound {
+    Err(OpenerError::NotFound {
         tried: tried.join(", "),
         detail: errors.join("; "),
     })
@@ -295,7 +271,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_missing_program_falls_through_to_the_next() {
-        let l = |argv: &[&str], wait| Launch::new(argv, Window::Own, wait);
+        let l = |argv: &[&str], wait| Opener::new(argv, Window::Own, wait);
         let started = spawn_first(&[
             l(&["/nonexistent/gpurent-terminal"], false),
             l(&["true"], false),
@@ -309,7 +285,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_waited_launch_reports_refusal_and_failure_instead_of_success() {
-        let sh = |script: &str| Launch::new(&["sh", "-c", script], Window::Own, true);
+        let sh = |script: &str| Opener::new(&["sh", "-c", script], Window::Own, true);
         let refused = spawn_first(&[sh(
             "echo 'execution error: Not authorized to send Apple events to Terminal. (-1743)' >&2; exit 1",
         )])
