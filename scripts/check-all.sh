@@ -17,9 +17,10 @@ step() {
 step "format"
 cargo fmt --all --check
 
-step "UI types (tsc --checkJs over ui/, against the generated bindings) and translations"
+step "UI types (tsc --checkJs over ui/, against the generated bindings), translations, no import cycles"
 npx --no-install tsc -p ui/jsconfig.json
 node scripts/check-i18n.mjs
+node scripts/check-import-cycles.mjs
 
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings

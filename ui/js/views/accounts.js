@@ -6,7 +6,7 @@
 import { providerAdd, providerList, providerRemove, providerTest } from '../api.js';
 import { clear, el } from '../dom.js';
 import { t } from '../i18n.js';
-import { providerErrorText } from './rented.js';
+import { providerErrorText } from './renting.js';
 
 /** @typedef {import('../../bindings/Account').Account} Account */
 /** @typedef {import('../../bindings/ProviderKind').ProviderKind} ProviderKind */

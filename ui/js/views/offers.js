@@ -10,7 +10,7 @@ import { offersList, providerList } from '../api.js';
 import { el } from '../dom.js';
 import { language, num, t } from '../i18n.js';
 import { openRent } from './rent.js';
-import { providerErrorText } from './rented.js';
+import { providerErrorText } from './renting.js';
 
 /** @typedef {import('../../bindings/Estimate').Estimate} Estimate */
 /** @typedef {import('../../bindings/CardFit').CardFit} CardFit */

@@ -7,23 +7,11 @@ import { keyList, rent, rentOptions } from '../api.js';
 import { el } from '../dom.js';
 import { num, t } from '../i18n.js';
 import * as ops from '../ops.js';
-import { moneyLines, providerErrorText } from './rented.js';
+import { moneyLines, offerTitle, outcomes, providerErrorText } from './renting.js';
 
 /** @typedef {import('../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
 /** @typedef {import('../../bindings/RentOptions').RentOptions} RentOptions */
-/** @typedef {import('../../bindings/InstanceView').InstanceView} InstanceView */
 /** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-
-/**
- * How each rent ended, newest last, for the Rented section to show after the operation is gone
- * (the user may have been on another screen when it finished).
- * `stuck`: the billing machine a failed rent left (set when the ledger shows it).
- * @type {{ seq: number, started: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null, stuck?: string }[]}
- */
-export const outcomes = [];
-
-/** @param {ProviderOffer} o */
-export const offerTitle = (o) => `${t(`rent.provider.${o.provider}`)} · ${o.gpu_count}× ${o.gpu}`;
 
 /**
  * Open the rent dialog for one offer.
