@@ -3,15 +3,15 @@ import { forwardFileDrops, settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
-import { renderHosts } from './views/hosts.js';
-import { renderKeys } from './views/keys.js';
-import { renderPick } from './views/pick.js';
-import { renderSetup } from './views/setup.js';
-import { renderFiles } from './views/files.js';
-import { renderMonitor } from './views/monitor.js';
-import { renderBilling } from './views/billing.js';
+import { renderHosts } from './views/hosts/hosts.js';
+import { renderKeys } from './views/keys/keys.js';
+import { renderPick } from './views/pick/pick.js';
+import { renderSetup } from './views/setup/setup.js';
+import { renderFiles } from './views/files/files.js';
+import { renderMonitor } from './views/monitor/monitor.js';
+import { renderBilling } from './views/billing/billing.js';
 import { startBudgetBanner } from './budget-banner.js';
-import { renderSettings } from './views/settings.js';
+import { renderSettings } from './views/settings/settings.js';
 import { applyTheme } from './theme.js';
 
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */

@@ -39,7 +39,7 @@ export default {
   'monitor.step.profile': 'Profile a few steps (torch.profiler) to see the kernels',
   'monitor.note.util_is_kernel_time': 'GPU utilisation counts the time in which any kernel was running, not how much of the chip it used.',
   'monitor.note.caching_allocator': 'PyTorch keeps freed memory reserved for reuse, so nvidia-smi shows more than the tensors need.',
-  // The Monitor screen (ui/js/views/monitor.js).
+  // The Monitor screen (ui/js/views/monitor/monitor.js).
   'monitor.title': 'Monitor',
   'monitor.intro': 'Live GPU use of your hosts while a job runs, read for you: each hint says what it saw and what to try next.',
   'monitor.tab.live': 'Live',

@@ -1,4 +1,4 @@
-// English texts of the release checklist (views/release.js).
+// English texts of the release checklist (views/billing/release.js).
 /** @type {Record<string, string>} */
 export default {
   'release.title': 'Release {id}?',

@@ -1,4 +1,4 @@
-// English texts of the Monitor step's Run tab (ui/js/views/run.js): Ollama, Jupyter, the multi-GPU
+// English texts of the Monitor step's Run tab (ui/js/views/monitor/run.js): Ollama, Jupyter, the multi-GPU
 // launch, the SkyPilot export, and their error codes.
 /** @type {Record<string, string>} */
 export default {

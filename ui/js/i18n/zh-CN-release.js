@@ -1,4 +1,4 @@
-// 释放前检查清单的中文文本（views/release.js）。
+// 释放前检查清单的中文文本（views/billing/release.js）。
 /** @type {Record<string, string>} */
 export default {
   'release.title': '释放 {id}？',

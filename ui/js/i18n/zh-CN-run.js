@@ -1,4 +1,4 @@
-// 监控步骤“运行”页（ui/js/views/run.js）的中文文本：Ollama、Jupyter、多 GPU 启动、SkyPilot 导出及其错误码。
+// 监控步骤“运行”页（ui/js/views/monitor/run.js）的中文文本：Ollama、Jupyter、多 GPU 启动、SkyPilot 导出及其错误码。
 /** @type {Record<string, string>} */
 export default {
   'run.gpus.unknown': '先在“实时”页监控这台主机，才能按 UUID 选择 GPU；不选则使用全部 GPU。',

@@ -3,15 +3,15 @@
 // The create runs as an operation in ops.js (kind `rent`), so its live progress survives
 // navigation: the Rented machines section of the Hosts step (rented.js) shows it, with Cancel,
 // and its outcome (the saved host, its pinned fingerprint, "Open Setup").
-import { keyList, rent, rentOptions } from '../api.js';
-import { el } from '../dom.js';
-import { num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+import { keyList, rent, rentOptions } from '../../api.js';
+import { el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
 import { moneyLines, offerTitle, outcomes, providerErrorText } from './renting.js';
 
-/** @typedef {import('../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
-/** @typedef {import('../../bindings/RentOptions').RentOptions} RentOptions */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
+/** @typedef {import('../../../bindings/RentOptions').RentOptions} RentOptions */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /**
  * Open the rent dialog for one offer.
@@ -33,7 +33,7 @@ export async function openRent(offer) {
 
   /** @type {RentOptions} */
   let options;
-  /** @type {import('../../bindings/KeyInfo').KeyInfo[]} */
+  /** @type {import('../../../bindings/KeyInfo').KeyInfo[]} */
   let keys;
   try {
     [options, keys] = await Promise.all([rentOptions(offer, null), keyList()]);

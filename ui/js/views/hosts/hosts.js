@@ -1,20 +1,20 @@
 // Step 3, Hosts: paste what the platform shows; confirm the machine's fingerprint on first
 // contact; gpurent installs your key with the pasted password (once) and remembers the host.
-import { keyExportPrivate, hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { language, t } from '../i18n.js';
-import * as ops from '../ops.js';
-import { platform } from '../platform.js';
+import { keyExportPrivate, hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { language, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { platform } from '../../platform.js';
 import { renderRented } from './rented.js';
 
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/HostCheck').HostCheck} HostCheck */
-/** @typedef {import('../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
-/** @typedef {import('../../bindings/ParseWarning').ParseWarning} ParseWarning */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/ErrorData').ErrorData} ErrorData */
-/** @typedef {import('../../bindings/Opened').Opened} Opened */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/HostCheck').HostCheck} HostCheck */
+/** @typedef {import('../../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
+/** @typedef {import('../../../bindings/ParseWarning').ParseWarning} ParseWarning */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ErrorData').ErrorData} ErrorData */
+/** @typedef {import('../../../bindings/Opened').Opened} Opened */
 
 /**
  * Which machine a host-key error is about, as the payload's fields say (never read from text).

@@ -3,12 +3,12 @@
 // release deletes, what stopping instead would cost, and a button that saves the environment
 // recipe. `confirmRelease(instanceId)` resolves true only when the user confirms; the caller then
 // sends the release itself (instance_action). Text is set with textContent only (dom.js).
-import { releaseChecklist, releaseSaveRecipe } from '../api.js';
-import { el, clear, newestOnly } from '../dom.js';
-import { t, errorText, num } from '../i18n.js';
+import { releaseChecklist, releaseSaveRecipe } from '../../api.js';
+import { el, clear, newestOnly } from '../../dom.js';
+import { t, errorText, num } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @param {number} usd */
 const money = (usd) => `$${num(usd + 0, usd >= 10 ? 0 : 2)}`; // + 0: a sum of nothing is -0

@@ -3,19 +3,19 @@
 // or pick them with the OS dialog; select remote items to download into a folder chosen the same
 // way. Transfers show bytes, files, rate and ETA, can be paused, resumed (also after a cut) and
 // cancelled, and say "verified" once SHA-256 matched on both ends.
-import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, liveHosts } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { language, num, t } from '../i18n.js';
-import * as ops from '../ops.js';
-import { platform } from '../platform.js';
+import { FILES_DROPPED, filesDelete, filesDiscard, filesGet, filesLs, filesMkdir, filesPick, filesPut, filesRename, filesResume, filesScan, filesTransfers, liveHosts } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { language, num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { platform } from '../../platform.js';
 
-/** @typedef {import('../../bindings/RemoteListing').RemoteListing} RemoteListing */
-/** @typedef {import('../../bindings/RemoteEntry').RemoteEntry} RemoteEntry */
-/** @typedef {import('../../bindings/TransferSummary').TransferSummary} TransferSummary */
-/** @typedef {import('../../bindings/ScanReport').ScanReport} ScanReport */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/RemoteListing').RemoteListing} RemoteListing */
+/** @typedef {import('../../../bindings/RemoteEntry').RemoteEntry} RemoteEntry */
+/** @typedef {import('../../../bindings/TransferSummary').TransferSummary} TransferSummary */
+/** @typedef {import('../../../bindings/ScanReport').ScanReport} ScanReport */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 const state = {
   /** @type {string | null} */

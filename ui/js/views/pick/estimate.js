@@ -1,19 +1,19 @@
 // Pick a card → Estimate a job: presets, a job form, and the result (estimate-result.js).
 // All arithmetic happens in Rust (gpurent-core::estimate); this file only edits a Job.
-import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { el, newestOnly } from '../dom.js';
-import { t } from '../i18n.js';
+import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { el, newestOnly } from '../../dom.js';
+import { t } from '../../i18n.js';
 import { renderResult } from './estimate-result.js';
 import { renderLiveOffers } from './offers.js';
 
-/** @typedef {import('../../bindings/Job').Job} Job */
-/** @typedef {import('../../bindings/Task').Task} Task */
-/** @typedef {import('../../bindings/Engine').Engine} Engine */
-/** @typedef {import('../../bindings/Optimizer').Optimizer} Optimizer */
-/** @typedef {import('../../bindings/ModelSpec').ModelSpec} ModelSpec */
-/** @typedef {import('../../bindings/QuantFormat').QuantFormat} QuantFormat */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Job').Job} Job */
+/** @typedef {import('../../../bindings/Task').Task} Task */
+/** @typedef {import('../../../bindings/Engine').Engine} Engine */
+/** @typedef {import('../../../bindings/Optimizer').Optimizer} Optimizer */
+/** @typedef {import('../../../bindings/ModelSpec').ModelSpec} ModelSpec */
+/** @typedef {import('../../../bindings/QuantFormat').QuantFormat} QuantFormat */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @typedef {{ id: string, apply: (defaults: Job) => Job }} Preset */
 

@@ -1,14 +1,14 @@
 // What the rent dialog (rent.js) and the Rented machines section (rented.js) share: provider
 // errors and money in words, and how each rent ended (state that outlives both screens). Both
 // import it; neither imports the other.
-import { DICTIONARIES, errorText, num, t } from '../i18n.js';
+import { DICTIONARIES, errorText, num, t } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
-/** @typedef {import('../../bindings/InstanceView').InstanceView} InstanceView */
-/** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
-/** @typedef {import('../../bindings/RentOptions').RentOptions} RentOptions */
-/** @typedef {import('../../bindings/ProviderKind').ProviderKind} ProviderKind */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
+/** @typedef {import('../../../bindings/InstanceView').InstanceView} InstanceView */
+/** @typedef {import('../../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../../bindings/RentOptions').RentOptions} RentOptions */
+/** @typedef {import('../../../bindings/ProviderKind').ProviderKind} ProviderKind */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /**
  * How each rent ended, newest last, for the Rented section to show after the operation is gone

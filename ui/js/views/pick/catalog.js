@@ -1,15 +1,15 @@
 // Pick a card → GPU catalog: a filterable, sortable table and a detail panel per card.
 // Filtering runs in the core (the same code as `gpurent cards`); sorting is presentation.
-import { catalogCard, catalogList } from '../api.js';
-import { showError, hideError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
+import { catalogCard, catalogList } from '../../api.js';
+import { showError, hideError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/Card').Card} Card */
-/** @typedef {import('../../bindings/CardFilter').CardFilter} CardFilter */
-/** @typedef {import('../../bindings/CardDetail').CardDetail} CardDetail */
-/** @typedef {import('../../bindings/Segment').Segment} Segment */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Card').Card} Card */
+/** @typedef {import('../../../bindings/CardFilter').CardFilter} CardFilter */
+/** @typedef {import('../../../bindings/CardDetail').CardDetail} CardDetail */
+/** @typedef {import('../../../bindings/Segment').Segment} Segment */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /**
  * @typedef {object} Column

@@ -6,21 +6,21 @@
 // Streams outlive the screen: each watch is an operation in ops.js and its samples go into the
 // ring buffers below (module state), so looking at another step keeps the history. A watch stops
 // when its host is unticked or Stop is pressed (ops.cancel → op_cancel).
-import { liveHosts } from '../api.js';
-import { monitorWatch } from '../api-run.js';
-import { hideError, showError } from '../banner.js';
-import { Ring, chart, svg } from '../chart.js';
-import { clear, el } from '../dom.js';
-import { errorText, num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+import { liveHosts } from '../../api.js';
+import { monitorWatch } from '../../api-run.js';
+import { hideError, showError } from '../../banner.js';
+import { Ring, chart, svg } from '../../chart.js';
+import { clear, el } from '../../dom.js';
+import { errorText, num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
 import { renderRun } from './run.js';
 
-/** @typedef {import('../../bindings/WatchSample').WatchSample} WatchSample */
-/** @typedef {import('../../bindings/TelemetryEvent').TelemetryEvent} TelemetryEvent */
-/** @typedef {import('../../bindings/GpuRow').GpuRow} GpuRow */
-/** @typedef {import('../../bindings/HostSample').HostSample} HostSample */
-/** @typedef {import('../../bindings/Hint').Hint} Hint */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
+/** @typedef {import('../../../bindings/TelemetryEvent').TelemetryEvent} TelemetryEvent */
+/** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
+/** @typedef {import('../../../bindings/HostSample').HostSample} HostSample */
+/** @typedef {import('../../../bindings/Hint').Hint} Hint */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {{ t: number, util: number | null, mem: number | null, power: number | null, temp: number | null }} GpuPoint */
 
 /** 60 minutes at the default 1 Hz, and a little more. */

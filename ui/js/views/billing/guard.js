@@ -2,19 +2,19 @@
 // (docs/guard.md), read its status (each signal, what keeps the machine alive, idle since, the
 // deadline, its last decisions), snooze it, switch it off. Each status read is one SSH call: on
 // open, after Set/Snooze, and from the button no more than once every 30 s.
-import { liveHosts, opCancel } from '../api.js';
-import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../api-guard.js';
-import { clear, el, newestOnly } from '../dom.js';
-import { errorText, language, num, t } from '../i18n.js';
+import { liveHosts, opCancel } from '../../api.js';
+import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../../api-guard.js';
+import { clear, el, newestOnly } from '../../dom.js';
+import { errorText, language, num, t } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/GuardView').GuardView} GuardView */
-/** @typedef {import('../../bindings/GuardStatus').GuardStatus} GuardStatus */
-/** @typedef {import('../../bindings/GuardSetReport').GuardSetReport} GuardSetReport */
-/** @typedef {import('../../bindings/SignalReading').SignalReading} SignalReading */
-/** @typedef {import('../../bindings/Decision').Decision} Decision */
-/** @typedef {import('../../bindings/ActionKind').ActionKind} ActionKind */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/GuardView').GuardView} GuardView */
+/** @typedef {import('../../../bindings/GuardStatus').GuardStatus} GuardStatus */
+/** @typedef {import('../../../bindings/GuardSetReport').GuardSetReport} GuardSetReport */
+/** @typedef {import('../../../bindings/SignalReading').SignalReading} SignalReading */
+/** @typedef {import('../../../bindings/Decision').Decision} Decision */
+/** @typedef {import('../../../bindings/ActionKind').ActionKind} ActionKind */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** The shortest time between two status reads from the button. */
 const READ_EVERY_MS = 30_000;

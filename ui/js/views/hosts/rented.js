@@ -2,19 +2,19 @@
 // then the reconciled ledger (instances_list) — state, price, the instances the provider lists
 // that gpurent did not start ("still billing") — with Stop / Start / Release, each stated in
 // money first (instance_money) and confirmed, then the state the provider answered.
-import { hostList, instanceAction, instanceMoney, instancesList, providerList } from '../api.js';
-import { clear, el } from '../dom.js';
-import { t } from '../i18n.js';
-import * as ops from '../ops.js';
-import { confirmRelease } from './release.js';
+import { hostList, instanceAction, instanceMoney, instancesList, providerList } from '../../api.js';
+import { clear, el } from '../../dom.js';
+import { t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { confirmRelease } from '../billing/release.js';
 import { actionMoneyText, outcomes, providerErrorText, usd } from './renting.js';
-import { setupOn } from './setup.js';
+import { setupOn } from '../setup/setup.js';
 
-/** @typedef {import('../../bindings/InstanceView').InstanceView} InstanceView */
-/** @typedef {import('../../bindings/InstancesView').InstancesView} InstancesView */
-/** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/InstanceView').InstanceView} InstanceView */
+/** @typedef {import('../../../bindings/InstancesView').InstancesView} InstancesView */
+/** @typedef {import('../../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
 /** @typedef {'stop' | 'start' | 'release'} Action */
 
 /**

@@ -1,17 +1,17 @@
 // Settings: language, theme, about, and the app's own health check (a long operation with
 // progress over a channel and a cancel button).
-import { opCancel, selfcheckRun, settingsGet, settingsSet } from '../api.js';
-import { clear, el } from '../dom.js';
-import { errorText, setLanguage, t } from '../i18n.js';
-import { applyTheme } from '../theme.js';
-import { hideError, showError } from '../banner.js';
+import { opCancel, selfcheckRun, settingsGet, settingsSet } from '../../api.js';
+import { clear, el } from '../../dom.js';
+import { errorText, setLanguage, t } from '../../i18n.js';
+import { applyTheme } from '../../theme.js';
+import { hideError, showError } from '../../banner.js';
 import { accountsCard } from './accounts.js';
 
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/Settings').Settings} Settings */
-/** @typedef {import('../../bindings/LanguagePref').LanguagePref} LanguagePref */
-/** @typedef {import('../../bindings/ThemePref').ThemePref} ThemePref */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Settings').Settings} Settings */
+/** @typedef {import('../../../bindings/LanguagePref').LanguagePref} LanguagePref */
+/** @typedef {import('../../../bindings/ThemePref').ThemePref} ThemePref */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
 
 /**
  * @param {string} id

@@ -3,21 +3,21 @@
 // the SkyPilot export. Long work runs in ops.js (it outlives the screen; Stop/Cancel cancel it).
 import {
   exportSkypilot, jupyterOpen, jupyterStop, launchRun, launchStop, ollamaChat, ollamaFit, ollamaInstall, ollamaPs, ollamaPull, ollamaServe, ollamaStop, ollamaTunnel,
-} from '../api-run.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+} from '../../api-run.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
 
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/GpuRow').GpuRow} GpuRow */
-/** @typedef {import('../../bindings/PullProgress').PullProgress} PullProgress */
-/** @typedef {import('../../bindings/RankLine').RankLine} RankLine */
-/** @typedef {import('../../bindings/LaunchReport').LaunchReport} LaunchReport */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/ModelFit').ModelFit} ModelFit */
-/** @typedef {import('../../bindings/InstallProgress').InstallProgress} InstallProgress */
-/** @typedef {import('../../bindings/OllamaInstallReport').OllamaInstallReport} OllamaInstallReport */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
+/** @typedef {import('../../../bindings/PullProgress').PullProgress} PullProgress */
+/** @typedef {import('../../../bindings/RankLine').RankLine} RankLine */
+/** @typedef {import('../../../bindings/LaunchReport').LaunchReport} LaunchReport */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ModelFit').ModelFit} ModelFit */
+/** @typedef {import('../../../bindings/InstallProgress').InstallProgress} InstallProgress */
+/** @typedef {import('../../../bindings/OllamaInstallReport').OllamaInstallReport} OllamaInstallReport */
 
 /**
  * What the screen shows again after a redraw (module state; the operations live in ops.js).
@@ -132,7 +132,7 @@ function gpuPicker(gpus, name) {
   return box;
 }
 
-/** Run `call` as an operation of `kind` on `label`, redrawing on its end; errors in the banner. @template T @param {string} kind @param {string} label @param {RunData} d @param {(on: (p: import('../../bindings/Progress').Progress) => void) => Promise<T>} call */
+/** Run `call` as an operation of `kind` on `label`, redrawing on its end; errors in the banner. @template T @param {string} kind @param {string} label @param {RunData} d @param {(on: (p: import('../../../bindings/Progress').Progress) => void) => Promise<T>} call */
 function operation(kind, label, d, call) {
   hideError();
   const { result } = ops.start(kind, label, {}, call);

@@ -3,14 +3,14 @@
 // those that come from GPURENT_<P>_API_KEY in the environment), remove one after a confirm.
 // The key is read from its password field once, sent as the `Secret` argument, and the field is
 // emptied at once; nothing in this file keeps it.
-import { providerAdd, providerList, providerRemove, providerTest } from '../api.js';
-import { clear, el } from '../dom.js';
-import { t } from '../i18n.js';
-import { providerErrorText } from './renting.js';
+import { providerAdd, providerList, providerRemove, providerTest } from '../../api.js';
+import { clear, el } from '../../dom.js';
+import { t } from '../../i18n.js';
+import { providerErrorText } from '../hosts/renting.js';
 
-/** @typedef {import('../../bindings/Account').Account} Account */
-/** @typedef {import('../../bindings/ProviderKind').ProviderKind} ProviderKind */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Account').Account} Account */
+/** @typedef {import('../../../bindings/ProviderKind').ProviderKind} ProviderKind */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {ProviderKind[]} */
 const PROVIDERS = ['runpod', 'vast', 'lambda'];

@@ -1,17 +1,17 @@
 // The answer to a job: memory bar against card sizes, the plain-language "why", what is
 // uncertain, and every card ranked — your own GPU first — with your prices and the job's cost.
-import { priceSet } from '../api.js';
-import { showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
+import { priceSet } from '../../api.js';
+import { showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/Estimate').Estimate} Estimate */
-/** @typedef {import('../../bindings/Explanation').Explanation} Explanation */
-/** @typedef {import('../../bindings/CardFit').CardFit} CardFit */
-/** @typedef {import('../../bindings/Offer').Offer} Offer */
-/** @typedef {import('../../bindings/MemoryBreakdown').MemoryBreakdown} MemoryBreakdown */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/LocalFitReport').LocalFitReport} LocalFitReport */
+/** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
+/** @typedef {import('../../../bindings/Explanation').Explanation} Explanation */
+/** @typedef {import('../../../bindings/CardFit').CardFit} CardFit */
+/** @typedef {import('../../../bindings/Offer').Offer} Offer */
+/** @typedef {import('../../../bindings/MemoryBreakdown').MemoryBreakdown} MemoryBreakdown */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/LocalFitReport').LocalFitReport} LocalFitReport */
 
 /** @type {(keyof MemoryBreakdown)[]} */
 const BUCKETS = ['weights', 'kv_cache', 'activations', 'gradients', 'optimizer', 'overhead'];

@@ -1,6 +1,6 @@
 // Step 1, "Pick a card": two tabs, the job estimate (default) and the card catalog.
-import { el } from '../dom.js';
-import { t } from '../i18n.js';
+import { el } from '../../dom.js';
+import { t } from '../../i18n.js';
 import { renderCatalog } from './catalog.js';
 import { renderEstimate } from './estimate.js';
 

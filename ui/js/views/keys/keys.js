@@ -1,14 +1,14 @@
 // Step 2, Keys: SSH keys whose private half lives only in the OS keychain. Create, import, copy
 // the public key (the exact authorized_keys line), delete with confirmation.
-import { filesPick, keyDelete, keyImport, keyList, keyLockAll, keyNew } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { language, t } from '../i18n.js';
-import { platform } from '../platform.js';
+import { filesPick, keyDelete, keyImport, keyList, keyLockAll, keyNew } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { language, t } from '../../i18n.js';
+import { platform } from '../../platform.js';
 
-/** @typedef {import('../../bindings/KeyInfo').KeyInfo} KeyInfo */
-/** @typedef {import('../../bindings/KeyAlgorithm').KeyAlgorithm} KeyAlgorithm */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/KeyInfo').KeyInfo} KeyInfo */
+/** @typedef {import('../../../bindings/KeyAlgorithm').KeyAlgorithm} KeyAlgorithm */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /**
  * @param {string} id

@@ -1,17 +1,17 @@
 // Step 4, Setup: probe the host in one round trip, show each step's state and the findings with
 // their evidence, run a fix with live output (cancellable), re-check, and verify on the GPU.
-import { liveHosts, setupFix, setupProbe, setupVerify } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+import { liveHosts, setupFix, setupProbe, setupVerify } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
 
-/** @typedef {import('../../bindings/Finding').Finding} Finding */
-/** @typedef {import('../../bindings/Report').Report} Report */
-/** @typedef {import('../../bindings/HostVerify').HostVerify} HostVerify */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
-/** @typedef {import('../../bindings/FixNote').FixNote} FixNote */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Finding').Finding} Finding */
+/** @typedef {import('../../../bindings/Report').Report} Report */
+/** @typedef {import('../../../bindings/HostVerify').HostVerify} HostVerify */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/FixNote').FixNote} FixNote */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {'pending' | 'running' | 'ok' | 'warn' | 'fail'} StepState */
 
 const STEPS = /** @type {const} */ (['connect', 'gpu_driver', 'cuda', 'python', 'pytorch', 'verify']);
@@ -268,7 +268,7 @@ function findingCard(f, onFix) {
   return card;
 }
 
-/** @param {import('../../bindings/Suspicion').Suspicion} x */
+/** @param {import('../../../bindings/Suspicion').Suspicion} x */
 function suspicionText(x) {
   const { key, ...rest } = x;
   /** @type {Record<string, string | number>} */
@@ -293,7 +293,7 @@ function verifyCard(v) {
   return card;
 }
 
-/** @param {import('../../bindings/VerifyIssue').VerifyIssue} i */
+/** @param {import('../../../bindings/VerifyIssue').VerifyIssue} i */
 function verifyIssue(i) {
   const { code, ...rest } = i;
   /** @type {Record<string, string | number>} */

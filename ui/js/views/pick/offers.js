@@ -6,16 +6,16 @@
 // whose GPU cannot hold the job are left out (counted); those that cannot run PyTorch are marked
 // and cannot be rented from here. Without an account nothing is fetched and the manual price
 // entry stays the only price.
-import { offersList, providerList } from '../api.js';
-import { el } from '../dom.js';
-import { language, num, t } from '../i18n.js';
-import { openRent } from './rent.js';
-import { providerErrorText } from './renting.js';
+import { offersList, providerList } from '../../api.js';
+import { el } from '../../dom.js';
+import { language, num, t } from '../../i18n.js';
+import { openRent } from '../hosts/rent.js';
+import { providerErrorText } from '../hosts/renting.js';
 
-/** @typedef {import('../../bindings/Estimate').Estimate} Estimate */
-/** @typedef {import('../../bindings/CardFit').CardFit} CardFit */
-/** @typedef {import('../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
+/** @typedef {import('../../../bindings/CardFit').CardFit} CardFit */
+/** @typedef {import('../../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @param {number} ms */
 const hhmm = (ms) => new Date(ms).toLocaleTimeString(language(), { hour: '2-digit', minute: '2-digit' });

@@ -3,33 +3,33 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { instanceAction, instanceMoney, liveHosts } from '../api.js';
-import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
-import { hideError, showError } from '../banner.js';
-import { budgetName, showBudgets, usd } from '../budget-banner.js';
-import { clear, el } from '../dom.js';
-import { language, num, t } from '../i18n.js';
+import { instanceAction, instanceMoney, liveHosts } from '../../api.js';
+import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../../api-billing.js';
+import { hideError, showError } from '../../banner.js';
+import { budgetName, showBudgets, usd } from '../../budget-banner.js';
+import { clear, el } from '../../dom.js';
+import { language, num, t } from '../../i18n.js';
 import { renderGuard } from './guard.js';
 import { confirmRelease } from './release.js';
 
-/** @typedef {import('../../bindings/BillingView').BillingView} BillingView */
-/** @typedef {import('../../bindings/MachineCost').MachineCost} MachineCost */
-/** @typedef {import('../../bindings/BudgetRow').BudgetRow} BudgetRow */
-/** @typedef {import('../../bindings/SpendSeries').SpendSeries} SpendSeries */
-/** @typedef {import('../../bindings/AccountBalance').AccountBalance} AccountBalance */
-/** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
-/** @typedef {import('../../bindings/Notice').Notice} Notice */
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/BudgetPeriod').BudgetPeriod} Period */
-/** @typedef {import('../../bindings/Increment').Increment} Increment */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/BillingView').BillingView} BillingView */
+/** @typedef {import('../../../bindings/MachineCost').MachineCost} MachineCost */
+/** @typedef {import('../../../bindings/BudgetRow').BudgetRow} BudgetRow */
+/** @typedef {import('../../../bindings/SpendSeries').SpendSeries} SpendSeries */
+/** @typedef {import('../../../bindings/AccountBalance').AccountBalance} AccountBalance */
+/** @typedef {import('../../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../../bindings/Notice').Notice} Notice */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/BudgetPeriod').BudgetPeriod} Period */
+/** @typedef {import('../../../bindings/Increment').Increment} Increment */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** How often the numbers are asked for again while the screen is open. */
 const REFRESH_MS = 3000;
 /** Every this many refreshes the providers are asked too (reconcile, their rates, balances). */
 const LIVE_EVERY = 10;
 
-/** @type {Map<string, import('../../bindings/ProviderReported').ProviderReported | null>} */
+/** @type {Map<string, import('../../../bindings/ProviderReported').ProviderReported | null>} */
 const reportedSeen = new Map();
 
 const state = {
