@@ -17,10 +17,11 @@ step() {
 step "format"
 cargo fmt --all --check
 
-step "UI types (tsc --checkJs over ui/, against the generated bindings), translations, no import cycles"
+step "UI types (tsc --checkJs over ui/, against the generated bindings), translations, no import cycles, the screens' teardown"
 npx --no-install tsc -p ui/jsconfig.json
 node scripts/check-i18n.mjs
 node scripts/check-import-cycles.mjs
+node --test scripts/test-ui-screen.mjs
 
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings

@@ -15,7 +15,10 @@ import { renderSettings } from './views/settings/settings.js';
 import { applyTheme } from './theme.js';
 
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {(root: HTMLElement) => void | Promise<void>} Screen */
+/**
+ * A screen draws into `root`; `signal` aborts when it leaves the page (see screen.js).
+ * @typedef {(root: HTMLElement, signal: AbortSignal) => void | Promise<void>} Screen
+ */
 
 /**
  * The guided flow. Steps without a screen yet are shown disabled with their one-line description.
@@ -36,6 +39,8 @@ const SCREENS = { settings: renderSettings };
 for (const s of STEPS) if (s.screen) SCREENS[s.id] = s.screen;
 
 let route = 'pick';
+/** The screen on the page: aborted when the next one is drawn. */
+let shown = new AbortController();
 
 function renderRail() {
   const list = byId('rail-steps');
@@ -71,11 +76,13 @@ function renderRail() {
 export async function navigate(next) {
   if (!SCREENS[next]) return;
   route = next;
+  shown.abort();
+  shown = new AbortController();
   renderRail();
   const view = byId('view');
   clear(view);
   view.dataset.screen = next;
-  await SCREENS[next](view);
+  await SCREENS[next](view, shown.signal);
 }
 
 async function start() {

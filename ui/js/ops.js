@@ -69,18 +69,15 @@ export function running(kind, scope) {
 }
 
 /**
- * Follow an operation's progress while `node` is on the page: what it reported so far is
- * replayed first. The listener goes when the node leaves the page.
- * @param {RunningOp} op @param {Node} node @param {(p: Progress) => void} fn
+ * Follow an operation's progress while the screen that asks is on the page: what it reported so
+ * far is replayed first; the listener goes when `signal` (the screen's, see screen.js) aborts.
+ * @param {RunningOp} op @param {AbortSignal} signal @param {(p: Progress) => void} fn
  */
-export function attach(op, node, fn) {
+export function attach(op, signal, fn) {
+  if (signal.aborted) return;
   for (const p of op.log) fn(p);
-  /** @param {Progress} p */
-  const l = (p) => {
-    if (!node.isConnected) op.listeners.delete(l);
-    else fn(p);
-  };
-  op.listeners.add(l);
+  op.listeners.add(fn);
+  signal.addEventListener('abort', () => op.listeners.delete(fn), { once: true });
 }
 
 /** @param {RunningOp} op @param {(id: string) => Promise<unknown>} how */

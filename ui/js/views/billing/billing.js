@@ -9,6 +9,7 @@ import { hideError, showError } from '../../banner.js';
 import { budgetName, showBudgets, usd } from '../../budget-banner.js';
 import { clear, el } from '../../dom.js';
 import { language, num, t } from '../../i18n.js';
+import { every } from '../../screen.js';
 import { renderGuard } from './guard.js';
 import { confirmRelease } from './release.js';
 
@@ -35,8 +36,6 @@ const reportedSeen = new Map();
 const state = {
   /** "What will it have cost by …" as typed. */
   by: '2h',
-  /** @type {ReturnType<typeof setInterval> | null} */
-  timer: null,
 };
 
 /** Cost so far with enough digits to see it grow. @param {number} v */
@@ -389,13 +388,13 @@ function rateForm(hosts, again) {
   return form;
 }
 
-/** @param {HTMLElement} root */
-export async function renderBilling(root) {
-  if (state.timer) clearInterval(state.timer);
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderBilling(root, signal) {
   const hosts = await liveHosts().catch((e) => {
-    fail(e);
+    if (!signal.aborted) fail(e);
     return /** @type {Host[]} */ ([]);
   });
+  if (signal.aborted) return;
   const by = /** @type {HTMLInputElement} */ (el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' }));
   const summary = el('div', { id: 'billing-summary' });
   const machines = el('div', { id: 'billing-machines' });
@@ -409,6 +408,7 @@ export async function renderBilling(root) {
     const live = ticks++ % LIVE_EVERY === 0;
     try {
       const v = await billingView(state.by.trim() || null, live);
+      if (signal.aborted) return;
       if (live) renderBalances(v.cost.balances, balances);
       by.classList.remove('bad');
       renderSummary(v, summary);
@@ -416,9 +416,12 @@ export async function renderBilling(root) {
       renderChart(v.spend, chart);
       renderBudgets(v.budgets, budgets, refresh);
       showBudgets(v.budgets);
-      renderNotices(await noticesRecent(), notices);
+      const recent = await noticesRecent();
+      if (signal.aborted) return;
+      renderNotices(recent, notices);
       root.dataset.refreshedMs = String(v.now_ms);
     } catch (e) {
+      if (signal.aborted) return;
       const err = /** @type {ErrorPayload} */ (e);
       if (err.code === 'invalid_input') by.classList.add('bad');
       fail(e);
@@ -449,14 +452,7 @@ export async function renderBilling(root) {
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.notices.title') }), el('p', { class: 'muted small', text: t('billing.notices.intro') }), notices),
   );
-  renderGuard(root).catch(fail);
+  renderGuard(root, signal).catch(fail);
   await refresh();
-  state.timer = setInterval(() => {
-    if (root.dataset.screen !== 'billing') {
-      if (state.timer) clearInterval(state.timer);
-      state.timer = null;
-      return;
-    }
-    refresh();
-  }, REFRESH_MS);
+  every(signal, REFRESH_MS, refresh);
 }

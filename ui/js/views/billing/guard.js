@@ -6,6 +6,7 @@ import { liveHosts, opCancel } from '../../api.js';
 import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../../api-guard.js';
 import { clear, el, newestOnly } from '../../dom.js';
 import { errorText, language, num, t } from '../../i18n.js';
+import { every, later } from '../../screen.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
 /** @typedef {import('../../../bindings/GuardView').GuardView} GuardView */
@@ -21,9 +22,6 @@ const READ_EVERY_MS = 30_000;
 /** After Set, the guard's first sample takes a moment. */
 const FIRST_SAMPLE_MS = 2500;
 const SIGNALS = /** @type {const} */ (['gpu', 'ssh', 'ollama', 'jupyter']);
-
-/** @type {{ tick: ReturnType<typeof setInterval> | null }} */
-const timers = { tick: null };
 
 /** @param {number} ms */
 const clock = (ms) => new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
@@ -70,11 +68,10 @@ function hideFailure(box) {
   delete box.dataset.code;
 }
 
-/** @param {HTMLElement} root */
-export async function renderGuard(root) {
-  if (timers.tick) clearInterval(timers.tick);
-  timers.tick = null;
+/** @param {HTMLElement} root @param {AbortSignal} signal the Billing screen's */
+export async function renderGuard(root, signal) {
   const hosts = await liveHosts().catch(() => /** @type {Host[]} */ ([]));
+  if (signal.aborted) return;
   const card = el('section', { class: 'card wide guard-card', id: 'guard-card' },
     el('h2', { text: t('guard.title') }),
     el('p', { class: 'muted small', text: t('guard.intro') }));
@@ -176,7 +173,7 @@ export async function renderGuard(root) {
     try {
       const s = await guardStatus(label);
       const decisions = await guardDecisions(label, 8);
-      if (host.value !== label) return;
+      if (signal.aborted || host.value !== label) return;
       hideFailure(failure);
       controls.hidden = !s.installed;
       renderStatus(s, decisions, Date.now(), status);
@@ -192,7 +189,7 @@ export async function renderGuard(root) {
     } finally {
       delete status.dataset.loading;
       const wait = READ_EVERY_MS - (Date.now() - st.lastRead);
-      setTimeout(() => { refreshBtn.disabled = false; }, Math.max(0, wait));
+      later(signal, Math.max(0, wait), () => { refreshBtn.disabled = false; });
     }
   };
 
@@ -228,7 +225,7 @@ export async function renderGuard(root) {
         if (p.kind === 'started') st.opId = p.op_id;
       });
       renderSet(rep, result);
-      setTimeout(read, FIRST_SAMPLE_MS);
+      later(signal, FIRST_SAMPLE_MS, read);
     } catch (e) {
       clear(result);
       showFailure(failure, e);
@@ -281,20 +278,15 @@ export async function renderGuard(root) {
     controls);
 
   // The countdowns tick locally (no SSH); stops once the step is left.
-  timers.tick = setInterval(() => {
-    if (!card.isConnected) {
-      if (timers.tick) clearInterval(timers.tick);
-      timers.tick = null;
-      return;
-    }
+  every(signal, 1000, () => {
     for (const node of card.querySelectorAll('[data-until-ms]')) {
       const until = Number(/** @type {HTMLElement} */ (node).dataset.untilMs);
       node.textContent = until > Date.now() ? t('guard.in', { span: span((until - Date.now()) / 1000) }) : t('guard.now');
     }
-  }, 1000);
+  });
 
   await loadView();
-  await read();
+  if (!signal.aborted) await read();
 }
 
 /** @param {GuardSetReport} r @param {HTMLElement} box */

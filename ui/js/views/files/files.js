@@ -62,12 +62,13 @@ function meter(t0) {
   return { line, files, bar, on };
 }
 
-/** @param {HTMLElement} root */
-export async function renderFiles(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderFiles(root, signal) {
   const hosts = await liveHosts().catch((e) => {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
+  if (signal.aborted) return;
   root.append(el('h1', { text: t('files.title') }), el('p', { class: 'lead', text: t('files.intro') }));
   if (hosts.length === 0) {
     root.append(el('p', { class: 'card', id: 'files-nohosts', text: t('setup.nohosts') }));
@@ -91,6 +92,7 @@ export async function renderFiles(root) {
   async function ls(dir = state.dir) {
     try {
       const listing = await filesLs(label(), dir);
+      if (signal.aborted) return;
       hideError();
       state.dir = listing.absolute;
       pathInput.value = listing.absolute;
@@ -98,7 +100,7 @@ export async function renderFiles(root) {
       drawList(list, listing, { open: (d) => ls(d), refresh: () => ls(), label });
       drop.textContent = t('files.drop', { dir: listing.absolute });
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
@@ -106,9 +108,10 @@ export async function renderFiles(root) {
     try {
       // While a put or get runs for this host, its items not started yet wait in the queue: they
       // are its own, not offered for resuming; a running item never is (the core marks it).
-      drawQueue(queue, await filesTransfers(label()), { resume, discard, busy: ops.running('transfer', label()).length > 0 });
+      const transfers = await filesTransfers(label());
+      if (!signal.aborted) drawQueue(queue, transfers, { resume, discard, busy: ops.running('transfer', label()).length > 0 });
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
@@ -132,10 +135,10 @@ export async function renderFiles(root) {
       : t(op.info.what === 'upload' ? 'files.uploading' : 'files.downloading', { n: op.info.n, dir: op.info.dir });
     const row = el('div', { class: 'card wide running', 'data-op': String(op.seq) }, el('strong', { text: what }), m.bar, m.line, m.files, el('div', { class: 'row' }, pause, cancel));
     live.append(row);
-    ops.attach(op, row, m.on);
+    ops.attach(op, signal, m.on);
     op.done.then(async () => {
       row.remove();
-      if (root.isConnected) await Promise.all([refreshQueue(), ls()]);
+      if (!signal.aborted) await Promise.all([refreshQueue(), ls()]);
     });
   }
 
@@ -221,14 +224,8 @@ export async function renderFiles(root) {
     scanBox.hidden = false;
   }
 
-  const onDrop = (/** @type {Event} */ ev) => {
-    const paths = /** @type {CustomEvent<{ paths: string[] }>} */ (ev).detail.paths;
-    if (root.isConnected) upload(paths);
-  };
-  document.addEventListener(FILES_DROPPED, onDrop);
-  // Stop listening once this screen is replaced.
-  new MutationObserver((_, obs) => { if (!root.isConnected || !root.contains(drop)) { document.removeEventListener(FILES_DROPPED, onDrop); obs.disconnect(); } })
-    .observe(document.body, { childList: true, subtree: true });
+  // Files dropped on the window while this screen is on the page.
+  document.addEventListener(FILES_DROPPED, (ev) => upload(/** @type {CustomEvent<{ paths: string[] }>} */ (ev).detail.paths), { signal });
 
   const uploadBtn = el('button', { type: 'button', id: 'upload', class: 'primary', text: t('files.upload') });
   uploadBtn.addEventListener('click', () => { if (localPath.value.trim()) upload([localPath.value.trim()]); });

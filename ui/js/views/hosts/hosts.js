@@ -6,6 +6,7 @@ import { clear, el } from '../../dom.js';
 import { language, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { platform } from '../../platform.js';
+import { debounced, redraws } from '../../screen.js';
 import { renderRented } from './rented.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
@@ -50,8 +51,8 @@ function sshCommand(h) {
   return `ssh -p ${h.port}${jump} ${h.user}@${h.address}`;
 }
 
-/** @param {HTMLElement} root */
-export async function renderHosts(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderHosts(root, signal) {
   const status = el('p', { class: 'muted', id: 'host-status', role: 'status' });
   const list = el('div', { id: 'host-list' });
   const paste = /** @type {HTMLTextAreaElement} */ (el('textarea', { id: 'host-paste', rows: '3', spellcheck: 'false', placeholder: t('hosts.paste.placeholder') }));
@@ -68,38 +69,38 @@ export async function renderHosts(root) {
     if (keys.length === 0) keySel.append(el('option', { value: '', text: t('hosts.key.none') }));
     for (const k of keys) keySel.append(el('option', { value: k.label, text: `${k.label} (${k.algorithm})` }));
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
   }
+  if (signal.aborted) return;
 
   /** @type {ParsedHostSummary | null} */
   let parsed = null;
-  let timer = 0;
-  paste.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = window.setTimeout(async () => {
-      clear(preview);
-      parsed = null;
-      if (!paste.value.trim()) return;
-      try {
-        parsed = await hostPreview(paste.value);
-        preview.append(el('p', { text: `${t('hosts.preview', { target: target(parsed) })}${parsed.jump ? ` ${t('hosts.preview.jump', { jump: `${parsed.jump.user ?? parsed.user}@${parsed.jump.host}:${parsed.jump.port}` })}` : ''}` }));
-        if (parsed.has_password) preview.append(el('p', { class: 'ok-text', text: keySel.value ? t('hosts.preview.password') : t('hosts.preview.nokey') }));
-        if (parsed.warnings.length) {
-          const ul = el('ul', { class: 'warnings' });
-          for (const w of parsed.warnings) ul.append(el('li', { 'data-kind': w.kind, text: warningText(w) }));
-          preview.append(ul);
-        }
-      } catch (e) {
-        preview.append(el('p', { class: 'bad-text', text: t(`error.${/** @type {ErrorPayload} */ (e).code}`) }));
+  paste.addEventListener('input', debounced(signal, 200, async () => {
+    clear(preview);
+    parsed = null;
+    if (!paste.value.trim()) return;
+    try {
+      parsed = await hostPreview(paste.value);
+      preview.append(el('p', { text: `${t('hosts.preview', { target: target(parsed) })}${parsed.jump ? ` ${t('hosts.preview.jump', { jump: `${parsed.jump.user ?? parsed.user}@${parsed.jump.host}:${parsed.jump.port}` })}` : ''}` }));
+      if (parsed.has_password) preview.append(el('p', { class: 'ok-text', text: keySel.value ? t('hosts.preview.password') : t('hosts.preview.nokey') }));
+      if (parsed.warnings.length) {
+        const ul = el('ul', { class: 'warnings' });
+        for (const w of parsed.warnings) ul.append(el('li', { 'data-kind': w.kind, text: warningText(w) }));
+        preview.append(ul);
       }
-    }, 200);
-  });
+    } catch (e) {
+      preview.append(el('p', { class: 'bad-text', text: t(`error.${/** @type {ErrorPayload} */ (e).code}`) }));
+    }
+  }));
 
+  // The list is drawn again on each refresh: what a drawing started ends with it.
+  const listDrawn = redraws(signal);
   async function refresh() {
     try {
-      renderList(list, await hostList(), status, refresh);
+      const hosts = await hostList();
+      if (!signal.aborted) renderList(list, hosts, status, refresh, listDrawn());
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
@@ -113,7 +114,7 @@ export async function renderHosts(root) {
     addCancel.onclick = () => { addCancel.disabled = true; ops.cancel(op); };
     status.textContent = t('hosts.adding');
     op.done.then(() => {
-      if (!root.isConnected) return;
+      if (signal.aborted) return;
       add.disabled = false;
       addCancel.hidden = true;
     });
@@ -126,7 +127,7 @@ export async function renderHosts(root) {
     showAdding(op);
     try {
       const out = await result;
-      if (!root.isConnected) return;
+      if (signal.aborted) return;
       hideError();
       prompt.hidden = true;
       paste.value = ''; // the pasted password is gone from the page too
@@ -138,7 +139,7 @@ export async function renderHosts(root) {
       await refresh();
     } catch (e) {
       const err = /** @type {ErrorPayload} */ (e);
-      if (!root.isConnected) return showError(err);
+      if (signal.aborted) return showError(err);
       status.textContent = '';
       const fp = err.data?.fingerprint;
       if (err.code === 'host_key_unknown' && fp) {
@@ -153,7 +154,7 @@ export async function renderHosts(root) {
   add.addEventListener('click', () => connect([]));
   for (const op of ops.running('host_add')) {
     showAdding(op);
-    op.done.then(() => { if (root.isConnected) refresh(); });
+    op.done.then(() => { if (!signal.aborted) refresh(); });
   }
 
   root.append(
@@ -175,7 +176,7 @@ export async function renderHosts(root) {
     list,
   );
   // Rented machines (a provider's list is read over the network: it does not hold up the rest).
-  renderRented(rented).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
+  renderRented(rented, signal).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
   rented.addEventListener('rent-finished', () => { refresh(); });
   rented.addEventListener('machines-closed', () => { refresh(); });
   await refresh();
@@ -215,8 +216,9 @@ function lastCheckText(c) {
  * @param {Host[]} hosts
  * @param {HTMLElement} status
  * @param {() => Promise<void>} refresh
+ * @param {AbortSignal} signal this drawing of the list (aborts when it is drawn again or the screen goes)
  */
-function renderList(list, hosts, status, refresh) {
+function renderList(list, hosts, status, refresh, signal) {
   clear(list);
   if (hosts.length === 0) {
     list.append(el('p', { class: 'muted', id: 'host-empty', text: t('hosts.empty') }));
@@ -246,7 +248,7 @@ function renderList(list, hosts, status, refresh) {
     };
     for (const op of ops.running('host_check', h.label)) {
       checking(op);
-      op.done.then(() => { if (list.isConnected) refresh(); });
+      op.done.then(() => { if (!signal.aborted) refresh(); });
     }
     check.addEventListener('click', async () => {
       clear(extra);
@@ -254,7 +256,7 @@ function renderList(list, hosts, status, refresh) {
       checking(op);
       try {
         const c = await result;
-        if (!line.isConnected) return;
+        if (signal.aborted) return;
         hideError();
         line.textContent = c.key_login_ok
           ? t('hosts.check.ok', { ms: Math.round(c.latency_ms ?? 0) })
@@ -262,7 +264,7 @@ function renderList(list, hosts, status, refresh) {
         line.dataset.ok = String(c.key_login_ok);
       } catch (e) {
         const err = /** @type {ErrorPayload} */ (e);
-        if (!line.isConnected) return showError(err);
+        if (signal.aborted) return showError(err);
         line.dataset.ok = 'false';
         line.textContent = t(`error.${err.code}`);
         if (err.code === 'host_key_changed' && err.data?.fingerprint) changed(extra, h, err, status, refresh);

@@ -6,6 +6,7 @@ import { hostList, instanceAction, instanceMoney, instancesList, providerList } 
 import { clear, el } from '../../dom.js';
 import { t } from '../../i18n.js';
 import * as ops from '../../ops.js';
+import { redraws } from '../../screen.js';
 import { confirmRelease } from '../billing/release.js';
 import { actionMoneyText, outcomes, providerErrorText, usd } from './renting.js';
 import { setupOn } from '../setup/setup.js';
@@ -43,9 +44,9 @@ const RENT_STEPS = ['offer', 'key', 'create', 'wait_running', 'wait_ssh', 'login
 /**
  * The Rented machines section. Shown when an account is connected, a rent runs, or the ledger has
  * rows; otherwise nothing is drawn.
- * @param {HTMLElement} root
+ * @param {HTMLElement} root @param {AbortSignal} signal the Hosts screen's
  */
-export async function renderRented(root) {
+export async function renderRented(root, signal) {
   const section = el('section', { class: 'card wide rented', id: 'rented', hidden: true });
   const live = el('div', { id: 'rent-live' });
   const list = el('div', { id: 'rented-list' });
@@ -64,13 +65,16 @@ export async function renderRented(root) {
   } catch {
     accounts = 0;
   }
+  if (signal.aborted) return;
+  // The running rents are drawn again on each read: their progress listeners end with a drawing.
+  const liveDrawn = redraws(signal);
 
   async function reload() {
     refresh.disabled = true;
     status.textContent = t('rented.loading');
     try {
       const view = await instancesList();
-      if (!section.isConnected) return;
+      if (signal.aborted) return;
       status.textContent = '';
       const before = closed;
       closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
@@ -78,21 +82,21 @@ export async function renderRented(root) {
       // its saved host is now marked released, so the host list redraws.
       if (last !== null && [...closed].some((id) => !before.has(id))) section.dispatchEvent(new CustomEvent('machines-closed', { bubbles: true }));
       last = view;
-      drawLive(live, closed, reload, last, status);
+      drawLive(live, closed, reload, last, status, liveDrawn());
       drawList(list, view, status, reload);
       section.hidden = accounts === 0 && view.instances.length === 0 && view.foreign.length === 0 && ops.running('rent').length === 0 && outcomes.length === 0;
     } catch (e) {
-      status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
     } finally {
       refresh.disabled = false;
     }
   }
   refresh.addEventListener('click', reload);
   section.addEventListener('rent-finished', () => {
-    drawLive(live, closed, reload, last, status);
+    drawLive(live, closed, reload, last, status, liveDrawn());
     reload();
   });
-  drawLive(live, closed, reload, last, status);
+  drawLive(live, closed, reload, last, status, liveDrawn());
   await reload();
 }
 
@@ -102,8 +106,9 @@ export async function renderRented(root) {
  * @param {HTMLElement} live @param {Set<string>} closed
  * @param {() => Promise<void>} reload redraws the ledger list (once a rent's row exists)
  * @param {InstancesView | null} view the ledger as last read @param {HTMLElement} status
+ * @param {AbortSignal} signal this drawing (aborts when the section is drawn again or the screen goes)
  */
-function drawLive(live, closed, reload, view, status) {
+function drawLive(live, closed, reload, view, status, signal) {
   clear(live);
   for (const op of ops.running('rent')) {
     const steps = el('ol', { class: 'steps rent-steps' });
@@ -121,7 +126,7 @@ function drawLive(live, closed, reload, view, status) {
     });
     const box = el('div', { class: 'rent-op', 'data-offer': op.scope },
       el('p', {}, el('strong', { text: t('rent.running', { offer: String(op.info.title ?? op.scope) }) })), steps, log, el('div', { class: 'row' }, cancel));
-    ops.attach(op, box, (/** @type {Progress} */ p) => {
+    ops.attach(op, signal, (/** @type {Progress} */ p) => {
       if (p.kind === 'step') {
         const i = RENT_STEPS.indexOf(p.step);
         RENT_STEPS.forEach((s, j) => { items[s].className = j < i ? 'ok' : j === i ? 'running' : 'pending'; });

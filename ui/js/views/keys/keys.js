@@ -20,17 +20,19 @@ const field = (id, label, control) => el('label', { class: 'field', for: id }, e
 /** @param {string} id @param {string} [type] @param {string} [value] */
 const input = (id, type = 'text', value = '') => /** @type {HTMLInputElement} */ (el('input', { id, type, value, autocomplete: 'off', spellcheck: 'false' }));
 
-/** @param {HTMLElement} root */
-export async function renderKeys(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderKeys(root, signal) {
   const list = el('div', { id: 'key-list' });
   const status = el('p', { class: 'muted', id: 'key-status', role: 'status' });
 
   async function refresh(/** @type {KeyInfo[] | null} */ keys = null) {
     try {
-      renderList(list, keys ?? (await keyList()), refresh, status);
+      const shown = keys ?? (await keyList());
+      if (signal.aborted) return;
+      renderList(list, shown, refresh, status);
       hideError();
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
 

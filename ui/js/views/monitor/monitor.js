@@ -13,6 +13,7 @@ import { Ring, chart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
 import { errorText, num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
+import { listen, redraws } from '../../screen.js';
 import { renderRun } from './run.js';
 
 /** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
@@ -208,8 +209,11 @@ function statusText(d, live) {
   return { cls: 'ok', text: t('monitor.status.live') };
 }
 
-/** One host's column, redrawn on each of its samples while it is on the page. @param {string} label */
-function hostColumn(label) {
+/**
+ * One host's column, redrawn on each of its samples while it is on the page.
+ * @param {string} label @param {AbortSignal} signal the columns' drawing
+ */
+function hostColumn(label, signal) {
   const d = data(label);
   const col = el('section', { class: 'host-col card', 'data-host': label });
   const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost small-btn', 'data-action': 'stop', text: t('monitor.stop') }));
@@ -247,28 +251,35 @@ function hostColumn(label) {
     for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
     if (s.cpu) body.append(cpuCard(s.cpu));
   };
-  /** @type {() => void} */
-  const listener = () => {
-    if (!col.isConnected) { d.listeners.delete(listener); return; }
-    draw();
-  };
-  d.listeners.add(listener);
+  listen(d.listeners, draw, signal);
   draw();
   return col;
 }
 
-/** @param {HTMLElement} root */
-export async function renderMonitor(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export function renderMonitor(root, signal) {
+  const drawn = redraws(signal);
+  /** Draw the screen (again on each tab switch: the old tab's signal aborts). */
+  const draw = () => {
+    clear(root);
+    return drawMonitor(root, drawn(), draw);
+  };
+  return draw();
+}
+
+/** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
+async function drawMonitor(root, signal, again) {
   hideError();
   const list = await liveHosts().catch((e) => {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
+  if (signal.aborted) return;
   root.append(el('h1', { text: t('monitor.title') }), el('p', { class: 'lead', text: t('monitor.intro') }));
   const tabs = el('div', { class: 'tabs', role: 'tablist' });
   for (const id of /** @type {const} */ (['live', 'run'])) {
     const b = el('button', { type: 'button', class: `tab${view.tab === id ? ' active' : ''}`, role: 'tab', id: `monitor-tab-${id}`, 'aria-selected': String(view.tab === id), text: t(`monitor.tab.${id}`) });
-    b.onclick = () => { view.tab = id; clear(root); renderMonitor(root); };
+    b.onclick = () => { view.tab = id; again(); };
     tabs.append(b);
   }
   root.append(tabs);
@@ -279,15 +290,17 @@ export async function renderMonitor(root) {
   if (view.tab === 'run') {
     const panel = el('div', { id: 'run-panel' });
     root.append(panel);
-    renderRun(panel, list, knownGpus);
+    renderRun(panel, list, knownGpus, signal);
     return;
   }
   const picker = el('fieldset', { class: 'host-pick', id: 'monitor-hosts' }, el('legend', { text: t('monitor.hosts') }));
   const columns = el('div', { class: 'host-cols', id: 'monitor-cols' });
   const shown = () => list.filter((h) => view.picked.has(h.label));
+  const columnsDrawn = redraws(signal);
   const drawColumns = () => {
+    const drawing = columnsDrawn();
     clear(columns);
-    for (const h of shown()) columns.append(hostColumn(h.label));
+    for (const h of shown()) columns.append(hostColumn(h.label, drawing));
     columns.dataset.count = String(shown().length);
     if (!shown().length) columns.append(el('p', { class: 'muted', id: 'monitor-empty', text: t('monitor.pick') }));
   };

@@ -8,6 +8,7 @@ import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
+import { listen, redraws } from '../../screen.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
 /** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
@@ -97,22 +98,35 @@ function input(key, type = 'text') {
 const button = (id, text, cls = '') => /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id, class: cls, text }));
 
 /**
+ * The Run tab, drawn again for each host chosen.
  * @param {HTMLElement} root @param {Host[]} hosts @param {(label: string) => GpuRow[]} gpusOf
+ * @param {AbortSignal} signal the tab's
  */
-export function renderRun(root, hosts, gpusOf) {
+export function renderRun(root, hosts, gpusOf, signal) {
+  const drawn = redraws(signal);
+  const draw = () => {
+    clear(root);
+    drawRun(root, hosts, gpusOf, drawn(), draw);
+  };
+  draw();
+}
+
+/**
+ * @param {HTMLElement} root @param {Host[]} hosts @param {(label: string) => GpuRow[]} gpusOf
+ * @param {AbortSignal} signal this drawing's @param {() => void} again draws the tab anew
+ */
+function drawRun(root, hosts, gpusOf, signal, again) {
   if (!hosts.some((h) => h.label === form.host)) form.host = hosts[0].label;
   const hostSel = /** @type {HTMLSelectElement} */ (el('select', { id: 'run-host' }));
   for (const h of hosts) hostSel.append(el('option', { value: h.label, text: `${h.label} — ${h.user}@${h.address}:${h.port}`, selected: h.label === form.host }));
-  hostSel.onchange = () => { form.host = hostSel.value; clear(root); renderRun(root, hosts, gpusOf); };
+  hostSel.onchange = () => { form.host = hostSel.value; again(); };
   root.append(el('div', { class: 'form-row' }, field('run-host', t('setup.host'), hostSel)));
   const label = form.host;
   const d = rd(label);
   const sections = [ollamaSection(label, d, gpusOf(label)), jupyterSection(label, d), launchSection(label, d, gpusOf(label)), skypilotSection()];
   root.append(...sections.map((s) => s.node));
   const draw = () => { for (const s of sections) s.draw(); };
-  /** @type {() => void} */
-  const listener = () => { if (!root.isConnected) d.listeners.delete(listener); else draw(); };
-  d.listeners.add(listener);
+  listen(d.listeners, draw, signal);
   draw();
 }
 

@@ -44,13 +44,12 @@ const state = {
   selected: null,
 };
 
-// Escape closes the detail drawer.
-document.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Escape') document.getElementById('card-detail-close')?.click();
-});
-
-/** @param {HTMLElement} root */
-export async function renderCatalog(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderCatalog(root, signal) {
+  // Escape closes the detail drawer.
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') document.getElementById('card-detail-close')?.click();
+  }, { signal });
   const table = el('table', { id: 'catalog-table', class: 'data' });
   const count = el('span', { id: 'catalog-count', class: 'muted' });
   const detail = el('aside', { id: 'card-detail', class: 'detail', 'aria-live': 'polite', hidden: true });
@@ -67,15 +66,16 @@ export async function renderCatalog(root) {
   async function refresh() {
     try {
       const cards = await catalogList(state.filter);
+      if (signal.aborted) return;
       hideError();
       renderTable(table, cards, refresh, (id) => showDetail(detail, id, refresh));
       count.textContent = t('catalog.count', { n: cards.length });
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
   await refresh();
-  if (state.selected) await showDetail(detail, state.selected, refresh);
+  if (state.selected && !signal.aborted) await showDetail(detail, state.selected, refresh);
 }
 
 /** @param {() => void} onChange */

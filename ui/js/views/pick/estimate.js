@@ -4,6 +4,7 @@ import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit
 import { hideError, showError } from '../../banner.js';
 import { el, newestOnly } from '../../dom.js';
 import { t } from '../../i18n.js';
+import { redraws } from '../../screen.js';
 import { renderResult } from './estimate-result.js';
 import { renderLiveOffers } from './offers.js';
 
@@ -58,8 +59,19 @@ const state = {
   preset: 'qlora70b',
 };
 
-/** @param {HTMLElement} root */
-export async function renderEstimate(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export function renderEstimate(root, signal) {
+  const drawn = redraws(signal);
+  /** Draw the estimate (again when a preset is chosen: the old drawing's signal aborts). */
+  const draw = () => {
+    root.replaceChildren();
+    return drawEstimate(root, drawn(), draw);
+  };
+  return draw();
+}
+
+/** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
+async function drawEstimate(root, signal, again) {
   /** @type {Job} */
   let defaults;
   /** @type {ModelSpec[]} */
@@ -69,9 +81,10 @@ export async function renderEstimate(root) {
   try {
     [defaults, models, quants] = await Promise.all([estimateDefaults(), estimateModels(), estimateQuants()]);
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return;
   }
+  if (signal.aborted) return;
   if (!state.job) state.job = (PRESETS.find((p) => p.id === state.preset) ?? PRESETS[0]).apply(defaults);
 
   const result = el('div', { id: 'est-result' });
@@ -82,19 +95,19 @@ export async function renderEstimate(root) {
     b.addEventListener('click', () => {
       state.preset = p.id;
       state.job = p.apply(defaults);
-      root.replaceChildren();
-      renderEstimate(root);
+      again();
     });
     presets.append(b);
   }
 
   // Runs overlap when the user edits while one is in flight: only the newest one draws (an older
-  // answer arriving late must not replace the newer result). `data-pending` is set while the
+  // answer arriving late must not replace the newer result), and none once this drawing is gone. `data-pending` is set while the
   // newest run — live offers included — is still drawing.
   const runs = newestOnly();
   async function run() {
     if (!state.job) return;
-    const newest = runs.begin();
+    const begun = runs.begin();
+    const newest = () => begun() && !signal.aborted;
     result.dataset.pending = 'true';
     try {
       // The user's saved prices price the job (gpurent ships none).
@@ -108,7 +121,7 @@ export async function renderEstimate(root) {
       const live = el('div', { id: 'live-slot' });
       // Above the ranked cards (the last section), which it annotates with the live prices.
       result.insertBefore(live, result.lastElementChild);
-      await renderLiveOffers(live, estimate);
+      await renderLiveOffers(live, estimate, signal);
     } catch (e) {
       if (newest()) showError(/** @type {ErrorPayload} */ (e));
     } finally {

@@ -40,16 +40,16 @@ function jobCost(f, o) {
 /**
  * Fetch and draw the live offers for an estimate into `root` (a slot below the ranked table).
  * Does nothing when no account is connected.
- * @param {HTMLElement} root @param {Estimate} e
+ * @param {HTMLElement} root @param {Estimate} e @param {AbortSignal} signal the estimate's drawing
  */
-export async function renderLiveOffers(root, e) {
+export async function renderLiveOffers(root, e, signal) {
   let accounts;
   try {
     accounts = await providerList();
   } catch {
     return;
   }
-  if (accounts.length === 0 || !root.isConnected) return;
+  if (accounts.length === 0 || signal.aborted) return;
   const status = el('p', { class: 'muted', id: 'live-status', role: 'status', text: t('live.fetching') });
   const section = el('section', { class: 'card wide', id: 'live-offers' }, el('h2', { text: t('live.title') }), status);
   root.replaceChildren(section);
@@ -60,7 +60,7 @@ export async function renderLiveOffers(root, e) {
     status.textContent = providerErrorText(/** @type {ErrorPayload} */ (err));
     return;
   }
-  if (!root.isConnected) return;
+  if (signal.aborted) return;
   for (const f of view.failed_accounts) section.append(el('p', { class: 'bad-text small', 'data-account': f.account, text: t('live.failed', { account: f.account, why: providerErrorText({ code: f.code, message: f.message }) }) }));
   const byCard = new Map(e.fits.map((f) => [f.card_id, f]));
   const rows = view.offers.map((o) => ({ o, f: o.card_id ? byCard.get(o.card_id) : undefined }));

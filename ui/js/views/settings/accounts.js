@@ -18,8 +18,8 @@ const PROVIDERS = ['runpod', 'vast', 'lambda'];
 /** @param {number | null} ms */
 const when = (ms) => (ms === null ? t('accounts.never') : new Date(ms).toLocaleString());
 
-/** The Accounts card (it loads its list itself). */
-export function accountsCard() {
+/** The Accounts card (it loads its list itself). @param {AbortSignal} signal the Settings screen's */
+export function accountsCard(signal) {
   const list = el('ul', { class: 'accounts', id: 'accounts-list' });
   const status = el('p', { class: 'muted', id: 'accounts-status', role: 'status' });
   const provider = /** @type {HTMLSelectElement} */ (el('select', { id: 'account-provider' }));
@@ -30,9 +30,10 @@ export function accountsCard() {
 
   async function refresh() {
     try {
-      draw(list, await providerList(), status, refresh);
+      const accounts = await providerList();
+      if (!signal.aborted) draw(list, accounts, status, refresh);
     } catch (e) {
-      status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
     }
   }
 

@@ -25,15 +25,16 @@ function select(id, label, options, value) {
   return { sel, row: el('label', { class: 'field', for: id }, el('span', { text: label }), sel) };
 }
 
-/** @param {HTMLElement} root */
-export async function renderSettings(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderSettings(root, signal) {
   let view;
   try {
     view = await settingsGet();
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return;
   }
+  if (signal.aborted) return;
   /** @type {Settings} */
   let settings = { ...view.settings };
   const status = el('p', { class: 'muted', id: 'settings-status', role: 'status' });
@@ -79,7 +80,7 @@ export async function renderSettings(root) {
   root.append(
     el('h1', { text: t('settings.title') }),
     el('div', { class: 'card' }, lang.row, theme.row, status),
-    accountsCard(),
+    accountsCard(signal),
     selfCheckCard(),
     el(
       'div',

@@ -5,6 +5,7 @@ import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
+import { redraws } from '../../screen.js';
 
 /** @typedef {import('../../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../../bindings/Report').Report} Report */
@@ -76,12 +77,13 @@ function stepStates(r) {
 /** What a running operation of this screen is called on its line. */
 const RUNNING_LINE = { probe: 'setup.running', fix: 'setup.fix.running', verify: 'setup.verifying' };
 
-/** @param {HTMLElement} root */
-export async function renderSetup(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderSetup(root, signal) {
   const hosts = await liveHosts().catch((e) => {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
+  if (signal.aborted) return;
   root.append(el('h1', { text: t('setup.title') }), el('p', { class: 'lead', text: t('setup.intro') }));
   if (hosts.length === 0) {
     root.append(el('p', { class: 'card', id: 'setup-nohosts', text: t('setup.nohosts') }));
@@ -99,7 +101,8 @@ export async function renderSetup(root) {
   const line = el('p', { id: 'setup-line', class: 'muted', role: 'status' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'setup-progress', hidden: true }));
   const log = el('pre', { id: 'setup-log', class: 'log', hidden: true });
-  const alive = () => root.isConnected;
+  // Following one operation at a time: following another (or another host) ends the last.
+  const following = redraws(signal);
   /** The operation running for the chosen host, if any (probe, fix or verify). */
   const current = () => ['probe', 'fix', 'verify'].flatMap((k) => ops.running(k, hostSel.value))[0];
 
@@ -144,9 +147,10 @@ export async function renderSetup(root) {
     stop.onclick = () => { stop.disabled = true; ops.cancel(op); };
     line.textContent = t(/** @type {'probe' | 'fix' | 'verify'} */ (op.kind) in RUNNING_LINE ? RUNNING_LINE[/** @type {'probe' | 'fix' | 'verify'} */ (op.kind)] : 'setup.running');
     if (op.kind === 'fix') { clear(log); log.hidden = false; }
-    ops.attach(op, root, onProgress);
+    const followed = following();
+    ops.attach(op, followed, onProgress);
     op.done.then(() => {
-      if (!alive()) return;
+      if (followed.aborted) return;
       stop.hidden = true;
       bar.hidden = true;
       draw();
@@ -175,10 +179,10 @@ export async function renderSetup(root) {
       const err = /** @type {ErrorPayload} */ (e);
       if (state.host === host) failed();
       if (err.code === 'cancelled') {
-        if (alive()) line.textContent = t('setup.cancelled');
+        if (!signal.aborted) line.textContent = t('setup.cancelled');
       } else showError(err);
     }).finally(() => {
-      if (!alive()) return;
+      if (signal.aborted) return;
       if (line.textContent === t(RUNNING_LINE[kind])) line.textContent = '';
       draw();
     });
@@ -199,7 +203,7 @@ export async function renderSetup(root) {
   /** @param {Finding} f */
   function fix(f) {
     launch('fix', (host, on) => setupFix(host, f.code, on), (done) => {
-      if (alive()) line.textContent = t('setup.fix.done');
+      if (!signal.aborted) line.textContent = t('setup.fix.done');
       state.report = done.after; // the fix ends with a re-probe
       state.steps = stepStates(done.after);
     }, () => {});
@@ -214,6 +218,7 @@ export async function renderSetup(root) {
     stop.hidden = true;
     const op = current();
     if (op) follow(op);
+    else following(); // stop following the other host's
     draw();
   });
   verify.addEventListener('click', () => {
