@@ -14,8 +14,9 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 
-step "format"
+step "format (Rust: cargo fmt; the UI's JS, CSS and HTML: prettier, pinned in package.json, .prettierrc)"
 cargo fmt --all --check
+npx --no-install prettier --check ui
 
 step "UI types (tsc --checkJs over ui/, against the generated bindings), translations, no import cycles, the screens' teardown"
 npx --no-install tsc -p ui/jsconfig.json
