@@ -18,12 +18,14 @@ function walk(dir) {
 const files = walk(root);
 /** @type {Map<string, string[]>} */
 const edges = new Map();
-const spec = /^\s*(?:import|export)\s[^;]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
+// `import { a, b } from '…'`, `import * as x from '…'`, `export { a } from '…'` (also over several
+// lines), and `import '…'`.
+const spec = /^\s*(?:import|export)\s+([\w$*{},\s]+?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
 for (const f of files) {
   const src = readFileSync(f, 'utf8');
   const to = [];
   for (const m of src.matchAll(spec)) {
-    const s = m[1] ?? m[2];
+    const s = m[2] ?? m[3];
     if (s.startsWith('.')) to.push(resolve(dirname(f), s));
   }
   edges.set(f, to);
