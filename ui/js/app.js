@@ -87,7 +87,9 @@ export async function navigate(next) {
 
 async function start() {
   document.addEventListener('click', (ev) => {
-    const target = /** @type {HTMLElement | null} */ (ev.target instanceof Element ? ev.target.closest('[data-route]') : null);
+    const target = /** @type {HTMLElement | null} */ (
+      ev.target instanceof Element ? ev.target.closest('[data-route]') : null
+    );
     if (target && !target.hasAttribute('disabled')) navigate(target.dataset.route ?? 'pick');
   });
   onLanguageChange(() => navigate(route));

@@ -37,7 +37,18 @@ const MAX_LOG = 2000;
  */
 export function start(kind, scope, info, run) {
   /** @type {RunningOp} */
-  const op = { seq: ++seq, kind, scope, info, opId: null, stopping: false, log: [], listeners: new Set(), stop: null, done: Promise.resolve() };
+  const op = {
+    seq: ++seq,
+    kind,
+    scope,
+    info,
+    opId: null,
+    stopping: false,
+    log: [],
+    listeners: new Set(),
+    stop: null,
+    done: Promise.resolve(),
+  };
   /** @param {Progress} p */
   const on = (p) => {
     if (p.kind === 'started') {
@@ -49,7 +60,10 @@ export function start(kind, scope, info, run) {
   };
   ops.set(op.seq, op);
   const result = run(on).finally(() => ops.delete(op.seq));
-  op.done = result.then(() => undefined, () => undefined);
+  op.done = result.then(
+    () => undefined,
+    () => undefined,
+  );
   return { op, result };
 }
 

@@ -28,7 +28,8 @@ export default {
   'release.stop.keeps': 'Stopping keeps the disk and costs about {month} a month.',
   'release.stop.wipes': 'Stopping costs {month} a month, but the container disk is wiped on stop: it keeps nothing.',
   'release.now': 'It costs {rate} an hour now.',
-  'release.now.starting': 'It is starting (the provider says so just now): its billing rules count no GPU time until it runs, so it costs {rate} an hour at this moment.',
+  'release.now.starting':
+    'It is starting (the provider says so just now): its billing rules count no GPU time until it runs, so it costs {rate} an hour at this moment.',
   'release.recipe.save': 'Save environment recipe',
   'release.recipe.saved': 'Recipe saved: {path}',
   'release.confirm': 'Release',

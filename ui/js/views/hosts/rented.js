@@ -51,8 +51,15 @@ export async function renderRented(root, signal) {
   const live = el('div', { id: 'rent-live' });
   const list = el('div', { id: 'rented-list' });
   const status = el('p', { class: 'muted small', id: 'rented-status', role: 'status' });
-  const refresh = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'rented-refresh', text: t('rented.refresh') }));
-  section.append(el('div', { class: 'row between' }, el('h2', { text: t('rented.title') }), refresh), live, status, list);
+  const refresh = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', id: 'rented-refresh', text: t('rented.refresh') })
+  );
+  section.append(
+    el('div', { class: 'row between' }, el('h2', { text: t('rented.title') }), refresh),
+    live,
+    status,
+    list,
+  );
   root.append(section);
 
   let accounts = 0;
@@ -80,11 +87,17 @@ export async function renderRented(root, signal) {
       closed = new Set(view.instances.filter((i) => !OPEN.includes(i.state)).map((i) => i.id));
       // A machine closed since the last read (released here, by its guard or in the console):
       // its saved host is now marked released, so the host list redraws.
-      if (last !== null && [...closed].some((id) => !before.has(id))) section.dispatchEvent(new CustomEvent('machines-closed', { bubbles: true }));
+      if (last !== null && [...closed].some((id) => !before.has(id)))
+        section.dispatchEvent(new CustomEvent('machines-closed', { bubbles: true }));
       last = view;
       drawLive(live, closed, reload, last, status, liveDrawn());
       drawList(list, view, status, reload);
-      section.hidden = accounts === 0 && view.instances.length === 0 && view.foreign.length === 0 && ops.running('rent').length === 0 && outcomes.length === 0;
+      section.hidden =
+        accounts === 0 &&
+        view.instances.length === 0 &&
+        view.foreign.length === 0 &&
+        ops.running('rent').length === 0 &&
+        outcomes.length === 0;
     } catch (e) {
       if (!signal.aborted) status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
     } finally {
@@ -119,17 +132,27 @@ function drawLive(live, closed, reload, view, status, signal) {
       steps.append(items[s]);
     }
     const log = el('ul', { class: 'rent-log small muted' });
-    const cancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost rent-cancel', text: t('rent.cancel'), disabled: op.stopping }));
+    const cancel = /** @type {HTMLButtonElement} */ (
+      el('button', { type: 'button', class: 'danger ghost rent-cancel', text: t('rent.cancel'), disabled: op.stopping })
+    );
     cancel.addEventListener('click', () => {
       cancel.disabled = true;
       ops.cancel(op);
     });
-    const box = el('div', { class: 'rent-op', 'data-offer': op.scope },
-      el('p', {}, el('strong', { text: t('rent.running', { offer: String(op.info.title ?? op.scope) }) })), steps, log, el('div', { class: 'row' }, cancel));
+    const box = el(
+      'div',
+      { class: 'rent-op', 'data-offer': op.scope },
+      el('p', {}, el('strong', { text: t('rent.running', { offer: String(op.info.title ?? op.scope) }) })),
+      steps,
+      log,
+      el('div', { class: 'row' }, cancel),
+    );
     ops.attach(op, signal, (/** @type {Progress} */ p) => {
       if (p.kind === 'step') {
         const i = RENT_STEPS.indexOf(p.step);
-        RENT_STEPS.forEach((s, j) => { items[s].className = j < i ? 'ok' : j === i ? 'running' : 'pending'; });
+        RENT_STEPS.forEach((s, j) => {
+          items[s].className = j < i ? 'ok' : j === i ? 'running' : 'pending';
+        });
         // Created: its ledger row is there now; show it in the list (once per rent).
         if (p.step === 'wait_running' && !listed.has(op.seq)) {
           listed.add(op.seq);
@@ -142,7 +165,8 @@ function drawLive(live, closed, reload, view, status, signal) {
     live.append(box);
   }
   // Newest first; the last few are enough.
-  for (const o of [...outcomes].reverse().slice(0, 3)) if (!closed.has(o.instance?.id ?? o.stuck ?? '')) live.append(outcomeBox(o, view, status, reload));
+  for (const o of [...outcomes].reverse().slice(0, 3))
+    if (!closed.has(o.instance?.id ?? o.stuck ?? '')) live.append(outcomeBox(o, view, status, reload));
 }
 
 /**
@@ -159,24 +183,57 @@ function outcomeBox(o, view, status, reload) {
     box.id = 'rent-done';
     box.dataset.instance = i.id;
     const fp = el('code', { class: 'fingerprint', id: 'rent-fingerprint' });
-    const setup = el('button', { type: 'button', class: 'primary', id: 'rent-open-setup', 'data-route': 'setup', text: t('rent.open_setup') });
+    const setup = el('button', {
+      type: 'button',
+      class: 'primary',
+      id: 'rent-open-setup',
+      'data-route': 'setup',
+      text: t('rent.open_setup'),
+    });
     // Set the host first; the document's [data-route] listener then navigates.
     setup.addEventListener('click', () => setupOn(i.host_label ?? i.id));
-    box.append(el('p', { class: 'ok-text', text: t('rent.ready', { id: i.id, host: i.host_label ?? i.id }) }),
-      el('p', { class: 'small' }, el('span', { text: t('rent.fingerprint') }), ' ', fp), el('div', { class: 'row' }, setup));
-    hostList().then((hosts) => {
-      const h = hosts.find((x) => x.label === (i.host_label ?? i.id));
-      fp.textContent = h?.host_keys.find((k) => k.role === 'target')?.fingerprint ?? h?.host_keys[0]?.fingerprint ?? '?';
-    }, () => { fp.textContent = '?'; });
+    box.append(
+      el('p', { class: 'ok-text', text: t('rent.ready', { id: i.id, host: i.host_label ?? i.id }) }),
+      el('p', { class: 'small' }, el('span', { text: t('rent.fingerprint') }), ' ', fp),
+      el('div', { class: 'row' }, setup),
+    );
+    hostList().then(
+      (hosts) => {
+        const h = hosts.find((x) => x.label === (i.host_label ?? i.id));
+        fp.textContent =
+          h?.host_keys.find((k) => k.role === 'target')?.fingerprint ?? h?.host_keys[0]?.fingerprint ?? '?';
+      },
+      () => {
+        fp.textContent = '?';
+      },
+    );
   } else if (o.error) {
-    box.append(el('p', { class: 'bad-text', 'data-code': o.error.code, text: `${t('rent.failed', { offer: o.offer.gpu })} ${providerErrorText(o.error)}` }));
-    const stuck = view?.instances.find((i) => OPEN.includes(i.state) && !i.ready && i.provider_instance_id !== null && i.offer_id === o.offer.offer_id && i.created_ms >= o.started - 60_000);
+    box.append(
+      el('p', {
+        class: 'bad-text',
+        'data-code': o.error.code,
+        text: `${t('rent.failed', { offer: o.offer.gpu })} ${providerErrorText(o.error)}`,
+      }),
+    );
+    const stuck = view?.instances.find(
+      (i) =>
+        OPEN.includes(i.state) &&
+        !i.ready &&
+        i.provider_instance_id !== null &&
+        i.offer_id === o.offer.offer_id &&
+        i.created_ms >= o.started - 60_000,
+    );
     if (stuck) {
       o.stuck = stuck.id;
       box.id = 'rent-stuck';
       box.dataset.instance = stuck.id;
       const confirm = el('div', { class: 'confirm', hidden: true });
-      const release = el('button', { type: 'button', class: 'danger', id: 'rent-stuck-release', text: t('rented.release') });
+      const release = el('button', {
+        type: 'button',
+        class: 'danger',
+        id: 'rent-stuck-release',
+        text: t('rented.release'),
+      });
       release.addEventListener('click', async () => {
         try {
           askConfirm(confirm, confirm, stuck, 'release', await instanceMoney(stuck.id, 'release'), status, reload);
@@ -184,7 +241,11 @@ function outcomeBox(o, view, status, reload) {
           status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
         }
       });
-      box.append(el('p', { class: 'small', text: t('rent.stuck', { id: stuck.id, price: usd(stuck.price_per_hour_usd, 3) }) }), el('div', { class: 'row' }, release), confirm);
+      box.append(
+        el('p', { class: 'small', text: t('rent.stuck', { id: stuck.id, price: usd(stuck.price_per_hour_usd, 3) }) }),
+        el('div', { class: 'row' }, release),
+        confirm,
+      );
     }
   }
   return box;
@@ -196,28 +257,76 @@ function outcomeBox(o, view, status, reload) {
  */
 function drawList(list, view, status, reload) {
   clear(list);
-  for (const f of view.reconcile.failed_accounts) list.append(el('p', { class: 'bad-text small', 'data-account': f.account, text: t('rented.failed_account', { account: f.account, why: providerErrorText({ code: f.code, message: f.message }) }) }));
+  for (const f of view.reconcile.failed_accounts)
+    list.append(
+      el('p', {
+        class: 'bad-text small',
+        'data-account': f.account,
+        text: t('rented.failed_account', {
+          account: f.account,
+          why: providerErrorText({ code: f.code, message: f.message }),
+        }),
+      }),
+    );
   const open = view.instances.filter((i) => OPEN.includes(i.state));
   const closed = view.instances.filter((i) => !OPEN.includes(i.state));
-  if (open.length === 0 && view.foreign.length === 0) list.append(el('p', { class: 'muted', id: 'rented-none', text: t('rented.none') }));
+  if (open.length === 0 && view.foreign.length === 0)
+    list.append(el('p', { class: 'muted', id: 'rented-none', text: t('rented.none') }));
   if (open.length || view.foreign.length) {
     const head = el('tr');
-    for (const k of ['machine', 'gpu', 'state', 'price', 'actions']) head.append(el('th', { scope: 'col', text: t(`rented.col.${k}`) }));
+    for (const k of ['machine', 'gpu', 'state', 'price', 'actions'])
+      head.append(el('th', { scope: 'col', text: t(`rented.col.${k}`) }));
     const body = el('tbody');
     for (const i of open) body.append(...instanceRows(i, status, reload));
     for (const f of view.foreign) {
-      body.append(el('tr', { class: 'foreign', 'data-foreign': f.instance.id },
-        el('td', {}, el('span', { text: f.instance.label ?? f.instance.id }), ' ', el('span', { class: 'muted small', text: `${t(`rent.provider.${f.provider}`)} · ${f.account}` })),
-        el('td', { text: f.instance.gpu ? `${f.instance.gpu_count ?? 1}× ${f.instance.gpu}` : '—' }),
-        el('td', {}, el('span', { class: f.billing ? 'tag warn' : 'tag', text: f.billing ? t('rented.foreign.billing') : t('rented.foreign') }), ' ', el('span', { class: 'muted small', text: f.instance.raw_status })),
-        el('td', { class: 'num', text: f.instance.price_per_hour_usd === null ? '—' : `${usd(f.instance.price_per_hour_usd, 3)}/h` }),
-        el('td', { class: 'muted small', text: t('rented.foreign.where') })));
+      body.append(
+        el(
+          'tr',
+          { class: 'foreign', 'data-foreign': f.instance.id },
+          el(
+            'td',
+            {},
+            el('span', { text: f.instance.label ?? f.instance.id }),
+            ' ',
+            el('span', { class: 'muted small', text: `${t(`rent.provider.${f.provider}`)} · ${f.account}` }),
+          ),
+          el('td', { text: f.instance.gpu ? `${f.instance.gpu_count ?? 1}× ${f.instance.gpu}` : '—' }),
+          el(
+            'td',
+            {},
+            el('span', {
+              class: f.billing ? 'tag warn' : 'tag',
+              text: f.billing ? t('rented.foreign.billing') : t('rented.foreign'),
+            }),
+            ' ',
+            el('span', { class: 'muted small', text: f.instance.raw_status }),
+          ),
+          el('td', {
+            class: 'num',
+            text: f.instance.price_per_hour_usd === null ? '—' : `${usd(f.instance.price_per_hour_usd, 3)}/h`,
+          }),
+          el('td', { class: 'muted small', text: t('rented.foreign.where') }),
+        ),
+      );
     }
-    list.append(el('div', { class: 'table-wrap' }, el('table', { class: 'data', id: 'rented-table' }, el('thead', {}, head), body)));
+    list.append(
+      el(
+        'div',
+        { class: 'table-wrap' },
+        el('table', { class: 'data', id: 'rented-table' }, el('thead', {}, head), body),
+      ),
+    );
   }
   if (closed.length) {
     const ul = el('ul', { class: 'small muted', id: 'rented-closed' });
-    for (const i of closed.slice(0, 20)) ul.append(el('li', { 'data-instance': i.id, 'data-state': i.state, text: `${i.id} · ${i.gpu_count}× ${i.gpu} · ${t(`rent.state.${i.state}`)}` }));
+    for (const i of closed.slice(0, 20))
+      ul.append(
+        el('li', {
+          'data-instance': i.id,
+          'data-state': i.state,
+          text: `${i.id} · ${i.gpu_count}× ${i.gpu} · ${t(`rent.state.${i.state}`)}`,
+        }),
+      );
     list.append(el('details', {}, el('summary', { text: t('rented.closed', { n: closed.length }) }), ul));
   }
 }
@@ -229,17 +338,25 @@ function drawList(list, view, status, reload) {
  */
 function instanceRows(i, status, reload) {
   const confirmBox = el('div', { class: 'confirm' });
-  const confirmRow = el('tr', { class: 'confirm-row', 'data-confirm-for': i.id, hidden: true }, el('td', { colspan: '5' }, confirmBox));
+  const confirmRow = el(
+    'tr',
+    { class: 'confirm-row', 'data-confirm-for': i.id, hidden: true },
+    el('td', { colspan: '5' }, confirmBox),
+  );
   const actions = el('td', { class: 'actions' });
   /** @type {Action[]} */
   const can = [];
   if (i.provider_instance_id) {
-    if (i.state === 'running' || i.state === 'provisioning') { if (i.terms.can_stop) can.push('stop'); }
+    if (i.state === 'running' || i.state === 'provisioning') {
+      if (i.terms.can_stop) can.push('stop');
+    }
     if (i.state === 'stopped') can.push('start');
     can.push('release');
   }
   for (const a of can) {
-    const b = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: a === 'release' ? 'danger' : '', 'data-action': a, text: t(`rented.${a}`) }));
+    const b = /** @type {HTMLButtonElement} */ (
+      el('button', { type: 'button', class: a === 'release' ? 'danger' : '', 'data-action': a, text: t(`rented.${a}`) })
+    );
     b.addEventListener('click', async () => {
       try {
         const m = await instanceMoney(i.id, a);
@@ -252,12 +369,33 @@ function instanceRows(i, status, reload) {
   }
   if (!i.terms.can_stop) actions.append(el('span', { class: 'muted small', text: t('rented.cannot_stop') }));
   const remote = i.remote ? ` · ${i.remote.raw_status}` : '';
-  return [el('tr', { 'data-instance': i.id, 'data-state': i.state },
-    el('td', {}, el('span', { text: i.id }), ' ', el('span', { class: 'muted small', text: `${t(`rent.provider.${i.provider}`)}${i.provider_instance_id ? ` · ${i.provider_instance_id}` : ''}` }), i.ready ? el('span', { class: 'tag', text: t('rented.ready') }) : null),
-    el('td', { text: `${i.gpu_count}× ${i.gpu}` }),
-    el('td', { class: 'state' }, el('span', { class: 'state-word', text: t(`rent.state.${i.state}`) }), el('span', { class: 'muted small', text: remote })),
-    el('td', { class: 'num', text: `${usd(i.price_per_hour_usd, 3)}/h` }),
-    actions), confirmRow];
+  return [
+    el(
+      'tr',
+      { 'data-instance': i.id, 'data-state': i.state },
+      el(
+        'td',
+        {},
+        el('span', { text: i.id }),
+        ' ',
+        el('span', {
+          class: 'muted small',
+          text: `${t(`rent.provider.${i.provider}`)}${i.provider_instance_id ? ` · ${i.provider_instance_id}` : ''}`,
+        }),
+        i.ready ? el('span', { class: 'tag', text: t('rented.ready') }) : null,
+      ),
+      el('td', { text: `${i.gpu_count}× ${i.gpu}` }),
+      el(
+        'td',
+        { class: 'state' },
+        el('span', { class: 'state-word', text: t(`rent.state.${i.state}`) }),
+        el('span', { class: 'muted small', text: remote }),
+      ),
+      el('td', { class: 'num', text: `${usd(i.price_per_hour_usd, 3)}/h` }),
+      actions,
+    ),
+    confirmRow,
+  ];
 }
 
 /**
@@ -265,12 +403,24 @@ function instanceRows(i, status, reload) {
  * @param {MoneyNote} m @param {HTMLElement} status @param {() => Promise<void>} reload
  */
 function askConfirm(row, box, i, action, m, status, reload) {
-  const yes = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: action === 'release' ? 'danger' : 'primary', id: 'rented-confirm', text: t(`rented.confirm.${action}`) }));
+  const yes = /** @type {HTMLButtonElement} */ (
+    el('button', {
+      type: 'button',
+      class: action === 'release' ? 'danger' : 'primary',
+      id: 'rented-confirm',
+      text: t(`rented.confirm.${action}`),
+    })
+  );
   const no = el('button', { type: 'button', id: 'rented-confirm-cancel', text: t('rented.confirm.cancel') });
-  box.replaceChildren(el('p', { class: 'small', id: 'rented-money', 'data-effect': m.effect, text: actionMoneyText(m, i) }), el('div', { class: 'row' }, yes, no));
+  box.replaceChildren(
+    el('p', { class: 'small', id: 'rented-money', 'data-effect': m.effect, text: actionMoneyText(m, i) }),
+    el('div', { class: 'row' }, yes, no),
+  );
   row.hidden = false;
   box.classList.toggle('neutral', action !== 'release');
-  no.addEventListener('click', () => { row.hidden = true; });
+  no.addEventListener('click', () => {
+    row.hidden = true;
+  });
   yes.addEventListener('click', async () => {
     yes.disabled = true;
     status.textContent = t(`rented.doing.${action}`, { id: i.id });
@@ -281,7 +431,11 @@ function askConfirm(row, box, i, action, m, status, reload) {
         row.hidden = true;
         return;
       }
-      status.textContent = t('rented.done', { id: after.id, state: t(`rent.state.${after.state}`), raw: after.remote?.raw_status ?? t('rented.gone') });
+      status.textContent = t('rented.done', {
+        id: after.id,
+        state: t(`rent.state.${after.state}`),
+        raw: after.remote?.raw_status ?? t('rented.gone'),
+      });
     } catch (e) {
       status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
     }

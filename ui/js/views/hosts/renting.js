@@ -42,9 +42,15 @@ export const usd = (/** @type {number} */ v, digits = 2) => `$${num(v, digits)}`
 export function moneyLines(provider, o, gpus, gpu) {
   const p = t(`rent.provider.${provider}`);
   /** @type {[string, string][]} */
-  const out = [['price', t('rent.money.price', { price: usd(o.price_per_hour_usd, 3), gpus, gpu, day: usd(o.price_per_hour_usd * 24) })]];
+  const out = [
+    [
+      'price',
+      t('rent.money.price', { price: usd(o.price_per_hour_usd, 3), gpus, gpu, day: usd(o.price_per_hour_usd * 24) }),
+    ],
+  ];
   if (!o.terms.can_stop) out.push(['stopped', t('rent.money.cannot_stop', { provider: p })]);
-  else if (o.stopped_storage_usd_per_month !== null) out.push(['stopped', t('rent.money.stopped', { disk: o.disk_gb, month: usd(o.stopped_storage_usd_per_month) })]);
+  else if (o.stopped_storage_usd_per_month !== null)
+    out.push(['stopped', t('rent.money.stopped', { disk: o.disk_gb, month: usd(o.stopped_storage_usd_per_month) })]);
   else out.push(['stopped', t('rent.money.stopped.unlisted', { disk: o.disk_gb, provider: p })]);
   out.push(['billing', t(`rent.money.billing.${o.terms.billing}`, { provider: p })]);
   out.push(['timeout', t('rent.money.timeout', { minutes: Math.round(o.terms.ready_timeout_s / 60) })]);

@@ -2,7 +2,19 @@
 // chat, the local tunnel), Jupyter through a tunnel, a multi-GPU launch with logs per rank, and
 // the SkyPilot export. Long work runs in ops.js (it outlives the screen; Stop/Cancel cancel it).
 import {
-  exportSkypilot, jupyterOpen, jupyterStop, launchRun, launchStop, ollamaChat, ollamaFit, ollamaInstall, ollamaPs, ollamaPull, ollamaServe, ollamaStop, ollamaTunnel,
+  exportSkypilot,
+  jupyterOpen,
+  jupyterStop,
+  launchRun,
+  launchStop,
+  ollamaChat,
+  ollamaFit,
+  ollamaInstall,
+  ollamaPs,
+  ollamaPull,
+  ollamaServe,
+  ollamaStop,
+  ollamaTunnel,
 } from '../../api-run.js';
 import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
@@ -42,7 +54,23 @@ import { listen, redraws } from '../../screen.js';
 
 /** @type {Map<string, RunData>} */
 const runs = new Map();
-const form = { host: '', port: '11434', model: 'qwen2.5:0.5b', prompt: 'Say hello in five words.', localPort: '11434', python: 'python3', jport: '8888', jlocal: '8888', script: 'train.py', args: '', nproc: '2', acc: 'H100:8', nodes: '2', setup: 'pip install -r requirements.txt', yaml: '' };
+const form = {
+  host: '',
+  port: '11434',
+  model: 'qwen2.5:0.5b',
+  prompt: 'Say hello in five words.',
+  localPort: '11434',
+  python: 'python3',
+  jport: '8888',
+  jlocal: '8888',
+  script: 'train.py',
+  args: '',
+  nproc: '2',
+  acc: 'H100:8',
+  nodes: '2',
+  setup: 'pip install -r requirements.txt',
+  yaml: '',
+};
 /** GPUs chosen by UUID, for Ollama and for the launch. */
 const chosen = { ollama: new Set(), launch: new Set() };
 const MAX_LINES = 2000;
@@ -51,33 +79,64 @@ const MAX_LINES = 2000;
 function rd(label) {
   let d = runs.get(label);
   if (!d) {
-    d = { version: '', layers: new Map(), pullStatus: '', pulled: false, answer: '', tunnelUrl: '', jupyterUrl: '', ranks: new Map(), launch: null, install: null, installed: null, fit: null, refused: false, listeners: new Set() };
+    d = {
+      version: '',
+      layers: new Map(),
+      pullStatus: '',
+      pulled: false,
+      answer: '',
+      tunnelUrl: '',
+      jupyterUrl: '',
+      ranks: new Map(),
+      launch: null,
+      install: null,
+      installed: null,
+      fit: null,
+      refused: false,
+      listeners: new Set(),
+    };
     runs.set(label, d);
   }
   return d;
 }
 
 /** @param {RunData} d */
-const notify = (d) => { for (const l of d.listeners) l(); };
+const notify = (d) => {
+  for (const l of d.listeners) l();
+};
 
 /** Bytes pulled of all layers seen so far, and their total (null until a layer has a total). @param {RunData} d */
 function pullShare(d) {
   let total = 0;
   let done = 0;
-  for (const l of d.layers.values()) { total += l.total; done += l.completed; }
+  for (const l of d.layers.values()) {
+    total += l.total;
+    done += l.completed;
+  }
   return total ? { done, total, pct: d.pulled ? 100 : Math.min(100, (100 * done) / total) } : null;
 }
 
 /** Ollama's own status words of a pull, translated where known (others shown as sent). @param {string} s */
 function pullStatus(s) {
-  if (s.startsWith('pulling ') && s !== 'pulling manifest') return t('run.ollama.status.pulling', { layer: s.slice(8) });
-  const known = { success: 'success', 'pulling manifest': 'manifest', 'verifying sha256 digest': 'verifying', 'writing manifest': 'writing' };
+  if (s.startsWith('pulling ') && s !== 'pulling manifest')
+    return t('run.ollama.status.pulling', { layer: s.slice(8) });
+  const known = {
+    success: 'success',
+    'pulling manifest': 'manifest',
+    'verifying sha256 digest': 'verifying',
+    'writing manifest': 'writing',
+  };
   return s in known ? t(`run.ollama.status.${known[/** @type {keyof typeof known} */ (s)]}`) : s;
 }
 
 /** The memory check as one sentence, and its notes. @param {ModelFit} f */
 function fitText(f) {
-  const p = { model: f.model, need: f.need_gib === null ? '?' : num(f.need_gib, 1), have: f.have_gib === null ? '?' : num(f.have_gib, 1), ctx: num(f.context_tokens, 0) };
+  const p = {
+    model: f.model,
+    need: f.need_gib === null ? '?' : num(f.need_gib, 1),
+    have: f.have_gib === null ? '?' : num(f.have_gib, 1),
+    ctx: num(f.context_tokens, 0),
+  };
   return [t(`run.fit.${f.verdict}`, p), ...f.notes.map((n) => t(n))].join(' ');
 }
 
@@ -85,17 +144,23 @@ function fitText(f) {
 const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
 
 /** @param {string} id @param {string} label @param {HTMLElement} control @param {string} [cls] */
-const field = (id, label, control, cls = '') => { control.id = id; return el('label', { class: `field ${cls}`, for: id }, el('span', { text: label }), control); };
+const field = (id, label, control, cls = '') => {
+  control.id = id;
+  return el('label', { class: `field ${cls}`, for: id }, el('span', { text: label }), control);
+};
 
 /** @param {keyof typeof form} key @param {string} [type] @returns {HTMLInputElement} */
 function input(key, type = 'text') {
   const i = /** @type {HTMLInputElement} */ (el('input', { type, value: form[key] }));
-  i.oninput = () => { form[key] = i.value; };
+  i.oninput = () => {
+    form[key] = i.value;
+  };
   return i;
 }
 
 /** @param {string} id @param {string} text @param {string} [cls] @returns {HTMLButtonElement} */
-const button = (id, text, cls = '') => /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id, class: cls, text }));
+const button = (id, text, cls = '') =>
+  /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id, class: cls, text }));
 
 /**
  * The Run tab, drawn again for each host chosen.
@@ -118,14 +183,31 @@ export function renderRun(root, hosts, gpusOf, signal) {
 function drawRun(root, hosts, gpusOf, signal, again) {
   if (!hosts.some((h) => h.label === form.host)) form.host = hosts[0].label;
   const hostSel = /** @type {HTMLSelectElement} */ (el('select', { id: 'run-host' }));
-  for (const h of hosts) hostSel.append(el('option', { value: h.label, text: `${h.label} — ${h.user}@${h.address}:${h.port}`, selected: h.label === form.host }));
-  hostSel.onchange = () => { form.host = hostSel.value; again(); };
+  for (const h of hosts)
+    hostSel.append(
+      el('option', {
+        value: h.label,
+        text: `${h.label} — ${h.user}@${h.address}:${h.port}`,
+        selected: h.label === form.host,
+      }),
+    );
+  hostSel.onchange = () => {
+    form.host = hostSel.value;
+    again();
+  };
   root.append(el('div', { class: 'form-row' }, field('run-host', t('setup.host'), hostSel)));
   const label = form.host;
   const d = rd(label);
-  const sections = [ollamaSection(label, d, gpusOf(label)), jupyterSection(label, d), launchSection(label, d, gpusOf(label)), skypilotSection()];
+  const sections = [
+    ollamaSection(label, d, gpusOf(label)),
+    jupyterSection(label, d),
+    launchSection(label, d, gpusOf(label)),
+    skypilotSection(),
+  ];
   root.append(...sections.map((s) => s.node));
-  const draw = () => { for (const s of sections) s.draw(); };
+  const draw = () => {
+    for (const s of sections) s.draw();
+  };
   listen(d.listeners, draw, signal);
   draw();
 }
@@ -134,13 +216,27 @@ function drawRun(root, hosts, gpusOf, signal, again) {
 function gpuPicker(gpus, name) {
   const set = chosen[name];
   const box = el('div', { class: 'gpu-pick', 'data-for': name });
-  if (!gpus.length) { box.append(el('p', { class: 'small muted', text: t('run.gpus.unknown') })); return box; }
+  if (!gpus.length) {
+    box.append(el('p', { class: 'small muted', text: t('run.gpus.unknown') }));
+    return box;
+  }
   for (const g of gpus) {
     if (!g.uuid) continue;
     const uuid = g.uuid;
     const c = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: uuid, checked: set.has(uuid) }));
-    c.onchange = () => { if (c.checked) set.add(uuid); else set.delete(uuid); };
-    box.append(el('label', { class: 'check' }, c, el('span', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? ''}` }), el('code', { class: 'small muted', text: uuid })));
+    c.onchange = () => {
+      if (c.checked) set.add(uuid);
+      else set.delete(uuid);
+    };
+    box.append(
+      el(
+        'label',
+        { class: 'check' },
+        c,
+        el('span', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? ''}` }),
+        el('code', { class: 'small muted', text: uuid }),
+      ),
+    );
   }
   box.append(el('p', { class: 'small muted', text: t('run.gpus.renumber') }));
   return box;
@@ -151,7 +247,11 @@ function operation(kind, label, d, call) {
   hideError();
   const { result } = ops.start(kind, label, {}, call);
   notify(d);
-  result.catch((e) => { if (/** @type {ErrorPayload} */ (e).code !== 'cancelled') fail(e); }).finally(() => notify(d));
+  result
+    .catch((e) => {
+      if (/** @type {ErrorPayload} */ (e).code !== 'cancelled') fail(e);
+    })
+    .finally(() => notify(d));
   return result;
 }
 
@@ -163,7 +263,9 @@ function ollamaSection(label, d, gpus) {
   const localPort = input('localPort', 'number');
   const serve = button('ollama-serve', t('run.ollama.serve'), 'primary');
   const install = button('ollama-install', t('run.ollama.install'));
-  const installBar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'ollama-install-progress', max: '100', hidden: true }));
+  const installBar = /** @type {HTMLProgressElement} */ (
+    el('progress', { id: 'ollama-install-progress', max: '100', hidden: true })
+  );
   const installLine = el('p', { class: 'small', id: 'ollama-install-status', role: 'status' });
   const fitBtn = button('ollama-fit', t('run.fit.check'));
   const force = button('ollama-pull-force', t('run.fit.force'), 'ghost');
@@ -185,40 +287,106 @@ function ollamaSection(label, d, gpus) {
   const portNum = () => Number(form.port) || 11434;
 
   const picked = () => [...chosen.ollama].filter((u) => gpus.some((g) => g.uuid === u));
-  serve.onclick = () => operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), picked(), on))
-    .then((v) => { d.version = v; notify(d); }, () => {});
+  serve.onclick = () =>
+    operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), picked(), on)).then(
+      (v) => {
+        d.version = v;
+        notify(d);
+      },
+      () => {},
+    );
   install.onclick = () => {
-    d.install = null; d.installed = null;
-    operation('ollama_install', label, d, (on) => ollamaInstall(label, portNum(), picked(), on, (p) => { d.install = p; notify(d); }))
-      .then((r) => { d.installed = r; d.version = r.version; d.install = null; notify(d); }, () => { d.install = null; notify(d); });
+    d.install = null;
+    d.installed = null;
+    operation('ollama_install', label, d, (on) =>
+      ollamaInstall(label, portNum(), picked(), on, (p) => {
+        d.install = p;
+        notify(d);
+      }),
+    ).then(
+      (r) => {
+        d.installed = r;
+        d.version = r.version;
+        d.install = null;
+        notify(d);
+      },
+      () => {
+        d.install = null;
+        notify(d);
+      },
+    );
   };
-  fitBtn.onclick = () => { hideError(); ollamaFit(label, form.model, picked()).then((f) => { d.fit = f; notify(d); }, fail); };
-  stop.onclick = () => { hideError(); ollamaStop(label).then((was) => { d.version = ''; version.textContent = was ? t('run.ollama.stopped') : t('run.ollama.none'); }, fail); };
+  fitBtn.onclick = () => {
+    hideError();
+    ollamaFit(label, form.model, picked()).then((f) => {
+      d.fit = f;
+      notify(d);
+    }, fail);
+  };
+  stop.onclick = () => {
+    hideError();
+    ollamaStop(label).then((was) => {
+      d.version = '';
+      version.textContent = was ? t('run.ollama.stopped') : t('run.ollama.none');
+    }, fail);
+  };
   /** @param {boolean} forced */
   const startPull = (forced) => {
-    d.layers.clear(); d.pulled = false; d.pullStatus = ''; d.refused = false;
+    d.layers.clear();
+    d.pulled = false;
+    d.pullStatus = '';
+    d.refused = false;
     hideError();
-    const { result } = ops.start('ollama_pull', label, {}, (on) => ollamaPull(label, portNum(), form.model, picked(), forced, on, (f) => { d.fit = f; notify(d); }, (p) => {
-      if (p.digest && p.total) d.layers.set(p.digest, { total: p.total, completed: p.completed ?? 0 });
-      d.pullStatus = p.status;
-      if (p.status === 'success') d.pulled = true;
-      notify(d);
-    }));
+    const { result } = ops.start('ollama_pull', label, {}, (on) =>
+      ollamaPull(
+        label,
+        portNum(),
+        form.model,
+        picked(),
+        forced,
+        on,
+        (f) => {
+          d.fit = f;
+          notify(d);
+        },
+        (p) => {
+          if (p.digest && p.total) d.layers.set(p.digest, { total: p.total, completed: p.completed ?? 0 });
+          d.pullStatus = p.status;
+          if (p.status === 'success') d.pulled = true;
+          notify(d);
+        },
+      ),
+    );
     notify(d);
-    result.catch((e) => {
-      const err = /** @type {ErrorPayload} */ (e);
-      // Refused by the memory check: the sentence with its numbers, and "Pull anyway".
-      if (err.code === 'model_does_not_fit') d.refused = true;
-      else if (err.code !== 'cancelled') fail(err);
-    }).finally(() => notify(d));
+    result
+      .catch((e) => {
+        const err = /** @type {ErrorPayload} */ (e);
+        // Refused by the memory check: the sentence with its numbers, and "Pull anyway".
+        if (err.code === 'model_does_not_fit') d.refused = true;
+        else if (err.code !== 'cancelled') fail(err);
+      })
+      .finally(() => notify(d));
   };
   pull.onclick = () => startPull(false);
   force.onclick = () => startPull(true);
-  cancelPull.onclick = () => { const op = ops.running('ollama_pull', label)[0]; if (op) ops.cancel(op); };
+  cancelPull.onclick = () => {
+    const op = ops.running('ollama_pull', label)[0];
+    if (op) ops.cancel(op);
+  };
   chat.onclick = () => {
     d.answer = '';
-    operation('ollama_chat', label, d, (on) => ollamaChat(label, portNum(), form.model, form.prompt, on, (s) => { d.answer += s; notify(d); }))
-      .then((a) => { d.answer = a; notify(d); }, () => {});
+    operation('ollama_chat', label, d, (on) =>
+      ollamaChat(label, portNum(), form.model, form.prompt, on, (s) => {
+        d.answer += s;
+        notify(d);
+      }),
+    ).then(
+      (a) => {
+        d.answer = a;
+        notify(d);
+      },
+      () => {},
+    );
   };
   ps.onclick = () => {
     hideError();
@@ -226,16 +394,39 @@ function ollamaSection(label, d, gpus) {
       clear(psOut);
       if (models === null) psOut.append(el('li', { class: 'muted', text: t('run.ollama.none') }));
       else if (!models.length) psOut.append(el('li', { class: 'muted', text: t('run.ollama.ps.empty') }));
-      else for (const m of models) psOut.append(el('li', { text: t('run.ollama.ps.model', { name: m.name, vram: m.size_vram === null ? '—' : num(m.size_vram / 2 ** 30, 1) }) }));
+      else
+        for (const m of models)
+          psOut.append(
+            el('li', {
+              text: t('run.ollama.ps.model', {
+                name: m.name,
+                vram: m.size_vram === null ? '—' : num(m.size_vram / 2 ** 30, 1),
+              }),
+            }),
+          );
     }, fail);
   };
   tunnel.onclick = () => {
-    operation('ollama_tunnel', label, d, (on) => ollamaTunnel(label, Number(form.localPort) || 0, portNum(), on, (p) => { d.tunnelUrl = `http://127.0.0.1:${p}`; notify(d); }))
-      .catch(() => {}).finally(() => { d.tunnelUrl = ''; notify(d); });
+    operation('ollama_tunnel', label, d, (on) =>
+      ollamaTunnel(label, Number(form.localPort) || 0, portNum(), on, (p) => {
+        d.tunnelUrl = `http://127.0.0.1:${p}`;
+        notify(d);
+      }),
+    )
+      .catch(() => {})
+      .finally(() => {
+        d.tunnelUrl = '';
+        notify(d);
+      });
   };
-  untunnel.onclick = () => { const op = ops.running('ollama_tunnel', label)[0]; if (op) ops.cancel(op); };
+  untunnel.onclick = () => {
+    const op = ops.running('ollama_tunnel', label)[0];
+    if (op) ops.cancel(op);
+  };
 
-  const node = el('section', { class: 'card run-card', id: 'run-ollama' },
+  const node = el(
+    'section',
+    { class: 'card run-card', id: 'run-ollama' },
     el('h2', { text: t('run.ollama.title') }),
     el('p', { class: 'small muted', text: t('run.ollama.intro') }),
     el('div', { class: 'form-row' }, field('ollama-port', t('run.ollama.port'), port), serve, install, stop),
@@ -244,16 +435,26 @@ function ollamaSection(label, d, gpus) {
     gpuPicker(gpus, 'ollama'),
     version,
     el('h3', { text: t('run.ollama.pull.title') }),
-    el('div', { class: 'form-row' }, field('ollama-model', t('run.ollama.model'), model, 'grow'), fitBtn, pull, cancelPull),
+    el(
+      'div',
+      { class: 'form-row' },
+      field('ollama-model', t('run.ollama.model'), model, 'grow'),
+      fitBtn,
+      pull,
+      cancelPull,
+    ),
     el('div', { class: 'row' }, fitLine, force),
-    el('div', { class: 'row pull-row' }, bar, pct), pullLine,
+    el('div', { class: 'row pull-row' }, bar, pct),
+    pullLine,
     el('p', { class: 'small muted', text: t('run.ollama.pull.resume') }),
     el('h3', { text: t('run.ollama.chat.title') }),
     el('div', { class: 'form-row' }, field('ollama-prompt', t('run.ollama.prompt'), prompt, 'grow'), chat, ps),
-    answer, psOut,
+    answer,
+    psOut,
     el('h3', { text: t('run.tunnel.title') }),
     el('div', { class: 'form-row' }, field('ollama-local-port', t('run.tunnel.local'), localPort), tunnel, untunnel),
-    url);
+    url,
+  );
 
   const draw = () => {
     const busy = (/** @type {string} */ k) => ops.running(k, label).length > 0;
@@ -261,14 +462,30 @@ function ollamaSection(label, d, gpus) {
     install.disabled = serve.disabled;
     const ip = d.install;
     installBar.hidden = !ip || ip.stage !== 'downloading';
-    if (ip && ip.total) { installBar.max = ip.total; installBar.value = ip.downloaded ?? 0; } else installBar.removeAttribute('value');
-    if (ip) installLine.textContent = t(`run.ollama.install.stage.${ip.stage}`) + (ip.stage === 'downloading' && ip.total ? ` ${t('run.ollama.install.bytes', { done: num((ip.downloaded ?? 0) / 2 ** 20, 0), total: num(ip.total / 2 ** 20, 0) })}` : '');
-    else if (d.installed) installLine.textContent = t(d.installed.already_installed ? 'run.ollama.install.already' : 'run.ollama.install.done', { version: d.installed.version, path: d.installed.path });
+    if (ip && ip.total) {
+      installBar.max = ip.total;
+      installBar.value = ip.downloaded ?? 0;
+    } else installBar.removeAttribute('value');
+    if (ip)
+      installLine.textContent =
+        t(`run.ollama.install.stage.${ip.stage}`) +
+        (ip.stage === 'downloading' && ip.total
+          ? ` ${t('run.ollama.install.bytes', { done: num((ip.downloaded ?? 0) / 2 ** 20, 0), total: num(ip.total / 2 ** 20, 0) })}`
+          : '');
+    else if (d.installed)
+      installLine.textContent = t(
+        d.installed.already_installed ? 'run.ollama.install.already' : 'run.ollama.install.done',
+        { version: d.installed.version, path: d.installed.path },
+      );
     else installLine.textContent = '';
     fitLine.textContent = d.fit && d.fit.model === form.model ? fitText(d.fit) : '';
     fitLine.dataset.verdict = d.fit?.verdict ?? '';
     force.hidden = !d.refused;
-    version.textContent = busy('ollama_serve') ? t('run.ollama.starting') : d.version ? t('run.ollama.version', { version: d.version, port: portNum() }) : version.textContent;
+    version.textContent = busy('ollama_serve')
+      ? t('run.ollama.starting')
+      : d.version
+        ? t('run.ollama.version', { version: d.version, port: portNum() })
+        : version.textContent;
     const pulling = busy('ollama_pull');
     pull.disabled = pulling;
     cancelPull.hidden = !pulling;
@@ -277,7 +494,15 @@ function ollamaSection(label, d, gpus) {
     bar.value = p;
     bar.dataset.pct = p.toFixed(0);
     pct.textContent = share || d.pulled ? `${num(p, 0)} %` : '';
-    pullLine.textContent = d.pullStatus ? (share ? t('run.ollama.pull.line', { status: pullStatus(d.pullStatus), done: num(share.done / 2 ** 20, 0), total: num(share.total / 2 ** 20, 0) }) : pullStatus(d.pullStatus)) : '';
+    pullLine.textContent = d.pullStatus
+      ? share
+        ? t('run.ollama.pull.line', {
+            status: pullStatus(d.pullStatus),
+            done: num(share.done / 2 ** 20, 0),
+            total: num(share.total / 2 ** 20, 0),
+          })
+        : pullStatus(d.pullStatus)
+      : '';
     chat.disabled = busy('ollama_chat');
     answer.textContent = d.answer;
     answer.hidden = !d.answer;
@@ -285,7 +510,11 @@ function ollamaSection(label, d, gpus) {
     tunnel.disabled = tunnelOn;
     untunnel.hidden = !tunnelOn;
     clear(url);
-    if (d.tunnelUrl) url.append(el('span', { class: 'muted', text: `${t('run.tunnel.url')} ` }), el('code', { class: 'url', text: d.tunnelUrl }));
+    if (d.tunnelUrl)
+      url.append(
+        el('span', { class: 'muted', text: `${t('run.tunnel.url')} ` }),
+        el('code', { class: 'url', text: d.tunnelUrl }),
+      );
   };
   return { node, draw };
 }
@@ -295,32 +524,72 @@ function jupyterSection(label, d) {
   const python = input('python');
   const port = input('jport', 'number');
   const local = input('jlocal', 'number');
-  const browser = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', id: 'jupyter-browser', checked: true }));
+  const browser = /** @type {HTMLInputElement} */ (
+    el('input', { type: 'checkbox', id: 'jupyter-browser', checked: true })
+  );
   const open = button('jupyter-open', t('run.jupyter.open'), 'primary');
   const close = button('jupyter-stop', t('run.jupyter.stop'), 'danger ghost');
   const url = el('p', { class: 'small', id: 'jupyter-url' });
   open.onclick = () => {
-    operation('jupyter_open', label, d, (on) => jupyterOpen(label, form.python, Number(form.jport) || 8888, Number(form.jlocal) || 0, browser.checked, on, (u) => { d.jupyterUrl = u; notify(d); }))
-      .catch(() => {}).finally(() => { d.jupyterUrl = ''; notify(d); });
+    operation('jupyter_open', label, d, (on) =>
+      jupyterOpen(
+        label,
+        form.python,
+        Number(form.jport) || 8888,
+        Number(form.jlocal) || 0,
+        browser.checked,
+        on,
+        (u) => {
+          d.jupyterUrl = u;
+          notify(d);
+        },
+      ),
+    )
+      .catch(() => {})
+      .finally(() => {
+        d.jupyterUrl = '';
+        notify(d);
+      });
   };
   close.onclick = () => {
     const op = ops.running('jupyter_open', label)[0];
     if (op) ops.cancel(op);
     hideError();
-    jupyterStop(label).then((was) => { url.textContent = was ? t('run.jupyter.stopped') : t('run.jupyter.none'); }, fail);
+    jupyterStop(label).then((was) => {
+      url.textContent = was ? t('run.jupyter.stopped') : t('run.jupyter.none');
+    }, fail);
   };
-  const node = el('section', { class: 'card run-card', id: 'run-jupyter' },
+  const node = el(
+    'section',
+    { class: 'card run-card', id: 'run-jupyter' },
     el('h2', { text: t('run.jupyter.title') }),
     el('p', { class: 'small muted', text: t('run.jupyter.intro') }),
-    el('div', { class: 'form-row' }, field('jupyter-python', t('run.jupyter.python'), python), field('jupyter-port', t('run.jupyter.port'), port), field('jupyter-local', t('run.tunnel.local'), local)),
-    el('div', { class: 'row' }, el('label', { class: 'check' }, browser, el('span', { text: t('run.jupyter.browser') })), open, close),
-    url);
+    el(
+      'div',
+      { class: 'form-row' },
+      field('jupyter-python', t('run.jupyter.python'), python),
+      field('jupyter-port', t('run.jupyter.port'), port),
+      field('jupyter-local', t('run.tunnel.local'), local),
+    ),
+    el(
+      'div',
+      { class: 'row' },
+      el('label', { class: 'check' }, browser, el('span', { text: t('run.jupyter.browser') })),
+      open,
+      close,
+    ),
+    url,
+  );
   const draw = () => {
     const on = ops.running('jupyter_open', label).length > 0;
     open.disabled = on;
     if (on) {
       clear(url);
-      if (d.jupyterUrl) url.append(el('span', { class: 'muted', text: `${t('run.tunnel.url')} ` }), el('code', { class: 'url', text: d.jupyterUrl }));
+      if (d.jupyterUrl)
+        url.append(
+          el('span', { class: 'muted', text: `${t('run.tunnel.url')} ` }),
+          el('code', { class: 'url', text: d.jupyterUrl }),
+        );
       else url.textContent = t('run.jupyter.starting');
     }
   };
@@ -337,45 +606,89 @@ function launchSection(label, d, gpus) {
   const logs = el('div', { class: 'rank-logs', id: 'launch-logs' });
   const result = el('div', { id: 'launch-result' });
   run.onclick = () => {
-    d.ranks.clear(); d.launch = null;
+    d.ranks.clear();
+    d.launch = null;
     const n = Math.max(1, Number(form.nproc) || 1);
     const picked = [...chosen.launch].filter((u) => gpus.some((g) => g.uuid === u));
-    const spec = { nproc: picked.length || n, gpus: picked, script: [form.script, ...form.args.split(/\s+/).filter(Boolean)] };
-    operation('launch_run', label, d, (on) => launchRun(label, spec, on, (l) => {
-      const key = l.rank === null ? 'torchrun' : String(l.rank);
-      const lines = d.ranks.get(key) ?? [];
-      lines.push(l.line);
-      if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES);
-      d.ranks.set(key, lines);
-      notify(d);
-    })).then((r) => { d.launch = r; notify(d); }, () => {});
+    const spec = {
+      nproc: picked.length || n,
+      gpus: picked,
+      script: [form.script, ...form.args.split(/\s+/).filter(Boolean)],
+    };
+    operation('launch_run', label, d, (on) =>
+      launchRun(label, spec, on, (l) => {
+        const key = l.rank === null ? 'torchrun' : String(l.rank);
+        const lines = d.ranks.get(key) ?? [];
+        lines.push(l.line);
+        if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES);
+        d.ranks.set(key, lines);
+        notify(d);
+      }),
+    ).then(
+      (r) => {
+        d.launch = r;
+        notify(d);
+      },
+      () => {},
+    );
   };
   stop.onclick = () => {
     const op = ops.running('launch_run', label)[0];
     if (op) ops.cancel(op);
-    else { hideError(); launchStop(label).catch(fail); }
+    else {
+      hideError();
+      launchStop(label).catch(fail);
+    }
   };
-  const node = el('section', { class: 'card run-card', id: 'run-launch' },
+  const node = el(
+    'section',
+    { class: 'card run-card', id: 'run-launch' },
     el('h2', { text: t('run.launch.title') }),
     el('p', { class: 'small muted', text: t('run.launch.intro') }),
-    el('div', { class: 'form-row' }, field('launch-script', t('run.launch.script'), script, 'grow'), field('launch-args', t('run.launch.args'), args, 'grow'), field('launch-nproc', t('run.launch.nproc'), nproc)),
+    el(
+      'div',
+      { class: 'form-row' },
+      field('launch-script', t('run.launch.script'), script, 'grow'),
+      field('launch-args', t('run.launch.args'), args, 'grow'),
+      field('launch-nproc', t('run.launch.nproc'), nproc),
+    ),
     gpuPicker(gpus, 'launch'),
     el('div', { class: 'row' }, run, stop),
-    logs, result,
-    el('p', { class: 'small muted', text: t('run.launch.nccl') }));
+    logs,
+    result,
+    el('p', { class: 'small muted', text: t('run.launch.nccl') }),
+  );
   const draw = () => {
     const on = ops.running('launch_run', label).length > 0;
     run.disabled = on;
     clear(logs);
-    const keys = [...d.ranks.keys()].sort((a, b) => (a === 'torchrun' ? -1 : b === 'torchrun' ? 1 : Number(a) - Number(b)));
+    const keys = [...d.ranks.keys()].sort((a, b) =>
+      a === 'torchrun' ? -1 : b === 'torchrun' ? 1 : Number(a) - Number(b),
+    );
     for (const k of keys) {
       const pre = el('pre', { class: 'log', 'data-rank': k, text: (d.ranks.get(k) ?? []).join('\n') });
-      logs.append(el('div', { class: 'rank' }, el('div', { class: 'small muted', text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }) }), pre));
+      logs.append(
+        el(
+          'div',
+          { class: 'rank' },
+          el('div', {
+            class: 'small muted',
+            text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }),
+          }),
+          pre,
+        ),
+      );
       pre.scrollTop = pre.scrollHeight;
     }
     clear(result);
     if (d.launch) {
-      result.append(el('p', { class: d.launch.status === 0 ? 'ok' : 'warn', 'data-status': String(d.launch.status), text: d.launch.status === null ? t('run.launch.killed') : t('run.launch.exit', { status: d.launch.status }) }));
+      result.append(
+        el('p', {
+          class: d.launch.status === 0 ? 'ok' : 'warn',
+          'data-status': String(d.launch.status),
+          text: d.launch.status === null ? t('run.launch.killed') : t('run.launch.exit', { status: d.launch.status }),
+        }),
+      );
       for (const h of d.launch.hints) result.append(el('p', { class: 'hint small', 'data-hint': h, text: t(h) }));
     }
   };
@@ -392,25 +705,48 @@ function skypilotSection() {
   const copied = el('span', { class: 'small muted', role: 'status' });
   go.onclick = () => {
     hideError();
-    exportSkypilot('gpurent-job', form.acc, Math.max(1, Number(form.nodes) || 1), form.setup, [form.script, ...form.args.split(/\s+/).filter(Boolean)])
-      .then((y) => { form.yaml = y; draw(); }, fail);
+    exportSkypilot('gpurent-job', form.acc, Math.max(1, Number(form.nodes) || 1), form.setup, [
+      form.script,
+      ...form.args.split(/\s+/).filter(Boolean),
+    ]).then((y) => {
+      form.yaml = y;
+      draw();
+    }, fail);
   };
   copy.onclick = () => {
-    navigator.clipboard.writeText(form.yaml).then(() => { copied.textContent = t('run.skypilot.copied'); }, () => {
-      const range = document.createRange();
-      range.selectNodeContents(out);
-      const sel = window.getSelection();
-      sel?.removeAllRanges();
-      sel?.addRange(range);
-      copied.textContent = t('run.skypilot.selected');
-    });
+    navigator.clipboard.writeText(form.yaml).then(
+      () => {
+        copied.textContent = t('run.skypilot.copied');
+      },
+      () => {
+        const range = document.createRange();
+        range.selectNodeContents(out);
+        const sel = window.getSelection();
+        sel?.removeAllRanges();
+        sel?.addRange(range);
+        copied.textContent = t('run.skypilot.selected');
+      },
+    );
   };
-  const node = el('section', { class: 'card run-card', id: 'run-skypilot' },
+  const node = el(
+    'section',
+    { class: 'card run-card', id: 'run-skypilot' },
     el('h2', { text: t('run.skypilot.title') }),
     el('p', { class: 'small muted', text: t('run.skypilot.intro') }),
-    el('div', { class: 'form-row' }, field('skypilot-acc', t('run.skypilot.accelerators'), acc), field('skypilot-nodes', t('run.skypilot.nodes'), nodes), field('skypilot-setup', t('run.skypilot.setup'), setup, 'grow')),
+    el(
+      'div',
+      { class: 'form-row' },
+      field('skypilot-acc', t('run.skypilot.accelerators'), acc),
+      field('skypilot-nodes', t('run.skypilot.nodes'), nodes),
+      field('skypilot-setup', t('run.skypilot.setup'), setup, 'grow'),
+    ),
     el('div', { class: 'row' }, go, copy, copied),
-    out);
-  const draw = () => { out.textContent = form.yaml; out.hidden = !form.yaml; copy.hidden = !form.yaml; };
+    out,
+  );
+  const draw = () => {
+    out.textContent = form.yaml;
+    out.hidden = !form.yaml;
+    copy.hidden = !form.yaml;
+  };
   return { node, draw };
 }

@@ -20,7 +20,14 @@ export async function renderPick(root, signal) {
     const body = el('div', { class: 'tab-body' });
     const tabs = el('div', { class: 'tabs', role: 'tablist' });
     for (const id of /** @type {const} */ (['estimate', 'catalog'])) {
-      const b = el('button', { type: 'button', role: 'tab', id: `tab-${id}`, class: tab === id ? 'tab active' : 'tab', 'aria-selected': tab === id ? 'true' : 'false', text: t(`pick.tab.${id}`) });
+      const b = el('button', {
+        type: 'button',
+        role: 'tab',
+        id: `tab-${id}`,
+        class: tab === id ? 'tab active' : 'tab',
+        'aria-selected': tab === id ? 'true' : 'false',
+        text: t(`pick.tab.${id}`),
+      });
       b.addEventListener('click', () => {
         tab = id;
         draw();

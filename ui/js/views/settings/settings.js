@@ -74,7 +74,9 @@ export async function renderSettings(root, signal) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   }
-  lang.sel.addEventListener('change', () => save({ ...settings, language: /** @type {LanguagePref} */ (lang.sel.value) }));
+  lang.sel.addEventListener('change', () =>
+    save({ ...settings, language: /** @type {LanguagePref} */ (lang.sel.value) }),
+  );
   theme.sel.addEventListener('change', () => save({ ...settings, theme: /** @type {ThemePref} */ (theme.sel.value) }));
 
   root.append(
@@ -93,9 +95,15 @@ export async function renderSettings(root, signal) {
 }
 
 function selfCheckCard() {
-  const run = /** @type {HTMLButtonElement} */ (el('button', { id: 'selfcheck-run', type: 'button', class: 'primary', text: t('settings.check.run') }));
-  const cancel = /** @type {HTMLButtonElement} */ (el('button', { id: 'selfcheck-cancel', type: 'button', text: t('settings.check.cancel'), hidden: true }));
-  const progress = /** @type {HTMLProgressElement} */ (el('progress', { id: 'selfcheck-progress', max: '1', value: '0', hidden: true }));
+  const run = /** @type {HTMLButtonElement} */ (
+    el('button', { id: 'selfcheck-run', type: 'button', class: 'primary', text: t('settings.check.run') })
+  );
+  const cancel = /** @type {HTMLButtonElement} */ (
+    el('button', { id: 'selfcheck-cancel', type: 'button', text: t('settings.check.cancel'), hidden: true })
+  );
+  const progress = /** @type {HTMLProgressElement} */ (
+    el('progress', { id: 'selfcheck-progress', max: '1', value: '0', hidden: true })
+  );
   const line = el('p', { id: 'selfcheck-line', class: 'muted', role: 'status' });
   const results = el('ul', { id: 'selfcheck-results', class: 'checklist' });
   /** @type {string | null} */
@@ -118,7 +126,9 @@ function selfCheckCard() {
       });
       progress.value = progress.max;
       for (const c of report.checks) {
-        const text = c.ok ? t(`check.${c.step}`) : `${t(`check.${c.step}`)} — ${errorText({ code: c.code ?? 'internal', message: c.detail })}`;
+        const text = c.ok
+          ? t(`check.${c.step}`)
+          : `${t(`check.${c.step}`)} — ${errorText({ code: c.code ?? 'internal', message: c.detail })}`;
         results.append(el('li', { class: c.ok ? 'ok' : 'fail', 'data-step': c.step, text }));
       }
       line.textContent = report.all_ok ? t('settings.check.ok') : t('settings.check.failed');
