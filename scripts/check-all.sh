@@ -14,12 +14,15 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 
-step "format"
+step "format (Rust: cargo fmt; the UI's JS, CSS and HTML: prettier, pinned in package.json, .prettierrc)"
 cargo fmt --all --check
+npx --no-install prettier --check ui
 
-step "UI types (tsc --checkJs over ui/, against the generated bindings) and translations"
+step "UI types (tsc --checkJs over ui/, against the generated bindings), translations, no import cycles, the screens' teardown"
 npx --no-install tsc -p ui/jsconfig.json
 node scripts/check-i18n.mjs
+node scripts/check-import-cycles.mjs
+node --test scripts/test-ui-screen.mjs
 
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings

@@ -20,13 +20,15 @@ export const billingView = (by, live) => invoke('billing_view', { by, live });
 export const budgetList = () => invoke('budget_list');
 
 /** @param {string | null} host @param {Period} period @param {number} usd @param {boolean} stopAt100 @returns {Promise<BudgetRow>} */
-export const budgetSet = (host, period, usd, stopAt100) => invoke('budget_set', { host, period, usd, stopWhenSpent: stopAt100 });
+export const budgetSet = (host, period, usd, stopAt100) =>
+  invoke('budget_set', { host, period, usd, stopWhenSpent: stopAt100 });
 
 /** @param {string | null} host @param {Period} period @returns {Promise<boolean>} */
 export const budgetRemove = (host, period) => invoke('budget_remove', { host, period });
 
 /** @param {string} host @param {number} usdPerHour @param {Increment} rule @param {number | null} storageUsdPerDay @returns {Promise<HostRate>} */
-export const hostRateSet = (host, usdPerHour, rule, storageUsdPerDay) => invoke('host_rate_set', { host, usdPerHour, rule, storageUsdPerDay });
+export const hostRateSet = (host, usdPerHour, rule, storageUsdPerDay) =>
+  invoke('host_rate_set', { host, usdPerHour, rule, storageUsdPerDay });
 
 /** @param {string} host @returns {Promise<HostRate>} */
 export const hostRateStopped = (host) => invoke('host_rate_stopped', { host });

@@ -18,7 +18,8 @@ export const guardView = (label) => invoke('guard_view', { label });
 export const guardDuration = (text) => invoke('guard_duration', { text });
 
 /** @param {string} label @param {GuardRequest} req @param {(p: Progress) => void} onProgress @returns {Promise<GuardSetReport>} */
-export const guardSet = (label, req, onProgress) => withUnlock(() => invoke('guard_set', { label, req, onProgress: channel(onProgress) }));
+export const guardSet = (label, req, onProgress) =>
+  withUnlock(() => invoke('guard_set', { label, req, onProgress: channel(onProgress) }));
 
 /** @param {string} label @returns {Promise<GuardStatus>} */
 export const guardStatus = (label) => withUnlock(() => invoke('guard_status', { label }));

@@ -23,7 +23,15 @@ import { withUnlock } from './api.js';
  * @returns {Promise<null>}
  */
 export const monitorWatch = (label, intervalMs, onProgress, onSample, onStatus) =>
-  withUnlock(() => invoke('monitor_watch', { label, intervalMs, onProgress: channel(onProgress), onSample: channel(onSample), onStatus: channel(onStatus) }));
+  withUnlock(() =>
+    invoke('monitor_watch', {
+      label,
+      intervalMs,
+      onProgress: channel(onProgress),
+      onSample: channel(onSample),
+      onStatus: channel(onStatus),
+    }),
+  );
 
 /** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @returns {Promise<string>} */
 export const ollamaServe = (label, port, gpus, onProgress) =>
@@ -31,7 +39,9 @@ export const ollamaServe = (label, port, gpus, onProgress) =>
 
 /** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @param {(p: InstallProgress) => void} onInstall @returns {Promise<OllamaInstallReport>} */
 export const ollamaInstall = (label, port, gpus, onProgress, onInstall) =>
-  withUnlock(() => invoke('ollama_install', { label, port, gpus, onProgress: channel(onProgress), onInstall: channel(onInstall) }));
+  withUnlock(() =>
+    invoke('ollama_install', { label, port, gpus, onProgress: channel(onProgress), onInstall: channel(onInstall) }),
+  );
 
 /** @param {string} label @param {string} model @param {string[]} gpus @returns {Promise<ModelFit>} */
 export const ollamaFit = (label, model, gpus) => withUnlock(() => invoke('ollama_fit', { label, model, gpus }));
@@ -43,11 +53,24 @@ export const ollamaFit = (label, model, gpus) => withUnlock(() => invoke('ollama
  * @returns {Promise<ModelFit>}
  */
 export const ollamaPull = (label, port, model, gpus, force, onProgress, onFit, onPull) =>
-  withUnlock(() => invoke('ollama_pull', { label, port, model, gpus, force, onProgress: channel(onProgress), onFit: channel(onFit), onPull: channel(onPull) }));
+  withUnlock(() =>
+    invoke('ollama_pull', {
+      label,
+      port,
+      model,
+      gpus,
+      force,
+      onProgress: channel(onProgress),
+      onFit: channel(onFit),
+      onPull: channel(onPull),
+    }),
+  );
 
 /** @param {string} label @param {number} port @param {string} model @param {string} prompt @param {(p: Progress) => void} onProgress @param {(s: string) => void} onPiece @returns {Promise<string>} */
 export const ollamaChat = (label, port, model, prompt, onProgress, onPiece) =>
-  withUnlock(() => invoke('ollama_chat', { label, port, model, prompt, onProgress: channel(onProgress), onPiece: channel(onPiece) }));
+  withUnlock(() =>
+    invoke('ollama_chat', { label, port, model, prompt, onProgress: channel(onProgress), onPiece: channel(onPiece) }),
+  );
 
 /** @param {string} label @param {number} port @returns {Promise<Loaded[] | null>} */
 export const ollamaPs = (label, port) => withUnlock(() => invoke('ollama_ps', { label, port }));
@@ -57,14 +80,26 @@ export const ollamaStop = (label) => withUnlock(() => invoke('ollama_stop', { la
 
 /** @param {string} label @param {number} localPort @param {number} port @param {(p: Progress) => void} onProgress @param {(port: number) => void} onOpen @returns {Promise<null>} */
 export const ollamaTunnel = (label, localPort, port, onProgress, onOpen) =>
-  withUnlock(() => invoke('ollama_tunnel', { label, localPort, port, onProgress: channel(onProgress), onOpen: channel(onOpen) }));
+  withUnlock(() =>
+    invoke('ollama_tunnel', { label, localPort, port, onProgress: channel(onProgress), onOpen: channel(onOpen) }),
+  );
 
 /**
  * @param {string} label @param {string} python @param {number} port @param {number} localPort @param {boolean} openBrowser
  * @param {(p: Progress) => void} onProgress @param {(url: string) => void} onOpen @returns {Promise<null>}
  */
 export const jupyterOpen = (label, python, port, localPort, openBrowser, onProgress, onOpen) =>
-  withUnlock(() => invoke('jupyter_open', { label, python, port, localPort, openBrowser, onProgress: channel(onProgress), onOpen: channel(onOpen) }));
+  withUnlock(() =>
+    invoke('jupyter_open', {
+      label,
+      python,
+      port,
+      localPort,
+      openBrowser,
+      onProgress: channel(onProgress),
+      onOpen: channel(onOpen),
+    }),
+  );
 
 /** @param {string} label @returns {Promise<boolean>} */
 export const jupyterStop = (label) => withUnlock(() => invoke('jupyter_stop', { label }));

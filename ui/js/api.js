@@ -63,8 +63,7 @@ export const settingsGet = () => invoke('settings_get');
 export const settingsSet = (settings) => invoke('settings_set', { settings });
 
 /** @param {(p: Progress) => void} onProgress @returns {Promise<SelfCheckReport>} */
-export const selfcheckRun = (onProgress) =>
-  invoke('selfcheck_run', { onProgress: channel(onProgress) });
+export const selfcheckRun = (onProgress) => invoke('selfcheck_run', { onProgress: channel(onProgress) });
 
 /** @param {string} opId @returns {Promise<null>} */
 export const opCancel = (opId) => invoke('op_cancel', { opId });
@@ -138,10 +137,12 @@ export const liveHosts = async () => (await hostList()).filter((h) => h.released
 export const hostPreview = (text) => invoke('host_preview', { text });
 
 /** @param {PasteAdd} req @param {(p: Progress) => void} onProgress @returns {Promise<HostAddOutcome>} */
-export const hostAdd = (req, onProgress) => withUnlock(() => invoke('host_add', { req, onProgress: channel(onProgress) }));
+export const hostAdd = (req, onProgress) =>
+  withUnlock(() => invoke('host_add', { req, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostCheck>} */
-export const hostCheck = (label, onProgress) => withUnlock(() => invoke('host_check', { label, onProgress: channel(onProgress) }));
+export const hostCheck = (label, onProgress) =>
+  withUnlock(() => invoke('host_check', { label, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string} fingerprint @returns {Promise<Host>} */
 export const hostRepin = (label, fingerprint) => withUnlock(() => invoke('host_repin', { label, fingerprint }));
@@ -157,13 +158,16 @@ export const hostDelete = (label) => invoke('host_delete', { label });
 /** @typedef {import('../bindings/HostVerify').HostVerify} HostVerify */
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostReport>} */
-export const setupProbe = (label, onProgress) => withUnlock(() => invoke('setup_probe', { label, onProgress: channel(onProgress) }));
+export const setupProbe = (label, onProgress) =>
+  withUnlock(() => invoke('setup_probe', { label, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string | null} code @param {(p: Progress) => void} onProgress @returns {Promise<FixReport>} */
-export const setupFix = (label, code, onProgress) => withUnlock(() => invoke('setup_fix', { label, code, onProgress: channel(onProgress) }));
+export const setupFix = (label, code, onProgress) =>
+  withUnlock(() => invoke('setup_fix', { label, code, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {(p: Progress) => void} onProgress @returns {Promise<HostVerify>} */
-export const setupVerify = (label, onProgress) => withUnlock(() => invoke('setup_verify', { label, onProgress: channel(onProgress) }));
+export const setupVerify = (label, onProgress) =>
+  withUnlock(() => invoke('setup_verify', { label, onProgress: channel(onProgress) }));
 
 /** @typedef {import('../bindings/Opened').Opened} Opened */
 /** @typedef {import('../bindings/AgentKeep').AgentKeep} AgentKeep */
@@ -192,22 +196,26 @@ export const filesMkdir = (label, path) => withUnlock(() => invoke('files_mkdir'
 export const filesRename = (label, from, to) => withUnlock(() => invoke('files_rename', { label, from, to }));
 
 /** @param {string} label @param {string} path @param {boolean} recursive @returns {Promise<null>} */
-export const filesDelete = (label, path, recursive) => withUnlock(() => invoke('files_delete', { label, path, recursive }));
+export const filesDelete = (label, path, recursive) =>
+  withUnlock(() => invoke('files_delete', { label, path, recursive }));
 
 /** @param {string[]} paths @param {string[]} excludes @returns {Promise<ScanReport>} */
 export const filesScan = (paths, excludes) => invoke('files_scan', { paths, excludes });
 
 /** @param {string} label @param {string[]} locals @param {string} remoteDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesPut = (label, locals, remoteDir, opts, onProgress) => withUnlock(() => invoke('files_put', { label, locals, remoteDir, opts, onProgress: channel(onProgress) }));
+export const filesPut = (label, locals, remoteDir, opts, onProgress) =>
+  withUnlock(() => invoke('files_put', { label, locals, remoteDir, opts, onProgress: channel(onProgress) }));
 
 /** @param {string} label @param {string[]} remotes @param {string} localDir @param {TransferOptions} opts @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesGet = (label, remotes, localDir, opts, onProgress) => withUnlock(() => invoke('files_get', { label, remotes, localDir, opts, onProgress: channel(onProgress) }));
+export const filesGet = (label, remotes, localDir, opts, onProgress) =>
+  withUnlock(() => invoke('files_get', { label, remotes, localDir, opts, onProgress: channel(onProgress) }));
 
 /** @param {string | null} label @returns {Promise<TransferSummary[]>} */
 export const filesTransfers = (label) => invoke('files_transfers', { label });
 
 /** @param {number} id @param {(p: Progress) => void} onProgress @returns {Promise<TransferReport>} */
-export const filesResume = (id, onProgress) => withUnlock(() => invoke('files_resume', { id, onProgress: channel(onProgress) }));
+export const filesResume = (id, onProgress) =>
+  withUnlock(() => invoke('files_resume', { id, onProgress: channel(onProgress) }));
 
 /** @param {number} id @returns {Promise<TransferSummary>} */
 export const filesDiscard = (id) => withUnlock(() => invoke('files_discard', { id }));
@@ -222,7 +230,8 @@ export const filesPick = (pick, title) => invoke('files_pick', { pick, title });
  * The warned export of a private key; `acknowledgedRisk` is the user's own tick (the core refuses
  * without it). @param {string} label @param {string} path @param {boolean} acknowledgedRisk @returns {Promise<string>}
  */
-export const keyExportPrivate = (label, path, acknowledgedRisk) => invoke('key_export_private', { label, path, acknowledgedRisk });
+export const keyExportPrivate = (label, path, acknowledgedRisk) =>
+  invoke('key_export_private', { label, path, acknowledgedRisk });
 
 /** @typedef {import('../bindings/Account').Account} Account */
 /** @typedef {import('../bindings/AccountCheck').AccountCheck} AccountCheck */
@@ -285,7 +294,8 @@ export const instanceAction = (instance, action) => invoke('instance_action', { 
  * `folders` are result folders on the machine to compare with what was downloaded.
  * @param {string} instance @param {string[]} folders @returns {Promise<ReleaseChecklist>}
  */
-export const releaseChecklist = (instance, folders) => withUnlock(() => invoke('release_checklist', { instance, folders }));
+export const releaseChecklist = (instance, folders) =>
+  withUnlock(() => invoke('release_checklist', { instance, folders }));
 
 /** Save the checklist's environment recipe locally; returns its path. @param {EnvRecipe} recipe @returns {Promise<string>} */
 export const releaseSaveRecipe = (recipe) => invoke('release_save_recipe', { recipe });

@@ -3,19 +3,22 @@ import { forwardFileDrops, settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
-import { renderHosts } from './views/hosts.js';
-import { renderKeys } from './views/keys.js';
-import { renderPick } from './views/pick.js';
-import { renderSetup } from './views/setup.js';
-import { renderFiles } from './views/files.js';
-import { renderMonitor } from './views/monitor.js';
-import { renderBilling } from './views/billing.js';
+import { renderHosts } from './views/hosts/hosts.js';
+import { renderKeys } from './views/keys/keys.js';
+import { renderPick } from './views/pick/pick.js';
+import { renderSetup } from './views/setup/setup.js';
+import { renderFiles } from './views/files/files.js';
+import { renderMonitor } from './views/monitor/monitor.js';
+import { renderBilling } from './views/billing/billing.js';
 import { startBudgetBanner } from './budget-banner.js';
-import { renderSettings } from './views/settings.js';
+import { renderSettings } from './views/settings/settings.js';
 import { applyTheme } from './theme.js';
 
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {(root: HTMLElement) => void | Promise<void>} Screen */
+/**
+ * A screen draws into `root`; `signal` aborts when it leaves the page (see screen.js).
+ * @typedef {(root: HTMLElement, signal: AbortSignal) => void | Promise<void>} Screen
+ */
 
 /**
  * The guided flow. Steps without a screen yet are shown disabled with their one-line description.
@@ -36,6 +39,8 @@ const SCREENS = { settings: renderSettings };
 for (const s of STEPS) if (s.screen) SCREENS[s.id] = s.screen;
 
 let route = 'pick';
+/** The screen on the page: aborted when the next one is drawn. */
+let shown = new AbortController();
 
 function renderRail() {
   const list = byId('rail-steps');
@@ -71,16 +76,20 @@ function renderRail() {
 export async function navigate(next) {
   if (!SCREENS[next]) return;
   route = next;
+  shown.abort();
+  shown = new AbortController();
   renderRail();
   const view = byId('view');
   clear(view);
   view.dataset.screen = next;
-  await SCREENS[next](view);
+  await SCREENS[next](view, shown.signal);
 }
 
 async function start() {
   document.addEventListener('click', (ev) => {
-    const target = /** @type {HTMLElement | null} */ (ev.target instanceof Element ? ev.target.closest('[data-route]') : null);
+    const target = /** @type {HTMLElement | null} */ (
+      ev.target instanceof Element ? ev.target.closest('[data-route]') : null
+    );
     if (target && !target.hasAttribute('disabled')) navigate(target.dataset.route ?? 'pick');
   });
   onLanguageChange(() => navigate(route));

@@ -16,7 +16,9 @@ export const usd = (v) => `$${num(v + 0, 2)}`; // + 0: a sum of nothing is -0
 /** The words for one budget's scope and period. @param {BudgetRow} b */
 export function budgetName(b) {
   const per = t(`billing.budget.per.${b.budget.period}`);
-  return b.budget.host ? t('billing.budget.name.host', { host: b.budget.host, per }) : t('billing.budget.name.total', { per });
+  return b.budget.host
+    ? t('billing.budget.name.host', { host: b.budget.host, per })
+    : t('billing.budget.name.total', { per });
 }
 
 /** Show the budgets at 80 % or more. @param {BudgetRow[]} rows */
@@ -35,12 +37,19 @@ export function showBudgets(rows) {
         'data-level': b.level,
         'data-scope': b.budget.host ?? 'total',
         'data-period': b.budget.period,
-        text: t(key, { name: budgetName(b), pct: num(Math.floor(b.fraction * 100), 0), spent: usd(b.spent_usd), budget: usd(b.budget.usd) }),
+        text: t(key, {
+          name: budgetName(b),
+          pct: num(Math.floor(b.fraction * 100), 0),
+          spent: usd(b.spent_usd),
+          budget: usd(b.budget.usd),
+        }),
       }),
     );
   }
   if (hot.length) {
-    banner.append(el('button', { type: 'button', class: 'link', 'data-route': 'billing', text: t('billing.banner.open') }));
+    banner.append(
+      el('button', { type: 'button', class: 'link', 'data-route': 'billing', text: t('billing.banner.open') }),
+    );
   }
 }
 

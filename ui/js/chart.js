@@ -67,7 +67,10 @@ function bucket(pts) {
   for (let i = 0; i < pts.length; i += step) {
     const group = pts.slice(i, i + step);
     const vals = group.map((p) => p.v).filter((v) => v !== null);
-    out.push({ t: group[group.length - 1].t, v: vals.length ? vals.reduce((a, b) => a + /** @type {number} */ (b), 0) / vals.length : null });
+    out.push({
+      t: group[group.length - 1].t,
+      v: vals.length ? vals.reduce((a, b) => a + /** @type {number} */ (b), 0) / vals.length : null,
+    });
   }
   return out;
 }
@@ -95,7 +98,10 @@ export function linePath(all, windowMs, max) {
     line += run.map((p, i) => `${i ? 'L' : 'M'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('');
     const first = run[0];
     const lastP = run[run.length - 1];
-    area += `M${first.x.toFixed(1)},${H}` + run.map((p) => `L${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('') + `L${lastP.x.toFixed(1)},${H}Z`;
+    area +=
+      `M${first.x.toFixed(1)},${H}` +
+      run.map((p) => `L${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('') +
+      `L${lastP.x.toFixed(1)},${H}Z`;
     run = [];
   };
   let prevT = -Infinity;
@@ -116,8 +122,17 @@ export function linePath(all, windowMs, max) {
  */
 export function chart(metric, pts, windowMs, max) {
   const { line, area, spanMs, count } = linePath(pts, windowMs, max);
-  const root = svg('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', 'data-metric': metric, 'data-points': count, 'data-span-ms': Math.round(spanMs), role: 'img' });
-  for (const f of [0.25, 0.5, 0.75]) root.append(svg('line', { class: 'grid', x1: 0, x2: W, y1: (H * f).toFixed(1), y2: (H * f).toFixed(1) }));
+  const root = svg('svg', {
+    class: 'chart',
+    viewBox: `0 0 ${W} ${H}`,
+    preserveAspectRatio: 'none',
+    'data-metric': metric,
+    'data-points': count,
+    'data-span-ms': Math.round(spanMs),
+    role: 'img',
+  });
+  for (const f of [0.25, 0.5, 0.75])
+    root.append(svg('line', { class: 'grid', x1: 0, x2: W, y1: (H * f).toFixed(1), y2: (H * f).toFixed(1) }));
   root.append(svg('path', { class: 'area', d: area }), svg('path', { class: 'line', d: line }));
   return root;
 }

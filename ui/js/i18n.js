@@ -32,8 +32,36 @@ import zhGuard from './i18n/zh-CN-guard.js';
 
 /** @type {Record<Language, Record<string, string>>} */
 export const DICTIONARIES = {
-  en: { ...en, ...enEstimate, ...enAccess, ...enSetup, ...enFiles, ...enSession, ...enPlatform, ...enMonitor, ...enRun, ...enRent, ...enRelease, ...enBilling, ...enGuard },
-  'zh-CN': { ...zh, ...zhEstimate, ...zhAccess, ...zhSetup, ...zhFiles, ...zhSession, ...zhPlatform, ...zhMonitor, ...zhRun, ...zhRent, ...zhRelease, ...zhBilling, ...zhGuard },
+  en: {
+    ...en,
+    ...enEstimate,
+    ...enAccess,
+    ...enSetup,
+    ...enFiles,
+    ...enSession,
+    ...enPlatform,
+    ...enMonitor,
+    ...enRun,
+    ...enRent,
+    ...enRelease,
+    ...enBilling,
+    ...enGuard,
+  },
+  'zh-CN': {
+    ...zh,
+    ...zhEstimate,
+    ...zhAccess,
+    ...zhSetup,
+    ...zhFiles,
+    ...zhSession,
+    ...zhPlatform,
+    ...zhMonitor,
+    ...zhRun,
+    ...zhRent,
+    ...zhRelease,
+    ...zhBilling,
+    ...zhGuard,
+  },
 };
 
 /** @type {Language} */

@@ -37,7 +37,18 @@ const MAX_LOG = 2000;
  */
 export function start(kind, scope, info, run) {
   /** @type {RunningOp} */
-  const op = { seq: ++seq, kind, scope, info, opId: null, stopping: false, log: [], listeners: new Set(), stop: null, done: Promise.resolve() };
+  const op = {
+    seq: ++seq,
+    kind,
+    scope,
+    info,
+    opId: null,
+    stopping: false,
+    log: [],
+    listeners: new Set(),
+    stop: null,
+    done: Promise.resolve(),
+  };
   /** @param {Progress} p */
   const on = (p) => {
     if (p.kind === 'started') {
@@ -49,7 +60,10 @@ export function start(kind, scope, info, run) {
   };
   ops.set(op.seq, op);
   const result = run(on).finally(() => ops.delete(op.seq));
-  op.done = result.then(() => undefined, () => undefined);
+  op.done = result.then(
+    () => undefined,
+    () => undefined,
+  );
   return { op, result };
 }
 
@@ -69,18 +83,15 @@ export function running(kind, scope) {
 }
 
 /**
- * Follow an operation's progress while `node` is on the page: what it reported so far is
- * replayed first. The listener goes when the node leaves the page.
- * @param {RunningOp} op @param {Node} node @param {(p: Progress) => void} fn
+ * Follow an operation's progress while the screen that asks is on the page: what it reported so
+ * far is replayed first; the listener goes when `signal` (the screen's, see screen.js) aborts.
+ * @param {RunningOp} op @param {AbortSignal} signal @param {(p: Progress) => void} fn
  */
-export function attach(op, node, fn) {
+export function attach(op, signal, fn) {
+  if (signal.aborted) return;
   for (const p of op.log) fn(p);
-  /** @param {Progress} p */
-  const l = (p) => {
-    if (!node.isConnected) op.listeners.delete(l);
-    else fn(p);
-  };
-  op.listeners.add(l);
+  op.listeners.add(fn);
+  signal.addEventListener('abort', () => op.listeners.delete(fn), { once: true });
 }
 
 /** @param {RunningOp} op @param {(id: string) => Promise<unknown>} how */

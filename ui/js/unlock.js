@@ -18,16 +18,23 @@ export function askPassphrase(label, wrong) {
   const open = asking.get(label);
   if (open) return open;
   const answer = new Promise((resolve) => {
-    const input = /** @type {HTMLInputElement} */ (el('input', { id: 'passphrase-input', type: 'password', autocomplete: 'off', spellcheck: 'false' }));
+    const input = /** @type {HTMLInputElement} */ (
+      el('input', { id: 'passphrase-input', type: 'password', autocomplete: 'off', spellcheck: 'false' })
+    );
     const ok = el('button', { type: 'submit', id: 'passphrase-ok', class: 'primary', text: t('unlock.ok') });
     const cancel = el('button', { type: 'button', id: 'passphrase-cancel', text: t('unlock.cancel') });
-    const form = el('form', { method: 'dialog' },
+    const form = el(
+      'form',
+      { method: 'dialog' },
       el('h3', { text: t('unlock.title', { label }) }),
       el('p', { class: 'small', text: t('unlock.body') }),
       wrong ? el('p', { class: 'bad-text small', id: 'passphrase-wrong', text: t('error.wrong_passphrase') }) : null,
       el('label', { class: 'field', for: 'passphrase-input' }, el('span', { text: t('keys.passphrase.label') }), input),
-      el('div', { class: 'row' }, ok, cancel));
-    const dialog = /** @type {HTMLDialogElement} */ (el('dialog', { id: 'passphrase-dialog', class: 'prompt', 'data-key': label }, form));
+      el('div', { class: 'row' }, ok, cancel),
+    );
+    const dialog = /** @type {HTMLDialogElement} */ (
+      el('dialog', { id: 'passphrase-dialog', class: 'prompt', 'data-key': label }, form)
+    );
     /** @param {string | null} value */
     const done = (value) => {
       input.value = '';

@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'keys.title': 'SSH keys',
-  'keys.intro': 'A key lets you log in to a rented machine without a password. gpurent keeps the private half only in your system keychain — never as a file on disk. Give the platform the public key (one line) or let gpurent install it for you in the Hosts step.',
+  'keys.intro':
+    'A key lets you log in to a rented machine without a password. gpurent keeps the private half only in your system keychain — never as a file on disk. Give the platform the public key (one line) or let gpurent install it for you in the Hosts step.',
   'keys.empty': 'No keys yet. Create one below: ed25519 is right for almost every host.',
   'keys.new': 'Create a key',
   'keys.label': 'Name',
@@ -10,7 +11,8 @@ export default {
   'keys.alg.ed25519': 'ed25519 (recommended)',
   'keys.alg.rsa4096': 'RSA 4096 (for old hosts)',
   'keys.passphrase': 'Passphrase (optional)',
-  'keys.passphrase.hint': 'A passphrase protects the key even inside the keychain; gpurent asks for it once per session, when a step first logs in with the key.',
+  'keys.passphrase.hint':
+    'A passphrase protects the key even inside the keychain; gpurent asks for it once per session, when a step first logs in with the key.',
   'keys.create': 'Create key',
   'keys.creating': 'Creating the key…',
   'keys.created': 'Key “{label}” created and stored in the keychain.',
@@ -27,16 +29,21 @@ export default {
   'keys.protected': 'passphrase',
   'keys.delete': 'Delete',
   'keys.cancel': 'Cancel',
-  'keys.delete.confirm': 'Delete “{label}” from gpurent and the keychain? Hosts that only accept this key will refuse you.',
+  'keys.delete.confirm':
+    'Delete “{label}” from gpurent and the keychain? Hosts that only accept this key will refuse you.',
   'keys.deleted': 'Key “{label}” deleted.',
 
-  'error.keychain_unavailable': 'The system keychain is not available. On Linux, gpurent needs a Secret Service (GNOME Keyring or KWallet) running in your session.',
-  'error.keychain_locked': 'The system keychain is locked. Unlock it (log in again or open your keyring app) and retry.',
+  'error.keychain_unavailable':
+    'The system keychain is not available. On Linux, gpurent needs a Secret Service (GNOME Keyring or KWallet) running in your session.',
+  'error.keychain_locked':
+    'The system keychain is locked. Unlock it (log in again or open your keyring app) and retry.',
   'error.keychain_error': 'The system keychain refused the request.',
-  'error.key_missing_from_keychain': 'This key’s private half is no longer in the keychain. Delete the key and create or import it again.',
+  'error.key_missing_from_keychain':
+    'This key’s private half is no longer in the keychain. Delete the key and create or import it again.',
   'error.wrong_passphrase': 'Wrong passphrase for this key.',
   'error.passphrase_required': 'This key is protected by a passphrase: enter it.',
-  'error.unsupported_key_format': 'This file is not an SSH private key gpurent can read (OpenSSH, PEM RSA/EC or PKCS#8).',
+  'error.unsupported_key_format':
+    'This file is not an SSH private key gpurent can read (OpenSSH, PEM RSA/EC or PKCS#8).',
   'error.key_exists': 'A key with this name already exists. Choose another name.',
   'error.key_already_imported': 'This key is already in gpurent under another name.',
   'error.unknown_key': 'There is no key with this name.',
@@ -44,7 +51,8 @@ export default {
   'error.key_generation_failed': 'The key could not be generated.',
 
   'hosts.title': 'Hosts',
-  'hosts.intro': 'Paste the login your platform shows — for example “ssh -p 38211 root@region-3.example.com”, with its password if it gave one. gpurent checks the machine’s identity, installs your key, and remembers the host.',
+  'hosts.intro':
+    'Paste the login your platform shows — for example “ssh -p 38211 root@region-3.example.com”, with its password if it gave one. gpurent checks the machine’s identity, installs your key, and remembers the host.',
   'hosts.add': 'Add a host',
   'hosts.paste': 'Paste the SSH command or the console text',
   'hosts.paste.placeholder': 'ssh -p 38211 root@region-3.example.com\nPassword: …',
@@ -61,7 +69,8 @@ export default {
   'hosts.installed': 'Your key was installed on “{label}” and a key login worked: the password is no longer needed.',
   'hosts.installed.already': 'Your key was already on “{label}”; a key login worked.',
   'hosts.prompt.title': 'Is this the machine you rented?',
-  'hosts.prompt.body': 'This is the first connection to {target}. It identifies itself with the key fingerprint below. If your platform shows a fingerprint, compare them; trust it only if they match. gpurent will then refuse to connect if this machine’s identity ever changes.',
+  'hosts.prompt.body':
+    'This is the first connection to {target}. It identifies itself with the key fingerprint below. If your platform shows a fingerprint, compare them; trust it only if they match. gpurent will then refuse to connect if this machine’s identity ever changes.',
   'hosts.prompt.trust': 'Trust and continue',
   'hosts.prompt.cancel': 'Cancel',
   'hosts.empty': 'No hosts yet.',
@@ -78,10 +87,13 @@ export default {
   'hosts.sshconfig': 'Use in terminal / VS Code',
   'hosts.sshconfig.done': 'Added “Host {alias}” to {path}. In any terminal: {cmd}',
   'hosts.sshconfig.backup': 'Your previous config was backed up to {path}.',
-  'hosts.sshconfig.agent': 'The private key stays in the keychain: load it into your ssh-agent before using this in a terminal.',
-  'hosts.sshconfig.noagent': 'No ssh-agent is running, so terminal logins cannot use the key yet. Start an agent (on Windows: the “OpenSSH Authentication Agent” service).',
+  'hosts.sshconfig.agent':
+    'The private key stays in the keychain: load it into your ssh-agent before using this in a terminal.',
+  'hosts.sshconfig.noagent':
+    'No ssh-agent is running, so terminal logins cannot use the key yet. Start an agent (on Windows: the “OpenSSH Authentication Agent” service).',
   'hosts.export.title': 'No ssh-agent? Export the private key to a file (not recommended)',
-  'hosts.export.warning': 'The key then also lives on disk, where any program that can read your files can copy it. Prefer starting an ssh-agent. The file is created new, readable only by you, and never replaces an existing file.',
+  'hosts.export.warning':
+    'The key then also lives on disk, where any program that can read your files can copy it. Prefer starting an ssh-agent. The file is created new, readable only by you, and never replaces an existing file.',
   'hosts.export.path': 'New file',
   'hosts.export.ack': 'I understand the key will be stored unencrypted on disk (unless it has a passphrase).',
   'hosts.export.button': 'Write the private key',
@@ -91,17 +103,21 @@ export default {
   'hosts.vscode.open': 'Open in VS Code',
   'hosts.opened': 'Opened. The key was loaded into your ssh-agent for 12 hours.',
   'hosts.harden': 'Then switch off password logins on the host',
-  'hosts.harden.hint': 'Only after your key login worked. Not for container platforms (AutoDL, RunPod, Vast.ai…): their SSH settings are reset when the container restarts.',
+  'hosts.harden.hint':
+    'Only after your key login worked. Not for container platforms (AutoDL, RunPod, Vast.ai…): their SSH settings are reset when the container restarts.',
   'hosts.copycmd': 'Copy SSH command',
   'hosts.copied': 'Copied.',
   'hosts.released.badge': 'Released',
-  'hosts.released.line': 'Released {at}: this rented machine and its disk no longer exist, so gpurent no longer connects to it (its address may be someone else’s machine now). Its cost stays in Billing.',
+  'hosts.released.line':
+    'Released {at}: this rented machine and its disk no longer exist, so gpurent no longer connects to it (its address may be someone else’s machine now). Its cost stays in Billing.',
   'hosts.released.forget': 'Forget',
   'hosts.delete': 'Delete',
-  'hosts.delete.confirm': 'Forget “{label}” (its pinned key and its ~/.ssh/config block)? The machine itself is not touched.',
+  'hosts.delete.confirm':
+    'Forget “{label}” (its pinned key and its ~/.ssh/config block)? The machine itself is not touched.',
   'hosts.cancel': 'Cancel',
   'hosts.changed.title': 'This machine’s identity changed',
-  'hosts.changed.body': 'The host now presents a different key ({new}) than the one you trusted ({old}). Usually the platform re-created the instance; it can also mean someone is in the middle. gpurent stopped. Re-pin only if you know the instance was re-created.',
+  'hosts.changed.body':
+    'The host now presents a different key ({new}) than the one you trusted ({old}). Usually the platform re-created the instance; it can also mean someone is in the middle. gpurent stopped. Re-pin only if you know the instance was re-created.',
   'hosts.repin': 'I re-created it: trust the new key',
   'hosts.repinned': 'New key pinned for “{label}”; the change is recorded.',
 
@@ -119,7 +135,8 @@ export default {
   'warn.address_guessed': 'No SSH command found: the address was picked out of the text. Check it.',
 
   'error.dns_failed': 'The host name could not be found. Check the address for typos.',
-  'error.connection_refused': 'The machine refused the connection on this port. Is the instance running, and is the port right?',
+  'error.connection_refused':
+    'The machine refused the connection on this port. Is the instance running, and is the port right?',
   'error.timed_out': 'No answer in time. The instance may still be starting, or a firewall blocks the port.',
   'error.no_route': 'No network route to the machine. Check your internet connection or VPN.',
   'error.network_error': 'A network error interrupted the connection.',
@@ -127,7 +144,8 @@ export default {
   'error.protocol_error': 'Something answered on that port, but it does not speak SSH.',
   'error.host_key_unknown': 'First connection: confirm the machine’s fingerprint.',
   'error.host_key_changed': 'This machine’s identity changed since you trusted it. gpurent stopped.',
-  'error.known_hosts_mismatch': 'Your own ~/.ssh/known_hosts has a different key for this machine. gpurent respects it and stopped.',
+  'error.known_hosts_mismatch':
+    'Your own ~/.ssh/known_hosts has a different key for this machine. gpurent respects it and stopped.',
   'error.host_key_trust_mismatch': 'The machine presented a different fingerprint than the one confirmed.',
   'error.auth_rejected': 'The machine refused the login (wrong password or key not installed).',
   'error.key_unusable': 'This key cannot be used (wrong passphrase or damaged key).',
@@ -136,7 +154,8 @@ export default {
   'error.key_login_unverified': 'The key was installed, but a key login did not work; the password is still needed.',
   'error.hardening_unavailable': 'Password logins could not be switched off on this machine.',
   'error.agent_unavailable': 'No ssh-agent is available.',
-  'error.host_released': 'This machine was released: it and its disk no longer exist. Forget it in Hosts, or rent another.',
+  'error.host_released':
+    'This machine was released: it and its disk no longer exist. Forget it in Hosts, or rent another.',
   'error.unknown_host': 'There is no saved host with this name.',
   'error.host_exists': 'A host with this name already exists. Choose another name.',
   'error.key_unavailable': 'No key is chosen for this host.',

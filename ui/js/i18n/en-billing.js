@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'billing.title': 'Billing',
-  'billing.intro': 'What every machine costs right now, what it will have cost by a time you choose, and your budgets. The meter runs until a machine is stopped or released: the one you forgot is the biggest cost.',
+  'billing.intro':
+    'What every machine costs right now, what it will have cost by a time you choose, and your budgets. The meter runs until a machine is stopped or released: the one you forgot is the biggest cost.',
   'billing.now.title': 'Cost now',
   'billing.by': 'By (from now)',
   'billing.total.so_far': 'Cost so far',
@@ -34,9 +35,11 @@ export default {
   'billing.pasted.stop': 'I stopped it',
   'billing.pasted.release': 'Release it in the platform’s console',
   'billing.pasted.stop.title': 'Mark {host} as stopped',
-  'billing.pasted.stop.how': 'gpurent has no API for a pasted host, so it cannot stop it for you. Stop it in the platform’s console first (on some platforms “shut down” stops the GPU charge); then mark it here so the cost stops counting.',
+  'billing.pasted.stop.how':
+    'gpurent has no API for a pasted host, so it cannot stop it for you. Stop it in the platform’s console first (on some platforms “shut down” stops the GPU charge); then mark it here so the cost stops counting.',
   'billing.pasted.stop.storage': 'From now on only its storage counts, every day until you release it there.',
-  'billing.pasted.stop.nostorage': 'From now on it counts nothing. If the platform charges for a stopped machine’s disk, set a storage rate.',
+  'billing.pasted.stop.nostorage':
+    'From now on it counts nothing. If the platform charges for a stopped machine’s disk, set a storage rate.',
   'billing.pasted.stop.yes': 'It is stopped on the platform',
   'billing.confirm.cancel': 'Cancel',
 
@@ -52,9 +55,9 @@ export default {
   'billing.chart.empty': 'Nothing spent yet.',
   'billing.chart.now': 'now ({at})',
 
-
   'billing.budgets.title': 'Budgets',
-  'billing.budgets.intro': 'A limit per machine or in total, per day or per month (UTC). At 80 % and 100 % a banner shows on every screen and your computer notifies you.',
+  'billing.budgets.intro':
+    'A limit per machine or in total, per day or per month (UTC). At 80 % and 100 % a banner shows on every screen and your computer notifies you.',
   'billing.budgets.none': 'No budget set.',
   'billing.budget.per.day': 'today',
   'billing.budget.per.month': 'this month',
@@ -69,7 +72,8 @@ export default {
   'billing.budget.usd': 'Budget (USD)',
   'billing.budget.save': 'Save budget',
   'billing.budget.stop': 'Stop the machine at 100 %',
-  'billing.budget.stop.note': 'Only if you tick it. Rented machines are stopped through the provider (the stop is confirmed by its answer; the disk is kept). A pasted host cannot be stopped by gpurent: you are notified instead.',
+  'billing.budget.stop.note':
+    'Only if you tick it. Rented machines are stopped through the provider (the stop is confirmed by its answer; the disk is kept). A pasted host cannot be stopped by gpurent: you are notified instead.',
   'billing.level.ok': 'ok',
   'billing.level.warn': '80 % reached',
   'billing.level.over': 'used up',
@@ -86,30 +90,37 @@ export default {
   'billing.rate.storage': 'Storage USD per day',
   'billing.rate.storage.none': 'none',
   'billing.rate.save': 'Save rate',
-  'billing.rate.note': 'Counted from now. “Per started hour” bills 1 h 10 min as 2 h; storage counts while the machine exists, stopped included.',
+  'billing.rate.note':
+    'Counted from now. “Per started hour” bills 1 h 10 min as 2 h; storage counts while the machine exists, stopped included.',
 
   'billing.notices.title': 'What gpurent told you',
-  'billing.notices.intro': 'While gpurent is open it watches as a second guard: every 30 s it re-reads each machine’s guard, re-checks deadlines and budgets, and notifies you once per event. When a rented machine’s guard missed its deadline by 3 min and the provider still reports it running, gpurent does that guard’s stop or release itself and shows what the provider then says; a pasted host is only notified (gpurent cannot stop it). The guard on the machine works without it.',
+  'billing.notices.intro':
+    'While gpurent is open it watches as a second guard: every 30 s it re-reads each machine’s guard, re-checks deadlines and budgets, and notifies you once per event. When a rented machine’s guard missed its deadline by 3 min and the provider still reports it running, gpurent does that guard’s stop or release itself and shows what the provider then says; a pasted host is only notified (gpurent cannot stop it). The guard on the machine works without it.',
   'billing.notices.none': 'Nothing yet.',
   'billing.notice.idle': '{host} has been idle for {minutes} min; its guard acts after {limit} min.',
   'billing.notice.deadline_soon': '{host}: its deadline is in {minutes} min.',
   'billing.notice.deadline_missed': '{host} still bills {minutes} min after its deadline.',
   'billing.notice.budget_warn': 'Budget {name}: 80 % spent ({spent} of {budget}).',
   'billing.notice.budget_over': 'Budget {name} is used up ({spent} of {budget}).',
-  'billing.notice.balance_low': '{account}: the balance runs out in about {hours} h. The platform may then release the machine and delete its disk.',
+  'billing.notice.balance_low':
+    '{account}: the balance runs out in about {hours} h. The platform may then release the machine and delete its disk.',
   'billing.notice.still_billing': '{host}: a stop was sent but the provider still shows it billing.',
-  'billing.notice.deadline_acted': 'gpurent did the guard\'s {action} of {host} {minutes} min after its deadline, because the guard on the machine did not. The provider now says: {state}.',
-  'billing.notice.deadline_act_failed': '{host}: the guard on the machine missed its deadline and gpurent\'s {action} was not confirmed by the provider ({state}).',
+  'billing.notice.deadline_acted':
+    "gpurent did the guard's {action} of {host} {minutes} min after its deadline, because the guard on the machine did not. The provider now says: {state}.",
+  'billing.notice.deadline_act_failed':
+    "{host}: the guard on the machine missed its deadline and gpurent's {action} was not confirmed by the provider ({state}).",
 
   'billing.kind.provider': '{provider}, rented',
   'billing.reported': '{theirs} by the provider',
   'billing.reported.differs': 'the provider says {theirs}, gpurent counts {ours}',
-  'billing.chart.intro': 'What all machines together had cost at each moment, rented machines released since included (what they spent is spent).',
+  'billing.chart.intro':
+    'What all machines together had cost at each moment, rented machines released since included (what they spent is spent).',
   'billing.balances.title': 'Account balances',
   'billing.balances.none': 'No provider account connected.',
   'billing.balance.left': '{usd} left, {rate} burning now',
   'billing.balance.runs_out': 'runs out in about {hours} h',
-  'billing.balance.warning': 'Then the platform may release the machine and delete its disk: top up or download your results before.',
+  'billing.balance.warning':
+    'Then the platform may release the machine and delete its disk: top up or download your results before.',
   'billing.balance.error': 'balance not read ({code})',
   'billing.balance.none': 'this provider reports no balance',
 };

@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'files.title': 'Files',
-  'files.intro': 'Upload datasets and code, download results before you release the machine (its disk is gone afterwards). Drop files or folders onto this window. Every transfer resumes after a cut and is checked with SHA-256 on both ends.',
+  'files.intro':
+    'Upload datasets and code, download results before you release the machine (its disk is gone afterwards). Drop files or folders onto this window. Every transfer resumes after a cut and is checked with SHA-256 on both ends.',
   'files.folder': 'Folder on the host',
   'files.go': 'Open',
   'files.up': 'Up',
@@ -51,11 +52,13 @@ export default {
   'files.scan.upload': 'Upload',
   'scan.git': '{path}: a Git folder, {files} files ({size}) — usually not needed on the GPU machine',
   'scan.node_modules': '{path}: node_modules, {files} files ({size}) — reinstall there instead',
-  'scan.virtualenv': '{path}: a Python virtual environment, {files} files ({size}) — it will not work on another machine',
+  'scan.virtualenv':
+    '{path}: a Python virtual environment, {files} files ({size}) — it will not work on another machine',
   'scan.cache': '{path}: a cache folder, {files} files ({size})',
   'scan.large_file': '{path}: a large file ({size})',
 
-  'error.remote_disk_full': 'The host’s disk is full. The partial upload was removed; free space or choose another folder.',
+  'error.remote_disk_full':
+    'The host’s disk is full. The partial upload was removed; free space or choose another folder.',
   'error.permission_denied': 'Permission denied on the host for this path.',
   'error.local_file_missing': 'That file or folder does not exist on this computer.',
   'error.remote_file_missing': 'That file or folder does not exist on the host.',

@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'guard.title': 'Guard on the machine',
-  'guard.intro': 'A small script gpurent installs on the machine over SSH. Every 30 s it checks the GPUs, SSH and VS Code connections, Ollama and Jupyter; when all of them have been idle for the time you choose, or at the deadline whatever they say, it warns open terminals and then stops the meter. It keeps working with gpurent closed and the laptop shut.',
+  'guard.intro':
+    'A small script gpurent installs on the machine over SSH. Every 30 s it checks the GPUs, SSH and VS Code connections, Ollama and Jupyter; when all of them have been idle for the time you choose, or at the deadline whatever they say, it warns open terminals and then stops the meter. It keeps working with gpurent closed and the laptop shut.',
   'guard.no_hosts': 'No saved host yet. Add one in the Hosts step, then set its guard here.',
   'guard.host': 'Machine',
   'guard.idle': 'Idle for (minutes, 1 or more)',
@@ -16,14 +17,20 @@ export default {
   'guard.action.release': 'Release the machine',
   'guard.action.poweroff': 'Power off',
   'guard.action.command': 'Run my command',
-  'guard.money.stop': 'Stop: the guard asks {provider} to stop this machine. Its compute charge ends; its disk is kept and storage still bills until you release it.',
-  'guard.money.release': 'Release: the guard asks {provider} to delete this machine. All its charges end, and its disk and everything on it are deleted.',
-  'guard.money.poweroff': 'Power off: the machine shuts down. On a VM you pay by the hour for, this stops the compute charge; in a container (RunPod, Vast) or on Lambda it usually does not stop the meter; storage may still bill.',
-  'guard.money.command': 'Your command runs on the machine, e.g. your platform’s own tool that stops the machine. Whether billing stops depends on what it does.',
+  'guard.money.stop':
+    'Stop: the guard asks {provider} to stop this machine. Its compute charge ends; its disk is kept and storage still bills until you release it.',
+  'guard.money.release':
+    'Release: the guard asks {provider} to delete this machine. All its charges end, and its disk and everything on it are deleted.',
+  'guard.money.poweroff':
+    'Power off: the machine shuts down. On a VM you pay by the hour for, this stops the compute charge; in a container (RunPod, Vast) or on Lambda it usually does not stop the meter; storage may still bill.',
+  'guard.money.command':
+    'Your command runs on the machine, e.g. your platform’s own tool that stops the machine. Whether billing stops depends on what it does.',
   'guard.command': 'Command (run by sh on the machine)',
   'guard.command.placeholder': 'e.g. my-platform stop',
-  'guard.full_key': 'This machine has no API key of its own: put my account’s full API key on it so the guard can call the provider.',
-  'guard.full_key.warn': 'Anyone who gets onto this machine can then use your whole account. Switching the guard off deletes the key from the machine.',
+  'guard.full_key':
+    'This machine has no API key of its own: put my account’s full API key on it so the guard can call the provider.',
+  'guard.full_key.warn':
+    'Anyone who gets onto this machine can then use your whole account. Switching the guard off deletes the key from the machine.',
   'guard.set': 'Set the guard',
   'guard.cancel': 'Cancel',
   'guard.setting': 'Installing the guard on {host}…',
@@ -35,15 +42,21 @@ export default {
   'guard.boot.none': 'Not started again after a reboot on this host: set it again after one.',
   'guard.set.watch': 'Connections on ports {ports} keep the machine alive.',
   'guard.set.command': 'When it acts it runs: {command}',
-  'guard.set.provider.instance_env': 'When it acts it calls {provider} ({method}) with the machine’s own key ({variable}), which can act only on this machine.',
-  'guard.set.provider.full_key_file': 'When it acts it calls {provider} ({method}) with your account’s full key, now on the machine as you allowed.',
+  'guard.set.provider.instance_env':
+    'When it acts it calls {provider} ({method}) with the machine’s own key ({variable}), which can act only on this machine.',
+  'guard.set.provider.full_key_file':
+    'When it acts it calls {provider} ({method}) with your account’s full key, now on the machine as you allowed.',
   'guard.note.no_nvidia_smi': 'No nvidia-smi on the machine: the GPU counts as busy, so only the deadline can act.',
-  'guard.note.no_reboot_start': 'This host offers no way to start it after a reboot (usual in containers, where a restart is a new container).',
-  'guard.note.container_poweroff': 'This is a container: power off may not stop the provider’s meter. Prefer Stop or Release for a rented machine.',
-  'guard.note.full_key_on_machine': 'Your account’s FULL API key is on the machine (~/.gpurent/guard/provider.key, readable only by the login user). Anyone who gets onto it can use your whole account; Off removes it.',
+  'guard.note.no_reboot_start':
+    'This host offers no way to start it after a reboot (usual in containers, where a restart is a new container).',
+  'guard.note.container_poweroff':
+    'This is a container: power off may not stop the provider’s meter. Prefer Stop or Release for a rented machine.',
+  'guard.note.full_key_on_machine':
+    'Your account’s FULL API key is on the machine (~/.gpurent/guard/provider.key, readable only by the login user). Anyone who gets onto it can use your whole account; Off removes it.',
   'guard.note.http_tool_wget': 'No curl on the machine: the guard uses wget to call the provider.',
   'guard.status.title': 'What the guard sees',
-  'guard.status.intro': 'Read from the machine over SSH when you open this panel and when you press Refresh (at most every 30 s).',
+  'guard.status.intro':
+    'Read from the machine over SSH when you open this panel and when you press Refresh (at most every 30 s).',
   'guard.refresh': 'Refresh',
   'guard.status.running': 'The guard is running (process {pid}).',
   'guard.status.stopped': 'The guard is installed but not running.',
@@ -108,18 +121,31 @@ export default {
   'guard.off': 'Switch the guard off',
   'error.guard_not_installed': 'No guard is set on this machine.',
   'error.guard_install_failed': 'The guard could not be installed on the machine.',
-  'error.guard_poweroff_unavailable': 'The guard cannot power this machine off: the login user is not root and has no passwordless sudo, or there is no poweroff.',
-  'error.guard_provider_action_unavailable': 'The guard cannot stop or release this machine through a provider: {detail}',
-  'error.guard_provider_credential_unavailable': 'This machine has no API key of its own for the guard to call the provider with.',
-  'error.guard_http_tool_missing': 'The machine has neither curl nor a wget that can call the provider. Nothing was installed.',
-  'error.guard_wrong_machine': 'This machine says it is another instance ({detail}). The guard was not set and no key was written to it.',
-  'error.guard_stale': 'The guard on the machine is running but has not checked the machine for a while: it cannot act.',
+  'error.guard_poweroff_unavailable':
+    'The guard cannot power this machine off: the login user is not root and has no passwordless sudo, or there is no poweroff.',
+  'error.guard_provider_action_unavailable':
+    'The guard cannot stop or release this machine through a provider: {detail}',
+  'error.guard_provider_credential_unavailable':
+    'This machine has no API key of its own for the guard to call the provider with.',
+  'error.guard_http_tool_missing':
+    'The machine has neither curl nor a wget that can call the provider. Nothing was installed.',
+  'error.guard_wrong_machine':
+    'This machine says it is another instance ({detail}). The guard was not set and no key was written to it.',
+  'error.guard_stale':
+    'The guard on the machine is running but has not checked the machine for a while: it cannot act.',
   'guard.next.guard_not_installed': 'Set the guard first.',
-  'guard.next.guard_install_failed': 'Open the details for the machine’s output; check that its home folder is writable and its disk not full, then set it again.',
-  'guard.next.guard_poweroff_unavailable': 'Where the machine has a poweroff command: log in as root, or give the login user passwordless sudo for it (a sudoers line with NOPASSWD). Otherwise choose “Run my command”. Details says which it was.',
-  'guard.next.guard_provider_action_unavailable': 'Choose Power off or your own command, or Release if the provider cannot stop.',
-  'guard.next.guard_provider_credential_unavailable': 'Tick the box to put your full API key on the machine (read its warning), or choose Power off.',
-  'guard.next.guard_http_tool_missing': 'Install curl on the machine (e.g. apt-get install -y curl) and set it again, or choose Power off.',
-  'guard.next.guard_wrong_machine': 'Check that the saved host points at the machine you rented (its address may now belong to another instance), then set the guard again.',
-  'guard.next.guard_stale': 'Switch the guard off and set it again; if it stays stuck, the machine may have a hung GPU driver — stop or release it yourself.',
+  'guard.next.guard_install_failed':
+    'Open the details for the machine’s output; check that its home folder is writable and its disk not full, then set it again.',
+  'guard.next.guard_poweroff_unavailable':
+    'Where the machine has a poweroff command: log in as root, or give the login user passwordless sudo for it (a sudoers line with NOPASSWD). Otherwise choose “Run my command”. Details says which it was.',
+  'guard.next.guard_provider_action_unavailable':
+    'Choose Power off or your own command, or Release if the provider cannot stop.',
+  'guard.next.guard_provider_credential_unavailable':
+    'Tick the box to put your full API key on the machine (read its warning), or choose Power off.',
+  'guard.next.guard_http_tool_missing':
+    'Install curl on the machine (e.g. apt-get install -y curl) and set it again, or choose Power off.',
+  'guard.next.guard_wrong_machine':
+    'Check that the saved host points at the machine you rented (its address may now belong to another instance), then set the guard again.',
+  'guard.next.guard_stale':
+    'Switch the guard off and set it again; if it stays stuck, the machine may have a hung GPU driver — stop or release it yourself.',
 };

@@ -9,16 +9,22 @@ export default {
   'monitor.hint.idle_with_memory': 'A process holds GPU memory but the GPU does nothing: waiting on I/O, or stalled',
   'monitor.hint.low_intensity': '“100 % busy” at a fraction of the power limit: small kernels, not a full chip',
   'monitor.heuristic': 'Heuristic: read from counters that cannot prove the cause',
-  'monitor.evidence.gpu_util_low': 'GPU utilisation averaged {util_pct} % (below {threshold_pct} %) while a job holds memory',
+  'monitor.evidence.gpu_util_low':
+    'GPU utilisation averaged {util_pct} % (below {threshold_pct} %) while a job holds memory',
   'monitor.evidence.some_cores_saturated': '{saturated} of {cores} CPU cores at or above {threshold_pct} %',
   'monitor.evidence.all_cores_saturated': 'All CPU cores busy: {saturated} of {cores} at or above {threshold_pct} %',
-  'monitor.evidence.gpu_idle_memory_held': 'GPU utilisation {util_pct} % for {seconds} s while {memory_mib} MiB of VRAM are held',
+  'monitor.evidence.gpu_idle_memory_held':
+    'GPU utilisation {util_pct} % for {seconds} s while {memory_mib} MiB of VRAM are held',
   'monitor.evidence.process_holds_memory': 'Process {pid} holds {memory_mib} MiB',
-  'monitor.evidence.iowait_high': 'The CPU spends {iowait_pct} % of its time waiting for storage (over {threshold_pct} %)',
+  'monitor.evidence.iowait_high':
+    'The CPU spends {iowait_pct} % of its time waiting for storage (over {threshold_pct} %)',
   'monitor.evidence.vram_near_full': '{used_mib} of {total_mib} MiB in use ({pct} %)',
-  'monitor.evidence.thermal_reason_active': 'The driver reports a thermal slowdown at {temperature_c} °C, SM clock {sm_mhz} MHz',
-  'monitor.evidence.power_brake_active': 'The driver reports an external power brake: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
-  'monitor.evidence.power_cap_active': 'The card runs at its power cap: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
+  'monitor.evidence.thermal_reason_active':
+    'The driver reports a thermal slowdown at {temperature_c} °C, SM clock {sm_mhz} MHz',
+  'monitor.evidence.power_brake_active':
+    'The driver reports an external power brake: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
+  'monitor.evidence.power_cap_active':
+    'The card runs at its power cap: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
   'monitor.evidence.busy_at_low_power': 'Utilisation {util_pct} % at {power_w} W of a {limit_w} W limit',
   'monitor.step.num_workers': 'Raise DataLoader num_workers (e.g. to the number of CPU cores per GPU)',
   'monitor.step.pin_memory': 'Set pin_memory=True and copy batches with non_blocking=True',
@@ -37,11 +43,14 @@ export default {
   'monitor.step.check_power_limit': 'Compare power.limit with the card’s default (nvidia-smi -q -d POWER)',
   'monitor.step.larger_batch': 'Raise the batch size so each kernel does more work',
   'monitor.step.profile': 'Profile a few steps (torch.profiler) to see the kernels',
-  'monitor.note.util_is_kernel_time': 'GPU utilisation counts the time in which any kernel was running, not how much of the chip it used.',
-  'monitor.note.caching_allocator': 'PyTorch keeps freed memory reserved for reuse, so nvidia-smi shows more than the tensors need.',
-  // The Monitor screen (ui/js/views/monitor.js).
+  'monitor.note.util_is_kernel_time':
+    'GPU utilisation counts the time in which any kernel was running, not how much of the chip it used.',
+  'monitor.note.caching_allocator':
+    'PyTorch keeps freed memory reserved for reuse, so nvidia-smi shows more than the tensors need.',
+  // The Monitor screen (ui/js/views/monitor/monitor.js).
   'monitor.title': 'Monitor',
-  'monitor.intro': 'Live GPU use of your hosts while a job runs, read for you: each hint says what it saw and what to try next.',
+  'monitor.intro':
+    'Live GPU use of your hosts while a job runs, read for you: each hint says what it saw and what to try next.',
   'monitor.tab.live': 'Live',
   'monitor.tab.run': 'Run',
   'monitor.hosts': 'Hosts to watch',

@@ -1,4 +1,4 @@
-// English texts of the release checklist (views/release.js).
+// English texts of the release checklist (views/billing/release.js).
 /** @type {Record<string, string>} */
 export default {
   'release.title': 'Release {id}?',
@@ -18,7 +18,8 @@ export default {
   'release.folder.up_to_date': 'nothing new since your last download',
   'release.folder.missing': 'not on the machine',
   'release.folder.unchecked': 'could not check — download first',
-  'release.incomplete_read': 'The machine’s answer ended early: the folders and the environment it did not reach were not checked.',
+  'release.incomplete_read':
+    'The machine’s answer ended early: the folders and the environment it did not reach were not checked.',
   'release.disks.title': 'Deleted with the machine',
   'release.disk.container_disk': 'The container disk ({size}).',
   'release.disk.instance_disk': 'The instance disk ({size}).',
@@ -30,7 +31,8 @@ export default {
   'release.stop.keeps': 'Stopping keeps the disk and costs about {month} a month.',
   'release.stop.wipes': 'Stopping costs {month} a month, but the container disk is wiped on stop: it keeps nothing.',
   'release.now': 'It costs {rate} an hour now.',
-  'release.now.starting': 'It is starting (the provider says so just now): its billing rules count no GPU time until it runs, so it costs {rate} an hour at this moment.',
+  'release.now.starting':
+    'It is starting (the provider says so just now): its billing rules count no GPU time until it runs, so it costs {rate} an hour at this moment.',
   'release.recipe.save': 'Save environment recipe',
   'release.recipe.saved': 'Recipe saved: {path}',
   'release.confirm': 'Release',

@@ -7,14 +7,16 @@ export default {
   'rent.provider.lambda': 'Lambda',
 
   'accounts.title': 'Provider accounts',
-  'accounts.intro': 'Connect RunPod, Vast.ai or Lambda to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY and GPURENT_LAMBDA_API_KEY in the environment are used instead and written nowhere.',
+  'accounts.intro':
+    'Connect RunPod, Vast.ai or Lambda to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY and GPURENT_LAMBDA_API_KEY in the environment are used instead and written nowhere.',
   'accounts.none': 'No account connected.',
   'accounts.add.title': 'Connect an account',
   'accounts.provider': 'Provider',
   'accounts.name': 'Name (optional)',
   'accounts.name.placeholder': 'the provider’s name',
   'accounts.key': 'API key',
-  'accounts.key.hint': 'Create an API key in the provider’s console and paste it here. It is sent once to check it, then stored in the system keychain.',
+  'accounts.key.hint':
+    'Create an API key in the provider’s console and paste it here. It is sent once to check it, then stored in the system keychain.',
   'accounts.key.empty': 'Paste the API key first.',
   'accounts.add': 'Check and connect',
   'accounts.checking': 'Checking the key with {provider}…',
@@ -27,7 +29,8 @@ export default {
   'accounts.testing': 'Asking the provider…',
   'accounts.test.ok': 'The key works ({who}).',
   'accounts.remove': 'Remove',
-  'accounts.remove.ask': 'Remove {name}? Its key is deleted from the keychain; machines already rented keep running and billing.',
+  'accounts.remove.ask':
+    'Remove {name}? Its key is deleted from the keychain; machines already rented keep running and billing.',
   'accounts.remove.yes': 'Remove it',
   'accounts.remove.no': 'Keep it',
   'accounts.removed': 'Removed {name}.',
@@ -39,7 +42,8 @@ export default {
   'live.none': 'The connected accounts have no offer for this job now.',
   'live.hidden': 'Left out because this job does not fit on their GPUs: {n}.',
   'live.failed': '{account} could not be asked: {why}',
-  'live.price_line': 'Live prices from your provider accounts, fetched {time} (the live offers are above). You can still enter your own price per GPU-hour.',
+  'live.price_line':
+    'Live prices from your provider accounts, fetched {time} (the live offers are above). You can still enter your own price per GPU-hour.',
   'live.from': 'live from ${price}/h',
   'live.col.provider': 'Provider',
   'live.col.gpu': 'GPU',
@@ -57,10 +61,12 @@ export default {
   'live.host_cuda': 'host CUDA {cuda}',
   'live.host_cuda.vm': 'VM: the driver comes with the image',
   'live.torch.ok': 'runs PyTorch {torch}',
-  'live.torch.no': 'no PyTorch build runs here: the host’s CUDA is too old for the {gpu}, and a container host cannot upgrade its driver',
+  'live.torch.no':
+    'no PyTorch build runs here: the host’s CUDA is too old for the {gpu}, and a container host cannot upgrade its driver',
   'live.torch.unknown': 'PyTorch fit not known',
   'live.card.unknown': 'not in the catalog: fit unknown',
-  'live.cost.note': '“This job” = the estimated hours on this card × the price per hour now, GPU time only (disk and traffic not included).',
+  'live.cost.note':
+    '“This job” = the estimated hours on this card × the price per hour now, GPU time only (disk and traffic not included).',
   'live.cost.cell': '${cost} at the live price',
   'live.rent': 'Rent…',
 
@@ -76,17 +82,21 @@ export default {
   'rent.key': 'Key to log in with',
   'rent.key.none': 'Create or import a key in the Keys step first.',
   'rent.key.passphrase': 'has a passphrase',
-  'rent.key.how': 'gpurent registers this key’s public half with {provider} and proves a login with it before the machine counts as ready.',
+  'rent.key.how':
+    'gpurent registers this key’s public half with {provider} and proves a login with it before the machine counts as ready.',
   'rent.next': 'Next: the money',
   'rent.back': 'Back',
   'rent.confirm.intro': 'Image {image}, {disk} GB disk, key {key}. Before anything is created:',
   'rent.money.price': '{price} per hour now for the whole machine ({gpus}× {gpu}) — about {day} a day.',
-  'rent.money.stopped': 'Stopped, the machine costs no GPU time, but its {disk} GB disk still costs about {month} a month.',
-  'rent.money.stopped.unlisted': 'Stopped, its {disk} GB disk still costs money every month; {provider} lists no storage price with this offer, so check its pricing before leaving it stopped.',
+  'rent.money.stopped':
+    'Stopped, the machine costs no GPU time, but its {disk} GB disk still costs about {month} a month.',
+  'rent.money.stopped.unlisted':
+    'Stopped, its {disk} GB disk still costs money every month; {provider} lists no storage price with this offer, so check its pricing before leaving it stopped.',
   'rent.money.cannot_stop': '{provider} cannot stop a machine, only terminate it: it bills until you release it.',
   'rent.money.billing.per_second': '{provider} bills by the second, from the moment the machine is created.',
   'rent.money.billing.per_minute': '{provider} bills by the minute, from the moment the machine is created.',
-  'rent.money.timeout': 'If it is not ready (a proven key login) within {minutes} minutes, gpurent stops waiting and offers to release it.',
+  'rent.money.timeout':
+    'If it is not ready (a proven key login) within {minutes} minutes, gpurent stops waiting and offers to release it.',
   'rent.create': 'Rent for ${price}/h',
   'rent.running': 'Renting {offer}…',
   'rent.cancel': 'Stop waiting',
@@ -100,7 +110,8 @@ export default {
   'rent.fingerprint': 'Pinned host key:',
   'rent.open_setup': 'Open Setup on it',
   'rent.failed': 'Renting the {offer} did not finish:',
-  'rent.stuck': '{id} was created and is not ready: it still bills ({price}/h). Release it, or find it in the list below.',
+  'rent.stuck':
+    '{id} was created and is not ready: it still bills ({price}/h). Release it, or find it in the list below.',
 
   'rent.state.intent': 'about to be created',
   'rent.state.provisioning': 'provisioning',
@@ -130,9 +141,11 @@ export default {
   'rented.failed_account': '{account} could not be read: {why} Its machines are shown as last known.',
   'rented.closed': 'Closed ({n})',
   'rented.money.stop': 'GPU billing stops; the {disk} GB disk is kept and still costs about {month} a month.',
-  'rented.money.stop.unlisted': 'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
+  'rented.money.stop.unlisted':
+    'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
   'rented.money.start': 'GPU billing resumes at {price} per hour.',
-  'rented.money.release': 'Release deletes the machine and its {disk} GB disk: download your results first. Billing ends.',
+  'rented.money.release':
+    'Release deletes the machine and its {disk} GB disk: download your results first. Billing ends.',
   'rented.confirm.stop': 'Stop it',
   'rented.confirm.start': 'Start it',
   'rented.confirm.release': 'Release it',
@@ -145,8 +158,10 @@ export default {
   'rented.gone': 'gone',
 
   'rent.error.auth_rejected': 'The provider rejected the API key. Check it in the provider’s console.',
-  'rent.error.offer_gone': 'That offer is gone (someone else took it, or it changed). Estimate again to fetch fresh offers.',
-  'rent.error.insufficient_capacity': 'The provider has no free machine of this kind right now. Try another offer or region.',
+  'rent.error.offer_gone':
+    'That offer is gone (someone else took it, or it changed). Estimate again to fetch fresh offers.',
+  'rent.error.insufficient_capacity':
+    'The provider has no free machine of this kind right now. Try another offer or region.',
   'rent.error.quota_exceeded': 'Your account’s quota at the provider does not allow another machine.',
   'rent.error.rate_limited': 'The provider asks gpurent to slow down. Try again in a moment ({detail}).',
   'rent.error.insufficient_balance': 'Your balance at the provider is too low. Add credit in its console.',
@@ -156,10 +171,12 @@ export default {
   'rent.error.listing_unparseable': 'The provider’s answer could not be read; nothing was concluded from it.',
   'rent.error.instance_not_found': 'The provider no longer has this machine.',
   'rent.error.action_unsupported': 'This provider cannot do that (Lambda cannot stop, only release).',
-  'rent.error.create_outcome_unknown': 'The create was sent but its answer was lost. gpurent does not send it again; the machine, if made, appears in Rented machines by its label.',
+  'rent.error.create_outcome_unknown':
+    'The create was sent but its answer was lost. gpurent does not send it again; the machine, if made, appears in Rented machines by its label.',
   'rent.error.provider_not_connected': 'No account for this provider is connected (Settings → Accounts).',
   'rent.error.unknown_account': 'No such account.',
-  'rent.error.account_exists': 'An account with this name is already connected. Choose another name or remove it first.',
+  'rent.error.account_exists':
+    'An account with this name is already connected. Choose another name or remove it first.',
   'rent.error.unknown_instance': 'gpurent’s ledger has no such machine.',
   'rent.error.wrong_state': 'The machine is not in a state that allows this.',
   'rent.error.not_ready': 'The machine did not become ready in time; it still bills.',

@@ -1,11 +1,13 @@
-// English texts of the Monitor step's Run tab (ui/js/views/run.js): Ollama, Jupyter, the multi-GPU
+// English texts of the Monitor step's Run tab (ui/js/views/monitor/run.js): Ollama, Jupyter, the multi-GPU
 // launch, the SkyPilot export, and their error codes.
 /** @type {Record<string, string>} */
 export default {
   'run.gpus.unknown': 'Watch this host in the Live tab to choose GPUs by UUID; without a choice every GPU is used.',
-  'run.gpus.renumber': 'Chosen GPUs are passed by UUID in CUDA_VISIBLE_DEVICES: inside the job they count from 0 again, so the second card you tick is cuda:1 there, whatever its number here.',
+  'run.gpus.renumber':
+    'Chosen GPUs are passed by UUID in CUDA_VISIBLE_DEVICES: inside the job they count from 0 again, so the second card you tick is cuda:1 there, whatever its number here.',
   'run.ollama.title': 'Ollama',
-  'run.ollama.intro': 'Runs ollama serve on the host bound to 127.0.0.1 only, as a background job (no systemd needed); it counts as running only once /api/version answers. Every call goes over the SSH connection.',
+  'run.ollama.intro':
+    'Runs ollama serve on the host bound to 127.0.0.1 only, as a background job (no systemd needed); it counts as running only once /api/version answers. Every call goes over the SSH connection.',
   'run.ollama.port': 'Port on the host',
   'run.ollama.serve': 'Start Ollama',
   'run.ollama.stop': 'Stop Ollama',
@@ -23,7 +25,8 @@ export default {
   'run.ollama.status.verifying': 'verifying the download',
   'run.ollama.status.writing': 'writing the manifest',
   'run.ollama.status.pulling': 'downloading layer {layer}',
-  'run.ollama.pull.resume': 'Ollama keeps the parts already downloaded: pulling again after a cancel continues from there.',
+  'run.ollama.pull.resume':
+    'Ollama keeps the parts already downloaded: pulling again after a cancel continues from there.',
   'run.ollama.chat.title': 'Ask it something',
   'run.ollama.prompt': 'Prompt',
   'run.ollama.chat': 'Send',
@@ -36,7 +39,8 @@ export default {
   'run.tunnel.stop': 'Close tunnel',
   'run.tunnel.url': 'Local address:',
   'run.jupyter.title': 'Jupyter',
-  'run.jupyter.intro': 'Starts Jupyter Server on the host’s 127.0.0.1 with a token gpurent makes (never on 0.0.0.0), forwards a local port to it over SSH and opens your browser.',
+  'run.jupyter.intro':
+    'Starts Jupyter Server on the host’s 127.0.0.1 with a token gpurent makes (never on 0.0.0.0), forwards a local port to it over SSH and opens your browser.',
   'run.jupyter.python': 'Python on the host',
   'run.jupyter.port': 'Port on the host',
   'run.jupyter.browser': 'Open the browser',
@@ -46,7 +50,8 @@ export default {
   'run.jupyter.stopped': 'Jupyter was stopped and its token forgotten.',
   'run.jupyter.none': 'No Jupyter started by gpurent is running.',
   'run.launch.title': 'Multi-GPU run',
-  'run.launch.intro': 'Runs your script with torchrun --nproc_per_node on this host, one process per GPU; Stop kills every rank.',
+  'run.launch.intro':
+    'Runs your script with torchrun --nproc_per_node on this host, one process per GPU; Stop kills every rank.',
   'run.launch.script': 'Script on the host',
   'run.launch.args': 'Arguments',
   'run.launch.nproc': 'GPUs',
@@ -56,12 +61,14 @@ export default {
   'run.launch.rank': 'Rank {rank}',
   'run.launch.exit': 'Finished with exit status {status}.',
   'run.launch.killed': 'Stopped (killed).',
-  'run.launch.nccl': 'Ranks hanging? Run with NCCL_DEBUG=INFO to see where; consumer cards without P2P need NCCL_P2P_DISABLE=1, machines without InfiniBand NCCL_IB_DISABLE=1.',
+  'run.launch.nccl':
+    'Ranks hanging? Run with NCCL_DEBUG=INFO to see where; consumer cards without P2P need NCCL_P2P_DISABLE=1, machines without InfiniBand NCCL_IB_DISABLE=1.',
   'launch.hint.nccl_debug': 'Ranks hang in NCCL: rerun with NCCL_DEBUG=INFO to see where.',
   'launch.hint.nccl_p2p_disable': 'Consumer cards without P2P: try NCCL_P2P_DISABLE=1.',
   'launch.hint.nccl_ib_disable': 'No InfiniBand here: try NCCL_IB_DISABLE=1.',
   'run.skypilot.title': 'More than one machine: SkyPilot',
-  'run.skypilot.intro': 'gpurent does not orchestrate clusters. It writes a SkyPilot task (resources, num_nodes, setup, run) for this script that you launch with sky launch.',
+  'run.skypilot.intro':
+    'gpurent does not orchestrate clusters. It writes a SkyPilot task (resources, num_nodes, setup, run) for this script that you launch with sky launch.',
   'run.skypilot.accelerators': 'Accelerators per node',
   'run.skypilot.nodes': 'Nodes',
   'run.skypilot.setup': 'Setup command',
@@ -73,11 +80,13 @@ export default {
   'error.ollama_not_answering': 'Ollama started but did not answer in time. Its log: {detail}',
   'error.ollama_api_error': 'Ollama answered with an error: {detail}',
   'error.ollama_bad_answer': 'Ollama answered something unexpected: {detail}',
-  'error.jupyter_not_installed': 'jupyter-server is not installed for that Python on the host: pip install jupyter-server (or jupyterlab) into the environment Setup found.',
+  'error.jupyter_not_installed':
+    'jupyter-server is not installed for that Python on the host: pip install jupyter-server (or jupyterlab) into the environment Setup found.',
   'error.jupyter_not_answering': 'Jupyter started but did not answer in time. Its log: {detail}',
   'error.jupyter_bad_answer': 'Jupyter answered something unexpected: {detail}',
   'run.ollama.install': 'Install Ollama',
-  'run.ollama.install.note': 'Where Ollama is missing, gpurent installs Ollama’s own Linux archive (curl or wget on the host; /usr/local as root, else ~/.local) and starts it as above.',
+  'run.ollama.install.note':
+    'Where Ollama is missing, gpurent installs Ollama’s own Linux archive (curl or wget on the host; /usr/local as root, else ~/.local) and starts it as above.',
   'run.ollama.install.stage.checking': 'Looking for Ollama, the CPU type, a downloader…',
   'run.ollama.install.stage.downloading': 'Downloading Ollama…',
   'run.ollama.install.stage.extracting': 'Extracting…',
@@ -88,14 +97,16 @@ export default {
   'run.fit.check': 'Will it fit?',
   'run.fit.fits': 'Fits: {model} needs about {need} GiB per GPU at {ctx} tokens of context; {have} GiB are free.',
   'run.fit.tight': 'Tight: {model} needs about {need} GiB per GPU at {ctx} tokens; only {have} GiB are free.',
-  'run.fit.does_not_fit': 'Does not fit: {model} needs about {need} GiB per GPU at {ctx} tokens; {have} GiB are free. Ollama would run part of it on the CPU, slowly.',
+  'run.fit.does_not_fit':
+    'Does not fit: {model} needs about {need} GiB per GPU at {ctx} tokens; {have} GiB are free. Ollama would run part of it on the CPU, slowly.',
   'run.fit.unknown': 'No verdict for {model}.',
   'run.fit.force': 'Pull anyway',
   'ollama.fit.context_is_ollamas_default': 'The context is Ollama’s default for this much GPU memory.',
   'ollama.fit.no_gpu_info': 'The host reported no GPU memory.',
   'ollama.fit.not_in_table': 'This tag is not in gpurent’s table of models.',
   'ollama.fit.unverified_row': 'The table’s row for this tag is not verified against Ollama’s library page.',
-  'error.ollama_no_downloader': 'The host has neither curl nor wget to download Ollama with. Install one of them first.',
+  'error.ollama_no_downloader':
+    'The host has neither curl nor wget to download Ollama with. Install one of them first.',
   'error.ollama_no_space': 'Not enough free space on the host to install Ollama: {detail}',
   'error.ollama_download_failed': 'Ollama could not be downloaded: {detail}',
   'error.ollama_unsupported_arch': 'Ollama has no Linux build for this host’s CPU.',

@@ -2,12 +2,14 @@
 /** @type {Record<string, string>} */
 export default {
   'unlock.title': 'Unlock the key “{label}”',
-  'unlock.body': 'This key is protected by a passphrase. gpurent asks once and keeps the unlocked key in memory until you quit gpurent or press “Forget unlocked keys” in Keys; it is never written anywhere.',
+  'unlock.body':
+    'This key is protected by a passphrase. gpurent asks once and keeps the unlocked key in memory until you quit gpurent or press “Forget unlocked keys” in Keys; it is never written anywhere.',
   'unlock.ok': 'Unlock',
   'unlock.cancel': 'Cancel',
   'keys.passphrase.label': 'Passphrase',
   'keys.lock': 'Forget unlocked keys',
-  'keys.lock.hint': 'Keys with a passphrase are unlocked once per session and held in memory only. Forget them now if you leave this computer; the next use asks again.',
+  'keys.lock.hint':
+    'Keys with a passphrase are unlocked once per session and held in memory only. Forget them now if you leave this computer; the next use asks again.',
   'keys.locked': 'Unlocked keys forgotten ({n}).',
   'keys.import.pick': 'Choose file…',
   'keys.import.pick.title': 'Choose a private key file',

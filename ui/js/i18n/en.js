@@ -22,7 +22,8 @@ export default {
   'nav.soon': 'Coming in a later version',
 
   'catalog.title': 'GPU catalog',
-  'catalog.intro': 'Every number is dense (no sparsity tricks) and cites its source. Bandwidth decides how fast an LLM writes; VRAM decides what fits at all.',
+  'catalog.intro':
+    'Every number is dense (no sparsity tricks) and cites its source. Bandwidth decides how fast an LLM writes; VRAM decides what fits at all.',
   'catalog.search': 'Search',
   'catalog.search.placeholder': 'Name, e.g. 4090 or H100',
   'catalog.vram': 'VRAM at least',
@@ -78,15 +79,22 @@ export default {
 
   'advice.small_models_only': 'Under 16 GB: small models, or a 7B model at 4-bit with a short context.',
   'advice.infer7b_quantized': '16–23 GB: chat with 7–8B models at 4- or 8-bit (for example qwen2.5:7b in Ollama).',
-  'advice.infer7_to13b_and_lora': '24 GB class: 7–13B inference (13B at 8-bit or less) and LoRA fine-tuning of 7–8B models.',
-  'advice.qlora70b_and_infer70b_q4': '40–79 GB: 30B-class models in 16-bit; from 48 GB, a 70B at 4-bit and QLoRA of a 70B.',
-  'advice.large70b_and_full_finetune': '80 GB and more: a 70B at 8-bit on one card (16-bit on two), full fine-tuning of a 7B across a few cards.',
-  'advice.multi_gpu_training': 'Data-center card with NVLink ({nvlink} GB/s): the choice for multi-GPU training and pre-training.',
-  'advice.bandwidth_decides_decode': 'Memory bandwidth ({bw} GB/s) sets LLM writing speed: at most about {tps} tokens/s for a 7–8B model at 4-bit (real engines reach 50–80 % of that).',
-  'advice.pcie_only_multi_gpu': 'No NVLink: several cards talk over PCIe — fine for inference and data-parallel LoRA, slow for tensor-parallel training.',
+  'advice.infer7_to13b_and_lora':
+    '24 GB class: 7–13B inference (13B at 8-bit or less) and LoRA fine-tuning of 7–8B models.',
+  'advice.qlora70b_and_infer70b_q4':
+    '40–79 GB: 30B-class models in 16-bit; from 48 GB, a 70B at 4-bit and QLoRA of a 70B.',
+  'advice.large70b_and_full_finetune':
+    '80 GB and more: a 70B at 8-bit on one card (16-bit on two), full fine-tuning of a 7B across a few cards.',
+  'advice.multi_gpu_training':
+    'Data-center card with NVLink ({nvlink} GB/s): the choice for multi-GPU training and pre-training.',
+  'advice.bandwidth_decides_decode':
+    'Memory bandwidth ({bw} GB/s) sets LLM writing speed: at most about {tps} tokens/s for a 7–8B model at 4-bit (real engines reach 50–80 % of that).',
+  'advice.pcie_only_multi_gpu':
+    'No NVLink: several cards talk over PCIe — fine for inference and data-parallel LoRA, slow for tensor-parallel training.',
   'advice.no_bf16': 'No bf16 (compute capability {cc}): train and serve in fp16; vLLM needs --dtype half.',
   'advice.fp8': 'FP8 tensor cores: FP8 models run faster and take half the memory of 16-bit.',
-  'advice.needs_recent_pytorch': 'New architecture (compute capability {cc}): needs a PyTorch built for CUDA 12.8 or newer; older builds fail with “no kernel image”.',
+  'advice.needs_recent_pytorch':
+    'New architecture (compute capability {cc}): needs a PyTorch built for CUDA 12.8 or newer; older builds fail with “no kernel image”.',
 
   'settings.title': 'Settings',
   'settings.language': 'Language',
@@ -100,7 +108,8 @@ export default {
   'settings.version': 'Version {v}',
   'settings.datadir': 'Data folder: {dir}',
   'settings.check.title': 'Check gpurent',
-  'settings.check.intro': 'Checks that gpurent can write its folders and that its database, settings and built-in data are intact.',
+  'settings.check.intro':
+    'Checks that gpurent can write its folders and that its database, settings and built-in data are intact.',
   'settings.check.run': 'Run check',
   'settings.check.cancel': 'Cancel',
   'settings.check.running': 'Checking: {step} ({i} of {n})',

@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'keys.title': 'SSH 密钥',
-  'keys.intro': '有了密钥，登录租用的机器就不再需要密码。gpurent 只把私钥保存在系统钥匙串中——绝不以文件形式写到磁盘。把公钥（一行文字）交给平台，或在“主机”步骤让 gpurent 替你安装。',
+  'keys.intro':
+    '有了密钥，登录租用的机器就不再需要密码。gpurent 只把私钥保存在系统钥匙串中——绝不以文件形式写到磁盘。把公钥（一行文字）交给平台，或在“主机”步骤让 gpurent 替你安装。',
   'keys.empty': '还没有密钥。在下面创建一个：ed25519 适用于几乎所有主机。',
   'keys.new': '创建密钥',
   'keys.label': '名称',
@@ -30,7 +31,8 @@ export default {
   'keys.delete.confirm': '从 gpurent 和钥匙串中删除“{label}”？只接受这把密钥的主机将拒绝你登录。',
   'keys.deleted': '已删除密钥“{label}”。',
 
-  'error.keychain_unavailable': '系统钥匙串不可用。在 Linux 上，gpurent 需要会话中运行 Secret Service（GNOME 密钥环或 KWallet）。',
+  'error.keychain_unavailable':
+    '系统钥匙串不可用。在 Linux 上，gpurent 需要会话中运行 Secret Service（GNOME 密钥环或 KWallet）。',
   'error.keychain_locked': '系统钥匙串已锁定。请解锁（重新登录或打开密钥环应用）后重试。',
   'error.keychain_error': '系统钥匙串拒绝了请求。',
   'error.key_missing_from_keychain': '钥匙串中已找不到这把密钥的私钥。请删除该密钥后重新创建或导入。',
@@ -44,7 +46,8 @@ export default {
   'error.key_generation_failed': '无法生成密钥。',
 
   'hosts.title': '主机',
-  'hosts.intro': '粘贴平台显示的登录信息——例如“ssh -p 38211 root@region-3.example.com”，如果给了密码也一起粘贴。gpurent 会核对机器身份、安装你的密钥并记住这台主机。',
+  'hosts.intro':
+    '粘贴平台显示的登录信息——例如“ssh -p 38211 root@region-3.example.com”，如果给了密码也一起粘贴。gpurent 会核对机器身份、安装你的密钥并记住这台主机。',
   'hosts.add': '添加主机',
   'hosts.paste': '粘贴 SSH 命令或控制台文字',
   'hosts.paste.placeholder': 'ssh -p 38211 root@region-3.example.com\n密码：…',
@@ -61,7 +64,8 @@ export default {
   'hosts.installed': '已在“{label}”上安装你的密钥，并验证了密钥登录：之后不再需要密码。',
   'hosts.installed.already': '“{label}”上已有你的密钥；密钥登录正常。',
   'hosts.prompt.title': '这是你租用的那台机器吗？',
-  'hosts.prompt.body': '这是首次连接 {target}。它用下面的密钥指纹表明身份。如果平台显示了指纹，请核对；一致才信任。此后若这台机器的身份发生变化，gpurent 将拒绝连接。',
+  'hosts.prompt.body':
+    '这是首次连接 {target}。它用下面的密钥指纹表明身份。如果平台显示了指纹，请核对；一致才信任。此后若这台机器的身份发生变化，gpurent 将拒绝连接。',
   'hosts.prompt.trust': '信任并继续',
   'hosts.prompt.cancel': '取消',
   'hosts.empty': '还没有主机。',
@@ -79,9 +83,11 @@ export default {
   'hosts.sshconfig.done': '已在 {path} 中添加“Host {alias}”。在任意终端运行：{cmd}',
   'hosts.sshconfig.backup': '原配置已备份到 {path}。',
   'hosts.sshconfig.agent': '私钥仍只在钥匙串中：在终端使用前，请先把它加载到 ssh-agent。',
-  'hosts.sshconfig.noagent': '没有运行中的 ssh-agent，终端登录暂时无法使用该密钥。请启动 agent（Windows 上为“OpenSSH Authentication Agent”服务）。',
+  'hosts.sshconfig.noagent':
+    '没有运行中的 ssh-agent，终端登录暂时无法使用该密钥。请启动 agent（Windows 上为“OpenSSH Authentication Agent”服务）。',
   'hosts.export.title': '没有 ssh-agent？把私钥导出到文件（不推荐）',
-  'hosts.export.warning': '这样私钥也会存在磁盘上，任何能读取你文件的程序都能复制它。建议启动 ssh-agent。文件会新建、仅你可读，且绝不覆盖已有文件。',
+  'hosts.export.warning':
+    '这样私钥也会存在磁盘上，任何能读取你文件的程序都能复制它。建议启动 ssh-agent。文件会新建、仅你可读，且绝不覆盖已有文件。',
   'hosts.export.path': '新文件',
   'hosts.export.ack': '我明白私钥将以未加密形式保存在磁盘上（除非它设置了口令）。',
   'hosts.export.button': '写出私钥',
@@ -91,17 +97,20 @@ export default {
   'hosts.vscode.open': '在 VS Code 中打开',
   'hosts.opened': '已打开。密钥已加载到你的 ssh-agent，有效 12 小时。',
   'hosts.harden': '随后在主机上关闭密码登录',
-  'hosts.harden.hint': '只在密钥登录成功后执行。不适用于容器类平台（AutoDL、RunPod、Vast.ai 等）：容器重启后其 SSH 设置会被重置。',
+  'hosts.harden.hint':
+    '只在密钥登录成功后执行。不适用于容器类平台（AutoDL、RunPod、Vast.ai 等）：容器重启后其 SSH 设置会被重置。',
   'hosts.copycmd': '复制 SSH 命令',
   'hosts.copied': '已复制。',
   'hosts.released.badge': '已释放',
-  'hosts.released.line': '{at} 已释放：这台租用的机器和它的磁盘已不存在，gpurent 不会再连接它（这个地址现在可能属于别人的机器）。它的费用记录仍在“计费”里。',
+  'hosts.released.line':
+    '{at} 已释放：这台租用的机器和它的磁盘已不存在，gpurent 不会再连接它（这个地址现在可能属于别人的机器）。它的费用记录仍在“计费”里。',
   'hosts.released.forget': '忘记',
   'hosts.delete': '删除',
   'hosts.delete.confirm': '忘记“{label}”（包括已信任的主机密钥和 ~/.ssh/config 中的配置块）？不会改动那台机器本身。',
   'hosts.cancel': '取消',
   'hosts.changed.title': '这台机器的身份变了',
-  'hosts.changed.body': '主机现在出示的密钥（{new}）与你信任的（{old}）不同。通常是平台重建了实例；也可能有人在中间拦截。gpurent 已停止连接。只有确认实例被重建过，才重新信任。',
+  'hosts.changed.body':
+    '主机现在出示的密钥（{new}）与你信任的（{old}）不同。通常是平台重建了实例；也可能有人在中间拦截。gpurent 已停止连接。只有确认实例被重建过，才重新信任。',
   'hosts.repin': '实例是我重建的：信任新密钥',
   'hosts.repinned': '已为“{label}”信任新密钥，并记录了这次变更。',
 
@@ -127,7 +136,8 @@ export default {
   'error.protocol_error': '该端口有服务应答，但不是 SSH。',
   'error.host_key_unknown': '首次连接：请确认机器的指纹。',
   'error.host_key_changed': '这台机器的身份自你信任后发生了变化。gpurent 已停止。',
-  'error.known_hosts_mismatch': '你自己的 ~/.ssh/known_hosts 中记录了这台机器的另一把密钥。gpurent 尊重该记录并已停止。',
+  'error.known_hosts_mismatch':
+    '你自己的 ~/.ssh/known_hosts 中记录了这台机器的另一把密钥。gpurent 尊重该记录并已停止。',
   'error.host_key_trust_mismatch': '机器出示的指纹与确认的不同。',
   'error.auth_rejected': '机器拒绝了登录（密码错误或密钥未安装）。',
   'error.key_unusable': '这把密钥无法使用（口令错误或密钥损坏）。',

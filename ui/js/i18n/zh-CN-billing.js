@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'billing.title': '计费',
-  'billing.intro': '每台机器现在花了多少、到你选的时间会花多少，以及你的预算。机器停止或释放之前一直在计费：忘了释放的那台才是最大的开销。',
+  'billing.intro':
+    '每台机器现在花了多少、到你选的时间会花多少，以及你的预算。机器停止或释放之前一直在计费：忘了释放的那台才是最大的开销。',
   'billing.now.title': '当前费用',
   'billing.by': '从现在起再过',
   'billing.total.so_far': '至今费用',
@@ -34,7 +35,8 @@ export default {
   'billing.pasted.stop': '我已停止',
   'billing.pasted.release': '请在平台控制台中释放',
   'billing.pasted.stop.title': '将 {host} 标记为已停止',
-  'billing.pasted.stop.how': 'gpurent 没有粘贴主机的 API，无法替你停止它。请先在平台控制台中停止（有些平台「关机」即停止 GPU 计费），再在这里标记，费用就不再累计。',
+  'billing.pasted.stop.how':
+    'gpurent 没有粘贴主机的 API，无法替你停止它。请先在平台控制台中停止（有些平台「关机」即停止 GPU 计费），再在这里标记，费用就不再累计。',
   'billing.pasted.stop.storage': '从现在起只计存储费，每天都计，直到你在平台上释放它。',
   'billing.pasted.stop.nostorage': '从现在起不再计费。如果平台对停止的机器的磁盘收费，请设置存储费率。',
   'billing.pasted.stop.yes': '已在平台上停止',
@@ -52,9 +54,9 @@ export default {
   'billing.chart.empty': '还没有花费。',
   'billing.chart.now': '现在（{at}）',
 
-
   'billing.budgets.title': '预算',
-  'billing.budgets.intro': '按单台机器或全部机器、按日或按月（UTC）设上限。达到 80 % 和 100 % 时，每个页面顶部都会显示横幅，电脑也会通知你。',
+  'billing.budgets.intro':
+    '按单台机器或全部机器、按日或按月（UTC）设上限。达到 80 % 和 100 % 时，每个页面顶部都会显示横幅，电脑也会通知你。',
   'billing.budgets.none': '尚未设置预算。',
   'billing.budget.per.day': '今日',
   'billing.budget.per.month': '本月',
@@ -69,7 +71,8 @@ export default {
   'billing.budget.usd': '预算（美元）',
   'billing.budget.save': '保存预算',
   'billing.budget.stop': '达到 100 % 时停止机器',
-  'billing.budget.stop.note': '仅在你勾选时生效。租用的机器通过平台停止（以平台的回复确认；磁盘保留）。粘贴的主机 gpurent 无法停止，只会通知你。',
+  'billing.budget.stop.note':
+    '仅在你勾选时生效。租用的机器通过平台停止（以平台的回复确认；磁盘保留）。粘贴的主机 gpurent 无法停止，只会通知你。',
   'billing.level.ok': '正常',
   'billing.level.warn': '已达 80 %',
   'billing.level.over': '已用完',
@@ -86,10 +89,12 @@ export default {
   'billing.rate.storage': '每天存储费（美元）',
   'billing.rate.storage.none': '无',
   'billing.rate.save': '保存费率',
-  'billing.rate.note': '从现在开始计算。「按小时」时 1 小时 10 分钟按 2 小时计费；存储费在机器存在期间（包括停止时）一直计算。',
+  'billing.rate.note':
+    '从现在开始计算。「按小时」时 1 小时 10 分钟按 2 小时计费；存储费在机器存在期间（包括停止时）一直计算。',
 
   'billing.notices.title': 'gpurent 发给你的通知',
-  'billing.notices.intro': 'gpurent 打开期间，它也作为第二道守护：每 30 秒重新读取每台机器上的守护进程，重新检查截止时间和预算，每件事只通知一次。如果租用机器上的守护进程超过截止时间 3 分钟仍未执行，而服务商仍显示机器在运行，gpurent 会亲自执行该守护设定的停止或释放，并显示服务商随后返回的状态；粘贴添加的主机只会收到通知（gpurent 无法停止它）。机器上的守护进程不依赖它也能工作。',
+  'billing.notices.intro':
+    'gpurent 打开期间，它也作为第二道守护：每 30 秒重新读取每台机器上的守护进程，重新检查截止时间和预算，每件事只通知一次。如果租用机器上的守护进程超过截止时间 3 分钟仍未执行，而服务商仍显示机器在运行，gpurent 会亲自执行该守护设定的停止或释放，并显示服务商随后返回的状态；粘贴添加的主机只会收到通知（gpurent 无法停止它）。机器上的守护进程不依赖它也能工作。',
   'billing.notices.none': '暂无。',
   'billing.notice.idle': '{host} 已空闲 {minutes} 分钟；守护进程将在空闲 {limit} 分钟后执行操作。',
   'billing.notice.deadline_soon': '{host}：{minutes} 分钟后到截止时间。',
@@ -98,8 +103,10 @@ export default {
   'billing.notice.budget_over': '预算「{name}」已用完（已花 {spent}，预算 {budget}）。',
   'billing.notice.balance_low': '{account}：余额约 {hours} 小时后用完。届时平台可能释放机器并删除磁盘。',
   'billing.notice.still_billing': '{host}：已发送停止请求，但平台仍显示在计费。',
-  'billing.notice.deadline_acted': '机器上的守护进程没有执行，gpurent 在截止时间后 {minutes} 分钟代为对 {host} 执行了守护进程的操作（{action}）。平台现在显示：{state}。',
-  'billing.notice.deadline_act_failed': '{host}：机器上的守护进程错过了截止时间，gpurent 的操作（{action}）未得到平台确认（{state}）。',
+  'billing.notice.deadline_acted':
+    '机器上的守护进程没有执行，gpurent 在截止时间后 {minutes} 分钟代为对 {host} 执行了守护进程的操作（{action}）。平台现在显示：{state}。',
+  'billing.notice.deadline_act_failed':
+    '{host}：机器上的守护进程错过了截止时间，gpurent 的操作（{action}）未得到平台确认（{state}）。',
 
   'billing.kind.provider': '{provider}，租用',
   'billing.reported': '平台报价 {theirs}',

@@ -5,7 +5,8 @@ export default {
   'pick.tab.catalog': '显卡目录',
 
   'est.title': '租哪张卡、几张、多久、花多少钱？',
-  'est.intro': '描述你的任务。gpurent 会算出所需显存——权重、KV 缓存、激活、梯度、优化器和额外开销——并逐一检查每张卡，从你自己的卡开始。',
+  'est.intro':
+    '描述你的任务。gpurent 会算出所需显存——权重、KV 缓存、激活、梯度、优化器和额外开销——并逐一检查每张卡，从你自己的卡开始。',
   'est.presets': '从这里开始',
   'preset.ollama7b': '用 Ollama 运行 qwen2.5:7b 对话',
   'preset.lora7b': 'LoRA 微调 7B',
@@ -97,21 +98,29 @@ export default {
   'est.price.placeholder': '如 2.5',
   'est.nvlink': '需要 NVLink',
 
-  'expl.memory_summary': '这个任务在 {gpus} 张 GPU 上每张需要 {total} GiB：权重 {weights} GiB，KV 缓存 {kv} GiB，激活 {act} GiB。',
-  'expl.kv_cache_dominates': '{context} token 上下文的 KV 缓存占 {kv} GiB；把上下文减到 {suggested} token 就能装进 {card} GB 的卡。',
+  'expl.memory_summary':
+    '这个任务在 {gpus} 张 GPU 上每张需要 {total} GiB：权重 {weights} GiB，KV 缓存 {kv} GiB，激活 {act} GiB。',
+  'expl.kv_cache_dominates':
+    '{context} token 上下文的 KV 缓存占 {kv} GiB；把上下文减到 {suggested} token 就能装进 {card} GB 的卡。',
   'expl.enable_grad_checkpointing': '激活占 {act} GiB；开启梯度检查点可降到约 {act2} GiB，计算量多约 30%。',
   'expl.logits_large': 'logits（词表 {vocab} × token 数）占 {logits} GiB；使用分块或融合的损失函数可省掉大部分。',
   'expl.optimizer_states_dominate': '优化器状态占 {opt} GiB；换成 8-bit Adam 约需 {opt8} GiB。',
   'expl.weights_exceed_largest_card': '仅权重就有 {weights} GiB，超过最大的单卡（{card} GB），需要多张 GPU。',
   'expl.best_fit': '能装下的最小配置：{gpus} × {card}（每张 {card_gb} GB 卡用 {per_gpu} GiB）。',
   'expl.nvlink_matters': '{gpus} × {card}：多卡每一步都要交换数据，带 NVLink 的卡比只有 PCIe 的卡快得多。',
-  'expl.partial_offload': '在 {card} 上，Ollama 会把 {total} 层中的 {on} 层放在 GPU 上（{pct}%），其余在 CPU 上运行——能用，但很慢。',
-  'expl.vllm_reserves': 'vLLM 启动时先占用显卡的 {util}%（{card} GB 卡中的 {reserved} GiB），模型之外的空间都用作 KV 缓存：约可容纳 {tokens} 个 token。',
-  'expl.training_time': '在 {gpus} × {card} 上约需 {days} 天，按其 {peak} TFLOPS 峰值的 {mfu}% 计算（6 × 参数量 × token 数）。',
+  'expl.partial_offload':
+    '在 {card} 上，Ollama 会把 {total} 层中的 {on} 层放在 GPU 上（{pct}%），其余在 CPU 上运行——能用，但很慢。',
+  'expl.vllm_reserves':
+    'vLLM 启动时先占用显卡的 {util}%（{card} GB 卡中的 {reserved} GiB），模型之外的空间都用作 KV 缓存：约可容纳 {tokens} 个 token。',
+  'expl.training_time':
+    '在 {gpus} × {card} 上约需 {days} 天，按其 {peak} TFLOPS 峰值的 {mfu}% 计算（6 × 参数量 × token 数）。',
   'expl.mfu_assumed': '假设模型算力利用率（MFU）为 {mfu}%；在 8 × H100 上的实测为 {low}–{high}%。',
-  'expl.project_hours_exceed_estimate': '整个项目耗时会超过 6·N·D：按 Llama 3.1 8B 公布的 GPU 小时数，有效利用率只有 {eff}%（重启、评测、实验）。',
-  'expl.spot_needs_checkpoints': '竞价实例随时可能被回收：每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。请经常保存检查点。',
-  'expl.spot_needs_checkpoints.interval': '竞价实例随时可能被回收：每 {interval} 分钟保存一次检查点时，每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。',
+  'expl.project_hours_exceed_estimate':
+    '整个项目耗时会超过 6·N·D：按 Llama 3.1 8B 公布的 GPU 小时数，有效利用率只有 {eff}%（重启、评测、实验）。',
+  'expl.spot_needs_checkpoints':
+    '竞价实例随时可能被回收：每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。请经常保存检查点。',
+  'expl.spot_needs_checkpoints.interval':
+    '竞价实例随时可能被回收：每 {interval} 分钟保存一次检查点时，每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。',
   'expl.cheapest_offer': '按你填的价格最便宜：{gpus} × {card}，整个任务 {cost} {currency}。',
   'expl.cheapest_offer.tokens': '按你填的价格最便宜：{gpus} × {card}，每生成一百万 token {cost} {currency}。',
   'expl.cheapest_offer.hourly': '按你填的价格最便宜：{gpus} × {card}。填入训练 token 数即可看到整个任务的费用。',
@@ -132,6 +141,8 @@ export default {
   'unc.speed_unknown_shape': '速度需要模型结构，此处未计算。',
   'unc.vllm_profile_peak': 'vLLM 启动时的显存峰值取决于其版本和设置。',
   'unc.bf16_unsupported': '部分能装下的卡不支持 bf16：在这些卡上任务以 fp16 运行，有些模型在 fp16 下会溢出。',
-  'expl.bf16_unsupported': '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 运行模型（例如 vLLM --dtype half），或选择支持 bf16 的卡。',
-  'expl.bf16_unsupported.training': '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 加损失缩放训练（用 fp16=True 代替 bf16=True），或选择支持 bf16 的卡。',
+  'expl.bf16_unsupported':
+    '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 运行模型（例如 vLLM --dtype half），或选择支持 bf16 的卡。',
+  'expl.bf16_unsupported.training':
+    '{cards} 不支持 bf16（计算能力低于 8.0）：在这些卡上请用 fp16 加损失缩放训练（用 fp16=True 代替 bf16=True），或选择支持 bf16 的卡。',
 };

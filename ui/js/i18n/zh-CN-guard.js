@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'guard.title': '机器上的守护',
-  'guard.intro': 'gpurent 通过 SSH 在机器上安装的一个小脚本。它每 30 秒检查一次 GPU、SSH 与 VS Code 连接、Ollama 和 Jupyter；当所有信号空闲达到你设定的时间，或到达截止时间（不论信号如何），它先提醒打开的终端，然后停止计费。关闭 gpurent、合上笔记本后它照样工作。',
+  'guard.intro':
+    'gpurent 通过 SSH 在机器上安装的一个小脚本。它每 30 秒检查一次 GPU、SSH 与 VS Code 连接、Ollama 和 Jupyter；当所有信号空闲达到你设定的时间，或到达截止时间（不论信号如何），它先提醒打开的终端，然后停止计费。关闭 gpurent、合上笔记本后它照样工作。',
   'guard.no_hosts': '还没有保存的主机。先在“主机”步骤添加一台，再在这里设置守护。',
   'guard.host': '机器',
   'guard.idle': '空闲时长（分钟，至少 1）',
@@ -18,7 +19,8 @@ export default {
   'guard.action.command': '运行我的命令',
   'guard.money.stop': '停止：守护请 {provider} 停止这台机器。计算费用停止；磁盘保留，存储费继续计费，直到你释放它。',
   'guard.money.release': '释放：守护请 {provider} 删除这台机器。所有费用停止，磁盘及其上的全部数据被删除。',
-  'guard.money.poweroff': '关机：机器关闭。按小时计费的虚拟机上这会停止计算费用；在容器（RunPod、Vast）或 Lambda 上通常不会停止计费；存储费可能继续。',
+  'guard.money.poweroff':
+    '关机：机器关闭。按小时计费的虚拟机上这会停止计算费用；在容器（RunPod、Vast）或 Lambda 上通常不会停止计费；存储费可能继续。',
   'guard.money.command': '在机器上运行你的命令，例如平台自带的停机工具。是否停止计费取决于该命令。',
   'guard.command': '命令（在机器上由 sh 运行）',
   'guard.command.placeholder': '例如 my-platform stop',
@@ -35,12 +37,15 @@ export default {
   'guard.boot.none': '这台主机重启后不会自动启动：重启后请重新设置。',
   'guard.set.watch': '端口 {ports} 上的连接会让机器保持运行。',
   'guard.set.command': '触发时运行：{command}',
-  'guard.set.provider.instance_env': '触发时用机器自己的密钥（{variable}，只能操作这台机器）调用 {provider}（{method}）。',
-  'guard.set.provider.full_key_file': '触发时用你账户的完整密钥调用 {provider}（{method}），按你的同意该密钥已在机器上。',
+  'guard.set.provider.instance_env':
+    '触发时用机器自己的密钥（{variable}，只能操作这台机器）调用 {provider}（{method}）。',
+  'guard.set.provider.full_key_file':
+    '触发时用你账户的完整密钥调用 {provider}（{method}），按你的同意该密钥已在机器上。',
   'guard.note.no_nvidia_smi': '机器上没有 nvidia-smi：GPU 视为忙碌，只有截止时间能触发。',
   'guard.note.no_reboot_start': '这台主机无法在重启后自动启动守护（容器中常见，重启即是新容器）。',
   'guard.note.container_poweroff': '这是容器：关机可能不会停止平台计费。租用的机器请优先选择停止或释放。',
-  'guard.note.full_key_on_machine': '你账户的完整 API 密钥已在机器上（~/.gpurent/guard/provider.key，仅登录用户可读）。任何能登录它的人都能使用你的整个账户；关闭守护会删除它。',
+  'guard.note.full_key_on_machine':
+    '你账户的完整 API 密钥已在机器上（~/.gpurent/guard/provider.key，仅登录用户可读）。任何能登录它的人都能使用你的整个账户；关闭守护会删除它。',
   'guard.note.http_tool_wget': '机器上没有 curl：守护用 wget 调用平台。',
   'guard.status.title': '守护看到的情况',
   'guard.status.intro': '打开本面板和点击“刷新”时通过 SSH 从机器读取（最多每 30 秒一次）。',
@@ -108,7 +113,8 @@ export default {
   'guard.off': '关闭守护',
   'error.guard_not_installed': '这台机器上没有设置守护。',
   'error.guard_install_failed': '无法在机器上安装守护。',
-  'error.guard_poweroff_unavailable': '守护无法关闭这台机器：登录用户不是 root，也没有免密 sudo，或机器上没有 poweroff。',
+  'error.guard_poweroff_unavailable':
+    '守护无法关闭这台机器：登录用户不是 root，也没有免密 sudo，或机器上没有 poweroff。',
   'error.guard_provider_action_unavailable': '守护无法通过平台停止或释放这台机器：{detail}',
   'error.guard_provider_credential_unavailable': '这台机器没有自己的 API 密钥供守护调用平台。',
   'error.guard_http_tool_missing': '机器上既没有 curl，也没有能调用平台的 wget。未安装任何东西。',
@@ -116,10 +122,13 @@ export default {
   'error.guard_stale': '机器上的守护仍在运行，但已有一段时间没有检查机器：它无法执行动作。',
   'guard.next.guard_not_installed': '请先设置守护。',
   'guard.next.guard_install_failed': '展开详情查看机器的输出；检查其主目录可写、磁盘未满，然后重新设置。',
-  'guard.next.guard_poweroff_unavailable': '机器上有 poweroff 命令时：用 root 登录，或给登录用户配置免密 sudo 执行它（sudoers 中的 NOPASSWD 行）。否则选择“运行我的命令”。“详情”中写明了原因。',
+  'guard.next.guard_poweroff_unavailable':
+    '机器上有 poweroff 命令时：用 root 登录，或给登录用户配置免密 sudo 执行它（sudoers 中的 NOPASSWD 行）。否则选择“运行我的命令”。“详情”中写明了原因。',
   'guard.next.guard_provider_action_unavailable': '选择关机或你自己的命令；平台不能停止时可选择释放。',
-  'guard.next.guard_provider_credential_unavailable': '勾选复选框，把你的完整 API 密钥放到机器上（先读警告），或选择关机。',
+  'guard.next.guard_provider_credential_unavailable':
+    '勾选复选框，把你的完整 API 密钥放到机器上（先读警告），或选择关机。',
   'guard.next.guard_http_tool_missing': '在机器上安装 curl（如 apt-get install -y curl）后重新设置，或选择关机。',
-  'guard.next.guard_wrong_machine': '请确认保存的主机指向你租用的那台机器（它的地址可能已属于另一个实例），然后重新设置守护。',
+  'guard.next.guard_wrong_machine':
+    '请确认保存的主机指向你租用的那台机器（它的地址可能已属于另一个实例），然后重新设置守护。',
   'guard.next.guard_stale': '关闭守护后重新设置；如果仍然卡住，机器的 GPU 驱动可能已挂起——请自行停止或释放它。',
 };

@@ -38,7 +38,7 @@ export default {
   'monitor.step.profile': '用 torch.profiler 分析几个 step，看看 kernel 情况',
   'monitor.note.util_is_kernel_time': 'GPU 利用率统计的是“有 kernel 在运行”的时间比例，不代表芯片被用满。',
   'monitor.note.caching_allocator': 'PyTorch 会保留已释放的显存以便复用，所以 nvidia-smi 显示的比张量实际需要的多。',
-  // The Monitor screen (ui/js/views/monitor.js).
+  // The Monitor screen (ui/js/views/monitor/monitor.js).
   'monitor.title': '运行监控',
   'monitor.intro': '任务运行时实时查看主机的 GPU 使用情况，并替你解读：每条提示都写明看到了什么、下一步试什么。',
   'monitor.tab.live': '实时',

@@ -1,4 +1,4 @@
-// 释放前检查清单的中文文本（views/release.js）。
+// 释放前检查清单的中文文本（views/billing/release.js）。
 /** @type {Record<string, string>} */
 export default {
   'release.title': '释放 {id}？',
@@ -30,7 +30,8 @@ export default {
   'release.stop.keeps': '停止会保留磁盘，每月约 {month}。',
   'release.stop.wipes': '停止每月 {month}，但容器磁盘在停止时会被清空：什么都不会保留。',
   'release.now': '现在每小时 {rate}。',
-  'release.now.starting': '机器正在启动（平台刚刚这样显示）：按计费规则，运行之前不计 GPU 时间，所以此刻每小时 {rate}。',
+  'release.now.starting':
+    '机器正在启动（平台刚刚这样显示）：按计费规则，运行之前不计 GPU 时间，所以此刻每小时 {rate}。',
   'release.recipe.save': '保存环境配方',
   'release.recipe.saved': '配方已保存：{path}',
   'release.confirm': '释放',

@@ -6,7 +6,8 @@ export default {
   'rent.provider.lambda': 'Lambda',
 
   'accounts.title': '云平台账户',
-  'accounts.intro': '连接 RunPod、Vast.ai 或 Lambda 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY 会被优先使用，且不会写到任何地方。',
+  'accounts.intro':
+    '连接 RunPod、Vast.ai 或 Lambda 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY 会被优先使用，且不会写到任何地方。',
   'accounts.none': '尚未连接任何账户。',
   'accounts.add.title': '连接账户',
   'accounts.provider': '平台',
@@ -81,7 +82,8 @@ export default {
   'rent.confirm.intro': '镜像 {image}，磁盘 {disk} GB，密钥 {key}。创建之前请确认：',
   'rent.money.price': '整机（{gpus}× {gpu}）当前每小时 {price}，约每天 {day}。',
   'rent.money.stopped': '停机后不再计 GPU 时间，但 {disk} GB 磁盘每月仍约花费 {month}。',
-  'rent.money.stopped.unlisted': '停机后 {disk} GB 磁盘每月仍要付费；{provider} 在此报价中未列出存储价格，长时间停机前请查看其价格页。',
+  'rent.money.stopped.unlisted':
+    '停机后 {disk} GB 磁盘每月仍要付费；{provider} 在此报价中未列出存储价格，长时间停机前请查看其价格页。',
   'rent.money.cannot_stop': '{provider} 不能停机，只能销毁：在你释放之前会一直计费。',
   'rent.money.billing.per_second': '{provider} 按秒计费，从机器创建那一刻开始。',
   'rent.money.billing.per_minute': '{provider} 按分钟计费，从机器创建那一刻开始。',
@@ -155,7 +157,8 @@ export default {
   'rent.error.listing_unparseable': '无法解析平台的返回；没有据此得出任何结论。',
   'rent.error.instance_not_found': '平台上已没有这台机器。',
   'rent.error.action_unsupported': '该平台不支持此操作（Lambda 不能停机，只能释放）。',
-  'rent.error.create_outcome_unknown': '创建请求已发出，但回应丢失。gpurent 不会重复发送；如果机器已创建，它会按标签出现在“已租机器”中。',
+  'rent.error.create_outcome_unknown':
+    '创建请求已发出，但回应丢失。gpurent 不会重复发送；如果机器已创建，它会按标签出现在“已租机器”中。',
   'rent.error.provider_not_connected': '尚未连接该平台的账户（设置 → 账户）。',
   'rent.error.unknown_account': '没有这个账户。',
   'rent.error.account_exists': '已有同名账户。请换一个名称，或先移除它。',

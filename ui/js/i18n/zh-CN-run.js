@@ -1,10 +1,12 @@
-// 监控步骤“运行”页（ui/js/views/run.js）的中文文本：Ollama、Jupyter、多 GPU 启动、SkyPilot 导出及其错误码。
+// 监控步骤“运行”页（ui/js/views/monitor/run.js）的中文文本：Ollama、Jupyter、多 GPU 启动、SkyPilot 导出及其错误码。
 /** @type {Record<string, string>} */
 export default {
   'run.gpus.unknown': '先在“实时”页监控这台主机，才能按 UUID 选择 GPU；不选则使用全部 GPU。',
-  'run.gpus.renumber': '所选 GPU 通过 UUID 写入 CUDA_VISIBLE_DEVICES：任务内部会从 0 重新编号，所以你勾选的第二张卡在任务里是 cuda:1，与它在这里的编号无关。',
+  'run.gpus.renumber':
+    '所选 GPU 通过 UUID 写入 CUDA_VISIBLE_DEVICES：任务内部会从 0 重新编号，所以你勾选的第二张卡在任务里是 cuda:1，与它在这里的编号无关。',
   'run.ollama.title': 'Ollama',
-  'run.ollama.intro': '在主机上以后台任务运行 ollama serve，只绑定 127.0.0.1（不需要 systemd）；只有 /api/version 应答后才算已运行。所有调用都走 SSH 连接。',
+  'run.ollama.intro':
+    '在主机上以后台任务运行 ollama serve，只绑定 127.0.0.1（不需要 systemd）；只有 /api/version 应答后才算已运行。所有调用都走 SSH 连接。',
   'run.ollama.port': '主机端口',
   'run.ollama.serve': '启动 Ollama',
   'run.ollama.stop': '停止 Ollama',
@@ -35,7 +37,8 @@ export default {
   'run.tunnel.stop': '关闭隧道',
   'run.tunnel.url': '本地地址：',
   'run.jupyter.title': 'Jupyter',
-  'run.jupyter.intro': '在主机的 127.0.0.1 上用 gpurent 生成的令牌启动 Jupyter Server（绝不绑定 0.0.0.0），通过 SSH 转发一个本地端口并打开浏览器。',
+  'run.jupyter.intro':
+    '在主机的 127.0.0.1 上用 gpurent 生成的令牌启动 Jupyter Server（绝不绑定 0.0.0.0），通过 SSH 转发一个本地端口并打开浏览器。',
   'run.jupyter.python': '主机上的 Python',
   'run.jupyter.port': '主机端口',
   'run.jupyter.browser': '打开浏览器',
@@ -45,7 +48,8 @@ export default {
   'run.jupyter.stopped': 'Jupyter 已停止，令牌已作废。',
   'run.jupyter.none': '没有由 gpurent 启动的 Jupyter 在运行。',
   'run.launch.title': '多 GPU 运行',
-  'run.launch.intro': '在这台主机上用 torchrun --nproc_per_node 运行你的脚本，每张 GPU 一个进程；“停止”会结束所有 rank。',
+  'run.launch.intro':
+    '在这台主机上用 torchrun --nproc_per_node 运行你的脚本，每张 GPU 一个进程；“停止”会结束所有 rank。',
   'run.launch.script': '主机上的脚本',
   'run.launch.args': '参数',
   'run.launch.nproc': 'GPU 数',
@@ -55,12 +59,14 @@ export default {
   'run.launch.rank': 'Rank {rank}',
   'run.launch.exit': '已结束，退出码 {status}。',
   'run.launch.killed': '已停止（被结束）。',
-  'run.launch.nccl': 'rank 卡住了？用 NCCL_DEBUG=INFO 运行查看卡在哪里；不支持 P2P 的消费级显卡需要 NCCL_P2P_DISABLE=1，没有 InfiniBand 的机器需要 NCCL_IB_DISABLE=1。',
+  'run.launch.nccl':
+    'rank 卡住了？用 NCCL_DEBUG=INFO 运行查看卡在哪里；不支持 P2P 的消费级显卡需要 NCCL_P2P_DISABLE=1，没有 InfiniBand 的机器需要 NCCL_IB_DISABLE=1。',
   'launch.hint.nccl_debug': 'rank 卡在 NCCL：用 NCCL_DEBUG=INFO 重新运行查看卡在哪里。',
   'launch.hint.nccl_p2p_disable': '不支持 P2P 的消费级显卡：试试 NCCL_P2P_DISABLE=1。',
   'launch.hint.nccl_ib_disable': '这里没有 InfiniBand：试试 NCCL_IB_DISABLE=1。',
   'run.skypilot.title': '多台机器：SkyPilot',
-  'run.skypilot.intro': 'gpurent 不编排集群。它为这个脚本写一个 SkyPilot 任务（resources、num_nodes、setup、run），由你用 sky launch 启动。',
+  'run.skypilot.intro':
+    'gpurent 不编排集群。它为这个脚本写一个 SkyPilot 任务（resources、num_nodes、setup、run），由你用 sky launch 启动。',
   'run.skypilot.accelerators': '每节点加速器',
   'run.skypilot.nodes': '节点数',
   'run.skypilot.setup': '准备命令',
@@ -72,11 +78,13 @@ export default {
   'error.ollama_not_answering': 'Ollama 已启动但没有及时应答。日志：{detail}',
   'error.ollama_api_error': 'Ollama 返回错误：{detail}',
   'error.ollama_bad_answer': 'Ollama 的应答不符合预期：{detail}',
-  'error.jupyter_not_installed': '主机上这个 Python 没有安装 jupyter-server：请把 jupyter-server（或 jupyterlab）pip 安装到“环境配置”找到的环境里。',
+  'error.jupyter_not_installed':
+    '主机上这个 Python 没有安装 jupyter-server：请把 jupyter-server（或 jupyterlab）pip 安装到“环境配置”找到的环境里。',
   'error.jupyter_not_answering': 'Jupyter 已启动但没有及时应答。日志：{detail}',
   'error.jupyter_bad_answer': 'Jupyter 的应答不符合预期：{detail}',
   'run.ollama.install': '安装 Ollama',
-  'run.ollama.install.note': '主机上没有 Ollama 时，gpurent 会安装 Ollama 官方的 Linux 压缩包（主机需有 curl 或 wget；root 装到 /usr/local，否则 ~/.local），再按上面的方式启动。',
+  'run.ollama.install.note':
+    '主机上没有 Ollama 时，gpurent 会安装 Ollama 官方的 Linux 压缩包（主机需有 curl 或 wget；root 装到 /usr/local，否则 ~/.local），再按上面的方式启动。',
   'run.ollama.install.stage.checking': '正在查找 Ollama、CPU 类型和下载工具…',
   'run.ollama.install.stage.downloading': '正在下载 Ollama…',
   'run.ollama.install.stage.extracting': '正在解压…',
@@ -87,7 +95,8 @@ export default {
   'run.fit.check': '放得下吗？',
   'run.fit.fits': '放得下：{model} 在 {ctx} 个 token 上下文下每张 GPU 约需 {need} GiB；空闲 {have} GiB。',
   'run.fit.tight': '很紧：{model} 在 {ctx} 个 token 下每张 GPU 约需 {need} GiB；只剩 {have} GiB 空闲。',
-  'run.fit.does_not_fit': '放不下：{model} 在 {ctx} 个 token 下每张 GPU 约需 {need} GiB；空闲 {have} GiB。Ollama 会把一部分放到 CPU 上运行，很慢。',
+  'run.fit.does_not_fit':
+    '放不下：{model} 在 {ctx} 个 token 下每张 GPU 约需 {need} GiB；空闲 {have} GiB。Ollama 会把一部分放到 CPU 上运行，很慢。',
   'run.fit.unknown': '无法判断 {model}。',
   'run.fit.force': '仍然拉取',
   'ollama.fit.context_is_ollamas_default': '上下文长度取 Ollama 针对这么多显存的默认值。',

@@ -2,12 +2,14 @@
 /** @type {Record<string, string>} */
 export default {
   'unlock.title': '解锁密钥“{label}”',
-  'unlock.body': '这把密钥有口令保护。gpurent 只询问一次，并把解锁后的密钥保存在内存中，直到你退出 gpurent 或在“密钥”中点击“忘记已解锁的密钥”；它不会被写入任何地方。',
+  'unlock.body':
+    '这把密钥有口令保护。gpurent 只询问一次，并把解锁后的密钥保存在内存中，直到你退出 gpurent 或在“密钥”中点击“忘记已解锁的密钥”；它不会被写入任何地方。',
   'unlock.ok': '解锁',
   'unlock.cancel': '取消',
   'keys.passphrase.label': '口令',
   'keys.lock': '忘记已解锁的密钥',
-  'keys.lock.hint': '有口令的密钥每次会话只需解锁一次，且只保存在内存中。离开这台电脑前可以立即忘记它们；下次使用时会再次询问。',
+  'keys.lock.hint':
+    '有口令的密钥每次会话只需解锁一次，且只保存在内存中。离开这台电脑前可以立即忘记它们；下次使用时会再次询问。',
   'keys.locked': '已忘记解锁的密钥（{n} 把）。',
   'keys.import.pick': '选择文件…',
   'keys.import.pick.title': '选择私钥文件',

@@ -2,7 +2,8 @@
 /** @type {Record<string, string>} */
 export default {
   'setup.title': '配置租用的机器',
-  'setup.intro': 'gpurent 一次性检查整台机器——GPU、驱动、CUDA、Python、PyTorch——给出问题和证据，显示确切的修复命令，经你同意后执行，并在 GPU 上验证。',
+  'setup.intro':
+    'gpurent 一次性检查整台机器——GPU、驱动、CUDA、Python、PyTorch——给出问题和证据，显示确切的修复命令，经你同意后执行，并在 GPU 上验证。',
   'setup.host': '主机',
   'setup.nohosts': '请先在“主机”步骤添加主机。',
   'setup.run': '检查这台机器',
@@ -37,8 +38,10 @@ export default {
   'setup.verify.ok': '{gpu}：bf16 矩阵乘法 {tflops} TFLOPS（规格的 {pct}%），拷贝 {gbps} GB/s，显存 {vram} GiB。',
   'setup.verify.nospec': '{gpu}：{tflops} TFLOPS，{gbps} GB/s，{vram} GiB（目录中没有可比较的规格）。',
 
-  'suspect.slow_matmul': '这可能不是你付费租用的那张卡：矩阵乘法只有 {achieved_tflops} TFLOPS，是规格 {spec_tflops} TFLOPS 的 {fraction}%。',
-  'suspect.slow_memory': '这可能不是你付费租用的那张卡：显存拷贝只有 {achieved_gbps} GB/s，是规格 {spec_gbps} GB/s 的 {fraction}%。',
+  'suspect.slow_matmul':
+    '这可能不是你付费租用的那张卡：矩阵乘法只有 {achieved_tflops} TFLOPS，是规格 {spec_tflops} TFLOPS 的 {fraction}%。',
+  'suspect.slow_memory':
+    '这可能不是你付费租用的那张卡：显存拷贝只有 {achieved_gbps} GB/s，是规格 {spec_gbps} GB/s 的 {fraction}%。',
   'suspect.vram_mismatch': '这可能不是你付费租用的那张卡：它报告 {reported_gib} GiB，规格为 {spec_gb} GB。',
   'suspect.unknown_card': '这张 GPU 不在 gpurent 的目录中，没有可比较的规格。',
 
@@ -53,12 +56,16 @@ export default {
   'find.torch_missing': '没有安装 PyTorch。',
   'find.torch_cpu_only': 'PyTorch {torch} 是仅 CPU 版本（“Torch not compiled with CUDA enabled”）。',
   'find.driver_too_old_for_torch': 'PyTorch {torch} 需要 CUDA {torch_cuda}，但这个驱动最高只支持 CUDA {driver_cuda}。',
-  'find.driver_too_old_for_torch.compat': 'PyTorch {torch} 为 CUDA {torch_cuda} 构建；这个驱动支持 CUDA {driver_cuda}。它能通过次版本兼容运行，但运行时编译 GPU 内核的代码可能出错。',
-  'find.gpu_arch_unsupported_by_torch': '这个 PyTorch 版本没有适用于 {gpu}（计算能力 {compute_cap}）的内核：“no kernel image is available”。',
+  'find.driver_too_old_for_torch.compat':
+    'PyTorch {torch} 为 CUDA {torch_cuda} 构建；这个驱动支持 CUDA {driver_cuda}。它能通过次版本兼容运行，但运行时编译 GPU 内核的代码可能出错。',
+  'find.gpu_arch_unsupported_by_torch':
+    '这个 PyTorch 版本没有适用于 {gpu}（计算能力 {compute_cap}）的内核：“no kernel image is available”。',
   'find.python_unsupported_by_torch': '这个 PyTorch 不支持 Python {python}。',
   'find.cuda_toolkit_missing': '没有 CUDA 工具包（nvcc）。PyTorch 本身不需要，只有编译 CUDA 扩展时才需要。',
-  'find.cuda_toolkit_mismatch': 'CUDA 工具包（nvcc {nvcc}）与 PyTorch 的 CUDA 主版本不同，或比驱动支持的更新；用它编译的扩展可能出错。',
-  'find.cuda_toolkit_off_path': 'CUDA 工具包（nvcc {nvcc}）与 PyTorch 的 CUDA 一致，但 {dir} 不在非交互会话的 PATH 中，编译 CUDA 扩展时会找不到 nvcc。无需重装任何东西。',
+  'find.cuda_toolkit_mismatch':
+    'CUDA 工具包（nvcc {nvcc}）与 PyTorch 的 CUDA 主版本不同，或比驱动支持的更新；用它编译的扩展可能出错。',
+  'find.cuda_toolkit_off_path':
+    'CUDA 工具包（nvcc {nvcc}）与 PyTorch 的 CUDA 一致，但 {dir} 不在非交互会话的 PATH 中，编译 CUDA 扩展时会找不到 nvcc。无需重装任何东西。',
   'find.container_driver_fixed': '这是容器：驱动属于宿主机，容器内无法更改。',
   'find.disk_low': '{path} 只剩 {available_mib} MiB，约需 {needed_mib} MiB。',
   'find.pytorch_index_unreachable': '这台机器无法访问 download.pytorch.org。',
@@ -77,20 +84,30 @@ export default {
   'note.driver_branch': '需要驱动分支 {branch}。',
   'note.only_for_extensions': '只有编译 CUDA 扩展时才需要。',
   'note.add_cuda_to_path': '把 /usr/local/cuda/bin 加入 PATH 即可使用。',
-  'note.shell_profile': '在 ~/.bashrc 和 ~/.profile 顶部加入一段标有“gpurent”的配置（只加一次），把 {dir} 加入 PATH，之后每个新会话都能找到 nvcc。',
-  'note.driver_branch.long_term_support': '安装驱动分支 {branch}，这是长期支持分支（支持到 {supported_until}）；这个 CUDA 的最低要求是 {minimum_branch}。',
-  'note.driver_branch.production': '安装驱动分支 {branch}，这是生产分支（支持到 {supported_until}）；这个 CUDA 的最低要求是 {minimum_branch}。',
-  'note.driver_branch.new_feature': '安装驱动分支 {branch}，这是短期的新功能分支（支持到 {supported_until}）：目前没有受支持的长期或生产分支能运行这个 CUDA。最低要求：{minimum_branch}。',
-  'note.driver_branch.unknown': '安装驱动分支 {branch}，即这个 CUDA 的最低要求（{minimum_branch}）；gpurent 的数据中没有它的支持状态。',
+  'note.shell_profile':
+    '在 ~/.bashrc 和 ~/.profile 顶部加入一段标有“gpurent”的配置（只加一次），把 {dir} 加入 PATH，之后每个新会话都能找到 nvcc。',
+  'note.driver_branch.long_term_support':
+    '安装驱动分支 {branch}，这是长期支持分支（支持到 {supported_until}）；这个 CUDA 的最低要求是 {minimum_branch}。',
+  'note.driver_branch.production':
+    '安装驱动分支 {branch}，这是生产分支（支持到 {supported_until}）；这个 CUDA 的最低要求是 {minimum_branch}。',
+  'note.driver_branch.new_feature':
+    '安装驱动分支 {branch}，这是短期的新功能分支（支持到 {supported_until}）：目前没有受支持的长期或生产分支能运行这个 CUDA。最低要求：{minimum_branch}。',
+  'note.driver_branch.unknown':
+    '安装驱动分支 {branch}，即这个 CUDA 的最低要求（{minimum_branch}）；gpurent 的数据中没有它的支持状态。',
   'note.provider_fault': '这是平台的问题：请联系平台客服或换一台机器。',
   'error.fix_failed_network': '修复中断：下载失败（网络问题）。已下载的部分会保留；再次执行修复即可继续。',
   'error.fix_failed_disk_full': '修复中断：主机磁盘已满。请腾出空间后再次执行。',
   'error.fix_failed': '修复中的某条命令失败了。输出见上方；再次执行是安全的。',
   'error.fix_already_running': '这台主机上已有修复在运行。请等待它结束或先停止它。',
-  'error.probe_not_run': '主机没有运行 gpurent 的检查（返回的内容已保存：{detail}）。请确认该账号有 POSIX sh，且没有强制命令或登录菜单接管 SSH 会话，然后再检查一次。',
-  'setup.verify.issue.verify_torch_import_failed': 'GPU 测试所用的解释器无法导入 PyTorch：{detail}。请先执行修复，或确认 PyTorch 安装在这个解释器中。',
-  'setup.verify.issue.verify_cuda_unavailable': '已安装 PyTorch {torch}，但它看不到 CUDA（torch.cuda.is_available() 为 False）：请再检查一次机器查看原因。',
-  'setup.verify.issue.verify_gpu_check_failed': 'GPU {gpu_index} 上的 GPU 测试失败：{detail}。请停止其他占用 GPU 的进程；若一直失败，请更换实例。',
-  'setup.verify.issue.verify_interpreter_failed': '{python} 在 GPU 测试运行前以状态 {exit_status} 退出（{stderr_line}）。请再检查一次机器，然后重新验证。',
+  'error.probe_not_run':
+    '主机没有运行 gpurent 的检查（返回的内容已保存：{detail}）。请确认该账号有 POSIX sh，且没有强制命令或登录菜单接管 SSH 会话，然后再检查一次。',
+  'setup.verify.issue.verify_torch_import_failed':
+    'GPU 测试所用的解释器无法导入 PyTorch：{detail}。请先执行修复，或确认 PyTorch 安装在这个解释器中。',
+  'setup.verify.issue.verify_cuda_unavailable':
+    '已安装 PyTorch {torch}，但它看不到 CUDA（torch.cuda.is_available() 为 False）：请再检查一次机器查看原因。',
+  'setup.verify.issue.verify_gpu_check_failed':
+    'GPU {gpu_index} 上的 GPU 测试失败：{detail}。请停止其他占用 GPU 的进程；若一直失败，请更换实例。',
+  'setup.verify.issue.verify_interpreter_failed':
+    '{python} 在 GPU 测试运行前以状态 {exit_status} 退出（{stderr_line}）。请再检查一次机器，然后重新验证。',
   'error.nothing_to_fix': '这里没有 gpurent 能执行的修复（主机已就绪，或需要重启、升级驱动或换一台主机）。',
 };

@@ -79,14 +79,17 @@ export default {
   'advice.small_models_only': '显存不足 16 GB：只适合小模型，或 4-bit 量化、短上下文的 7B 模型。',
   'advice.infer7b_quantized': '16–23 GB：可用 4/8-bit 量化运行 7–8B 模型对话（例如 Ollama 中的 qwen2.5:7b）。',
   'advice.infer7_to13b_and_lora': '24 GB 级：7–13B 推理（13B 需 8-bit 或更低精度），以及 7–8B 模型的 LoRA 微调。',
-  'advice.qlora70b_and_infer70b_q4': '40–79 GB：16-bit 运行 30B 级模型；48 GB 起可运行 4-bit 的 70B，并可对 70B 做 QLoRA。',
+  'advice.qlora70b_and_infer70b_q4':
+    '40–79 GB：16-bit 运行 30B 级模型；48 GB 起可运行 4-bit 的 70B，并可对 70B 做 QLoRA。',
   'advice.large70b_and_full_finetune': '80 GB 及以上：单卡运行 8-bit 的 70B（16-bit 需两张），多卡全参数微调 7B。',
   'advice.multi_gpu_training': '带 NVLink（{nvlink} GB/s）的数据中心卡：多卡训练和预训练的首选。',
-  'advice.bandwidth_decides_decode': '显存带宽（{bw} GB/s）决定大模型生成速度：4-bit 的 7–8B 模型最多约 {tps} tokens/s（实际推理引擎可达其 50–80%）。',
+  'advice.bandwidth_decides_decode':
+    '显存带宽（{bw} GB/s）决定大模型生成速度：4-bit 的 7–8B 模型最多约 {tps} tokens/s（实际推理引擎可达其 50–80%）。',
   'advice.pcie_only_multi_gpu': '没有 NVLink：多卡之间走 PCIe——推理和数据并行 LoRA 没问题，张量并行训练会很慢。',
   'advice.no_bf16': '不支持 bf16（计算能力 {cc}）：训练和推理请用 fp16；vLLM 需加 --dtype half。',
   'advice.fp8': '有 FP8 张量核心：FP8 模型更快，显存只占 16-bit 的一半。',
-  'advice.needs_recent_pytorch': '新架构（计算能力 {cc}）：需要为 CUDA 12.8 及以上编译的 PyTorch，旧版本会报 “no kernel image”。',
+  'advice.needs_recent_pytorch':
+    '新架构（计算能力 {cc}）：需要为 CUDA 12.8 及以上编译的 PyTorch，旧版本会报 “no kernel image”。',
 
   'settings.title': '设置',
   'settings.language': '语言',

@@ -1,19 +1,20 @@
 // Pick a card → Estimate a job: presets, a job form, and the result (estimate-result.js).
 // All arithmetic happens in Rust (gpurent-core::estimate); this file only edits a Job.
-import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { el, newestOnly } from '../dom.js';
-import { t } from '../i18n.js';
+import { estimateDefaults, estimateModels, estimateQuants, estimateRun, localFit, pricesList } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { el, newestOnly } from '../../dom.js';
+import { t } from '../../i18n.js';
+import { redraws } from '../../screen.js';
 import { renderResult } from './estimate-result.js';
 import { renderLiveOffers } from './offers.js';
 
-/** @typedef {import('../../bindings/Job').Job} Job */
-/** @typedef {import('../../bindings/Task').Task} Task */
-/** @typedef {import('../../bindings/Engine').Engine} Engine */
-/** @typedef {import('../../bindings/Optimizer').Optimizer} Optimizer */
-/** @typedef {import('../../bindings/ModelSpec').ModelSpec} ModelSpec */
-/** @typedef {import('../../bindings/QuantFormat').QuantFormat} QuantFormat */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Job').Job} Job */
+/** @typedef {import('../../../bindings/Task').Task} Task */
+/** @typedef {import('../../../bindings/Engine').Engine} Engine */
+/** @typedef {import('../../../bindings/Optimizer').Optimizer} Optimizer */
+/** @typedef {import('../../../bindings/ModelSpec').ModelSpec} ModelSpec */
+/** @typedef {import('../../../bindings/QuantFormat').QuantFormat} QuantFormat */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @typedef {{ id: string, apply: (defaults: Job) => Job }} Preset */
 
@@ -41,13 +42,67 @@ const custom1b = (d) => ({
 
 /** @type {Preset[]} */
 const PRESETS = [
-  { id: 'ollama7b', apply: (d) => ({ ...d, model: 'qwen2.5-7b', task: 'infer', engine: 'llama_cpp', quant: 'q4_k_m', context_tokens: 4096 }) },
-  { id: 'lora7b', apply: (d) => ({ ...d, model: 'qwen2.5-7b', task: 'lora', engine: 'transformers', quant: 'bf16', context_tokens: 2048, batch: 1, training: { ...d.training, grad_checkpointing: true } }) },
+  {
+    id: 'ollama7b',
+    apply: (d) => ({
+      ...d,
+      model: 'qwen2.5-7b',
+      task: 'infer',
+      engine: 'llama_cpp',
+      quant: 'q4_k_m',
+      context_tokens: 4096,
+    }),
+  },
+  {
+    id: 'lora7b',
+    apply: (d) => ({
+      ...d,
+      model: 'qwen2.5-7b',
+      task: 'lora',
+      engine: 'transformers',
+      quant: 'bf16',
+      context_tokens: 2048,
+      batch: 1,
+      training: { ...d.training, grad_checkpointing: true },
+    }),
+  },
   // The QLoRA paper's recipe (NF4 + double quant, paged 8-bit AdamW, checkpointing), with 16-bit
   // embeddings and a chunked loss as torchtune/Unsloth do; plain PEFT defaults (fp32 upcast,
   // unfused loss) need more than 48 GB for a 70B, as the Unsloth table reports.
-  { id: 'qlora70b', apply: (d) => ({ ...d, model: 'llama-3.1-70b', task: 'qlora', engine: 'transformers', quant: 'nf4_dq', context_tokens: 2048, batch: 1, training: { ...d.training, grad_checkpointing: true, optimizer: 'paged_adamw_8bit', loss: 'chunked', upcast_unquantized_fp32: false } }) },
-  { id: 'pretrain1b', apply: (d) => ({ ...d, model: null, custom: custom1b(d), task: 'pretrain', engine: 'transformers', quant: 'bf16', context_tokens: 2048, batch: 8, gpus: 8, train_tokens: 20e9 }) },
+  {
+    id: 'qlora70b',
+    apply: (d) => ({
+      ...d,
+      model: 'llama-3.1-70b',
+      task: 'qlora',
+      engine: 'transformers',
+      quant: 'nf4_dq',
+      context_tokens: 2048,
+      batch: 1,
+      training: {
+        ...d.training,
+        grad_checkpointing: true,
+        optimizer: 'paged_adamw_8bit',
+        loss: 'chunked',
+        upcast_unquantized_fp32: false,
+      },
+    }),
+  },
+  {
+    id: 'pretrain1b',
+    apply: (d) => ({
+      ...d,
+      model: null,
+      custom: custom1b(d),
+      task: 'pretrain',
+      engine: 'transformers',
+      quant: 'bf16',
+      context_tokens: 2048,
+      batch: 8,
+      gpus: 8,
+      train_tokens: 20e9,
+    }),
+  },
 ];
 
 /** Screen state, kept across language switches. */
@@ -58,8 +113,19 @@ const state = {
   preset: 'qlora70b',
 };
 
-/** @param {HTMLElement} root */
-export async function renderEstimate(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export function renderEstimate(root, signal) {
+  const drawn = redraws(signal);
+  /** Draw the estimate (again when a preset is chosen: the old drawing's signal aborts). */
+  const draw = () => {
+    root.replaceChildren();
+    return drawEstimate(root, drawn(), draw);
+  };
+  return draw();
+}
+
+/** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
+async function drawEstimate(root, signal, again) {
   /** @type {Job} */
   let defaults;
   /** @type {ModelSpec[]} */
@@ -69,32 +135,38 @@ export async function renderEstimate(root) {
   try {
     [defaults, models, quants] = await Promise.all([estimateDefaults(), estimateModels(), estimateQuants()]);
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return;
   }
+  if (signal.aborted) return;
   if (!state.job) state.job = (PRESETS.find((p) => p.id === state.preset) ?? PRESETS[0]).apply(defaults);
 
   const result = el('div', { id: 'est-result' });
   const form = el('form', { id: 'est-form', class: 'est-form' });
   const presets = el('div', { class: 'presets' }, el('span', { class: 'muted', text: t('est.presets') }));
   for (const p of PRESETS) {
-    const b = el('button', { type: 'button', id: `preset-${p.id}`, class: state.preset === p.id ? 'chip active' : 'chip', text: t(`preset.${p.id}`) });
+    const b = el('button', {
+      type: 'button',
+      id: `preset-${p.id}`,
+      class: state.preset === p.id ? 'chip active' : 'chip',
+      text: t(`preset.${p.id}`),
+    });
     b.addEventListener('click', () => {
       state.preset = p.id;
       state.job = p.apply(defaults);
-      root.replaceChildren();
-      renderEstimate(root);
+      again();
     });
     presets.append(b);
   }
 
   // Runs overlap when the user edits while one is in flight: only the newest one draws (an older
-  // answer arriving late must not replace the newer result). `data-pending` is set while the
+  // answer arriving late must not replace the newer result), and none once this drawing is gone. `data-pending` is set while the
   // newest run — live offers included — is still drawing.
   const runs = newestOnly();
   async function run() {
     if (!state.job) return;
-    const newest = runs.begin();
+    const begun = runs.begin();
+    const newest = () => begun() && !signal.aborted;
     result.dataset.pending = 'true';
     try {
       // The user's saved prices price the job (gpurent ships none).
@@ -108,7 +180,7 @@ export async function renderEstimate(root) {
       const live = el('div', { id: 'live-slot' });
       // Above the ranked cards (the last section), which it annotates with the live prices.
       result.insertBefore(live, result.lastElementChild);
-      await renderLiveOffers(live, estimate);
+      await renderLiveOffers(live, estimate, signal);
     } catch (e) {
       if (newest()) showError(/** @type {ErrorPayload} */ (e));
     } finally {
@@ -123,7 +195,13 @@ export async function renderEstimate(root) {
     run();
   });
 
-  root.append(el('h1', { text: t('est.title') }), el('p', { class: 'lead', text: t('est.intro') }), presets, form, result);
+  root.append(
+    el('h1', { text: t('est.title') }),
+    el('p', { class: 'lead', text: t('est.intro') }),
+    presets,
+    form,
+    result,
+  );
   await run();
 }
 
@@ -151,7 +229,16 @@ function select(id, options, value) {
  * @param {{ min?: number, step?: string }} [opts]
  */
 function number(id, value, opts = {}) {
-  return /** @type {HTMLInputElement} */ (el('input', { id, type: 'number', inputmode: 'decimal', min: String(opts.min ?? 0), step: opts.step ?? 'any', value: value === null ? '' : String(value) }));
+  return /** @type {HTMLInputElement} */ (
+    el('input', {
+      id,
+      type: 'number',
+      inputmode: 'decimal',
+      min: String(opts.min ?? 0),
+      step: opts.step ?? 'any',
+      value: value === null ? '' : String(value),
+    })
+  );
 }
 
 /** Read a number input; empty or invalid gives null (the core then reports what is missing). @param {HTMLInputElement} i */
@@ -165,16 +252,47 @@ const readNum = (i) => (i.value.trim() === '' || !Number.isFinite(Number(i.value
  * @param {(job: Job) => void} onChange
  */
 function buildForm(form, job, models, quants, onChange) {
-  const model = select('est-model', [...models.map((m) => /** @type {[string, string]} */ ([m.id, `${m.id} (${m.params_b}B)`])), ['custom', t('est.model.custom')]], job.custom ? 'custom' : job.model ?? 'custom');
-  const task = select('est-task', ['infer', 'lora', 'qlora', 'full', 'pretrain'].map((k) => [k, t(`task.${k}`)]), job.task);
-  const quant = select('est-quant', [['', t('est.quant.auto')], ...quants.map((q) => /** @type {[string, string]} */ ([q.id, `${q.name} · ${q.bits_per_weight.toFixed(2)} bpw`]))], job.quant ?? '');
-  const engine = select('est-engine', ['transformers', 'vllm', 'llama_cpp'].map((k) => [k, t(`engine.${k}`)]), job.engine);
+  const model = select(
+    'est-model',
+    [
+      ...models.map((m) => /** @type {[string, string]} */ ([m.id, `${m.id} (${m.params_b}B)`])),
+      ['custom', t('est.model.custom')],
+    ],
+    job.custom ? 'custom' : (job.model ?? 'custom'),
+  );
+  const task = select(
+    'est-task',
+    ['infer', 'lora', 'qlora', 'full', 'pretrain'].map((k) => [k, t(`task.${k}`)]),
+    job.task,
+  );
+  const quant = select(
+    'est-quant',
+    [
+      ['', t('est.quant.auto')],
+      ...quants.map((q) => /** @type {[string, string]} */ ([q.id, `${q.name} · ${q.bits_per_weight.toFixed(2)} bpw`])),
+    ],
+    job.quant ?? '',
+  );
+  const engine = select(
+    'est-engine',
+    ['transformers', 'vllm', 'llama_cpp'].map((k) => [k, t(`engine.${k}`)]),
+    job.engine,
+  );
   const context = number('est-context', job.context_tokens, { min: 1, step: '1' });
   const batch = number('est-batch', job.batch, { min: 1, step: '1' });
   const gpus = number('est-gpus', job.gpus, { min: 1, step: '1' });
   const tokens = number('est-tokens', job.train_tokens === null ? null : job.train_tokens / 1e9);
-  const optimizer = select('est-optimizer', ['adamw', 'adamw_8bit', 'paged_adamw', 'paged_adamw_8bit', 'sgd_momentum', 'sgd'].map((k) => [k, t(`optimizer.${k}`)]), job.training.optimizer);
-  const ckpt = /** @type {HTMLInputElement} */ (el('input', { id: 'est-gradckpt', type: 'checkbox', checked: job.training.grad_checkpointing }));
+  const optimizer = select(
+    'est-optimizer',
+    ['adamw', 'adamw_8bit', 'paged_adamw', 'paged_adamw_8bit', 'sgd_momentum', 'sgd'].map((k) => [
+      k,
+      t(`optimizer.${k}`),
+    ]),
+    job.training.optimizer,
+  );
+  const ckpt = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'est-gradckpt', type: 'checkbox', checked: job.training.grad_checkpointing })
+  );
 
   const c = job.custom;
   const custom = {
@@ -185,9 +303,13 @@ function buildForm(form, job, models, quants, onChange) {
     kvheads: number('est-c-kvheads', c?.kv_heads ?? null, { step: '1' }),
     headdim: number('est-c-headdim', c?.head_dim ?? null, { step: '1' }),
     vocab: number('est-c-vocab', c?.vocab_size ?? null, { step: '1' }),
-    tied: /** @type {HTMLInputElement} */ (el('input', { id: 'est-c-tied', type: 'checkbox', checked: c?.tied_embeddings ?? false })),
+    tied: /** @type {HTMLInputElement} */ (
+      el('input', { id: 'est-c-tied', type: 'checkbox', checked: c?.tied_embeddings ?? false })
+    ),
   };
-  const customBox = el('fieldset', { class: 'custom', hidden: !c },
+  const customBox = el(
+    'fieldset',
+    { class: 'custom', hidden: !c },
     field('est-c-params', t('est.custom.params'), custom.params),
     field('est-c-layers', t('est.custom.layers'), custom.layers),
     field('est-c-hidden', t('est.custom.hidden'), custom.hidden),
@@ -196,12 +318,16 @@ function buildForm(form, job, models, quants, onChange) {
     field('est-c-headdim', t('est.custom.headdim'), custom.headdim),
     field('est-c-vocab', t('est.custom.vocab'), custom.vocab),
     el('label', { class: 'check' }, custom.tied, el('span', { text: t('est.custom.tied') })),
-    el('p', { class: 'muted small', text: t('est.custom.hint') }));
+    el('p', { class: 'muted small', text: t('est.custom.hint') }),
+  );
 
-  const training = el('div', { class: 'form-row training' },
+  const training = el(
+    'div',
+    { class: 'form-row training' },
     field('est-tokens', t('est.tokens'), tokens),
     field('est-optimizer', t('est.optimizer'), optimizer),
-    el('label', { class: 'check' }, ckpt, el('span', { text: t('est.gradckpt') })));
+    el('label', { class: 'check' }, ckpt, el('span', { text: t('est.gradckpt') })),
+  );
   const cost = job.cost;
   const money = {
     gen: number('est-gen-tokens', job.generate_tokens === null ? null : job.generate_tokens / 1e6),
@@ -214,20 +340,29 @@ function buildForm(form, job, models, quants, onChange) {
     kwh: number('est-kwh', cost.electricity_price_per_kwh),
     util: number('est-util', Math.round(cost.utilisation * 100)),
   };
-  const costBox = el('details', { class: 'cost-box', id: 'est-cost', open: cost.buy_price_per_gpu !== null || undefined },
+  const costBox = el(
+    'details',
+    { class: 'cost-box', id: 'est-cost', open: cost.buy_price_per_gpu !== null || undefined },
     el('summary', { text: t('est.cost.title') }),
-    el('div', { class: 'form-row' },
+    el(
+      'div',
+      { class: 'form-row' },
       field('est-gen-tokens', t('est.cost.gen'), money.gen),
       field('est-storage-gb', t('est.cost.storage_gb'), money.storageGb),
       field('est-storage-price', t('est.cost.storage_price'), money.storagePrice),
       field('est-egress-gb', t('est.cost.egress_gb'), money.egressGb),
-      field('est-egress-price', t('est.cost.egress_price'), money.egressPrice)),
-    el('div', { class: 'form-row' },
+      field('est-egress-price', t('est.cost.egress_price'), money.egressPrice),
+    ),
+    el(
+      'div',
+      { class: 'form-row' },
       field('est-ckpt', t('est.cost.ckpt'), money.ckpt),
       field('est-buy', t('est.cost.buy'), money.buy),
       field('est-kwh', t('est.cost.kwh'), money.kwh),
-      field('est-util', t('est.cost.util'), money.util)),
-    el('p', { class: 'muted small', text: t('est.cost.hint') }));
+      field('est-util', t('est.cost.util'), money.util),
+    ),
+    el('p', { class: 'muted small', text: t('est.cost.hint') }),
+  );
   const engineField = field('est-engine', t('est.engine'), engine);
   const sync = () => {
     const isTraining = task.value !== 'infer';
@@ -251,7 +386,19 @@ function buildForm(form, job, models, quants, onChange) {
       ...job,
       model: isCustom ? null : model.value,
       custom: isCustom
-        ? { ...(job.custom ?? custom1b(job)), params_b: readNum(custom.params) ?? 0, layers: int(custom.layers), hidden_size: int(custom.hidden), attention_heads: int(custom.heads), kv_heads: int(custom.kvheads), head_dim: int(custom.headdim), vocab_size: int(custom.vocab), tied_embeddings: custom.tied.checked, intermediate_size: int(custom.hidden) === job.custom?.hidden_size ? job.custom?.intermediate_size ?? null : null }
+        ? {
+            ...(job.custom ?? custom1b(job)),
+            params_b: readNum(custom.params) ?? 0,
+            layers: int(custom.layers),
+            hidden_size: int(custom.hidden),
+            attention_heads: int(custom.heads),
+            kv_heads: int(custom.kvheads),
+            head_dim: int(custom.headdim),
+            vocab_size: int(custom.vocab),
+            tied_embeddings: custom.tied.checked,
+            intermediate_size:
+              int(custom.hidden) === job.custom?.hidden_size ? (job.custom?.intermediate_size ?? null) : null,
+          }
         : null,
       task: /** @type {Task} */ (task.value),
       quant: quant.value || null,
@@ -260,7 +407,11 @@ function buildForm(form, job, models, quants, onChange) {
       batch: int(batch) ?? 0,
       gpus: int(gpus) ?? 0,
       train_tokens: tok === null ? null : tok * 1e9,
-      training: { ...job.training, optimizer: /** @type {Optimizer} */ (optimizer.value), grad_checkpointing: ckpt.checked },
+      training: {
+        ...job.training,
+        optimizer: /** @type {Optimizer} */ (optimizer.value),
+        grad_checkpointing: ckpt.checked,
+      },
       generate_tokens: gen === null ? null : gen * 1e6,
       cost: {
         ...job.cost,
@@ -283,16 +434,22 @@ function buildForm(form, job, models, quants, onChange) {
   form.addEventListener('submit', (ev) => ev.preventDefault());
 
   form.append(
-    el('div', { class: 'form-row' },
+    el(
+      'div',
+      { class: 'form-row' },
       field('est-model', t('est.model'), model),
       field('est-task', t('est.task'), task),
       field('est-quant', t('est.quant'), quant),
-      engineField),
+      engineField,
+    ),
     customBox,
-    el('div', { class: 'form-row' },
+    el(
+      'div',
+      { class: 'form-row' },
       field('est-context', t('est.context'), context),
       field('est-batch', t('est.batch'), batch),
-      field('est-gpus', t('est.gpus'), gpus)),
+      field('est-gpus', t('est.gpus'), gpus),
+    ),
     training,
     costBox,
   );

@@ -1,17 +1,18 @@
 // Step 4, Setup: probe the host in one round trip, show each step's state and the findings with
 // their evidence, run a fix with live output (cancellable), re-check, and verify on the GPU.
-import { liveHosts, setupFix, setupProbe, setupVerify } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+import { liveHosts, setupFix, setupProbe, setupVerify } from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { redraws } from '../../screen.js';
 
-/** @typedef {import('../../bindings/Finding').Finding} Finding */
-/** @typedef {import('../../bindings/Report').Report} Report */
-/** @typedef {import('../../bindings/HostVerify').HostVerify} HostVerify */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
-/** @typedef {import('../../bindings/FixNote').FixNote} FixNote */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Finding').Finding} Finding */
+/** @typedef {import('../../../bindings/Report').Report} Report */
+/** @typedef {import('../../../bindings/HostVerify').HostVerify} HostVerify */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/FixNote').FixNote} FixNote */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {'pending' | 'running' | 'ok' | 'warn' | 'fail'} StepState */
 
 const STEPS = /** @type {const} */ (['connect', 'gpu_driver', 'cuda', 'python', 'pytorch', 'verify']);
@@ -76,12 +77,13 @@ function stepStates(r) {
 /** What a running operation of this screen is called on its line. */
 const RUNNING_LINE = { probe: 'setup.running', fix: 'setup.fix.running', verify: 'setup.verifying' };
 
-/** @param {HTMLElement} root */
-export async function renderSetup(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderSetup(root, signal) {
   const hosts = await liveHosts().catch((e) => {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
+  if (signal.aborted) return;
   root.append(el('h1', { text: t('setup.title') }), el('p', { class: 'lead', text: t('setup.intro') }));
   if (hosts.length === 0) {
     root.append(el('p', { class: 'card', id: 'setup-nohosts', text: t('setup.nohosts') }));
@@ -89,30 +91,64 @@ export async function renderSetup(root) {
   }
   if (!state.host || !hosts.some((h) => h.label === state.host)) state.host = hosts[0].label;
   const hostSel = /** @type {HTMLSelectElement} */ (el('select', { id: 'setup-host' }));
-  for (const h of hosts) hostSel.append(el('option', { value: h.label, text: `${h.label} — ${h.user}@${h.address}:${h.port}`, selected: h.label === state.host }));
-  const run = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-run', class: 'primary', text: state.report ? t('setup.recheck') : t('setup.run') }));
-  const verify = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-verify', text: t('setup.verify'), disabled: state.report?.verdict.status !== 'ready' }));
-  const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'setup-cancel', class: 'danger ghost', text: t('setup.cancel'), hidden: true }));
+  for (const h of hosts)
+    hostSel.append(
+      el('option', {
+        value: h.label,
+        text: `${h.label} — ${h.user}@${h.address}:${h.port}`,
+        selected: h.label === state.host,
+      }),
+    );
+  const run = /** @type {HTMLButtonElement} */ (
+    el('button', {
+      type: 'button',
+      id: 'setup-run',
+      class: 'primary',
+      text: state.report ? t('setup.recheck') : t('setup.run'),
+    })
+  );
+  const verify = /** @type {HTMLButtonElement} */ (
+    el('button', {
+      type: 'button',
+      id: 'setup-verify',
+      text: t('setup.verify'),
+      disabled: state.report?.verdict.status !== 'ready',
+    })
+  );
+  const stop = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', id: 'setup-cancel', class: 'danger ghost', text: t('setup.cancel'), hidden: true })
+  );
   const steps = el('ol', { id: 'setup-steps', class: 'steps' });
   const verdict = el('p', { id: 'setup-verdict', class: 'verdict' });
   const findings = el('div', { id: 'setup-findings' });
   const line = el('p', { id: 'setup-line', class: 'muted', role: 'status' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'setup-progress', hidden: true }));
   const log = el('pre', { id: 'setup-log', class: 'log', hidden: true });
-  const alive = () => root.isConnected;
+  // Following one operation at a time: following another (or another host) ends the last.
+  const following = redraws(signal);
   /** The operation running for the chosen host, if any (probe, fix or verify). */
   const current = () => ['probe', 'fix', 'verify'].flatMap((k) => ops.running(k, hostSel.value))[0];
 
   const draw = () => {
     clear(steps);
-    for (const s of STEPS) steps.append(el('li', { 'data-step': s, class: state.steps[s] }, el('span', { class: 'dot' }), el('span', { text: t(`setup.step.${s}`) }), el('span', { class: 'muted small', text: ` ${t(`setup.state.${state.steps[s]}`)}` })));
+    for (const s of STEPS)
+      steps.append(
+        el(
+          'li',
+          { 'data-step': s, class: state.steps[s] },
+          el('span', { class: 'dot' }),
+          el('span', { text: t(`setup.step.${s}`) }),
+          el('span', { class: 'muted small', text: ` ${t(`setup.state.${state.steps[s]}`)}` }),
+        ),
+      );
     clear(verdict);
     clear(findings);
     const r = state.report;
     if (r) {
       const v = r.verdict;
       verdict.dataset.status = v.status;
-      verdict.textContent = v.status === 'blocked' ? t(`setup.verdict.blocked.${v.needs}`) : t(`setup.verdict.${v.status}`);
+      verdict.textContent =
+        v.status === 'blocked' ? t(`setup.verdict.blocked.${v.needs}`) : t(`setup.verdict.${v.status}`);
       for (const f of r.findings) findings.append(findingCard(f, fix));
     }
     if (state.verify) findings.prepend(verifyCard(state.verify));
@@ -120,7 +156,8 @@ export async function renderSetup(root) {
     const busy = current();
     run.disabled = Boolean(busy);
     verify.disabled = Boolean(busy) || state.report?.verdict.status !== 'ready';
-    for (const b of findings.querySelectorAll('button.fix')) /** @type {HTMLButtonElement} */ (b).disabled = Boolean(busy);
+    for (const b of findings.querySelectorAll('button.fix'))
+      /** @type {HTMLButtonElement} */ (b).disabled = Boolean(busy);
   };
 
   /** @param {Progress} p */
@@ -131,7 +168,10 @@ export async function renderSetup(root) {
       log.scrollTop = log.scrollHeight;
     } else if (p.kind === 'bytes') {
       bar.hidden = false;
-      if (p.total_bytes) { bar.max = p.total_bytes; bar.value = p.done_bytes; } else bar.removeAttribute('value');
+      if (p.total_bytes) {
+        bar.max = p.total_bytes;
+        bar.value = p.done_bytes;
+      } else bar.removeAttribute('value');
       line.textContent = `${t('setup.fix.running')} ${num(p.done_bytes / 1048576, 0)} MiB${p.total_bytes ? ` / ${num(p.total_bytes / 1048576, 0)} MiB` : ''}`;
     }
   };
@@ -141,12 +181,23 @@ export async function renderSetup(root) {
     stop.hidden = false;
     stop.disabled = op.stopping;
     stop.textContent = op.kind === 'fix' ? t('setup.fix.stop') : t('setup.cancel');
-    stop.onclick = () => { stop.disabled = true; ops.cancel(op); };
-    line.textContent = t(/** @type {'probe' | 'fix' | 'verify'} */ (op.kind) in RUNNING_LINE ? RUNNING_LINE[/** @type {'probe' | 'fix' | 'verify'} */ (op.kind)] : 'setup.running');
-    if (op.kind === 'fix') { clear(log); log.hidden = false; }
-    ops.attach(op, root, onProgress);
+    stop.onclick = () => {
+      stop.disabled = true;
+      ops.cancel(op);
+    };
+    line.textContent = t(
+      /** @type {'probe' | 'fix' | 'verify'} */ (op.kind) in RUNNING_LINE
+        ? RUNNING_LINE[/** @type {'probe' | 'fix' | 'verify'} */ (op.kind)]
+        : 'setup.running',
+    );
+    if (op.kind === 'fix') {
+      clear(log);
+      log.hidden = false;
+    }
+    const followed = following();
+    ops.attach(op, followed, onProgress);
     op.done.then(() => {
-      if (!alive()) return;
+      if (followed.aborted) return;
       stop.hidden = true;
       bar.hidden = true;
       draw();
@@ -167,42 +218,57 @@ export async function renderSetup(root) {
     const host = hostSel.value;
     const { op, result } = ops.start(kind, host, {}, (on) => call(host, on));
     follow(op);
-    result.then((r) => {
-      if (state.host !== host) return;
-      hideError();
-      ok(r);
-    }, (e) => {
-      const err = /** @type {ErrorPayload} */ (e);
-      if (state.host === host) failed();
-      if (err.code === 'cancelled') {
-        if (alive()) line.textContent = t('setup.cancelled');
-      } else showError(err);
-    }).finally(() => {
-      if (!alive()) return;
-      if (line.textContent === t(RUNNING_LINE[kind])) line.textContent = '';
-      draw();
-    });
+    result
+      .then(
+        (r) => {
+          if (state.host !== host) return;
+          hideError();
+          ok(r);
+        },
+        (e) => {
+          const err = /** @type {ErrorPayload} */ (e);
+          if (state.host === host) failed();
+          if (err.code === 'cancelled') {
+            if (!signal.aborted) line.textContent = t('setup.cancelled');
+          } else showError(err);
+        },
+      )
+      .finally(() => {
+        if (signal.aborted) return;
+        if (line.textContent === t(RUNNING_LINE[kind])) line.textContent = '';
+        draw();
+      });
   }
 
   function probe() {
     state.steps = Object.fromEntries(STEPS.map((s) => [s, /** @type {StepState} */ ('running')]));
     state.steps.verify = 'pending';
-    launch('probe', setupProbe, (r) => {
-      state.report = r;
-      state.steps = stepStates(r);
-    }, () => {
-      state.steps = { ...state.steps, connect: 'fail' };
-      for (const s of ['gpu_driver', 'cuda', 'python', 'pytorch']) state.steps[s] = 'pending';
-    });
+    launch(
+      'probe',
+      setupProbe,
+      (r) => {
+        state.report = r;
+        state.steps = stepStates(r);
+      },
+      () => {
+        state.steps = { ...state.steps, connect: 'fail' };
+        for (const s of ['gpu_driver', 'cuda', 'python', 'pytorch']) state.steps[s] = 'pending';
+      },
+    );
   }
 
   /** @param {Finding} f */
   function fix(f) {
-    launch('fix', (host, on) => setupFix(host, f.code, on), (done) => {
-      if (alive()) line.textContent = t('setup.fix.done');
-      state.report = done.after; // the fix ends with a re-probe
-      state.steps = stepStates(done.after);
-    }, () => {});
+    launch(
+      'fix',
+      (host, on) => setupFix(host, f.code, on),
+      (done) => {
+        if (!signal.aborted) line.textContent = t('setup.fix.done');
+        state.report = done.after; // the fix ends with a re-probe
+        state.steps = stepStates(done.after);
+      },
+      () => {},
+    );
   }
 
   run.addEventListener('click', probe);
@@ -214,22 +280,42 @@ export async function renderSetup(root) {
     stop.hidden = true;
     const op = current();
     if (op) follow(op);
+    else following(); // stop following the other host's
     draw();
   });
   verify.addEventListener('click', () => {
     state.steps.verify = 'running';
-    launch('verify', setupVerify, (v) => {
-      state.verify = v;
-      state.steps.verify = v.ok && v.gpus.every((g) => g.suspicions.every((x) => x.key === 'unknown_card')) ? 'ok' : 'warn';
-    }, () => {
-      state.steps.verify = 'fail';
-    });
+    launch(
+      'verify',
+      setupVerify,
+      (v) => {
+        state.verify = v;
+        state.steps.verify =
+          v.ok && v.gpus.every((g) => g.suspicions.every((x) => x.key === 'unknown_card')) ? 'ok' : 'warn';
+      },
+      () => {
+        state.steps.verify = 'fail';
+      },
+    );
   });
 
   root.append(
-    el('div', { class: 'card wide' },
-      el('div', { class: 'form-row' }, el('label', { class: 'field', for: 'setup-host' }, el('span', { text: t('setup.host') }), hostSel), run, verify, stop),
-      steps, verdict, line, bar),
+    el(
+      'div',
+      { class: 'card wide' },
+      el(
+        'div',
+        { class: 'form-row' },
+        el('label', { class: 'field', for: 'setup-host' }, el('span', { text: t('setup.host') }), hostSel),
+        run,
+        verify,
+        stop,
+      ),
+      steps,
+      verdict,
+      line,
+      bar,
+    ),
     findings,
     el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log),
   );
@@ -249,18 +335,33 @@ function findingKey(f) {
  * @param {(f: Finding) => void} onFix
  */
 function findingCard(f, onFix) {
-  const card = el('div', { class: `card wide finding sev-${f.severity}`, 'data-code': f.code },
-    el('p', { class: 'finding-title', text: t(findingKey(f), params(f)) }));
+  const card = el(
+    'div',
+    { class: `card wide finding sev-${f.severity}`, 'data-code': f.code },
+    el('p', { class: 'finding-title', text: t(findingKey(f), params(f)) }),
+  );
   if (f.evidence.length) {
-    card.append(el('details', { class: 'evidence' }, el('summary', { text: t('setup.evidence') }), el('pre', { text: f.evidence.join('\n') })));
+    card.append(
+      el(
+        'details',
+        { class: 'evidence' },
+        el('summary', { text: t('setup.evidence') }),
+        el('pre', { text: f.evidence.join('\n') }),
+      ),
+    );
   }
   if (f.fix) {
     for (const n of f.fix.notes) card.append(el('p', { class: 'muted small', 'data-note': n.key, text: noteText(n) }));
     if (f.fix.commands.length) {
-      card.append(el('p', { class: 'muted small', text: t('setup.commands') }), el('pre', { class: 'commands', text: f.fix.commands.join('\n') }));
+      card.append(
+        el('p', { class: 'muted small', text: t('setup.commands') }),
+        el('pre', { class: 'commands', text: f.fix.commands.join('\n') }),
+      );
     }
     if ((f.fix.kind === 'run_here' || f.fix.kind === 'optional') && f.fix.commands.length) {
-      const b = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'primary fix', id: `fix-${f.code}`, text: t('setup.fix.run') }));
+      const b = /** @type {HTMLButtonElement} */ (
+        el('button', { type: 'button', class: 'primary fix', id: `fix-${f.code}`, text: t('setup.fix.run') })
+      );
       b.addEventListener('click', () => onFix(f));
       card.append(b);
     }
@@ -268,12 +369,13 @@ function findingCard(f, onFix) {
   return card;
 }
 
-/** @param {import('../../bindings/Suspicion').Suspicion} x */
+/** @param {import('../../../bindings/Suspicion').Suspicion} x */
 function suspicionText(x) {
   const { key, ...rest } = x;
   /** @type {Record<string, string | number>} */
   const p = {};
-  for (const [k, v] of Object.entries(rest)) p[k] = typeof v === 'number' ? num(k === 'fraction' ? v * 100 : v, k === 'fraction' ? 0 : 1) : String(v);
+  for (const [k, v] of Object.entries(rest))
+    p[k] = typeof v === 'number' ? num(k === 'fraction' ? v * 100 : v, k === 'fraction' ? 0 : 1) : String(v);
   return t(`suspect.${key}`, p);
 }
 
@@ -281,10 +383,27 @@ function suspicionText(x) {
 function verifyCard(v) {
   const card = el('div', { class: 'card wide verify', id: 'setup-verify-result' });
   for (const g of v.gpus) {
-    const base = { gpu: g.name, tflops: num(g.matmul_tflops ?? 0), gbps: num(g.copy_gbps ?? 0, 0), vram: num(g.total_memory_gib ?? 0) };
+    const base = {
+      gpu: g.name,
+      tflops: num(g.matmul_tflops ?? 0),
+      gbps: num(g.copy_gbps ?? 0, 0),
+      vram: num(g.total_memory_gib ?? 0),
+    };
     const pct = g.matmul_tflops !== null && g.spec_tflops ? num((g.matmul_tflops / g.spec_tflops) * 100, 0) : null;
-    card.append(el('p', { 'data-suspect': String(g.suspicions.length > 0), text: pct === null ? t('setup.verify.nospec', base) : t('setup.verify.ok', { ...base, pct }) }));
-    for (const x of g.suspicions) card.append(el('p', { class: x.key === 'unknown_card' ? 'muted' : 'bad-text', 'data-suspicion': x.key, text: suspicionText(x) }));
+    card.append(
+      el('p', {
+        'data-suspect': String(g.suspicions.length > 0),
+        text: pct === null ? t('setup.verify.nospec', base) : t('setup.verify.ok', { ...base, pct }),
+      }),
+    );
+    for (const x of g.suspicions)
+      card.append(
+        el('p', {
+          class: x.key === 'unknown_card' ? 'muted' : 'bad-text',
+          'data-suspicion': x.key,
+          text: suspicionText(x),
+        }),
+      );
   }
   // Typed problems are translated by code; the English `errors` are shown (as details) only when
   // the check reported something it has no code for.
@@ -293,7 +412,7 @@ function verifyCard(v) {
   return card;
 }
 
-/** @param {import('../../bindings/VerifyIssue').VerifyIssue} i */
+/** @param {import('../../../bindings/VerifyIssue').VerifyIssue} i */
 function verifyIssue(i) {
   const { code, ...rest } = i;
   /** @type {Record<string, string | number>} */
@@ -316,7 +435,10 @@ function verifyError(e) {
     for (const [k, v] of Object.entries(rest)) p[k] = typeof v === 'number' ? v : String(v ?? '');
     return el('p', { class: 'bad-text', 'data-verify-error': code, text: t(`verify.error.${code}`, p) });
   }
-  return el('div', { class: 'bad-text', 'data-verify-error': 'reported' },
+  return el(
+    'div',
+    { class: 'bad-text', 'data-verify-error': 'reported' },
     el('p', { text: t('verify.error.reported') }),
-    el('details', {}, el('summary', { text: t('error.details') }), el('code', { text: String(e) })));
+    el('details', {}, el('summary', { text: t('error.details') }), el('code', { text: String(e) })),
+  );
 }

@@ -1,15 +1,15 @@
 // Pick a card → GPU catalog: a filterable, sortable table and a detail panel per card.
 // Filtering runs in the core (the same code as `gpurent cards`); sorting is presentation.
-import { catalogCard, catalogList } from '../api.js';
-import { showError, hideError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { num, t } from '../i18n.js';
+import { catalogCard, catalogList } from '../../api.js';
+import { showError, hideError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { num, t } from '../../i18n.js';
 
-/** @typedef {import('../../bindings/Card').Card} Card */
-/** @typedef {import('../../bindings/CardFilter').CardFilter} CardFilter */
-/** @typedef {import('../../bindings/CardDetail').CardDetail} CardDetail */
-/** @typedef {import('../../bindings/Segment').Segment} Segment */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Card').Card} Card */
+/** @typedef {import('../../../bindings/CardFilter').CardFilter} CardFilter */
+/** @typedef {import('../../../bindings/CardDetail').CardDetail} CardDetail */
+/** @typedef {import('../../../bindings/Segment').Segment} Segment */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /**
  * @typedef {object} Column
@@ -26,10 +26,22 @@ const COLUMNS = [
   { key: 'segment', label: 'catalog.col.segment', value: (c) => c.segment },
   { key: 'vram', label: 'catalog.col.vram', value: (c) => c.vram_gb, field: 'vram_gb', numeric: true },
   { key: 'bw', label: 'catalog.col.bw', value: (c) => c.mem_bw_gbps, field: 'mem_bw_gbps', numeric: true },
-  { key: 'bf16', label: 'catalog.col.bf16', value: (c) => c.bf16_dense_tflops, field: 'bf16_dense_tflops', numeric: true },
+  {
+    key: 'bf16',
+    label: 'catalog.col.bf16',
+    value: (c) => c.bf16_dense_tflops,
+    field: 'bf16_dense_tflops',
+    numeric: true,
+  },
   { key: 'fp8', label: 'catalog.col.fp8', value: (c) => c.fp8_dense_tflops, field: 'fp8_dense_tflops', numeric: true },
   { key: 'cc', label: 'catalog.col.cc', value: (c) => Number(c.compute_capability), numeric: true },
-  { key: 'nvlink', label: 'catalog.col.nvlink', value: (c) => c.nvlink_gbps ?? (c.nvlink ? 0 : null), field: 'nvlink_gbps', numeric: true },
+  {
+    key: 'nvlink',
+    label: 'catalog.col.nvlink',
+    value: (c) => c.nvlink_gbps ?? (c.nvlink ? 0 : null),
+    field: 'nvlink_gbps',
+    numeric: true,
+  },
   { key: 'tdp', label: 'catalog.col.tdp', value: (c) => c.tdp_w, field: 'tdp_w', numeric: true },
 ];
 
@@ -44,13 +56,16 @@ const state = {
   selected: null,
 };
 
-// Escape closes the detail drawer.
-document.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Escape') document.getElementById('card-detail-close')?.click();
-});
-
-/** @param {HTMLElement} root */
-export async function renderCatalog(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderCatalog(root, signal) {
+  // Escape closes the detail drawer.
+  document.addEventListener(
+    'keydown',
+    (ev) => {
+      if (ev.key === 'Escape') document.getElementById('card-detail-close')?.click();
+    },
+    { signal },
+  );
   const table = el('table', { id: 'catalog-table', class: 'data' });
   const count = el('span', { id: 'catalog-count', class: 'muted' });
   const detail = el('aside', { id: 'card-detail', class: 'detail', 'aria-live': 'polite', hidden: true });
@@ -60,27 +75,45 @@ export async function renderCatalog(root) {
     el('p', { class: 'lead', text: t('catalog.intro') }),
     filters(() => refresh()),
     el('div', { class: 'table-wrap' }, table),
-    el('p', { class: 'legend' }, count, ' · ', el('span', { text: t('catalog.legend.unverified') }), ' · ', el('span', { text: t('catalog.sort.hint') }), ' · ', el('span', { text: t('catalog.detail.hint') })),
+    el(
+      'p',
+      { class: 'legend' },
+      count,
+      ' · ',
+      el('span', { text: t('catalog.legend.unverified') }),
+      ' · ',
+      el('span', { text: t('catalog.sort.hint') }),
+      ' · ',
+      el('span', { text: t('catalog.detail.hint') }),
+    ),
     detail,
   );
 
   async function refresh() {
     try {
       const cards = await catalogList(state.filter);
+      if (signal.aborted) return;
       hideError();
       renderTable(table, cards, refresh, (id) => showDetail(detail, id, refresh));
       count.textContent = t('catalog.count', { n: cards.length });
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
   await refresh();
-  if (state.selected) await showDetail(detail, state.selected, refresh);
+  if (state.selected && !signal.aborted) await showDetail(detail, state.selected, refresh);
 }
 
 /** @param {() => void} onChange */
 function filters(onChange) {
-  const search = /** @type {HTMLInputElement} */ (el('input', { id: 'catalog-search', type: 'search', placeholder: t('catalog.search.placeholder'), value: state.filter.text ?? '' }));
+  const search = /** @type {HTMLInputElement} */ (
+    el('input', {
+      id: 'catalog-search',
+      type: 'search',
+      placeholder: t('catalog.search.placeholder'),
+      value: state.filter.text ?? '',
+    })
+  );
   search.addEventListener('input', () => {
     state.filter = { ...state.filter, text: search.value || undefined };
     onChange();
@@ -88,7 +121,8 @@ function filters(onChange) {
 
   const vram = /** @type {HTMLSelectElement} */ (el('select', { id: 'filter-vram' }));
   vram.append(el('option', { value: '', text: t('catalog.vram.any') }));
-  for (const gb of VRAM_STEPS) vram.append(el('option', { value: String(gb), text: `≥ ${gb} GB`, selected: state.filter.min_vram_gb === gb }));
+  for (const gb of VRAM_STEPS)
+    vram.append(el('option', { value: String(gb), text: `≥ ${gb} GB`, selected: state.filter.min_vram_gb === gb }));
   vram.addEventListener('change', () => {
     state.filter = { ...state.filter, min_vram_gb: vram.value ? Number(vram.value) : undefined };
     onChange();
@@ -119,7 +153,8 @@ function filters(onChange) {
  */
 function cellText(card, col) {
   if (col.key === 'segment') return t(`segment.${card.segment}`);
-  if (col.key === 'nvlink') return card.nvlink ? (card.nvlink_gbps ? `${num(card.nvlink_gbps)} GB/s` : t('catalog.yes')) : t('catalog.no');
+  if (col.key === 'nvlink')
+    return card.nvlink ? (card.nvlink_gbps ? `${num(card.nvlink_gbps)} GB/s` : t('catalog.yes')) : t('catalog.no');
   if (col.key === 'cc') return card.compute_capability;
   const v = col.value(card);
   if (v === null || v === undefined) return t('spec.none');
@@ -153,8 +188,21 @@ function renderTable(table, cards, rerender, onSelect) {
   const head = el('tr');
   for (const col of COLUMNS) {
     const active = state.sort.key === col.key;
-    const th = el('th', { scope: 'col', 'data-col': col.key, class: col.numeric ? 'num' : undefined, 'aria-sort': active ? (state.sort.desc ? 'descending' : 'ascending') : undefined },
-      el('button', { type: 'button', class: 'sort', title: t('catalog.sort.hint'), text: `${t(col.label)}${active ? (state.sort.desc ? ' ▼' : ' ▲') : ''}` }));
+    const th = el(
+      'th',
+      {
+        scope: 'col',
+        'data-col': col.key,
+        class: col.numeric ? 'num' : undefined,
+        'aria-sort': active ? (state.sort.desc ? 'descending' : 'ascending') : undefined,
+      },
+      el('button', {
+        type: 'button',
+        class: 'sort',
+        title: t('catalog.sort.hint'),
+        text: `${t(col.label)}${active ? (state.sort.desc ? ' ▼' : ' ▲') : ''}`,
+      }),
+    );
     th.addEventListener('click', () => {
       state.sort = { key: col.key, desc: active ? !state.sort.desc : col.numeric === true };
       rerender();
@@ -163,10 +211,18 @@ function renderTable(table, cards, rerender, onSelect) {
   }
   const body = el('tbody');
   for (const card of sorted(cards)) {
-    const row = el('tr', { 'data-card-id': card.id, tabindex: '0', class: state.selected === card.id ? 'selected' : undefined });
+    const row = el('tr', {
+      'data-card-id': card.id,
+      tabindex: '0',
+      class: state.selected === card.id ? 'selected' : undefined,
+    });
     for (const col of COLUMNS) {
       const unverified = col.field !== undefined && card.unverified.includes(col.field);
-      const td = el('td', { class: [col.numeric ? 'num' : '', unverified ? 'unverified' : ''].join(' ').trim() || undefined, title: unverified ? t('catalog.unverified') : undefined, text: cellText(card, col) + (unverified ? '*' : '') });
+      const td = el('td', {
+        class: [col.numeric ? 'num' : '', unverified ? 'unverified' : ''].join(' ').trim() || undefined,
+        title: unverified ? t('catalog.unverified') : undefined,
+        text: cellText(card, col) + (unverified ? '*' : ''),
+      });
       row.append(td);
     }
     const select = () => {
@@ -202,7 +258,12 @@ async function showDetail(panel, id, rerender) {
   const c = d.card;
   clear(panel);
   panel.hidden = false;
-  const close = el('button', { type: 'button', class: 'ghost', id: 'card-detail-close', text: t('catalog.detail.close') });
+  const close = el('button', {
+    type: 'button',
+    class: 'ghost',
+    id: 'card-detail-close',
+    text: t('catalog.detail.close'),
+  });
   close.addEventListener('click', () => {
     state.selected = null;
     clear(panel);
@@ -226,12 +287,18 @@ async function showDetail(panel, id, rerender) {
     ['vram_gb', `${num(c.vram_gb)} GB ${c.memory_type}`],
     ['mem_bw_gbps', `${num(c.mem_bw_gbps)} GB/s`],
     ['bf16_dense_tflops', c.bf16_dense_tflops === null ? null : `${num(c.bf16_dense_tflops)} TFLOPS`],
-    ['fp16_dense_tflops_fp16acc', c.fp16_dense_tflops_fp16acc === null ? null : `${num(c.fp16_dense_tflops_fp16acc)} TFLOPS`],
+    [
+      'fp16_dense_tflops_fp16acc',
+      c.fp16_dense_tflops_fp16acc === null ? null : `${num(c.fp16_dense_tflops_fp16acc)} TFLOPS`,
+    ],
     ['fp8_dense_tflops', c.fp8_dense_tflops === null ? null : `${num(c.fp8_dense_tflops)} TFLOPS`],
     ['fp32_tflops', c.fp32_tflops === null ? null : `${num(c.fp32_tflops)} TFLOPS`],
     ['tdp_w', c.tdp_w === null ? null : `${num(c.tdp_w, 0)} W`],
     ['compute_capability', c.compute_capability],
-    ['nvlink_gbps', c.nvlink ? (c.nvlink_gbps === null ? t('catalog.yes') : `${num(c.nvlink_gbps)} GB/s`) : t('catalog.no')],
+    [
+      'nvlink_gbps',
+      c.nvlink ? (c.nvlink_gbps === null ? t('catalog.yes') : `${num(c.nvlink_gbps)} GB/s`) : t('catalog.no'),
+    ],
     ['pcie_gen', c.pcie_gen === null ? null : `Gen ${c.pcie_gen}`],
     ['ecc', c.ecc ? t('catalog.yes') : t('catalog.no')],
     ['form_factor', c.form_factor],
@@ -240,22 +307,36 @@ async function showDetail(panel, id, rerender) {
     const unverified = c.unverified.includes(field);
     specs.append(
       el('dt', { text: t(`spec.${field}`) }),
-      el('dd', { class: unverified ? 'unverified' : undefined, title: unverified ? t('catalog.unverified') : undefined, 'data-field': field, text: (value ?? t('spec.none')) + (unverified ? ' *' : '') }),
+      el('dd', {
+        class: unverified ? 'unverified' : undefined,
+        title: unverified ? t('catalog.unverified') : undefined,
+        'data-field': field,
+        text: (value ?? t('spec.none')) + (unverified ? ' *' : ''),
+      }),
     );
   }
   const sources = el('ul', { class: 'sources' });
-  for (const s of d.sources) sources.append(el('li', {}, el('strong', { text: s.id }), ' ', el('span', { text: s.description })));
+  for (const s of d.sources)
+    sources.append(el('li', {}, el('strong', { text: s.id }), ' ', el('span', { text: s.description })));
 
   panel.append(
     el('div', { class: 'detail-head' }, el('h2', { id: 'card-detail-name', text: c.name }), close),
-    el('p', { class: 'badges' },
+    el(
+      'p',
+      { class: 'badges' },
       el('span', { class: `badge ${c.segment}`, text: t(`segment.${c.segment}`) }),
-      el('span', { class: `badge conf-${c.confidence}`, text: t('catalog.detail.confidence', { level: t(`confidence.${c.confidence}`) }) })),
+      el('span', {
+        class: `badge conf-${c.confidence}`,
+        text: t('catalog.detail.confidence', { level: t(`confidence.${c.confidence}`) }),
+      }),
+    ),
     el('h3', { text: t('catalog.detail.goodfor') }),
     advice,
     el('h3', { text: t('catalog.detail.specs') }),
     specs,
-    ...(c.notes ? [el('h3', { text: t('catalog.detail.notes') }), el('p', { class: 'notes', lang: 'en', text: c.notes })] : []),
+    ...(c.notes
+      ? [el('h3', { text: t('catalog.detail.notes') }), el('p', { class: 'notes', lang: 'en', text: c.notes })]
+      : []),
     el('h3', { text: t('catalog.detail.sources') }),
     sources,
   );

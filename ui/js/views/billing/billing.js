@@ -3,47 +3,61 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { instanceAction, instanceMoney, liveHosts } from '../api.js';
-import { billingView, budgetRemove, budgetSet, hostRateSet, hostRateStopped, noticesRecent } from '../api-billing.js';
-import { hideError, showError } from '../banner.js';
-import { budgetName, showBudgets, usd } from '../budget-banner.js';
-import { clear, el } from '../dom.js';
-import { language, num, t } from '../i18n.js';
+import { instanceAction, instanceMoney, liveHosts } from '../../api.js';
+import {
+  billingView,
+  budgetRemove,
+  budgetSet,
+  hostRateSet,
+  hostRateStopped,
+  noticesRecent,
+} from '../../api-billing.js';
+import { hideError, showError } from '../../banner.js';
+import { budgetName, showBudgets, usd } from '../../budget-banner.js';
+import { clear, el } from '../../dom.js';
+import { language, num, t } from '../../i18n.js';
+import { every } from '../../screen.js';
 import { renderGuard } from './guard.js';
 import { confirmRelease } from './release.js';
 
-/** @typedef {import('../../bindings/BillingView').BillingView} BillingView */
-/** @typedef {import('../../bindings/MachineCost').MachineCost} MachineCost */
-/** @typedef {import('../../bindings/BudgetRow').BudgetRow} BudgetRow */
-/** @typedef {import('../../bindings/SpendSeries').SpendSeries} SpendSeries */
-/** @typedef {import('../../bindings/AccountBalance').AccountBalance} AccountBalance */
-/** @typedef {import('../../bindings/MoneyNote').MoneyNote} MoneyNote */
-/** @typedef {import('../../bindings/Notice').Notice} Notice */
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/BudgetPeriod').BudgetPeriod} Period */
-/** @typedef {import('../../bindings/Increment').Increment} Increment */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/BillingView').BillingView} BillingView */
+/** @typedef {import('../../../bindings/MachineCost').MachineCost} MachineCost */
+/** @typedef {import('../../../bindings/BudgetRow').BudgetRow} BudgetRow */
+/** @typedef {import('../../../bindings/SpendSeries').SpendSeries} SpendSeries */
+/** @typedef {import('../../../bindings/AccountBalance').AccountBalance} AccountBalance */
+/** @typedef {import('../../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../../bindings/Notice').Notice} Notice */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/BudgetPeriod').BudgetPeriod} Period */
+/** @typedef {import('../../../bindings/Increment').Increment} Increment */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** How often the numbers are asked for again while the screen is open. */
 const REFRESH_MS = 3000;
 /** Every this many refreshes the providers are asked too (reconcile, their rates, balances). */
 const LIVE_EVERY = 10;
 
-/** @type {Map<string, import('../../bindings/ProviderReported').ProviderReported | null>} */
+/** @type {Map<string, import('../../../bindings/ProviderReported').ProviderReported | null>} */
 const reportedSeen = new Map();
 
 const state = {
   /** "What will it have cost by …" as typed. */
   by: '2h',
-  /** @type {ReturnType<typeof setInterval> | null} */
-  timer: null,
 };
 
 /** Cost so far with enough digits to see it grow. @param {number} v */
-const usdFine = (v) => `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v + 0)}`;
+const usdFine = (v) =>
+  `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v + 0)}`;
 
 /** @param {number} ms @param {boolean} [seconds] */
-const clock = (ms, seconds = false) => new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined }).format(new Date(ms));
+const clock = (ms, seconds = false) =>
+  new Intl.DateTimeFormat(language(), {
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: seconds ? '2-digit' : undefined,
+  }).format(new Date(ms));
 
 /** @param {unknown} e */
 const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
@@ -59,10 +73,15 @@ function confirmMoney(title, lines, yes) {
   return new Promise((resolve) => {
     const ok = el('button', { type: 'button', id: 'billing-confirm-yes', class: 'primary danger', text: yes });
     const no = el('button', { type: 'button', id: 'billing-confirm-no', text: t('billing.confirm.cancel') });
-    const dialog = /** @type {HTMLDialogElement} */ (el('dialog', { id: 'billing-confirm', class: 'prompt' },
-      el('h3', { text: title }),
-      ...lines.map((l) => el('p', { class: 'money-words', text: l })),
-      el('div', { class: 'row' }, ok, no)));
+    const dialog = /** @type {HTMLDialogElement} */ (
+      el(
+        'dialog',
+        { id: 'billing-confirm', class: 'prompt' },
+        el('h3', { text: title }),
+        ...lines.map((l) => el('p', { class: 'money-words', text: l })),
+        el('div', { class: 'row' }, ok, no),
+      )
+    );
     /** @param {boolean} v */
     const done = (v) => {
       dialog.close();
@@ -87,7 +106,9 @@ function moneyWords(m, id) {
   const storage = m.stopped_storage_usd_per_month;
   return [
     t('billing.money.stop', { id, price }),
-    storage !== null ? t('billing.money.stop.disk', { disk, storage: usd(storage) }) : t('billing.money.stop.disk_unknown', { disk }),
+    storage !== null
+      ? t('billing.money.stop.disk', { disk, storage: usd(storage) })
+      : t('billing.money.stop.disk_unknown', { disk }),
   ];
 }
 
@@ -125,8 +146,12 @@ async function stopMachine(id, after) {
 /** A pasted host cannot be stopped by gpurent: the user stops it on the platform, then marks it. @param {MachineCost} m @param {() => void} after */
 async function markStopped(m, after) {
   const storage = m.so_far.lines.some((l) => l.meter === 'storage');
-  const lines = [t('billing.pasted.stop.how'), storage ? t('billing.pasted.stop.storage') : t('billing.pasted.stop.nostorage')];
-  if (!(await confirmMoney(t('billing.pasted.stop.title', { host: m.host }), lines, t('billing.pasted.stop.yes')))) return;
+  const lines = [
+    t('billing.pasted.stop.how'),
+    storage ? t('billing.pasted.stop.storage') : t('billing.pasted.stop.nostorage'),
+  ];
+  if (!(await confirmMoney(t('billing.pasted.stop.title', { host: m.host }), lines, t('billing.pasted.stop.yes'))))
+    return;
   try {
     await hostRateStopped(m.host);
     hideError();
@@ -143,11 +168,35 @@ function renderSummary(v, box) {
   clear(box);
   const c = v.cost;
   box.append(
-    el('div', { class: 'billing-totals' },
-      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.so_far') }), el('strong', { id: 'billing-total', 'data-usd': String(c.total_so_far_usd), text: usdFine(c.total_so_far_usd) })),
-      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.per_hour') }), el('strong', { id: 'billing-per-hour', text: `${usd(c.total_usd_per_hour_now)}/h` })),
-      el('div', { class: 'total' }, el('span', { class: 'muted small', text: t('billing.total.by', { by: state.by || '—' }) }),
-        el('strong', { id: 'billing-projected', text: c.total_projected_usd !== null ? usd(c.total_projected_usd) : '—' }))),
+    el(
+      'div',
+      { class: 'billing-totals' },
+      el(
+        'div',
+        { class: 'total' },
+        el('span', { class: 'muted small', text: t('billing.total.so_far') }),
+        el('strong', {
+          id: 'billing-total',
+          'data-usd': String(c.total_so_far_usd),
+          text: usdFine(c.total_so_far_usd),
+        }),
+      ),
+      el(
+        'div',
+        { class: 'total' },
+        el('span', { class: 'muted small', text: t('billing.total.per_hour') }),
+        el('strong', { id: 'billing-per-hour', text: `${usd(c.total_usd_per_hour_now)}/h` }),
+      ),
+      el(
+        'div',
+        { class: 'total' },
+        el('span', { class: 'muted small', text: t('billing.total.by', { by: state.by || '—' }) }),
+        el('strong', {
+          id: 'billing-projected',
+          text: c.total_projected_usd !== null ? usd(c.total_projected_usd) : '—',
+        }),
+      ),
+    ),
   );
 }
 
@@ -162,8 +211,13 @@ function renderMachines(v, box, again) {
     box.append(el('p', { class: 'muted', id: 'billing-empty', text: t('billing.empty') }));
     return;
   }
-  const head = el('tr', {}, ...['machine', 'state', 'rule', 'so_far', 'per_hour', 'by', 'actions']
-    .map((k) => el('th', { text: k === 'by' ? t('billing.col.by', { by: state.by || '—' }) : t(`billing.col.${k}`) })));
+  const head = el(
+    'tr',
+    {},
+    ...['machine', 'state', 'rule', 'so_far', 'per_hour', 'by', 'actions'].map((k) =>
+      el('th', { text: k === 'by' ? t('billing.col.by', { by: state.by || '—' }) : t(`billing.col.${k}`) }),
+    ),
+  );
   const body = el('tbody');
   for (const m of v.cost.machines) {
     const running = m.state === 'running';
@@ -171,38 +225,72 @@ function renderMachines(v, box, again) {
     const id = m.instance;
     if (m.kind === 'provider' && id) {
       if (running) {
-        const stop = el('button', { type: 'button', class: 'small-btn', 'data-action': 'stop', text: t('billing.stop') });
+        const stop = el('button', {
+          type: 'button',
+          class: 'small-btn',
+          'data-action': 'stop',
+          text: t('billing.stop'),
+        });
         stop.addEventListener('click', () => stopMachine(id, again));
         actions.append(stop);
       }
-      const rel = el('button', { type: 'button', class: 'small-btn danger', 'data-action': 'release', text: t('billing.release') });
+      const rel = el('button', {
+        type: 'button',
+        class: 'small-btn danger',
+        'data-action': 'release',
+        text: t('billing.release'),
+      });
       rel.addEventListener('click', () => releaseMachine(id, again));
       actions.append(rel);
     } else {
       if (running) {
-        const b = el('button', { type: 'button', class: 'small-btn', 'data-action': 'mark-stopped', text: t('billing.pasted.stop') });
+        const b = el('button', {
+          type: 'button',
+          class: 'small-btn',
+          'data-action': 'mark-stopped',
+          text: t('billing.pasted.stop'),
+        });
         b.addEventListener('click', () => markStopped(m, again));
         actions.append(b);
       }
       actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
     }
     const account = m.account && m.account !== m.provider ? ` · ${m.account}` : '';
-    const kind = m.kind === 'provider' ? t('billing.kind.provider', { provider: `${m.provider ?? ''}${account}` }) : t('billing.kind.pasted');
+    const kind =
+      m.kind === 'provider'
+        ? t('billing.kind.provider', { provider: `${m.provider ?? ''}${account}` })
+        : t('billing.kind.pasted');
     // The provider's own rate is read live (every 30 s); in between its last answer is shown.
     if (id && v.cost.live) reportedSeen.set(id, m.reported);
-    const r = m.reported ?? (id ? reportedSeen.get(id) ?? null : null);
+    const r = m.reported ?? (id ? (reportedSeen.get(id) ?? null) : null);
     const reported = r
-      ? el('span', { class: `muted small reported${r.differs ? ' differs' : ''}`, 'data-differs': String(r.differs),
-        text: t(r.differs ? 'billing.reported.differs' : 'billing.reported', { theirs: `${usd(r.usd_per_hour)}/h`, ours: `${usd(r.gpurent_usd_per_hour)}/h` }) })
+      ? el('span', {
+          class: `muted small reported${r.differs ? ' differs' : ''}`,
+          'data-differs': String(r.differs),
+          text: t(r.differs ? 'billing.reported.differs' : 'billing.reported', {
+            theirs: `${usd(r.usd_per_hour)}/h`,
+            ours: `${usd(r.gpurent_usd_per_hour)}/h`,
+          }),
+        })
       : null;
-    body.append(el('tr', { 'data-host': m.host, 'data-state': m.state ?? 'none', 'data-kind': m.kind, 'data-instance': id ?? undefined },
-      el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: kind })),
-      el('td', { class: `state ${m.state ?? ''}`, text: t(`billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`) }),
-      el('td', { text: ruleText(m.rule) }),
-      el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
-      el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
-      el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
-      el('td', {}, actions)));
+    body.append(
+      el(
+        'tr',
+        { 'data-host': m.host, 'data-state': m.state ?? 'none', 'data-kind': m.kind, 'data-instance': id ?? undefined },
+        el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: kind })),
+        el('td', {
+          class: `state ${m.state ?? ''}`,
+          text: t(
+            `billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`,
+          ),
+        }),
+        el('td', { text: ruleText(m.rule) }),
+        el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
+        el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
+        el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
+        el('td', {}, actions),
+      ),
+    );
   }
   box.append(el('table', { class: 'data billing-table' }, el('thead', {}, head), body));
 }
@@ -231,7 +319,14 @@ function renderChart(s, box) {
   const line = pts.map((p) => `${x(p.at_ms).toFixed(1)},${y(p.usd).toFixed(1)}`).join(' ');
   const area = `${x(s.from_ms).toFixed(1)},${y(0).toFixed(1)} ${line} ${x(s.to_ms).toFixed(1)},${y(0).toFixed(1)}`;
   const short = s.to_ms - s.from_ms < 2 * 3_600_000;
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'spend-chart', id: 'billing-chart-svg', role: 'img', 'aria-label': t('billing.chart.title'), 'data-points': pts.length });
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    class: 'spend-chart',
+    id: 'billing-chart-svg',
+    role: 'img',
+    'aria-label': t('billing.chart.title'),
+    'data-points': pts.length,
+  });
   root.append(
     svg('line', { x1: L, y1: y(0), x2: W - R, y2: y(0), class: 'axis' }),
     svg('line', { x1: L, y1: T, x2: L, y2: y(0), class: 'axis' }),
@@ -241,7 +336,11 @@ function renderChart(s, box) {
     svg('text', { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' }, max < 1 ? usdFine(max) : usd(max)),
     svg('text', { x: L - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'label' }, usd(0)),
     svg('text', { x: L, y: H - 8, 'text-anchor': 'start', class: 'label' }, clock(s.from_ms, short)),
-    svg('text', { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'label' }, t('billing.chart.now', { at: clock(s.to_ms, short) })),
+    svg(
+      'text',
+      { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'label' },
+      t('billing.chart.now', { at: clock(s.to_ms, short) }),
+    ),
   );
   box.append(root);
 }
@@ -257,7 +356,12 @@ function renderBudgets(rows, box, again) {
   for (const b of rows) {
     const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: `budget-bar ${b.level}`, max: '1' }));
     bar.value = Math.min(b.fraction, 1);
-    const rm = el('button', { type: 'button', class: 'small-btn', 'data-budget-remove': `${b.budget.host ?? ''}|${b.budget.period}`, text: t('billing.budget.remove') });
+    const rm = el('button', {
+      type: 'button',
+      class: 'small-btn',
+      'data-budget-remove': `${b.budget.host ?? ''}|${b.budget.period}`,
+      text: t('billing.budget.remove'),
+    });
     rm.addEventListener('click', async () => {
       try {
         await budgetRemove(b.budget.host, b.budget.period);
@@ -266,14 +370,34 @@ function renderBudgets(rows, box, again) {
       }
       again();
     });
-    list.append(el('li', { class: `budget ${b.level}`, 'data-scope': b.budget.host ?? 'total', 'data-period': b.budget.period, 'data-level': b.level },
-      el('div', { class: 'budget-head' },
-        el('strong', { text: budgetName(b) }),
-        el('span', { class: 'budget-nums', text: t('billing.budget.spent', { spent: usd(b.spent_usd), budget: usd(b.budget.usd), pct: num(Math.floor(b.fraction * 100), 0) }) }),
-        el('span', { class: `chip level-${b.level}`, text: t(`billing.level.${b.level}`) }),
-        b.stop_at_100 ? el('span', { class: 'chip stop-chip', text: t('billing.budget.stops') }) : null,
-        rm),
-      bar));
+    list.append(
+      el(
+        'li',
+        {
+          class: `budget ${b.level}`,
+          'data-scope': b.budget.host ?? 'total',
+          'data-period': b.budget.period,
+          'data-level': b.level,
+        },
+        el(
+          'div',
+          { class: 'budget-head' },
+          el('strong', { text: budgetName(b) }),
+          el('span', {
+            class: 'budget-nums',
+            text: t('billing.budget.spent', {
+              spent: usd(b.spent_usd),
+              budget: usd(b.budget.usd),
+              pct: num(Math.floor(b.fraction * 100), 0),
+            }),
+          }),
+          el('span', { class: `chip level-${b.level}`, text: t(`billing.level.${b.level}`) }),
+          b.stop_at_100 ? el('span', { class: 'chip stop-chip', text: t('billing.budget.stops') }) : null,
+          rm,
+        ),
+        bar,
+      ),
+    );
   }
   box.append(list);
 }
@@ -283,9 +407,16 @@ function noticeText(n) {
   const per = n.period ? t(`billing.budget.per.${n.period}`) : '';
   const name = n.host ? t('billing.budget.name.host', { host: n.host, per }) : t('billing.budget.name.total', { per });
   return t(`billing.notice.${n.kind}`, {
-    host: n.host ?? '', account: n.account ?? '', minutes: num(n.minutes ?? 0, 0), limit: num(n.limit_minutes ?? 0, 0),
-    hours: num(n.hours ?? 0, 0), spent: usd(n.spent_usd ?? 0), budget: usd(n.budget_usd ?? 0), name,
-    action: n.action ?? '', state: n.state ?? n.error ?? '',
+    host: n.host ?? '',
+    account: n.account ?? '',
+    minutes: num(n.minutes ?? 0, 0),
+    limit: num(n.limit_minutes ?? 0, 0),
+    hours: num(n.hours ?? 0, 0),
+    spent: usd(n.spent_usd ?? 0),
+    budget: usd(n.budget_usd ?? 0),
+    name,
+    action: n.action ?? '',
+    state: n.state ?? n.error ?? '',
   });
 }
 
@@ -296,7 +427,9 @@ function renderNotices(list, box) {
     box.append(el('p', { class: 'muted small', id: 'notices-none', text: t('billing.notices.none') }));
     return;
   }
-  box.append(el('ul', { class: 'notice-list' }, ...list.map((n) => el('li', { 'data-kind': n.kind, text: noticeText(n) }))));
+  box.append(
+    el('ul', { class: 'notice-list' }, ...list.map((n) => el('li', { 'data-kind': n.kind, text: noticeText(n) }))),
+  );
 }
 
 /** Account balances: what is left, what burns now, and when it runs out. @param {AccountBalance[]} list @param {HTMLElement} box */
@@ -311,14 +444,30 @@ function renderBalances(list, box) {
     /** @type {(HTMLElement | null)[]} */
     const parts = [el('strong', { text: b.account }), el('span', { class: 'muted small', text: b.provider })];
     if (b.balance_usd !== null) {
-      parts.push(el('span', { class: 'balance', text: t('billing.balance.left', { usd: usd(b.balance_usd), rate: `${usd(b.usd_per_hour)}/h` }) }));
+      parts.push(
+        el('span', {
+          class: 'balance',
+          text: t('billing.balance.left', { usd: usd(b.balance_usd), rate: `${usd(b.usd_per_hour)}/h` }),
+        }),
+      );
       if (b.runs_out_in_h !== null) {
         const soon = b.runs_out_in_h < 24;
-        parts.push(el('span', { class: `runs-out${soon ? ' soon' : ''}`, 'data-hours': String(b.runs_out_in_h), text: t('billing.balance.runs_out', { hours: num(b.runs_out_in_h, b.runs_out_in_h < 10 ? 1 : 0) }) }));
+        parts.push(
+          el('span', {
+            class: `runs-out${soon ? ' soon' : ''}`,
+            'data-hours': String(b.runs_out_in_h),
+            text: t('billing.balance.runs_out', { hours: num(b.runs_out_in_h, b.runs_out_in_h < 10 ? 1 : 0) }),
+          }),
+        );
         parts.push(el('span', { class: `small${soon ? ' bad-text' : ' muted'}`, text: t('billing.balance.warning') }));
       }
     } else {
-      parts.push(el('span', { class: 'muted small', text: b.error ? t('billing.balance.error', { code: b.error }) : t('billing.balance.none') }));
+      parts.push(
+        el('span', {
+          class: 'muted small',
+          text: b.error ? t('billing.balance.error', { code: b.error }) : t('billing.balance.none'),
+        }),
+      );
     }
     ul.append(el('li', { class: 'balance-row', 'data-account': b.account }, ...parts));
   }
@@ -330,22 +479,41 @@ const field = (id, label, control) => el('label', { class: 'field', for: id }, e
 
 /** @param {Host[]} hosts @param {() => void} again */
 function budgetForm(hosts, again) {
-  const scope = /** @type {HTMLSelectElement} */ (el('select', { id: 'budget-scope' },
-    el('option', { value: '', text: t('billing.budget.scope.total') }),
-    ...hosts.map((h) => el('option', { value: h.label, text: h.label }))));
-  const period = /** @type {HTMLSelectElement} */ (el('select', { id: 'budget-period' },
-    el('option', { value: 'day', text: t('billing.budget.per.day') }), el('option', { value: 'month', text: t('billing.budget.per.month') })));
-  const amount = /** @type {HTMLInputElement} */ (el('input', { id: 'budget-usd', type: 'number', min: '0.01', step: '0.01', placeholder: '20' }));
+  const scope = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: 'budget-scope' },
+      el('option', { value: '', text: t('billing.budget.scope.total') }),
+      ...hosts.map((h) => el('option', { value: h.label, text: h.label })),
+    )
+  );
+  const period = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: 'budget-period' },
+      el('option', { value: 'day', text: t('billing.budget.per.day') }),
+      el('option', { value: 'month', text: t('billing.budget.per.month') }),
+    )
+  );
+  const amount = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'budget-usd', type: 'number', min: '0.01', step: '0.01', placeholder: '20' })
+  );
   const stop = /** @type {HTMLInputElement} */ (el('input', { id: 'budget-stop', type: 'checkbox' }));
   const save = el('button', { type: 'submit', id: 'budget-save', class: 'primary', text: t('billing.budget.save') });
-  const form = el('form', { class: 'budget-form' },
-    el('div', { class: 'form-row' },
+  const form = el(
+    'form',
+    { class: 'budget-form' },
+    el(
+      'div',
+      { class: 'form-row' },
       field('budget-scope', t('billing.budget.scope'), scope),
       field('budget-period', t('billing.budget.period'), period),
       field('budget-usd', t('billing.budget.usd'), amount),
-      save),
+      save,
+    ),
     el('label', { class: 'check-line', for: 'budget-stop' }, stop, el('span', { text: t('billing.budget.stop') })),
-    el('p', { class: 'muted small', text: t('billing.budget.stop.note') }));
+    el('p', { class: 'muted small', text: t('billing.budget.stop.note') }),
+  );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -362,24 +530,54 @@ function budgetForm(hosts, again) {
 /** @param {Host[]} hosts @param {() => void} again */
 function rateForm(hosts, again) {
   if (hosts.length === 0) return el('p', { class: 'muted small', id: 'rate-nohosts', text: t('billing.rate.nohosts') });
-  const host = /** @type {HTMLSelectElement} */ (el('select', { id: 'rate-host' }, ...hosts.map((h) => el('option', { value: h.label, text: h.label }))));
-  const amount = /** @type {HTMLInputElement} */ (el('input', { id: 'rate-usd', type: 'number', min: '0', step: '0.001', placeholder: '2.50' }));
-  const rule = /** @type {HTMLSelectElement} */ (el('select', { id: 'rate-rule' },
-    ...['second', 'minute', 'hour'].map((r) => el('option', { value: r, text: t(`billing.rule.per-${r === 'hour' ? 'hour-rounded-up' : r}`) }))));
-  const storage = /** @type {HTMLInputElement} */ (el('input', { id: 'rate-storage', type: 'number', min: '0', step: '0.01', placeholder: t('billing.rate.storage.none') }));
+  const host = /** @type {HTMLSelectElement} */ (
+    el('select', { id: 'rate-host' }, ...hosts.map((h) => el('option', { value: h.label, text: h.label })))
+  );
+  const amount = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'rate-usd', type: 'number', min: '0', step: '0.001', placeholder: '2.50' })
+  );
+  const rule = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: 'rate-rule' },
+      ...['second', 'minute', 'hour'].map((r) =>
+        el('option', { value: r, text: t(`billing.rule.per-${r === 'hour' ? 'hour-rounded-up' : r}`) }),
+      ),
+    )
+  );
+  const storage = /** @type {HTMLInputElement} */ (
+    el('input', {
+      id: 'rate-storage',
+      type: 'number',
+      min: '0',
+      step: '0.01',
+      placeholder: t('billing.rate.storage.none'),
+    })
+  );
   const save = el('button', { type: 'submit', id: 'rate-save', class: 'primary', text: t('billing.rate.save') });
-  const form = el('form', { class: 'rate-form' },
-    el('div', { class: 'form-row' },
+  const form = el(
+    'form',
+    { class: 'rate-form' },
+    el(
+      'div',
+      { class: 'form-row' },
       field('rate-host', t('billing.rate.host'), host),
       field('rate-usd', t('billing.rate.usd'), amount),
       field('rate-rule', t('billing.rate.rule'), rule),
       field('rate-storage', t('billing.rate.storage'), storage),
-      save),
-    el('p', { class: 'muted small', text: t('billing.rate.note') }));
+      save,
+    ),
+    el('p', { class: 'muted small', text: t('billing.rate.note') }),
+  );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      await hostRateSet(host.value, Number(amount.value), /** @type {Increment} */ (rule.value), storage.value === '' ? null : Number(storage.value));
+      await hostRateSet(
+        host.value,
+        Number(amount.value),
+        /** @type {Increment} */ (rule.value),
+        storage.value === '' ? null : Number(storage.value),
+      );
       hideError();
     } catch (e) {
       fail(e);
@@ -389,14 +587,16 @@ function rateForm(hosts, again) {
   return form;
 }
 
-/** @param {HTMLElement} root */
-export async function renderBilling(root) {
-  if (state.timer) clearInterval(state.timer);
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderBilling(root, signal) {
   const hosts = await liveHosts().catch((e) => {
-    fail(e);
+    if (!signal.aborted) fail(e);
     return /** @type {Host[]} */ ([]);
   });
-  const by = /** @type {HTMLInputElement} */ (el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' }));
+  if (signal.aborted) return;
+  const by = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' })
+  );
   const summary = el('div', { id: 'billing-summary' });
   const machines = el('div', { id: 'billing-machines' });
   const chart = el('div', { id: 'billing-chart', class: 'chart-box' });
@@ -409,6 +609,7 @@ export async function renderBilling(root) {
     const live = ticks++ % LIVE_EVERY === 0;
     try {
       const v = await billingView(state.by.trim() || null, live);
+      if (signal.aborted) return;
       if (live) renderBalances(v.cost.balances, balances);
       by.classList.remove('bad');
       renderSummary(v, summary);
@@ -416,9 +617,12 @@ export async function renderBilling(root) {
       renderChart(v.spend, chart);
       renderBudgets(v.budgets, budgets, refresh);
       showBudgets(v.budgets);
-      renderNotices(await noticesRecent(), notices);
+      const recent = await noticesRecent();
+      if (signal.aborted) return;
+      renderNotices(recent, notices);
       root.dataset.refreshedMs = String(v.now_ms);
     } catch (e) {
+      if (signal.aborted) return;
       const err = /** @type {ErrorPayload} */ (e);
       if (err.code === 'invalid_input') by.classList.add('bad');
       fail(e);
@@ -437,26 +641,49 @@ export async function renderBilling(root) {
   root.append(
     el('h1', { text: t('billing.title') }),
     el('p', { class: 'lead', text: t('billing.intro') }),
-    el('section', { class: 'card wide billing-now' },
-      el('div', { class: 'billing-now-head' },
+    el(
+      'section',
+      { class: 'card wide billing-now' },
+      el(
+        'div',
+        { class: 'billing-now-head' },
         el('h2', { text: t('billing.now.title') }),
-        el('label', { class: 'field by-field', for: 'billing-by' }, el('span', { text: t('billing.by') }), by)),
-      summary, machines),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.chart.title') }), el('p', { class: 'muted small', text: t('billing.chart.intro') }), chart),
-    el('section', { class: 'card wide', id: 'billing-balances-card' }, el('h2', { text: t('billing.balances.title') }), balances),
-    el('section', { class: 'card wide', id: 'billing-budgets-card' },
-      el('h2', { text: t('billing.budgets.title') }), el('p', { class: 'muted small', text: t('billing.budgets.intro') }), budgets, budgetForm(hosts, refresh)),
+        el('label', { class: 'field by-field', for: 'billing-by' }, el('span', { text: t('billing.by') }), by),
+      ),
+      summary,
+      machines,
+    ),
+    el(
+      'section',
+      { class: 'card wide' },
+      el('h2', { text: t('billing.chart.title') }),
+      el('p', { class: 'muted small', text: t('billing.chart.intro') }),
+      chart,
+    ),
+    el(
+      'section',
+      { class: 'card wide', id: 'billing-balances-card' },
+      el('h2', { text: t('billing.balances.title') }),
+      balances,
+    ),
+    el(
+      'section',
+      { class: 'card wide', id: 'billing-budgets-card' },
+      el('h2', { text: t('billing.budgets.title') }),
+      el('p', { class: 'muted small', text: t('billing.budgets.intro') }),
+      budgets,
+      budgetForm(hosts, refresh),
+    ),
     el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.notices.title') }), el('p', { class: 'muted small', text: t('billing.notices.intro') }), notices),
+    el(
+      'section',
+      { class: 'card wide' },
+      el('h2', { text: t('billing.notices.title') }),
+      el('p', { class: 'muted small', text: t('billing.notices.intro') }),
+      notices,
+    ),
   );
-  renderGuard(root).catch(fail);
+  renderGuard(root, signal).catch(fail);
   await refresh();
-  state.timer = setInterval(() => {
-    if (root.dataset.screen !== 'billing') {
-      if (state.timer) clearInterval(state.timer);
-      state.timer = null;
-      return;
-    }
-    refresh();
-  }, REFRESH_MS);
+  every(signal, REFRESH_MS, refresh);
 }

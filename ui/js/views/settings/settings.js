@@ -1,17 +1,17 @@
 // Settings: language, theme, about, and the app's own health check (a long operation with
 // progress over a channel and a cancel button).
-import { opCancel, selfcheckRun, settingsGet, settingsSet } from '../api.js';
-import { clear, el } from '../dom.js';
-import { errorText, setLanguage, t } from '../i18n.js';
-import { applyTheme } from '../theme.js';
-import { hideError, showError } from '../banner.js';
+import { opCancel, selfcheckRun, settingsGet, settingsSet } from '../../api.js';
+import { clear, el } from '../../dom.js';
+import { errorText, setLanguage, t } from '../../i18n.js';
+import { applyTheme } from '../../theme.js';
+import { hideError, showError } from '../../banner.js';
 import { accountsCard } from './accounts.js';
 
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/Settings').Settings} Settings */
-/** @typedef {import('../../bindings/LanguagePref').LanguagePref} LanguagePref */
-/** @typedef {import('../../bindings/ThemePref').ThemePref} ThemePref */
-/** @typedef {import('../../bindings/Progress').Progress} Progress */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Settings').Settings} Settings */
+/** @typedef {import('../../../bindings/LanguagePref').LanguagePref} LanguagePref */
+/** @typedef {import('../../../bindings/ThemePref').ThemePref} ThemePref */
+/** @typedef {import('../../../bindings/Progress').Progress} Progress */
 
 /**
  * @param {string} id
@@ -25,15 +25,16 @@ function select(id, label, options, value) {
   return { sel, row: el('label', { class: 'field', for: id }, el('span', { text: label }), sel) };
 }
 
-/** @param {HTMLElement} root */
-export async function renderSettings(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderSettings(root, signal) {
   let view;
   try {
     view = await settingsGet();
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return;
   }
+  if (signal.aborted) return;
   /** @type {Settings} */
   let settings = { ...view.settings };
   const status = el('p', { class: 'muted', id: 'settings-status', role: 'status' });
@@ -73,13 +74,15 @@ export async function renderSettings(root) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   }
-  lang.sel.addEventListener('change', () => save({ ...settings, language: /** @type {LanguagePref} */ (lang.sel.value) }));
+  lang.sel.addEventListener('change', () =>
+    save({ ...settings, language: /** @type {LanguagePref} */ (lang.sel.value) }),
+  );
   theme.sel.addEventListener('change', () => save({ ...settings, theme: /** @type {ThemePref} */ (theme.sel.value) }));
 
   root.append(
     el('h1', { text: t('settings.title') }),
     el('div', { class: 'card' }, lang.row, theme.row, status),
-    accountsCard(),
+    accountsCard(signal),
     selfCheckCard(),
     el(
       'div',
@@ -92,9 +95,15 @@ export async function renderSettings(root) {
 }
 
 function selfCheckCard() {
-  const run = /** @type {HTMLButtonElement} */ (el('button', { id: 'selfcheck-run', type: 'button', class: 'primary', text: t('settings.check.run') }));
-  const cancel = /** @type {HTMLButtonElement} */ (el('button', { id: 'selfcheck-cancel', type: 'button', text: t('settings.check.cancel'), hidden: true }));
-  const progress = /** @type {HTMLProgressElement} */ (el('progress', { id: 'selfcheck-progress', max: '1', value: '0', hidden: true }));
+  const run = /** @type {HTMLButtonElement} */ (
+    el('button', { id: 'selfcheck-run', type: 'button', class: 'primary', text: t('settings.check.run') })
+  );
+  const cancel = /** @type {HTMLButtonElement} */ (
+    el('button', { id: 'selfcheck-cancel', type: 'button', text: t('settings.check.cancel'), hidden: true })
+  );
+  const progress = /** @type {HTMLProgressElement} */ (
+    el('progress', { id: 'selfcheck-progress', max: '1', value: '0', hidden: true })
+  );
   const line = el('p', { id: 'selfcheck-line', class: 'muted', role: 'status' });
   const results = el('ul', { id: 'selfcheck-results', class: 'checklist' });
   /** @type {string | null} */
@@ -117,7 +126,9 @@ function selfCheckCard() {
       });
       progress.value = progress.max;
       for (const c of report.checks) {
-        const text = c.ok ? t(`check.${c.step}`) : `${t(`check.${c.step}`)} — ${errorText({ code: c.code ?? 'internal', message: c.detail })}`;
+        const text = c.ok
+          ? t(`check.${c.step}`)
+          : `${t(`check.${c.step}`)} — ${errorText({ code: c.code ?? 'internal', message: c.detail })}`;
         results.append(el('li', { class: c.ok ? 'ok' : 'fail', 'data-step': c.step, text }));
       }
       line.textContent = report.all_ok ? t('settings.check.ok') : t('settings.check.failed');

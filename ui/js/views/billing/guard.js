@@ -2,19 +2,28 @@
 // (docs/guard.md), read its status (each signal, what keeps the machine alive, idle since, the
 // deadline, its last decisions), snooze it, switch it off. Each status read is one SSH call: on
 // open, after Set/Snooze, and from the button no more than once every 30 s.
-import { liveHosts, opCancel } from '../api.js';
-import { guardDecisions, guardDuration, guardOff, guardSet, guardSnooze, guardStatus, guardView } from '../api-guard.js';
-import { clear, el, newestOnly } from '../dom.js';
-import { errorText, language, num, t } from '../i18n.js';
+import { liveHosts, opCancel } from '../../api.js';
+import {
+  guardDecisions,
+  guardDuration,
+  guardOff,
+  guardSet,
+  guardSnooze,
+  guardStatus,
+  guardView,
+} from '../../api-guard.js';
+import { clear, el, newestOnly } from '../../dom.js';
+import { errorText, language, num, t } from '../../i18n.js';
+import { every, later } from '../../screen.js';
 
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/GuardView').GuardView} GuardView */
-/** @typedef {import('../../bindings/GuardStatus').GuardStatus} GuardStatus */
-/** @typedef {import('../../bindings/GuardSetReport').GuardSetReport} GuardSetReport */
-/** @typedef {import('../../bindings/SignalReading').SignalReading} SignalReading */
-/** @typedef {import('../../bindings/Decision').Decision} Decision */
-/** @typedef {import('../../bindings/ActionKind').ActionKind} ActionKind */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/GuardView').GuardView} GuardView */
+/** @typedef {import('../../../bindings/GuardStatus').GuardStatus} GuardStatus */
+/** @typedef {import('../../../bindings/GuardSetReport').GuardSetReport} GuardSetReport */
+/** @typedef {import('../../../bindings/SignalReading').SignalReading} SignalReading */
+/** @typedef {import('../../../bindings/Decision').Decision} Decision */
+/** @typedef {import('../../../bindings/ActionKind').ActionKind} ActionKind */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** The shortest time between two status reads from the button. */
 const READ_EVERY_MS = 30_000;
@@ -22,11 +31,11 @@ const READ_EVERY_MS = 30_000;
 const FIRST_SAMPLE_MS = 2500;
 const SIGNALS = /** @type {const} */ (['gpu', 'ssh', 'ollama', 'jupyter']);
 
-/** @type {{ tick: ReturnType<typeof setInterval> | null }} */
-const timers = { tick: null };
-
 /** @param {number} ms */
-const clock = (ms) => new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
+const clock = (ms) =>
+  new Intl.DateTimeFormat(language(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }).format(
+    new Date(ms),
+  );
 
 /** @param {number} s seconds */
 function span(s) {
@@ -46,7 +55,8 @@ const maybe = (key, fallback) => {
 };
 
 /** @param {string} id @param {string} label @param {HTMLElement} control @param {HTMLElement | null} [after] */
-const field = (id, label, control, after = null) => el('label', { class: 'field', for: id }, el('span', { text: label }), control, after);
+const field = (id, label, control, after = null) =>
+  el('label', { class: 'field', for: id }, el('span', { text: label }), control, after);
 
 /**
  * The error of a guard call in the panel: the translated code, what to do next, the detail.
@@ -60,7 +70,8 @@ function showFailure(box, e) {
   box.append(el('p', { class: 'bad-text', text: errorText(err) }));
   const next = maybe(`guard.next.${err.code}`, '');
   if (next) box.append(el('p', { class: 'guard-next', text: next }));
-  if (err.detail) box.append(el('details', {}, el('summary', { text: t('error.details') }), el('code', { text: err.detail })));
+  if (err.detail)
+    box.append(el('details', {}, el('summary', { text: t('error.details') }), el('code', { text: err.detail })));
 }
 
 /** @param {HTMLElement} box */
@@ -70,14 +81,16 @@ function hideFailure(box) {
   delete box.dataset.code;
 }
 
-/** @param {HTMLElement} root */
-export async function renderGuard(root) {
-  if (timers.tick) clearInterval(timers.tick);
-  timers.tick = null;
+/** @param {HTMLElement} root @param {AbortSignal} signal the Billing screen's */
+export async function renderGuard(root, signal) {
   const hosts = await liveHosts().catch(() => /** @type {Host[]} */ ([]));
-  const card = el('section', { class: 'card wide guard-card', id: 'guard-card' },
+  if (signal.aborted) return;
+  const card = el(
+    'section',
+    { class: 'card wide guard-card', id: 'guard-card' },
     el('h2', { text: t('guard.title') }),
-    el('p', { class: 'muted small', text: t('guard.intro') }));
+    el('p', { class: 'muted small', text: t('guard.intro') }),
+  );
   root.append(card);
   if (hosts.length === 0) {
     card.append(el('p', { id: 'guard-no-hosts', class: 'muted', text: t('guard.no_hosts') }));
@@ -86,30 +99,52 @@ export async function renderGuard(root) {
 
   const host = /** @type {HTMLSelectElement} */ (el('select', { id: 'guard-host' }));
   for (const h of hosts) host.append(el('option', { value: h.label, text: h.label }));
-  const idle = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-idle', type: 'number', min: '1', step: '1', value: '30', size: '6' }));
-  const util = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-util', type: 'number', min: '1', max: '100', step: '1', value: '5', size: '6' }));
-  const deadline = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-deadline', type: 'text', placeholder: '2.5h', spellcheck: 'false', size: '8' }));
+  const idle = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'guard-idle', type: 'number', min: '1', step: '1', value: '30', size: '6' })
+  );
+  const util = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'guard-util', type: 'number', min: '1', max: '100', step: '1', value: '5', size: '6' })
+  );
+  const deadline = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'guard-deadline', type: 'text', placeholder: '2.5h', spellcheck: 'false', size: '8' })
+  );
   const deadlineAt = el('span', { id: 'guard-deadline-at', class: 'muted small' });
   const action = /** @type {HTMLSelectElement} */ (el('select', { id: 'guard-action' }));
   const actionMoney = el('p', { id: 'guard-action-money', class: 'guard-money small' });
-  const command = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-command', type: 'text', spellcheck: 'false', placeholder: t('guard.command.placeholder') }));
+  const command = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'guard-command', type: 'text', spellcheck: 'false', placeholder: t('guard.command.placeholder') })
+  );
   const commandField = field('guard-command', t('guard.command'), command);
   const fullKey = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-full-key', type: 'checkbox' }));
-  const fullKeyBox = el('label', { class: 'guard-full-key', for: 'guard-full-key' }, fullKey,
-    el('span', { text: t('guard.full_key') }), el('span', { class: 'bad-text small guard-full-key-warn', text: t('guard.full_key.warn') }));
+  const fullKeyBox = el(
+    'label',
+    { class: 'guard-full-key', for: 'guard-full-key' },
+    fullKey,
+    el('span', { text: t('guard.full_key') }),
+    el('span', { class: 'bad-text small guard-full-key-warn', text: t('guard.full_key.warn') }),
+  );
   const setBtn = el('button', { id: 'guard-set', type: 'submit', class: 'primary', text: t('guard.set') });
   const cancelBtn = el('button', { id: 'guard-cancel', type: 'button', text: t('guard.cancel'), hidden: true });
   const failure = el('div', { id: 'guard-error', class: 'guard-error', hidden: true });
   const result = el('div', { id: 'guard-result' });
   const status = el('div', { id: 'guard-status' });
-  const refreshBtn = /** @type {HTMLButtonElement} */ (el('button', { id: 'guard-refresh', type: 'button', text: t('guard.refresh') }));
-  const snoozeFor = /** @type {HTMLInputElement} */ (el('input', { id: 'guard-snooze-for', type: 'text', value: '30m', spellcheck: 'false', size: '6' }));
+  const refreshBtn = /** @type {HTMLButtonElement} */ (
+    el('button', { id: 'guard-refresh', type: 'button', text: t('guard.refresh') })
+  );
+  const snoozeFor = /** @type {HTMLInputElement} */ (
+    el('input', { id: 'guard-snooze-for', type: 'text', value: '30m', spellcheck: 'false', size: '6' })
+  );
   const snoozeBtn = el('button', { id: 'guard-snooze', type: 'button', text: t('guard.snooze') });
   const offBtn = el('button', { id: 'guard-off', type: 'button', class: 'danger', text: t('guard.off') });
 
   // Snooze and Off only once a guard is there.
-  const controls = el('div', { class: 'row guard-controls', id: 'guard-controls', hidden: true },
-    field('guard-snooze-for', t('guard.snooze_for'), snoozeFor), snoozeBtn, offBtn);
+  const controls = el(
+    'div',
+    { class: 'row guard-controls', id: 'guard-controls', hidden: true },
+    field('guard-snooze-for', t('guard.snooze_for'), snoozeFor),
+    snoozeBtn,
+    offBtn,
+  );
 
   /** @type {{ view: GuardView | null, lastRead: number, opId: string | null }} */
   const st = { view: null, lastRead: 0, opId: null };
@@ -176,7 +211,7 @@ export async function renderGuard(root) {
     try {
       const s = await guardStatus(label);
       const decisions = await guardDecisions(label, 8);
-      if (host.value !== label) return;
+      if (signal.aborted || host.value !== label) return;
       hideFailure(failure);
       controls.hidden = !s.installed;
       renderStatus(s, decisions, Date.now(), status);
@@ -192,20 +227,31 @@ export async function renderGuard(root) {
     } finally {
       delete status.dataset.loading;
       const wait = READ_EVERY_MS - (Date.now() - st.lastRead);
-      setTimeout(() => { refreshBtn.disabled = false; }, Math.max(0, wait));
+      later(signal, Math.max(0, wait), () => {
+        refreshBtn.disabled = false;
+      });
     }
   };
 
-  const form = el('form', { id: 'guard-form', class: 'guard-form' },
-    el('div', { class: 'row form-row' },
+  const form = el(
+    'form',
+    { id: 'guard-form', class: 'guard-form' },
+    el(
+      'div',
+      { class: 'row form-row' },
       field('guard-host', t('guard.host'), host),
       field('guard-idle', t('guard.idle'), idle),
       field('guard-util', t('guard.util'), util),
       field('guard-deadline', t('guard.deadline'), deadline, deadlineAt),
-      field('guard-action', t('guard.action'), action)),
-    actionMoney, commandField, fullKeyBox,
+      field('guard-action', t('guard.action'), action),
+    ),
+    actionMoney,
+    commandField,
+    fullKeyBox,
     el('div', { class: 'row' }, setBtn, cancelBtn),
-    failure, result);
+    failure,
+    result,
+  );
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -228,11 +274,12 @@ export async function renderGuard(root) {
         if (p.kind === 'started') st.opId = p.op_id;
       });
       renderSet(rep, result);
-      setTimeout(read, FIRST_SAMPLE_MS);
+      later(signal, FIRST_SAMPLE_MS, read);
     } catch (e) {
       clear(result);
       showFailure(failure, e);
-      if (/** @type {ErrorPayload} */ (e).code === 'guard_provider_credential_unavailable') fullKeyBox.classList.add('ask');
+      if (/** @type {ErrorPayload} */ (e).code === 'guard_provider_credential_unavailable')
+        fullKeyBox.classList.add('ask');
     } finally {
       st.opId = null;
       setBtn.removeAttribute('disabled');
@@ -274,27 +321,25 @@ export async function renderGuard(root) {
     }
   });
 
-  card.append(form,
+  card.append(
+    form,
     el('div', { class: 'guard-status-head row' }, el('h3', { text: t('guard.status.title') }), refreshBtn),
     el('p', { class: 'muted small', text: t('guard.status.intro') }),
     status,
-    controls);
+    controls,
+  );
 
   // The countdowns tick locally (no SSH); stops once the step is left.
-  timers.tick = setInterval(() => {
-    if (!card.isConnected) {
-      if (timers.tick) clearInterval(timers.tick);
-      timers.tick = null;
-      return;
-    }
+  every(signal, 1000, () => {
     for (const node of card.querySelectorAll('[data-until-ms]')) {
       const until = Number(/** @type {HTMLElement} */ (node).dataset.untilMs);
-      node.textContent = until > Date.now() ? t('guard.in', { span: span((until - Date.now()) / 1000) }) : t('guard.now');
+      node.textContent =
+        until > Date.now() ? t('guard.in', { span: span((until - Date.now()) / 1000) }) : t('guard.now');
     }
-  }, 1000);
+  });
 
   await loadView();
-  await read();
+  if (!signal.aborted) await read();
 }
 
 /** @param {GuardSetReport} r @param {HTMLElement} box */
@@ -306,16 +351,26 @@ function renderSet(r, box) {
     t('guard.set.watch', { ports: r.watch_ports.join(', ') }),
   ];
   if (r.provider_action) {
-    lines.push(t(`guard.set.provider.${r.provider_action.credential}`, {
-      provider: r.provider_action.provider,
-      variable: r.provider_action.credential_var ?? '',
-      method: r.provider_action.method,
-    }));
+    lines.push(
+      t(`guard.set.provider.${r.provider_action.credential}`, {
+        provider: r.provider_action.provider,
+        variable: r.provider_action.credential_var ?? '',
+        method: r.provider_action.method,
+      }),
+    );
   } else {
     lines.push(t('guard.set.command', { command: r.action_command }));
   }
   const ul = el('ul', { class: 'guard-set-lines' }, ...lines.map((l) => el('li', { text: l })));
-  box.append(el('p', { id: 'guard-set-ok', class: 'good-text', 'data-running': String(r.running), text: t('guard.set.ok', { host: r.host }) }), ul);
+  box.append(
+    el('p', {
+      id: 'guard-set-ok',
+      class: 'good-text',
+      'data-running': String(r.running),
+      text: t('guard.set.ok', { host: r.host }),
+    }),
+    ul,
+  );
   for (const n of r.notes) {
     box.append(el('p', { class: 'guard-note small', 'data-note': n, text: maybe(`guard.note.${n}`, n) }));
   }
@@ -354,9 +409,17 @@ function renderStatus(s, decisions, readAt, box) {
   const state = s.running ? t('guard.status.running', { pid: s.pid ?? '-' }) : t('guard.status.stopped');
   box.append(el('p', { id: 'guard-running', class: s.running ? 'good-text' : 'bad-text', text: state }));
   if (s.spec) {
-    box.append(el('p', { class: 'muted small', id: 'guard-spec', text: t('guard.status.spec', {
-      idle: num(Number(s.spec.idle_s) / 60, 0), util: s.spec.util_below, action: t(`guard.action.${s.spec.action}`),
-    }) }));
+    box.append(
+      el('p', {
+        class: 'muted small',
+        id: 'guard-spec',
+        text: t('guard.status.spec', {
+          idle: num(Number(s.spec.idle_s) / 60, 0),
+          util: s.spec.util_below,
+          action: t(`guard.action.${s.spec.action}`),
+        }),
+      }),
+    );
   }
   if (!s.last) {
     box.append(el('p', { id: 'guard-no-sample', class: 'muted', text: t('guard.status.no_sample') }));
@@ -367,19 +430,39 @@ function renderStatus(s, decisions, readAt, box) {
   const because = busy.length
     ? t('guard.busy_because', { signals: busy.map((b) => maybe(`guard.signal.${b}`, b)).join(', ') })
     : t(`guard.decision.${last.decision}.long`);
-  box.append(el('p', { id: 'guard-because', class: busy.length ? 'guard-alive' : 'guard-idle', 'data-decision': last.decision, 'data-why': last.why, text: because }));
+  box.append(
+    el('p', {
+      id: 'guard-because',
+      class: busy.length ? 'guard-alive' : 'guard-idle',
+      'data-decision': last.decision,
+      'data-why': last.why,
+      text: because,
+    }),
+  );
 
-  const table = el('table', { id: 'guard-signals', class: 'guard-signals' },
-    el('thead', {}, el('tr', {}, ...['signal', 'state', 'reading', 'keeps'].map((c) => el('th', { text: t(`guard.col.${c}`) })))));
+  const table = el(
+    'table',
+    { id: 'guard-signals', class: 'guard-signals' },
+    el(
+      'thead',
+      {},
+      el('tr', {}, ...['signal', 'state', 'reading', 'keeps'].map((c) => el('th', { text: t(`guard.col.${c}`) }))),
+    ),
+  );
   const body = el('tbody');
   for (const name of SIGNALS) {
     const r = s[name];
     const keeps = r !== null && (r.state === 'busy' || r.state === 'unreadable');
-    body.append(el('tr', { 'data-signal': name, 'data-state': r?.state ?? 'none', class: keeps ? 'keeps' : '' },
-      el('td', { text: t(`guard.signal.${name}`) }),
-      el('td', { class: 'state', text: r ? maybe(`guard.state.${r.state}`, r.state) : '—' }),
-      el('td', { class: 'reading', text: readingText(name, r) }),
-      el('td', { class: 'keeps', text: keeps ? t('guard.keeps') : '' })));
+    body.append(
+      el(
+        'tr',
+        { 'data-signal': name, 'data-state': r?.state ?? 'none', class: keeps ? 'keeps' : '' },
+        el('td', { text: t(`guard.signal.${name}`) }),
+        el('td', { class: 'state', text: r ? maybe(`guard.state.${r.state}`, r.state) : '—' }),
+        el('td', { class: 'reading', text: readingText(name, r) }),
+        el('td', { class: 'keeps', text: keeps ? t('guard.keeps') : '' }),
+      ),
+    );
   }
   table.append(body);
   box.append(table);
@@ -390,7 +473,11 @@ function renderStatus(s, decisions, readAt, box) {
     const dd = el('dd', { id, text: value });
     const row = el('div', {}, el('dt', { text: label }), dd);
     if (untilMs !== null) {
-      const left = el('span', { class: 'guard-left', 'data-until-ms': String(Math.round(untilMs)), text: untilMs > Date.now() ? t('guard.in', { span: span((untilMs - Date.now()) / 1000) }) : t('guard.now') });
+      const left = el('span', {
+        class: 'guard-left',
+        'data-until-ms': String(Math.round(untilMs)),
+        text: untilMs > Date.now() ? t('guard.in', { span: span((untilMs - Date.now()) / 1000) }) : t('guard.now'),
+      });
       dd.append(' ', left);
     }
     facts.append(row);
@@ -398,7 +485,12 @@ function renderStatus(s, decisions, readAt, box) {
   const idleSince = local(s.idle_since);
   fact('guard-idle-since', t('guard.idle_since'), idleSince === null ? t('guard.idle_since.busy') : clock(idleSince));
   if (idleSince !== null && s.spec) {
-    fact('guard-idle-acts', t('guard.idle_acts'), clock(idleSince + Number(s.spec.idle_s) * 1000), idleSince + Number(s.spec.idle_s) * 1000);
+    fact(
+      'guard-idle-acts',
+      t('guard.idle_acts'),
+      clock(idleSince + Number(s.spec.idle_s) * 1000),
+      idleSince + Number(s.spec.idle_s) * 1000,
+    );
   }
   const dl = local(s.deadline);
   fact('guard-deadline-shown', t('guard.deadline.title'), dl === null ? t('guard.deadline.none') : clock(dl), dl);
@@ -407,7 +499,11 @@ function renderStatus(s, decisions, readAt, box) {
   if (s.warning) fact('guard-warning', t('guard.warning'), s.warning.replace(/^\d+\s*/, ''));
   if (s.last_action) {
     const at = local(s.last_action.at);
-    fact('guard-last-action', t('guard.last_action'), `${at === null ? '' : clock(at)} ${t(`guard.decision.${s.last_action.decision}`)} (${maybe(`guard.cause.${s.last_action.why}`, s.last_action.why)})`);
+    fact(
+      'guard-last-action',
+      t('guard.last_action'),
+      `${at === null ? '' : clock(at)} ${t(`guard.decision.${s.last_action.decision}`)} (${maybe(`guard.cause.${s.last_action.why}`, s.last_action.why)})`,
+    );
   }
   box.append(facts);
 
@@ -415,13 +511,23 @@ function renderStatus(s, decisions, readAt, box) {
   const ol = el('ol', { id: 'guard-decisions', class: 'guard-decisions' });
   for (const d of decisions) {
     const at = local(d.at);
-    const why = d.decision === 'keep'
-      ? d.why.split(',').filter(Boolean).map((b) => maybe(`guard.signal.${b}`, b)).join(', ')
-      : maybe(`guard.cause.${d.why}`, d.why);
-    ol.append(el('li', { 'data-decision': d.decision },
-      el('span', { class: 'when', text: at === null ? String(d.at) : clock(at) }),
-      el('span', { class: 'what', text: t(`guard.decision.${d.decision}`) }),
-      el('span', { class: 'why muted', text: why })));
+    const why =
+      d.decision === 'keep'
+        ? d.why
+            .split(',')
+            .filter(Boolean)
+            .map((b) => maybe(`guard.signal.${b}`, b))
+            .join(', ')
+        : maybe(`guard.cause.${d.why}`, d.why);
+    ol.append(
+      el(
+        'li',
+        { 'data-decision': d.decision },
+        el('span', { class: 'when', text: at === null ? String(d.at) : clock(at) }),
+        el('span', { class: 'what', text: t(`guard.decision.${d.decision}`) }),
+        el('span', { class: 'why muted', text: why }),
+      ),
+    );
   }
   box.append(ol);
 }

@@ -6,21 +6,22 @@
 // Streams outlive the screen: each watch is an operation in ops.js and its samples go into the
 // ring buffers below (module state), so looking at another step keeps the history. A watch stops
 // when its host is unticked or Stop is pressed (ops.cancel → op_cancel).
-import { liveHosts } from '../api.js';
-import { monitorWatch } from '../api-run.js';
-import { hideError, showError } from '../banner.js';
-import { Ring, chart, svg } from '../chart.js';
-import { clear, el } from '../dom.js';
-import { errorText, num, t } from '../i18n.js';
-import * as ops from '../ops.js';
+import { liveHosts } from '../../api.js';
+import { monitorWatch } from '../../api-run.js';
+import { hideError, showError } from '../../banner.js';
+import { Ring, chart, svg } from '../../chart.js';
+import { clear, el } from '../../dom.js';
+import { errorText, num, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { listen, redraws } from '../../screen.js';
 import { renderRun } from './run.js';
 
-/** @typedef {import('../../bindings/WatchSample').WatchSample} WatchSample */
-/** @typedef {import('../../bindings/TelemetryEvent').TelemetryEvent} TelemetryEvent */
-/** @typedef {import('../../bindings/GpuRow').GpuRow} GpuRow */
-/** @typedef {import('../../bindings/HostSample').HostSample} HostSample */
-/** @typedef {import('../../bindings/Hint').Hint} Hint */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
+/** @typedef {import('../../../bindings/TelemetryEvent').TelemetryEvent} TelemetryEvent */
+/** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
+/** @typedef {import('../../../bindings/HostSample').HostSample} HostSample */
+/** @typedef {import('../../../bindings/Hint').Hint} Hint */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {{ t: number, util: number | null, mem: number | null, power: number | null, temp: number | null }} GpuPoint */
 
 /** 60 minutes at the default 1 Hz, and a little more. */
@@ -70,7 +71,9 @@ function startWatch(label) {
   const d = data(label);
   d.error = null;
   d.status = null;
-  const notify = () => { for (const l of d.listeners) l(); };
+  const notify = () => {
+    for (const l of d.listeners) l();
+  };
   const { result } = ops.start('watch', label, {}, (on) =>
     monitorWatch(
       label,
@@ -80,17 +83,28 @@ function startWatch(label) {
         for (const g of s.gpus) {
           const i = g.index ?? 0;
           let r = d.rings.get(i);
-          if (!r) { r = new Ring(CAPACITY); d.rings.set(i, r); }
-          const mem = g.memory_used_mib !== null && g.memory_total_mib ? (100 * g.memory_used_mib) / g.memory_total_mib : null;
+          if (!r) {
+            r = new Ring(CAPACITY);
+            d.rings.set(i, r);
+          }
+          const mem =
+            g.memory_used_mib !== null && g.memory_total_mib ? (100 * g.memory_used_mib) / g.memory_total_mib : null;
           r.push({ t: s.at_ms, util: g.util_gpu_pct, mem, power: g.power_draw_w, temp: g.temperature_c });
         }
         d.sample = s;
         notify();
       },
-      (e) => { d.status = e; notify(); },
+      (e) => {
+        d.status = e;
+        notify();
+      },
     ),
   );
-  result.catch((e) => { d.error = /** @type {ErrorPayload} */ (e); }).finally(notify);
+  result
+    .catch((e) => {
+      d.error = /** @type {ErrorPayload} */ (e);
+    })
+    .finally(notify);
 }
 
 /** @param {string} label */
@@ -113,9 +127,16 @@ function fmtParams(params) {
 /** @param {Hint} h */
 function hintCard(h) {
   const card = el('div', { class: 'hint', 'data-kind': h.kind, 'data-gpu': h.gpu === null ? '' : String(h.gpu) });
-  card.append(el('div', { class: 'hint-head' },
-    el('strong', { text: h.gpu === null ? t(h.key) : `${t('monitor.gpu', { index: h.gpu })}: ${t(h.key)}` }),
-    h.heuristic ? el('span', { class: 'tag warn heuristic', title: t('monitor.heuristic'), text: t('monitor.heuristic.tag') }) : el('span', { class: 'tag driver', text: t('monitor.driver.tag') })));
+  card.append(
+    el(
+      'div',
+      { class: 'hint-head' },
+      el('strong', { text: h.gpu === null ? t(h.key) : `${t('monitor.gpu', { index: h.gpu })}: ${t(h.key)}` }),
+      h.heuristic
+        ? el('span', { class: 'tag warn heuristic', title: t('monitor.heuristic'), text: t('monitor.heuristic.tag') })
+        : el('span', { class: 'tag driver', text: t('monitor.driver.tag') }),
+    ),
+  );
   const ev = el('ul', { class: 'evidence' });
   for (const e of h.evidence) ev.append(el('li', { 'data-key': e.key, text: t(e.key, fmtParams(e.params)) }));
   card.append(el('div', { class: 'small muted', text: t('monitor.evidence') }), ev);
@@ -132,13 +153,29 @@ function hintCard(h) {
  */
 function metric(metric, value, pts, key, max) {
   const span = WINDOWS[view.window];
-  const c = chart(metric, pts.map((p) => ({ t: p.t, v: p[key] })), span, max);
+  const c = chart(
+    metric,
+    pts.map((p) => ({ t: p.t, v: p[key] })),
+    span,
+    max,
+  );
   const spanMs = Number(c.getAttribute('data-span-ms'));
-  const axis = spanMs >= 60_000 ? t('monitor.axis.min', { n: num(spanMs / 60_000, 0) }) : t('monitor.axis.s', { n: num(spanMs / 1000, 0) });
-  return el('div', { class: 'metric', 'data-metric': metric },
-    el('div', { class: 'metric-head' }, el('span', { class: 'muted', text: t(`monitor.metric.${metric}`) }), el('strong', { class: 'value', text: value })),
+  const axis =
+    spanMs >= 60_000
+      ? t('monitor.axis.min', { n: num(spanMs / 60_000, 0) })
+      : t('monitor.axis.s', { n: num(spanMs / 1000, 0) });
+  return el(
+    'div',
+    { class: 'metric', 'data-metric': metric },
+    el(
+      'div',
+      { class: 'metric-head' },
+      el('span', { class: 'muted', text: t(`monitor.metric.${metric}`) }),
+      el('strong', { class: 'value', text: value }),
+    ),
     c,
-    el('div', { class: 'axis small muted' }, el('span', { text: axis }), el('span', { text: t('monitor.axis.now') })));
+    el('div', { class: 'axis small muted' }, el('span', { text: axis }), el('span', { text: t('monitor.axis.now') })),
+  );
 }
 
 /** @param {GpuRow} g @param {WatchSample} s @param {Ring<GpuPoint> | undefined} ring */
@@ -147,22 +184,72 @@ function gpuCard(g, s, ring) {
   const maxPower = Math.max(g.power_limit_w ?? 0, ...pts.map((p) => p.power ?? 0), 1);
   const maxTemp = Math.max(100, ...pts.map((p) => p.temp ?? 0));
   const card = el('div', { class: 'gpu', 'data-gpu': String(g.index ?? 0), 'data-uuid': g.uuid ?? '' });
-  card.append(el('div', { class: 'gpu-head' },
-    el('strong', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? '?'}` }),
-    el('span', { class: 'small muted', text: [g.uuid ?? '', g.pcie_gen ? t('monitor.pcie', { gen: g.pcie_gen, width: g.pcie_width ?? '?' }) : '', g.clock_sm_mhz !== null ? t('monitor.sm', { mhz: n(g.clock_sm_mhz) }) : ''].filter(Boolean).join(' · ') })));
-  const grid = el('div', { class: 'metrics' },
+  card.append(
+    el(
+      'div',
+      { class: 'gpu-head' },
+      el('strong', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? '?'}` }),
+      el('span', {
+        class: 'small muted',
+        text: [
+          g.uuid ?? '',
+          g.pcie_gen ? t('monitor.pcie', { gen: g.pcie_gen, width: g.pcie_width ?? '?' }) : '',
+          g.clock_sm_mhz !== null ? t('monitor.sm', { mhz: n(g.clock_sm_mhz) }) : '',
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      }),
+    ),
+  );
+  const grid = el(
+    'div',
+    { class: 'metrics' },
     metric('util', `${n(g.util_gpu_pct)} %`, pts, 'util', 100),
     metric('vram', `${n(g.memory_used_mib)} / ${n(g.memory_total_mib)} MiB`, pts, 'mem', 100),
     metric('power', `${n(g.power_draw_w)} / ${n(g.power_limit_w)} W`, pts, 'power', maxPower),
-    metric('temp', `${n(g.temperature_c)} °C`, pts, 'temp', maxTemp));
+    metric('temp', `${n(g.temperature_c)} °C`, pts, 'temp', maxTemp),
+  );
   card.append(grid);
-  const reasons = g.throttle === null ? t('monitor.throttle.unknown') : g.throttle.length === 0 ? t('monitor.throttle.none') : g.throttle.map((r) => t(`monitor.reason.${r}`)).join(', ');
-  card.append(el('p', { class: 'throttle small', 'data-reasons': (g.throttle ?? []).join(' ') }, el('span', { class: 'muted', text: `${t('monitor.throttle')}: ` }), reasons));
+  const reasons =
+    g.throttle === null
+      ? t('monitor.throttle.unknown')
+      : g.throttle.length === 0
+        ? t('monitor.throttle.none')
+        : g.throttle.map((r) => t(`monitor.reason.${r}`)).join(', ');
+  card.append(
+    el(
+      'p',
+      { class: 'throttle small', 'data-reasons': (g.throttle ?? []).join(' ') },
+      el('span', { class: 'muted', text: `${t('monitor.throttle')}: ` }),
+      reasons,
+    ),
+  );
   const apps = s.apps.filter((a) => a.gpu_uuid === g.uuid);
   if (apps.length) {
-    const table = el('table', { class: 'data procs' }, el('thead', {}, el('tr', {}, el('th', { text: t('monitor.proc.pid') }), el('th', { class: 'num', text: t('monitor.proc.memory') }))));
+    const table = el(
+      'table',
+      { class: 'data procs' },
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          el('th', { text: t('monitor.proc.pid') }),
+          el('th', { class: 'num', text: t('monitor.proc.memory') }),
+        ),
+      ),
+    );
     const body = el('tbody');
-    for (const a of apps) body.append(el('tr', {}, el('td', { text: String(a.pid ?? '?') }), el('td', { class: 'num', text: `${n(a.used_memory_mib)} MiB` })));
+    for (const a of apps)
+      body.append(
+        el(
+          'tr',
+          {},
+          el('td', { text: String(a.pid ?? '?') }),
+          el('td', { class: 'num', text: `${n(a.used_memory_mib)} MiB` }),
+        ),
+      );
     table.append(body);
     card.append(table);
   } else card.append(el('p', { class: 'small muted procs-none', text: t('monitor.proc.none') }));
@@ -173,10 +260,23 @@ function gpuCard(g, s, ring) {
 function cpuCard(c) {
   // One bar per core, drawn as SVG (attributes, no inline styles: the CSP allows none).
   const count = Math.max(1, c.cores_pct.length);
-  const cores = svg('svg', { class: 'cores', viewBox: `0 0 ${count * 10} 48`, preserveAspectRatio: 'none', 'data-cores': c.cores_pct.length, role: 'img' });
+  const cores = svg('svg', {
+    class: 'cores',
+    viewBox: `0 0 ${count * 10} 48`,
+    preserveAspectRatio: 'none',
+    'data-cores': c.cores_pct.length,
+    role: 'img',
+  });
   c.cores_pct.forEach((p, i) => {
     const h = Math.max(1, Math.min(100, p)) * 0.46;
-    const bar = svg('rect', { class: `core${p >= 90 ? ' hot' : ''}`, x: i * 10 + 1, y: (47 - h).toFixed(1), width: 8, height: h.toFixed(1), 'data-pct': p.toFixed(0) });
+    const bar = svg('rect', {
+      class: `core${p >= 90 ? ' hot' : ''}`,
+      x: i * 10 + 1,
+      y: (47 - h).toFixed(1),
+      width: 8,
+      height: h.toFixed(1),
+      'data-pct': p.toFixed(0),
+    });
     const tip = svg('title');
     tip.textContent = t('monitor.core', { index: i, pct: num(p, 0) });
     bar.append(tip);
@@ -184,13 +284,30 @@ function cpuCard(c) {
   });
   const gib = (/** @type {number | null} */ m) => (m === null ? '—' : num(m / 1024, 1));
   const mbs = (/** @type {number | null} */ b) => (b === null ? '—' : num(b / 1e6, 1));
-  return el('div', { class: 'cpu' },
-    el('div', { class: 'gpu-head' }, el('strong', { text: t('monitor.cpu') }), el('span', { class: 'small muted', text: t('monitor.cpu.summary', { pct: n(c.cpu_pct), iowait: n(c.cpu_iowait_pct), cores: c.cores_pct.length }) })),
+  return el(
+    'div',
+    { class: 'cpu' },
+    el(
+      'div',
+      { class: 'gpu-head' },
+      el('strong', { text: t('monitor.cpu') }),
+      el('span', {
+        class: 'small muted',
+        text: t('monitor.cpu.summary', { pct: n(c.cpu_pct), iowait: n(c.cpu_iowait_pct), cores: c.cores_pct.length }),
+      }),
+    ),
     cores,
-    el('dl', { class: 'specs small' },
-      el('dt', { text: t('monitor.ram') }), el('dd', { text: t('monitor.ram.value', { used: gib(c.mem_used_mib), total: gib(c.mem_total_mib) }) }),
-      el('dt', { text: t('monitor.disk') }), el('dd', { text: t('monitor.rate', { a: mbs(c.disk_read_bps), b: mbs(c.disk_write_bps) }) }),
-      el('dt', { text: t('monitor.net') }), el('dd', { text: t('monitor.rate.net', { a: mbs(c.net_rx_bps), b: mbs(c.net_tx_bps) }) })));
+    el(
+      'dl',
+      { class: 'specs small' },
+      el('dt', { text: t('monitor.ram') }),
+      el('dd', { text: t('monitor.ram.value', { used: gib(c.mem_used_mib), total: gib(c.mem_total_mib) }) }),
+      el('dt', { text: t('monitor.disk') }),
+      el('dd', { text: t('monitor.rate', { a: mbs(c.disk_read_bps), b: mbs(c.disk_write_bps) }) }),
+      el('dt', { text: t('monitor.net') }),
+      el('dd', { text: t('monitor.rate.net', { a: mbs(c.net_rx_bps), b: mbs(c.net_tx_bps) }) }),
+    ),
+  );
 }
 
 /** The status line of a host. @param {HostData} d @param {boolean} live */
@@ -199,23 +316,46 @@ function statusText(d, live) {
   if (!live) return { cls: '', text: d.sample ? t('monitor.status.stopped') : t('monitor.status.off') };
   const s = d.status;
   if (!s) return { cls: '', text: t('monitor.status.connecting') };
-  if (s.kind === 'disconnected') return { cls: 'warn', text: t('monitor.status.disconnected', { seconds: num(s.retry_in_ms / 1000, 1), why: errorText({ code: s.code, message: s.message }) }) };
-  if (s.kind === 'gpu_unavailable') return { cls: 'warn', text: t('monitor.status.gpu_unavailable', { message: s.message }) };
+  if (s.kind === 'disconnected')
+    return {
+      cls: 'warn',
+      text: t('monitor.status.disconnected', {
+        seconds: num(s.retry_in_ms / 1000, 1),
+        why: errorText({ code: s.code, message: s.message }),
+      }),
+    };
+  if (s.kind === 'gpu_unavailable')
+    return { cls: 'warn', text: t('monitor.status.gpu_unavailable', { message: s.message }) };
   if (s.kind === 'connected') {
-    const extra = s.dropped_fields.length ? ` ${t('monitor.status.dropped', { fields: s.dropped_fields.join(', ') })}` : '';
+    const extra = s.dropped_fields.length
+      ? ` ${t('monitor.status.dropped', { fields: s.dropped_fields.join(', ') })}`
+      : '';
     return { cls: 'ok', text: t('monitor.status.connected', { attempt: s.attempt }) + extra };
   }
   return { cls: 'ok', text: t('monitor.status.live') };
 }
 
-/** One host's column, redrawn on each of its samples while it is on the page. @param {string} label */
-function hostColumn(label) {
+/**
+ * One host's column, redrawn on each of its samples while it is on the page.
+ * @param {string} label @param {AbortSignal} signal the columns' drawing
+ */
+function hostColumn(label, signal) {
   const d = data(label);
   const col = el('section', { class: 'host-col card', 'data-host': label });
-  const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger ghost small-btn', 'data-action': 'stop', text: t('monitor.stop') }));
-  const start = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'small-btn', 'data-action': 'start', text: t('monitor.start') }));
-  stop.onclick = () => { stop.disabled = true; stopWatch(label); };
-  start.onclick = () => { startWatch(label); draw(); };
+  const stop = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', class: 'danger ghost small-btn', 'data-action': 'stop', text: t('monitor.stop') })
+  );
+  const start = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', class: 'small-btn', 'data-action': 'start', text: t('monitor.start') })
+  );
+  stop.onclick = () => {
+    stop.disabled = true;
+    stopWatch(label);
+  };
+  start.onclick = () => {
+    startWatch(label);
+    draw();
+  };
   const status = el('p', { class: 'status small', role: 'status' });
   const body = el('div', { class: 'host-body' });
   col.append(el('div', { class: 'host-head' }, el('h2', { text: label }), stop, start), status, body);
@@ -247,28 +387,45 @@ function hostColumn(label) {
     for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
     if (s.cpu) body.append(cpuCard(s.cpu));
   };
-  /** @type {() => void} */
-  const listener = () => {
-    if (!col.isConnected) { d.listeners.delete(listener); return; }
-    draw();
-  };
-  d.listeners.add(listener);
+  listen(d.listeners, draw, signal);
   draw();
   return col;
 }
 
-/** @param {HTMLElement} root */
-export async function renderMonitor(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export function renderMonitor(root, signal) {
+  const drawn = redraws(signal);
+  /** Draw the screen (again on each tab switch: the old tab's signal aborts). */
+  const draw = () => {
+    clear(root);
+    return drawMonitor(root, drawn(), draw);
+  };
+  return draw();
+}
+
+/** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
+async function drawMonitor(root, signal, again) {
   hideError();
   const list = await liveHosts().catch((e) => {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
+  if (signal.aborted) return;
   root.append(el('h1', { text: t('monitor.title') }), el('p', { class: 'lead', text: t('monitor.intro') }));
   const tabs = el('div', { class: 'tabs', role: 'tablist' });
   for (const id of /** @type {const} */ (['live', 'run'])) {
-    const b = el('button', { type: 'button', class: `tab${view.tab === id ? ' active' : ''}`, role: 'tab', id: `monitor-tab-${id}`, 'aria-selected': String(view.tab === id), text: t(`monitor.tab.${id}`) });
-    b.onclick = () => { view.tab = id; clear(root); renderMonitor(root); };
+    const b = el('button', {
+      type: 'button',
+      class: `tab${view.tab === id ? ' active' : ''}`,
+      role: 'tab',
+      id: `monitor-tab-${id}`,
+      'aria-selected': String(view.tab === id),
+      text: t(`monitor.tab.${id}`),
+    });
+    b.onclick = () => {
+      view.tab = id;
+      again();
+    };
     tabs.append(b);
   }
   root.append(tabs);
@@ -279,31 +436,65 @@ export async function renderMonitor(root) {
   if (view.tab === 'run') {
     const panel = el('div', { id: 'run-panel' });
     root.append(panel);
-    renderRun(panel, list, knownGpus);
+    renderRun(panel, list, knownGpus, signal);
     return;
   }
-  const picker = el('fieldset', { class: 'host-pick', id: 'monitor-hosts' }, el('legend', { text: t('monitor.hosts') }));
+  const picker = el(
+    'fieldset',
+    { class: 'host-pick', id: 'monitor-hosts' },
+    el('legend', { text: t('monitor.hosts') }),
+  );
   const columns = el('div', { class: 'host-cols', id: 'monitor-cols' });
   const shown = () => list.filter((h) => view.picked.has(h.label));
+  const columnsDrawn = redraws(signal);
   const drawColumns = () => {
+    const drawing = columnsDrawn();
     clear(columns);
-    for (const h of shown()) columns.append(hostColumn(h.label));
+    for (const h of shown()) columns.append(hostColumn(h.label, drawing));
     columns.dataset.count = String(shown().length);
     if (!shown().length) columns.append(el('p', { class: 'muted', id: 'monitor-empty', text: t('monitor.pick') }));
   };
   for (const h of list) {
-    const box = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', value: h.label, 'data-host': h.label, checked: view.picked.has(h.label) }));
+    const box = /** @type {HTMLInputElement} */ (
+      el('input', { type: 'checkbox', value: h.label, 'data-host': h.label, checked: view.picked.has(h.label) })
+    );
     box.onchange = () => {
-      if (box.checked) { view.picked.add(h.label); startWatch(h.label); }
-      else { view.picked.delete(h.label); stopWatch(h.label); hosts.delete(h.label); }
+      if (box.checked) {
+        view.picked.add(h.label);
+        startWatch(h.label);
+      } else {
+        view.picked.delete(h.label);
+        stopWatch(h.label);
+        hosts.delete(h.label);
+      }
       drawColumns();
     };
-    picker.append(el('label', { class: 'check' }, box, el('span', { text: `${h.label} — ${h.user}@${h.address}:${h.port}` })));
+    picker.append(
+      el('label', { class: 'check' }, box, el('span', { text: `${h.label} — ${h.user}@${h.address}:${h.port}` })),
+    );
   }
-  const win = el('div', { class: 'row window-toggle', role: 'group', id: 'monitor-window' }, el('span', { class: 'muted small', text: t('monitor.window') }));
+  const win = el(
+    'div',
+    { class: 'row window-toggle', role: 'group', id: 'monitor-window' },
+    el('span', { class: 'muted small', text: t('monitor.window') }),
+  );
   for (const m of /** @type {const} */ ([10, 60])) {
-    const b = el('button', { type: 'button', class: `small-btn${view.window === m ? ' primary' : ''}`, 'data-window': String(m), 'aria-pressed': String(view.window === m), text: t('monitor.window.min', { n: m }) });
-    b.onclick = () => { view.window = m; for (const x of win.querySelectorAll('button')) { const on = x.getAttribute('data-window') === String(m); x.classList.toggle('primary', on); x.setAttribute('aria-pressed', String(on)); } drawColumns(); };
+    const b = el('button', {
+      type: 'button',
+      class: `small-btn${view.window === m ? ' primary' : ''}`,
+      'data-window': String(m),
+      'aria-pressed': String(view.window === m),
+      text: t('monitor.window.min', { n: m }),
+    });
+    b.onclick = () => {
+      view.window = m;
+      for (const x of win.querySelectorAll('button')) {
+        const on = x.getAttribute('data-window') === String(m);
+        x.classList.toggle('primary', on);
+        x.setAttribute('aria-pressed', String(on));
+      }
+      drawColumns();
+    };
     win.append(b);
   }
   root.append(el('div', { class: 'monitor-bar' }, picker, win), columns);

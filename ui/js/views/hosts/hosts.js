@@ -1,20 +1,33 @@
 // Step 3, Hosts: paste what the platform shows; confirm the machine's fingerprint on first
 // contact; gpurent installs your key with the pasted password (once) and remembers the host.
-import { keyExportPrivate, hostAdd, hostCheck, hostDelete, hostList, hostOpenTerminal, hostOpenVscode, hostPreview, hostRepin, hostSshConfig, keyList } from '../api.js';
-import { hideError, showError } from '../banner.js';
-import { clear, el } from '../dom.js';
-import { language, t } from '../i18n.js';
-import * as ops from '../ops.js';
-import { platform } from '../platform.js';
+import {
+  keyExportPrivate,
+  hostAdd,
+  hostCheck,
+  hostDelete,
+  hostList,
+  hostOpenTerminal,
+  hostOpenVscode,
+  hostPreview,
+  hostRepin,
+  hostSshConfig,
+  keyList,
+} from '../../api.js';
+import { hideError, showError } from '../../banner.js';
+import { clear, el } from '../../dom.js';
+import { language, t } from '../../i18n.js';
+import * as ops from '../../ops.js';
+import { platform } from '../../platform.js';
+import { debounced, redraws } from '../../screen.js';
 import { renderRented } from './rented.js';
 
-/** @typedef {import('../../bindings/Host').Host} Host */
-/** @typedef {import('../../bindings/HostCheck').HostCheck} HostCheck */
-/** @typedef {import('../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
-/** @typedef {import('../../bindings/ParseWarning').ParseWarning} ParseWarning */
-/** @typedef {import('../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
-/** @typedef {import('../../bindings/ErrorData').ErrorData} ErrorData */
-/** @typedef {import('../../bindings/Opened').Opened} Opened */
+/** @typedef {import('../../../bindings/Host').Host} Host */
+/** @typedef {import('../../../bindings/HostCheck').HostCheck} HostCheck */
+/** @typedef {import('../../../bindings/ParsedHostSummary').ParsedHostSummary} ParsedHostSummary */
+/** @typedef {import('../../../bindings/ParseWarning').ParseWarning} ParseWarning */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/ErrorData').ErrorData} ErrorData */
+/** @typedef {import('../../../bindings/Opened').Opened} Opened */
 
 /**
  * Which machine a host-key error is about, as the payload's fields say (never read from text).
@@ -50,15 +63,19 @@ function sshCommand(h) {
   return `ssh -p ${h.port}${jump} ${h.user}@${h.address}`;
 }
 
-/** @param {HTMLElement} root */
-export async function renderHosts(root) {
+/** @param {HTMLElement} root @param {AbortSignal} signal */
+export async function renderHosts(root, signal) {
   const status = el('p', { class: 'muted', id: 'host-status', role: 'status' });
   const list = el('div', { id: 'host-list' });
-  const paste = /** @type {HTMLTextAreaElement} */ (el('textarea', { id: 'host-paste', rows: '3', spellcheck: 'false', placeholder: t('hosts.paste.placeholder') }));
+  const paste = /** @type {HTMLTextAreaElement} */ (
+    el('textarea', { id: 'host-paste', rows: '3', spellcheck: 'false', placeholder: t('hosts.paste.placeholder') })
+  );
   const preview = el('div', { id: 'host-preview', class: 'preview muted' });
   const label = /** @type {HTMLInputElement} */ (el('input', { id: 'host-label', type: 'text', autocomplete: 'off' }));
   const keySel = /** @type {HTMLSelectElement} */ (el('select', { id: 'host-key' }));
-  const add = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add', class: 'primary', text: t('hosts.add.button') }));
+  const add = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', id: 'host-add', class: 'primary', text: t('hosts.add.button') })
+  );
   const harden = /** @type {HTMLInputElement} */ (el('input', { id: 'host-harden', type: 'checkbox' }));
   const prompt = el('div', { id: 'hostkey-prompt', class: 'prompt', hidden: true });
   const rented = el('div', { id: 'rented-slot' });
@@ -68,22 +85,29 @@ export async function renderHosts(root) {
     if (keys.length === 0) keySel.append(el('option', { value: '', text: t('hosts.key.none') }));
     for (const k of keys) keySel.append(el('option', { value: k.label, text: `${k.label} (${k.algorithm})` }));
   } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
+    if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
   }
+  if (signal.aborted) return;
 
   /** @type {ParsedHostSummary | null} */
   let parsed = null;
-  let timer = 0;
-  paste.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = window.setTimeout(async () => {
+  paste.addEventListener(
+    'input',
+    debounced(signal, 200, async () => {
       clear(preview);
       parsed = null;
       if (!paste.value.trim()) return;
       try {
         parsed = await hostPreview(paste.value);
-        preview.append(el('p', { text: `${t('hosts.preview', { target: target(parsed) })}${parsed.jump ? ` ${t('hosts.preview.jump', { jump: `${parsed.jump.user ?? parsed.user}@${parsed.jump.host}:${parsed.jump.port}` })}` : ''}` }));
-        if (parsed.has_password) preview.append(el('p', { class: 'ok-text', text: keySel.value ? t('hosts.preview.password') : t('hosts.preview.nokey') }));
+        preview.append(
+          el('p', {
+            text: `${t('hosts.preview', { target: target(parsed) })}${parsed.jump ? ` ${t('hosts.preview.jump', { jump: `${parsed.jump.user ?? parsed.user}@${parsed.jump.host}:${parsed.jump.port}` })}` : ''}`,
+          }),
+        );
+        if (parsed.has_password)
+          preview.append(
+            el('p', { class: 'ok-text', text: keySel.value ? t('hosts.preview.password') : t('hosts.preview.nokey') }),
+          );
         if (parsed.warnings.length) {
           const ul = el('ul', { class: 'warnings' });
           for (const w of parsed.warnings) ul.append(el('li', { 'data-kind': w.kind, text: warningText(w) }));
@@ -92,28 +116,42 @@ export async function renderHosts(root) {
       } catch (e) {
         preview.append(el('p', { class: 'bad-text', text: t(`error.${/** @type {ErrorPayload} */ (e).code}`) }));
       }
-    }, 200);
-  });
+    }),
+  );
 
+  // The list is drawn again on each refresh: what a drawing started ends with it.
+  const listDrawn = redraws(signal);
   async function refresh() {
     try {
-      renderList(list, await hostList(), status, refresh);
+      const hosts = await hostList();
+      if (!signal.aborted) renderList(list, hosts, status, refresh, listDrawn());
     } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
+      if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
   }
 
-  const addCancel = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'host-add-cancel', class: 'danger ghost', text: t('hosts.cancel'), hidden: true }));
+  const addCancel = /** @type {HTMLButtonElement} */ (
+    el('button', {
+      type: 'button',
+      id: 'host-add-cancel',
+      class: 'danger ghost',
+      text: t('hosts.cancel'),
+      hidden: true,
+    })
+  );
 
   /** Show an add that runs (also one started before this screen was drawn) with its Cancel. @param {ops.RunningOp} op */
   function showAdding(op) {
     add.disabled = true;
     addCancel.hidden = false;
     addCancel.disabled = op.stopping;
-    addCancel.onclick = () => { addCancel.disabled = true; ops.cancel(op); };
+    addCancel.onclick = () => {
+      addCancel.disabled = true;
+      ops.cancel(op);
+    };
     status.textContent = t('hosts.adding');
     op.done.then(() => {
-      if (!root.isConnected) return;
+      if (signal.aborted) return;
       add.disabled = false;
       addCancel.hidden = true;
     });
@@ -121,24 +159,32 @@ export async function renderHosts(root) {
 
   /** @param {string[]} trust */
   async function connect(trust) {
-    const req = { text: paste.value, label: label.value.trim() || null, key_label: keySel.value || null, trust, disable_password_login: harden.checked };
+    const req = {
+      text: paste.value,
+      label: label.value.trim() || null,
+      key_label: keySel.value || null,
+      trust,
+      disable_password_login: harden.checked,
+    };
     const { op, result } = ops.start('host_add', '', {}, (on) => hostAdd(req, on));
     showAdding(op);
     try {
       const out = await result;
-      if (!root.isConnected) return;
+      if (signal.aborted) return;
       hideError();
       prompt.hidden = true;
       paste.value = ''; // the pasted password is gone from the page too
       clear(preview);
       const l = out.host.label;
       status.textContent = out.install
-        ? (out.install.outcome === 'added' ? t('hosts.installed', { label: l }) : t('hosts.installed.already', { label: l }))
+        ? out.install.outcome === 'added'
+          ? t('hosts.installed', { label: l })
+          : t('hosts.installed.already', { label: l })
         : t('hosts.added', { label: l });
       await refresh();
     } catch (e) {
       const err = /** @type {ErrorPayload} */ (e);
-      if (!root.isConnected) return showError(err);
+      if (signal.aborted) return showError(err);
       status.textContent = '';
       const fp = err.data?.fingerprint;
       if (err.code === 'host_key_unknown' && fp) {
@@ -153,31 +199,43 @@ export async function renderHosts(root) {
   add.addEventListener('click', () => connect([]));
   for (const op of ops.running('host_add')) {
     showAdding(op);
-    op.done.then(() => { if (root.isConnected) refresh(); });
+    op.done.then(() => {
+      if (!signal.aborted) refresh();
+    });
   }
 
   root.append(
     el('h1', { text: t('hosts.title') }),
     el('p', { class: 'lead', text: t('hosts.intro') }),
     rented,
-    el('div', { class: 'card wide' },
+    el(
+      'div',
+      { class: 'card wide' },
       el('h2', { text: t('hosts.add') }),
       el('label', { class: 'field', for: 'host-paste' }, el('span', { text: t('hosts.paste') }), paste),
       preview,
-      el('div', { class: 'form-row' },
+      el(
+        'div',
+        { class: 'form-row' },
         el('label', { class: 'field', for: 'host-label' }, el('span', { text: t('hosts.label') }), label),
-        el('label', { class: 'field', for: 'host-key' }, el('span', { text: t('hosts.key') }), keySel)),
+        el('label', { class: 'field', for: 'host-key' }, el('span', { text: t('hosts.key') }), keySel),
+      ),
       el('label', { class: 'check' }, harden, el('span', { text: t('hosts.harden') })),
       el('p', { class: 'muted small', text: t('hosts.harden.hint') }),
       el('div', { class: 'row' }, add, addCancel),
-      prompt),
+      prompt,
+    ),
     status,
     list,
   );
   // Rented machines (a provider's list is read over the network: it does not hold up the rest).
-  renderRented(rented).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
-  rented.addEventListener('rent-finished', () => { refresh(); });
-  rented.addEventListener('machines-closed', () => { refresh(); });
+  renderRented(rented, signal).catch((e) => showError(/** @type {ErrorPayload} */ (e)));
+  rented.addEventListener('rent-finished', () => {
+    refresh();
+  });
+  rented.addEventListener('machines-closed', () => {
+    refresh();
+  });
   await refresh();
 }
 
@@ -193,12 +251,15 @@ function showPrompt(box, who, fp, onTrust) {
   const trust = el('button', { type: 'button', id: 'hostkey-trust', class: 'primary', text: t('hosts.prompt.trust') });
   const cancel = el('button', { type: 'button', id: 'hostkey-cancel', text: t('hosts.prompt.cancel') });
   trust.addEventListener('click', onTrust);
-  cancel.addEventListener('click', () => { box.hidden = true; });
+  cancel.addEventListener('click', () => {
+    box.hidden = true;
+  });
   box.append(
     el('h3', { text: t('hosts.prompt.title') }),
     el('p', { id: 'hostkey-hop', text: t('hosts.prompt.body', { target: who }) }),
     el('code', { id: 'hostkey-fingerprint', class: 'fingerprint big-fp', text: fp }),
-    el('div', { class: 'row' }, trust, cancel));
+    el('div', { class: 'row' }, trust, cancel),
+  );
   box.hidden = false;
 }
 
@@ -215,8 +276,9 @@ function lastCheckText(c) {
  * @param {Host[]} hosts
  * @param {HTMLElement} status
  * @param {() => Promise<void>} refresh
+ * @param {AbortSignal} signal this drawing of the list (aborts when it is drawn again or the screen goes)
  */
-function renderList(list, hosts, status, refresh) {
+function renderList(list, hosts, status, refresh, signal) {
   clear(list);
   if (hosts.length === 0) {
     list.append(el('p', { class: 'muted', id: 'host-empty', text: t('hosts.empty') }));
@@ -229,14 +291,27 @@ function renderList(list, hosts, status, refresh) {
     }
     const line = el('p', { class: 'check-line', 'data-host': h.label, text: lastCheckText(h.last_check) });
     const extra = el('div', { class: 'host-extra' });
-    const check = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check primary', 'data-host': h.label, text: t('hosts.check') }));
-    const stop = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'check-cancel danger ghost', 'data-host': h.label, text: t('hosts.cancel'), hidden: true }));
+    const check = /** @type {HTMLButtonElement} */ (
+      el('button', { type: 'button', class: 'check primary', 'data-host': h.label, text: t('hosts.check') })
+    );
+    const stop = /** @type {HTMLButtonElement} */ (
+      el('button', {
+        type: 'button',
+        class: 'check-cancel danger ghost',
+        'data-host': h.label,
+        text: t('hosts.cancel'),
+        hidden: true,
+      })
+    );
     /** @param {ops.RunningOp} op */
     const checking = (op) => {
       check.disabled = true;
       stop.hidden = false;
       stop.disabled = op.stopping;
-      stop.onclick = () => { stop.disabled = true; ops.cancel(op); };
+      stop.onclick = () => {
+        stop.disabled = true;
+        ops.cancel(op);
+      };
       line.dataset.ok = '';
       line.textContent = t('hosts.checking');
       op.done.then(() => {
@@ -246,7 +321,9 @@ function renderList(list, hosts, status, refresh) {
     };
     for (const op of ops.running('host_check', h.label)) {
       checking(op);
-      op.done.then(() => { if (list.isConnected) refresh(); });
+      op.done.then(() => {
+        if (!signal.aborted) refresh();
+      });
     }
     check.addEventListener('click', async () => {
       clear(extra);
@@ -254,7 +331,7 @@ function renderList(list, hosts, status, refresh) {
       checking(op);
       try {
         const c = await result;
-        if (!line.isConnected) return;
+        if (signal.aborted) return;
         hideError();
         line.textContent = c.key_login_ok
           ? t('hosts.check.ok', { ms: Math.round(c.latency_ms ?? 0) })
@@ -262,23 +339,48 @@ function renderList(list, hosts, status, refresh) {
         line.dataset.ok = String(c.key_login_ok);
       } catch (e) {
         const err = /** @type {ErrorPayload} */ (e);
-        if (!line.isConnected) return showError(err);
+        if (signal.aborted) return showError(err);
         line.dataset.ok = 'false';
         line.textContent = t(`error.${err.code}`);
         if (err.code === 'host_key_changed' && err.data?.fingerprint) changed(extra, h, err, status, refresh);
         else if (err.code !== 'cancelled') showError(err);
       }
     });
-    const config = el('button', { type: 'button', class: 'sshconfig', 'data-host': h.label, text: t('hosts.sshconfig') });
+    const config = el('button', {
+      type: 'button',
+      class: 'sshconfig',
+      'data-host': h.label,
+      text: t('hosts.sshconfig'),
+    });
     config.addEventListener('click', async () => {
       clear(extra);
       try {
         const r = await hostSshConfig(h.label);
-        extra.append(el('p', { class: 'small', text: t('hosts.sshconfig.done', { alias: r.alias, path: r.config_path, cmd: r.ssh_command }) }));
-        if (r.backup_path) extra.append(el('p', { class: 'muted small', text: t('hosts.sshconfig.backup', { path: r.backup_path }) }));
-        extra.append(el('p', { class: 'muted small', text: r.agent_running ? t('hosts.sshconfig.agent') : `${t('hosts.sshconfig.noagent.short')} ${t(`agent.hint.${r.agent_hint}`)}` }));
+        extra.append(
+          el('p', {
+            class: 'small',
+            text: t('hosts.sshconfig.done', { alias: r.alias, path: r.config_path, cmd: r.ssh_command }),
+          }),
+        );
+        if (r.backup_path)
+          extra.append(el('p', { class: 'muted small', text: t('hosts.sshconfig.backup', { path: r.backup_path }) }));
+        extra.append(
+          el('p', {
+            class: 'muted small',
+            text: r.agent_running
+              ? t('hosts.sshconfig.agent')
+              : `${t('hosts.sshconfig.noagent.short')} ${t(`agent.hint.${r.agent_hint}`)}`,
+          }),
+        );
         if (!r.agent_running && h.key_label) extra.append(exportBox(h.key_label, status));
-        extra.append(el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.vscode')}: ` }), el('code', { class: 'vscode-uri', text: r.vscode_uri })));
+        extra.append(
+          el(
+            'p',
+            { class: 'small' },
+            el('span', { class: 'muted', text: `${t('hosts.vscode')}: ` }),
+            el('code', { class: 'vscode-uri', text: r.vscode_uri }),
+          ),
+        );
       } catch (e) {
         showError(/** @type {ErrorPayload} */ (e));
       }
@@ -311,20 +413,45 @@ function renderList(list, hosts, status, refresh) {
     const del = el('button', { type: 'button', class: 'danger ghost', text: t('hosts.delete') });
     del.addEventListener('click', () => {
       clear(extra);
-      const yes = el('button', { type: 'button', class: 'danger', id: `host-delete-yes-${h.label}`, text: t('hosts.delete') });
+      const yes = el('button', {
+        type: 'button',
+        class: 'danger',
+        id: `host-delete-yes-${h.label}`,
+        text: t('hosts.delete'),
+      });
       const no = el('button', { type: 'button', text: t('hosts.cancel') });
       yes.addEventListener('click', () => forgetHost(h.label, refresh));
       no.addEventListener('click', () => clear(extra));
-      extra.append(el('div', { class: 'confirm' }, el('span', { text: t('hosts.delete.confirm', { label: h.label }) }), ' ', yes, ' ', no));
+      extra.append(
+        el(
+          'div',
+          { class: 'confirm' },
+          el('span', { text: t('hosts.delete.confirm', { label: h.label }) }),
+          ' ',
+          yes,
+          ' ',
+          no,
+        ),
+      );
     });
     const pinned = h.host_keys.map((k) => `${k.key_type} ${k.fingerprint}`).join(' · ');
-    list.append(el('div', { class: 'card wide host', 'data-host': h.label },
-      el('div', { class: 'row' }, el('strong', { text: h.label }), el('code', { text: sshCommand(h) })),
-      el('p', { class: 'small' }, el('span', { class: 'muted', text: `${t('hosts.pinned')}: ` }), el('code', { class: 'fingerprint', text: pinned })),
-      h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
-      line,
-      el('div', { class: 'row' }, check, stop, config, term, code, copy, del),
-      extra));
+    list.append(
+      el(
+        'div',
+        { class: 'card wide host', 'data-host': h.label },
+        el('div', { class: 'row' }, el('strong', { text: h.label }), el('code', { text: sshCommand(h) })),
+        el(
+          'p',
+          { class: 'small' },
+          el('span', { class: 'muted', text: `${t('hosts.pinned')}: ` }),
+          el('code', { class: 'fingerprint', text: pinned }),
+        ),
+        h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
+        line,
+        el('div', { class: 'row' }, check, stop, config, term, code, copy, del),
+        extra,
+      ),
+    );
   }
 }
 
@@ -348,13 +475,26 @@ async function forgetHost(label, refresh) {
  * @param {() => Promise<void>} refresh
  */
 function releasedCard(h, refresh) {
-  const forget = el('button', { type: 'button', class: 'forget danger ghost', 'data-host': h.label, text: t('hosts.released.forget') });
+  const forget = el('button', {
+    type: 'button',
+    class: 'forget danger ghost',
+    'data-host': h.label,
+    text: t('hosts.released.forget'),
+  });
   forget.addEventListener('click', () => forgetHost(h.label, refresh));
   const at = new Date(Number(h.released_ms)).toLocaleString(language());
-  return el('div', { class: 'card wide host released', 'data-host': h.label, 'data-released': 'true' },
-    el('div', { class: 'row' }, el('strong', { text: h.label }), el('span', { class: 'badge', text: t('hosts.released.badge') })),
+  return el(
+    'div',
+    { class: 'card wide host released', 'data-host': h.label, 'data-released': 'true' },
+    el(
+      'div',
+      { class: 'row' },
+      el('strong', { text: h.label }),
+      el('span', { class: 'badge', text: t('hosts.released.badge') }),
+    ),
     el('p', { class: 'small released-line', text: t('hosts.released.line', { at }) }),
-    el('div', { class: 'row' }, forget));
+    el('div', { class: 'row' }, forget),
+  );
 }
 
 /**
@@ -363,10 +503,16 @@ function releasedCard(h, refresh) {
  * @param {HTMLElement} status
  */
 function exportBox(keyLabel, status) {
-  const path = /** @type {HTMLInputElement} */ (el('input', { type: 'text', id: 'key-export-path', placeholder: t(`hosts.export.placeholder.${platform()}`) }));
+  const path = /** @type {HTMLInputElement} */ (
+    el('input', { type: 'text', id: 'key-export-path', placeholder: t(`hosts.export.placeholder.${platform()}`) })
+  );
   const ack = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', id: 'key-export-ack' }));
-  const go = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', class: 'danger', id: 'key-export', text: t('hosts.export.button'), disabled: true }));
-  ack.addEventListener('change', () => { go.disabled = !ack.checked; });
+  const go = /** @type {HTMLButtonElement} */ (
+    el('button', { type: 'button', class: 'danger', id: 'key-export', text: t('hosts.export.button'), disabled: true })
+  );
+  ack.addEventListener('change', () => {
+    go.disabled = !ack.checked;
+  });
   go.addEventListener('click', async () => {
     try {
       const written = await keyExportPrivate(keyLabel, path.value.trim(), ack.checked);
@@ -375,12 +521,19 @@ function exportBox(keyLabel, status) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   });
-  return el('details', { class: 'prompt bad' },
+  return el(
+    'details',
+    { class: 'prompt bad' },
     el('summary', { text: t('hosts.export.title') }),
     el('p', { class: 'small', text: t('hosts.export.warning') }),
-    el('div', { class: 'form-row' }, el('label', { class: 'field grow' }, el('span', { text: t('hosts.export.path') }), path)),
+    el(
+      'div',
+      { class: 'form-row' },
+      el('label', { class: 'field grow' }, el('span', { text: t('hosts.export.path') }), path),
+    ),
     el('label', { class: 'check' }, ack, el('span', { text: t('hosts.export.ack') })),
-    go);
+    go,
+  );
 }
 
 /**
@@ -404,9 +557,14 @@ function changed(box, h, err, status, refresh) {
       showError(/** @type {ErrorPayload} */ (e));
     }
   });
-  box.append(el('div', { class: 'prompt bad', id: `host-changed-${h.label}` },
-    el('h3', { text: t('hosts.changed.title') }),
-    el('p', { class: 'small', 'data-role': d?.role ?? 'target', text: hopText(d, sshCommand(h)) }),
-    el('p', { text: t('hosts.changed.body', { old: oldFp, new: newFp }) }),
-    repin));
+  box.append(
+    el(
+      'div',
+      { class: 'prompt bad', id: `host-changed-${h.label}` },
+      el('h3', { text: t('hosts.changed.title') }),
+      el('p', { class: 'small', 'data-role': d?.role ?? 'target', text: hopText(d, sshCommand(h)) }),
+      el('p', { text: t('hosts.changed.body', { old: oldFp, new: newFp }) }),
+      repin,
+    ),
+  );
 }

@@ -1,0 +1,69 @@
+// What the rent dialog (rent.js) and the Rented machines section (rented.js) share: provider
+// errors and money in words, and how each rent ended (state that outlives both screens). Both
+// import it; neither imports the other.
+import { DICTIONARIES, errorText, num, t } from '../../i18n.js';
+
+/** @typedef {import('../../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
+/** @typedef {import('../../../bindings/InstanceView').InstanceView} InstanceView */
+/** @typedef {import('../../../bindings/MoneyNote').MoneyNote} MoneyNote */
+/** @typedef {import('../../../bindings/RentOptions').RentOptions} RentOptions */
+/** @typedef {import('../../../bindings/ProviderKind').ProviderKind} ProviderKind */
+/** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+
+/**
+ * How each rent ended, newest last, for the Rented section to show after the operation is gone
+ * (the user may have been on another screen when it finished).
+ * `stuck`: the billing machine a failed rent left (set when the ledger shows it).
+ * @type {{ seq: number, started: number, offer: ProviderOffer, instance: InstanceView | null, error: ErrorPayload | null, stuck?: string }[]}
+ */
+export const outcomes = [];
+
+/** @param {ProviderOffer} o */
+export const offerTitle = (o) => `${t(`rent.provider.${o.provider}`)} · ${o.gpu_count}× ${o.gpu}`;
+
+/**
+ * A provider error in words: the renting texts first (`rent.error.<code>`: `auth_rejected` here
+ * means the API key, not an SSH login), else the shared error texts.
+ * @param {ErrorPayload} e
+ */
+export function providerErrorText(e) {
+  const key = `rent.error.${e.code}`;
+  return key in DICTIONARIES.en ? t(key, { detail: e.detail ?? e.message }) : errorText(e);
+}
+
+export const usd = (/** @type {number} */ v, digits = 2) => `$${num(v, digits)}`;
+
+/**
+ * The money of renting, line by line (key, text): price now, what a stopped machine costs, how
+ * the provider bills, how long gpurent waits.
+ * @param {ProviderKind} provider @param {RentOptions} o @param {number} gpus @param {string} gpu
+ * @returns {[string, string][]}
+ */
+export function moneyLines(provider, o, gpus, gpu) {
+  const p = t(`rent.provider.${provider}`);
+  /** @type {[string, string][]} */
+  const out = [
+    [
+      'price',
+      t('rent.money.price', { price: usd(o.price_per_hour_usd, 3), gpus, gpu, day: usd(o.price_per_hour_usd * 24) }),
+    ],
+  ];
+  if (!o.terms.can_stop) out.push(['stopped', t('rent.money.cannot_stop', { provider: p })]);
+  else if (o.stopped_storage_usd_per_month !== null)
+    out.push(['stopped', t('rent.money.stopped', { disk: o.disk_gb, month: usd(o.stopped_storage_usd_per_month) })]);
+  else out.push(['stopped', t('rent.money.stopped.unlisted', { disk: o.disk_gb, provider: p })]);
+  out.push(['billing', t(`rent.money.billing.${o.terms.billing}`, { provider: p })]);
+  out.push(['timeout', t('rent.money.timeout', { minutes: Math.round(o.terms.ready_timeout_s / 60) })]);
+  return out;
+}
+
+/** An action's money in words (from instance_money). @param {MoneyNote} m @param {InstanceView} i */
+export function actionMoneyText(m, i) {
+  if (m.effect === 'gpu_billing_stops_disk_kept') {
+    return m.stopped_storage_usd_per_month === null
+      ? t('rented.money.stop.unlisted', { disk: m.disk_gb, provider: t(`rent.provider.${i.provider}`) })
+      : t('rented.money.stop', { disk: m.disk_gb, month: usd(m.stopped_storage_usd_per_month) });
+  }
+  if (m.effect === 'gpu_billing_resumes') return t('rented.money.start', { price: usd(m.price_per_hour_usd, 3) });
+  return t('rented.money.release', { disk: m.disk_gb });
+}
