@@ -145,18 +145,7 @@ impl OfferQuery {
     /// the one rule every offer goes through).
     pub fn matches(&self, o: &Offer) -> bool {
         if let Some(g) = &self.gpu {
-            let needle: String = g
-                .to_ascii_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect();
-            let hay: String = o
-                .gpu
-                .to_ascii_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect();
-            if !hay.contains(&needle) {
+            if !name_matches(&o.gpu, g) {
                 return false;
             }
         }
@@ -177,6 +166,33 @@ impl OfferQuery {
         }
         true
     }
+}
+
+/// Whether a GPU name holds what the user typed, on token boundaries: `4090`, `rtx 4090` and
+/// `RTX_4090` match `NVIDIA GeForce RTX 4090`; `A100` matches `NVIDIA A100-SXM4-80GB`; `A10`
+/// does not match an A100 (a typed name ending in a digit must end where a token ends; one
+/// ending in a letter may go on with digits: `sxm` matches `SXM5`).
+pub fn name_matches(gpu: &str, typed: &str) -> bool {
+    let hay = fit::tokens(gpu);
+    let needle: String = fit::tokens(typed).concat();
+    if needle.is_empty() {
+        return true;
+    }
+    let ends_in_digit = needle.chars().last().is_some_and(|c| c.is_ascii_digit());
+    (0..hay.len()).any(|i| {
+        let mut run = String::new();
+        for t in &hay[i..] {
+            run.push_str(t);
+            if run.len() >= needle.len() {
+                return match run.strip_prefix(needle.as_str()) {
+                    Some("") => true,
+                    Some(rest) => !ends_in_digit && rest.chars().all(|c| c.is_ascii_digit()),
+                    None => false,
+                };
+            }
+        }
+        false
+    })
 }
 
 /// One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
@@ -461,6 +477,14 @@ pub(crate) mod tests {
         assert!(q(|q| q.gpu = Some("rtx 4090".into())));
         assert!(q(|q| q.gpu = Some("RTX_4090".into())));
         assert!(!q(|q| q.gpu = Some("5090".into())));
+        assert!(q(|q| q.gpu = Some("4090".into())));
+        // `A10` is not an A100; `A100` and `sxm` match the A100 SXM4.
+        let a100 = offer("NVIDIA A100-SXM4-80GB", 2, Some(80.0), 3.0);
+        assert!(!name_matches(&a100.gpu, "A10"));
+        assert!(name_matches(&a100.gpu, "a100"));
+        assert!(name_matches(&a100.gpu, "A100 SXM"));
+        assert!(name_matches("NVIDIA A10", "A10"));
+        assert!(!name_matches("NVIDIA GeForce RTX 4090", "rtx 40"));
         assert!(q(|q| q.count = Some(2)));
         assert!(!q(|q| q.count = Some(1)));
         assert!(q(|q| q.min_vram_gib = Some(24.0)));
