@@ -10,7 +10,26 @@
 //!   between "request sent" and "answer read");
 //! - counters the crash tests assert on: creates received per label.
 //!
-//! It checks the bearer key and answers 401 to any other.
+//! It checks the bearer key and answers 401 to any other; further accounts' keys
+//! ([`FakeCloud::add_account`]) each see only the machines they created (another account's machine
+//! is 404, its list does not show it), like the real providers.
+//!
+//! Faults that fail like the real thing ([`Fault`], queued per [`Route`], any route, any moment):
+//! 5xx; 429 with or without `Retry-After` (also over 60 s); a hang past the client's timeout;
+//! [`Fault::MadeThenFailed`], a create that made the machine and then answered 5xx; [`Fault::Lag`],
+//! a list without the machines and a read answering 404 (right after a create).
+//!
+//! What the real clouds do that could hurt a user, and what this fake models of it:
+//! - a gateway 5xx / timeout on a create after the backend made the machine (modelled: the
+//!   machine bills while the client saw an error);
+//! - read replicas that lag a create by seconds (modelled: `Lag`), so one 404 is not "gone";
+//! - 429 with long `Retry-After` windows (RunPod `RateLimit`, Vast thresholds) on any route;
+//! - another account's key answering 404 for your machine (modelled: `add_account`);
+//! - RunPod stop wipes the container disk (only a network volume survives) — not modelled here
+//!   yet: the fake keeps no disk contents;
+//! - machines stuck provisioning or in ERROR that bill on (modelled only as a long
+//!   `set_provisioning`); Vast `instances: null` for an unknown id; partial Vast listings
+//!   (`next_token`) — not modelled.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -239,6 +258,11 @@ impl FakeCloud {
             .entry(route)
             .or_default()
             .push_back(fault);
+    }
+
+    /// Drop every queued fault.
+    pub fn clear_faults(&self) {
+        lock(&self.inner.state).faults.clear();
     }
 
     /// Every create request received (whether or not its answer reached the client).
