@@ -130,6 +130,7 @@ export default {
   'rented.failed_account': '{account} could not be read: {why} Its machines are shown as last known.',
   'rented.closed': 'Closed ({n})',
   'rented.money.stop': 'GPU billing stops; the {disk} GB disk is kept and still costs about {month} a month.',
+  'rented.money.stop.wiped': 'GPU billing stops; the {disk} GB container disk is wiped on stop: download your results first.',
   'rented.money.stop.unlisted': 'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
   'rented.money.start': 'GPU billing resumes at {price} per hour.',
   'rented.money.release': 'Release deletes the machine and its {disk} GB disk: download your results first. Billing ends.',

@@ -129,6 +129,7 @@ export default {
   'rented.failed_account': '无法读取 {account}：{why} 其机器显示为上次已知的状态。',
   'rented.closed': '已关闭（{n}）',
   'rented.money.stop': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍约花费 {month}。',
+  'rented.money.stop.wiped': 'GPU 停止计费；{disk} GB 容器磁盘会在停止时被清空：请先下载结果。',
   'rented.money.stop.unlisted': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍要付费（{provider} 未在此列出存储价格）。',
   'rented.money.start': 'GPU 恢复计费，每小时 {price}。',
   'rented.money.release': '释放会删除机器及其 {disk} GB 磁盘：请先下载你的结果。计费随之结束。',

@@ -119,7 +119,9 @@ pub struct InstancesView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct MoneyNote {
     pub action: String,
-    /// `gpu_billing_stops_disk_kept`, `gpu_billing_resumes`, `everything_deleted`.
+    /// `gpu_billing_stops_disk_kept` (Vast), `gpu_billing_stops_disk_wiped` (RunPod: the
+    /// container disk is ephemeral, wiped on stop — its spec), `gpu_billing_resumes`,
+    /// `everything_deleted`.
     pub effect: String,
     pub price_per_hour_usd: f64,
     pub disk_gb: u32,
@@ -1104,6 +1106,9 @@ fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     MoneyNote {
         action: action.to_string(),
         effect: match action {
+            // RunPod's `disk` is the container disk, "ephemeral, wiped on restart" (its spec):
+            // a stopped pod loses what is on it.
+            "stop" if row.provider == ProviderKind::Runpod => "gpu_billing_stops_disk_wiped",
             "stop" => "gpu_billing_stops_disk_kept",
             "start" => "gpu_billing_resumes",
             _ => "everything_deleted",
@@ -1172,5 +1177,42 @@ mod tests {
         assert!(!l.terms.can_stop);
         assert_eq!(l.terms.billing, "per_minute");
         assert!(l.images.iter().all(|i| !i.host_too_old));
+    }
+
+    /// Defect: RunPod's stop was stated as "the disk is kept" while its container disk is
+    /// wiped on stop (the spec: "ephemeral, wiped on restart").
+    #[test]
+    fn stop_says_what_it_does_to_the_disk() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let app = App::open(Paths::under(dir.path()), Arc::new(FixedClock(1)), None).expect("app");
+        let row = |provider: ProviderKind| {
+            app.with_db(|c| {
+                ledger::insert_intent(
+                    c,
+                    &Intent {
+                        provider,
+                        account: provider.as_str().into(),
+                        offer_id: "o".into(),
+                        gpu: "g".into(),
+                        gpu_count: 1,
+                        price_per_hour_usd: 0.44,
+                        disk_gb: 50,
+                        storage_usd_per_gb_month: None,
+                        image: "i".into(),
+                    },
+                    1,
+                )
+            })
+            .expect("row")
+        };
+        let (rp, va) = (row(ProviderKind::Runpod), row(ProviderKind::Vast));
+        assert_eq!(
+            app.instance_money(&rp, "stop").expect("m").effect,
+            "gpu_billing_stops_disk_wiped"
+        );
+        assert_eq!(
+            app.instance_money(&va, "stop").expect("m").effect,
+            "gpu_billing_stops_disk_kept"
+        );
     }
 }

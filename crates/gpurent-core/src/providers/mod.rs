@@ -87,7 +87,8 @@ impl ProviderKind {
     /// What renting here means for money and lifecycle (shown in the confirm step).
     pub fn terms(self) -> ProviderTerms {
         match self {
-            // RunPod bills pods per second while running; a stopped pod keeps its volume disk.
+            // RunPod bills pods per second while running; a stop wipes the container disk
+            // (the spec: "ephemeral, wiped on restart").
             ProviderKind::Runpod => ProviderTerms {
                 can_stop: true,
                 billing: "per_second".into(),
