@@ -383,3 +383,38 @@ fn a_multi_gpu_runpod_offer_can_be_rented() {
     assert!((v.ledger.price_per_hour_usd - 0.88).abs() < 1e-9, "{v:?}");
     assert_eq!(r.fake.creates_total(), 1);
 }
+
+/// Defect: `provider remove` with open machines orphaned them (no key left to see or release
+/// them). Now it is refused, naming them.
+#[test]
+fn an_account_with_open_machines_is_not_removed() {
+    let r = rig();
+    std::env::remove_var("GPURENT_RUNPOD_API_KEY");
+    r.app
+        .provider_add(ProviderKind::Runpod, Some("home"), Secret::new(API_KEY))
+        .expect("connect home");
+    let req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: r.fake.offer_id(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: Some("home".into()),
+    };
+    let id = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("rent")
+        .ledger
+        .id;
+    let e = r.app.provider_remove("home").expect_err("open machine");
+    assert_eq!(e.code(), "account_has_machines", "{e:?}");
+    assert!(e.detail().is_some_and(|d| d.contains(&id)), "{e:?}");
+    r.app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    r.app
+        .provider_remove("home")
+        .expect("removed once released");
+}

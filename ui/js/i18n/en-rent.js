@@ -158,6 +158,7 @@ export default {
   'rent.error.instance_not_found': 'The provider no longer has this machine.',
   'rent.error.action_unsupported': 'This provider cannot do that (Lambda cannot stop, only release).',
   'rent.error.create_outcome_unknown': 'The create was sent but its answer was lost. gpurent does not send it again; the machine, if made, appears in Rented machines by its label.',
+  'rent.error.account_has_machines': 'This account still has machines that may bill ({detail}). Release them first, then remove the account.',
   'rent.error.earlier_create_found': 'Your earlier rent did make a machine, and it bills. Nothing new was created: use it, or release it in Rented machines.',
   'rent.error.provider_not_connected': 'No account for this provider is connected (Settings → Accounts).',
   'rent.error.unknown_account': 'No such account.',

@@ -157,6 +157,7 @@ export default {
   'rent.error.instance_not_found': '平台上已没有这台机器。',
   'rent.error.action_unsupported': '该平台不支持此操作（Lambda 不能停机，只能释放）。',
   'rent.error.create_outcome_unknown': '创建请求已发出，但回应丢失。gpurent 不会重复发送；如果机器已创建，它会按标签出现在“已租机器”中。',
+  'rent.error.account_has_machines': '此账户仍有可能在计费的机器（{detail}）。请先释放它们，再移除账户。',
   'rent.error.earlier_create_found': '你之前的租用确实创建了一台机器，它正在计费。没有再创建新机器：请使用它，或在“已租机器”中释放它。',
   'rent.error.provider_not_connected': '尚未连接该平台的账户（设置 → 账户）。',
   'rent.error.unknown_account': '没有这个账户。',

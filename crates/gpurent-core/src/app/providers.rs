@@ -237,8 +237,27 @@ impl App {
         })
     }
 
+    /// Remove an account — refused while its ledger has open rows (machines that may bill):
+    /// without the key, gpurent could neither see nor release them.
     pub fn provider_remove(&self, name: &str) -> Result<(), ProviderError> {
-        self.with_db(|c| accounts::remove(c, self.keystore.as_ref(), name))
+        self.with_db(|c| {
+            let account = accounts::get(c, name)?;
+            let open = ledger::open_rows(c, account.provider, name)?;
+            if !open.is_empty() {
+                return Err(ProviderError::AccountHasMachines {
+                    account: name.to_string(),
+                    ids: open
+                        .iter()
+                        .map(|r| match &r.provider_instance_id {
+                            Some(p) => format!("{} ({p})", r.id),
+                            None => r.id.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            accounts::remove(c, self.keystore.as_ref(), name)
+        })
     }
 
     // ---- offers ----

@@ -86,6 +86,8 @@ pub enum ProviderError {
     NotConnected { provider: ProviderKind },
     #[error("there is no connected account named '{0}'")]
     UnknownAccount(String),
+    #[error("account '{account}' still has machines that may bill ({ids}); release them first (gpurent release ID --yes), then remove the account")]
+    AccountHasMachines { account: String, ids: String },
     #[error("an account named '{0}' is already connected")]
     AccountExists(String),
     #[error("there is no instance '{0}' in the ledger")]
@@ -175,6 +177,7 @@ impl Coded for ProviderError {
             ProviderError::NotConnected { .. } => "provider_not_connected",
             ProviderError::UnknownAccount(_) => "unknown_account",
             ProviderError::AccountExists(_) => "account_exists",
+            ProviderError::AccountHasMachines { .. } => "account_has_machines",
             ProviderError::UnknownInstance(_) => "unknown_instance",
             ProviderError::WrongState { .. } => "wrong_state",
             ProviderError::NotReady { .. } => "not_ready",
@@ -214,6 +217,7 @@ impl Coded for ProviderError {
                 .to_string(),
             ),
             ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
+            ProviderError::AccountHasMachines { ids, .. } => Some(ids.clone()),
             ProviderError::Key(e) => e.detail(),
             ProviderError::Remote(e) => e.detail(),
             ProviderError::Core(e) => e.detail(),
