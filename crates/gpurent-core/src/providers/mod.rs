@@ -331,13 +331,42 @@ pub struct ClientConfig {
 }
 
 /// The API base URL: `GPURENT_<X>_API_URL`, else the production one (no trailing slash).
+/// An override over plain `http://` is taken only for a loopback host (tests, a local proxy):
+/// the API key travels with every request, and plain http to another host would expose it. Any
+/// other plain-http override is ignored (with a warning) and the production URL is used.
 pub fn base_url(kind: ProviderKind) -> String {
-    std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| kind.default_base_url().to_string())
-        .trim_end_matches('/')
-        .to_string()
+    let var = format!("GPURENT_{}_API_URL", kind.env_stem());
+    let over = std::env::var(&var).ok().filter(|s| !s.trim().is_empty());
+    let url = match over {
+        Some(u) if url_safe_for_key(&u) => u,
+        Some(_) => {
+            tracing::warn!(variable = %var, "ignored: plain http is allowed only to a loopback host");
+            kind.default_base_url().to_string()
+        }
+        None => kind.default_base_url().to_string(),
+    };
+    url.trim().trim_end_matches('/').to_string()
+}
+
+/// `https://…`, or `http://` to `127.0.0.1`, `localhost` or `[::1]` only.
+pub fn url_safe_for_key(url: &str) -> bool {
+    let u = url.trim().to_ascii_lowercase();
+    if u.starts_with("https://") {
+        return true;
+    }
+    let Some(rest) = u.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']')
+            .next()
+            .map(|h| format!("[{h}]"))
+            .unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or("").to_string()
+    };
+    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
 }
 
 impl ClientConfig {
@@ -501,6 +530,18 @@ pub(crate) mod tests {
             !q.matches(&unknown_vram),
             "unknown VRAM never passes a VRAM floor"
         );
+    }
+
+    #[test]
+    fn an_api_url_over_plain_http_must_be_loopback() {
+        assert!(url_safe_for_key("https://api.runpod.io"));
+        assert!(url_safe_for_key("http://127.0.0.1:4010"));
+        assert!(url_safe_for_key("http://localhost:8080/v2"));
+        assert!(url_safe_for_key("http://[::1]:9000"));
+        assert!(!url_safe_for_key("http://mirror.example.com"));
+        assert!(!url_safe_for_key("http://127.0.0.1.evil.example:80"));
+        assert!(!url_safe_for_key("http://10.0.0.5:4010"));
+        assert!(!url_safe_for_key("ftp://127.0.0.1"));
     }
 
     #[test]
