@@ -380,6 +380,11 @@ fn a_multi_gpu_runpod_offer_can_be_rented() {
         .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
         .expect("a 2-GPU offer is found again");
     assert_eq!(v.ledger.gpu_count, 2);
+    assert_eq!(
+        r.fake.instances()[0].gpu_count,
+        2,
+        "the create asked for 2 GPUs"
+    );
     assert!((v.ledger.price_per_hour_usd - 0.88).abs() < 1e-9, "{v:?}");
     assert_eq!(r.fake.creates_total(), 1);
 }

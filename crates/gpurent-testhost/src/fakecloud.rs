@@ -104,6 +104,8 @@ pub struct FakeInstance {
     pub state: FakeState,
     pub created: Instant,
     pub keys: Vec<String>,
+    /// GPUs, as the create asked (RunPod `gpu.count`; 1 elsewhere).
+    pub gpu_count: u64,
     /// The API key (account) that created it: only that account sees it (another key gets
     /// "not found", and its list does not show it), like the real providers.
     pub owner: String,
@@ -530,6 +532,7 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
             state: FakeState::Provisioning,
             created: Instant::now(),
             keys: vec![],
+            gpu_count: 1,
             owner: caller(),
         });
         id
@@ -674,7 +677,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
             _ => json!(["terminate"]),
         },
         "mounts": {},
-        "gpu": {"id": FAKE_GPU, "count": 1},
+        "gpu": {"id": FAKE_GPU, "count": i.gpu_count},
         "cloud": "SECURE",
         "dataCenterId": "US-KS-2",
         "cudaVersion": "12.8",
@@ -738,6 +741,7 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                 if let Some(k) = body["env"]["PUBLIC_KEY"].as_str() {
                     i.keys.push(k.to_string());
                 }
+                i.gpu_count = body["gpu"]["count"].as_u64().unwrap_or(1);
                 let i = i.clone();
                 drop(st);
                 let mut a = ok(runpod_pod(inner, &i));
