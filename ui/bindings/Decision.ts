@@ -25,12 +25,50 @@ gpu: string,
 /**
  * Why the GPU counts as busy: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, …
  */
-gpu_why: string, gpu_util_max: number | null, gpu_procs: number | null, ssh: string, ssh_conns: number | null, 
+gpu_why: string, gpu_util_max: number | null, 
+/**
+ * The most GPU memory any GPU holds (MiB); above the baseline (1 GiB) it is busy
+ * (`gpu_why: memory`).
+ */
+gpu_mem_max: number | null, gpu_procs: number | null, ssh: string, ssh_conns: number | null, 
 /**
  * Connections younger than the minimum age: they hold the idle action back for a sample.
  */
 ssh_new: number | null, 
 /**
+ * Connections whose terminal had no input for the inactive limit: they no longer count.
+ */
+ssh_inactive: number | null, 
+/**
  * `idle`, `busy`, `unreadable` or `absent` (not running there).
  */
-ollama: string, jupyter: string, idle_since: number | null, idle_s: number | null, deadline: number | null, snooze_until: number | null, period_s: number | null, action_rc: number | null, };
+ollama: string, jupyter: string, 
+/**
+ * The machine's own CPU work (`idle`, `busy`, `unreadable`: e.g. the first sample).
+ */
+cpu: string | null, 
+/**
+ * % of one core over the last period.
+ */
+cpu_pct: number | null, 
+/**
+ * Network traffic other than loopback.
+ */
+net: string | null, net_kbps: number | null, 
+/**
+ * `busy` while `~/.gpurent/keepalive` exists.
+ */
+keepalive: string | null, idle_since: number | null, idle_s: number | null, 
+/**
+ * When the deadline falls, in the host's clock (measured on the monotonic clock; `None`
+ * once it fired).
+ */
+deadline: number | null, 
+/**
+ * This deadline already fired: it never fires again (not after a restart or reboot either).
+ */
+deadline_fired: boolean | null, snooze_until: number | null, period_s: number | null, action_rc: number | null, 
+/**
+ * The guard's monotonic clock (s) at this decision.
+ */
+mono: number | null, };

@@ -27,6 +27,8 @@ provider_action: ProviderAction | null,
  * Things the user should know, as stable codes: `no_nvidia_smi` (the GPU counts as busy:
  * only the deadline can fire), `no_reboot_start`, `container_poweroff` (poweroff in a
  * container may not stop the provider's meter), `full_key_on_machine` (the account's full
- * API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used).
+ * API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used),
+ * `nvidia_smi_hung` (a query ran past its limit at set time: the GPU counts as busy, only the
+ * deadline can fire), `no_deadline` (nothing bounds the bill if a signal stays busy).
  */
 notes: Array<string>, };

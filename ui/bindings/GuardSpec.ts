@@ -34,4 +34,9 @@ extra_ports: Array<number>,
  * `stop`/`release` only: the user consents to the account's full API key being written to
  * the machine (0600) when it has no key of its own (`--allow-full-key`).
  */
-allow_full_key: boolean, };
+allow_full_key: boolean, 
+/**
+ * A login with a terminal and no input for this long no longer counts as activity
+ * (default [`DEFAULT_INACTIVE_S`]; `--inactive-minutes`).
+ */
+inactive_s: number, };

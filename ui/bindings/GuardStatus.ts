@@ -23,6 +23,36 @@ spec: GuardSpec | null, host_now_s: number | null, idle_since: number | null, de
  */
 warning: string | null, gpu: SignalReading | null, ssh: SignalReading | null, ollama: SignalReading | null, jupyter: SignalReading | null, 
 /**
+ * The machine's own CPU work (value: % of one core).
+ */
+cpu: SignalReading | null, 
+/**
+ * Network traffic other than loopback (value: KiB/s).
+ */
+net: SignalReading | null, 
+/**
+ * `busy` while `~/.gpurent/keepalive` exists.
+ */
+keepalive: SignalReading | null, 
+/**
+ * The host's clock at the guard's last sample.
+ */
+last_sample_s: number | null, 
+/**
+ * How long ago that was, on the guard's monotonic clock (s).
+ */
+last_sample_age_s: number | null, 
+/**
+ * The loop runs but has not sampled for longer than it ever should ([`stale_after_s`]):
+ * it is stuck, and neither idle nor the deadline can fire. Also in `notes` as `guard_stale`.
+ */
+stale: boolean, 
+/**
+ * `guard_stale`; `gpu_not_available` (nvidia-smi says `[N/A]`: a MIG instance or a vGPU
+ * guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`.
+ */
+notes: Array<string>, 
+/**
  * The last GPU sample, parsed by the monitor's parser.
  */
 gpus: Array<GpuRow>, compute_apps: Array<ComputeApp>, last: Decision | null, 

@@ -39,6 +39,12 @@ unchanged: Array<string>,
  */
 missing: Array<string>, 
 /**
+ * Chosen folders gpurent could not look into (the machine could not be read, its answer
+ * ended early, or a find/temp file failed there): "could not check — download first".
+ * Never counted as unchanged.
+ */
+unchecked: Array<string>, 
+/**
  * The disks the release deletes (provider machines).
  */
 disks: Array<DiskDeleted>, usd_per_hour_now: number, stop_instead: StopInstead | null, 

@@ -12,10 +12,10 @@ use clap::{Args, Subcommand};
 use gpurent_core::app::guard::{GuardSetReport, GuardStatus};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
 use gpurent_core::guard::provider::Credential;
 use gpurent_core::guard::{parse_duration, ActionKind, GuardError, GuardSpec};
-use gpurent_core::secret::Secret;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::{fail, print_json};
@@ -72,6 +72,10 @@ pub enum GuardCommand {
         /// More ports whose established connections keep the machine alive (e.g. 8888).
         #[arg(long = "port", value_name = "PORT")]
         ports: Vec<u16>,
+        /// An SSH login whose terminal had no input this long no longer keeps the machine alive
+        /// (a laptop lid closed on it); default 120.
+        #[arg(long, value_name = "MINUTES")]
+        inactive_minutes: Option<u64>,
     },
     /// Each signal's last reading, idle since, deadline, snooze and the last decision.
     Status {
@@ -122,7 +126,7 @@ pub fn main(data_dir: Option<&Path>, args: &GuardArgs) -> ExitCode {
         | GuardCommand::Snooze { common, .. }
         | GuardCommand::Off { common } => common.json,
     };
-    let result = crate::open_app(data_dir)
+    let result = crate::open::open_app(data_dir)
         .map_err(GuardError::from)
         .and_then(|app| run(&app, args));
     match result {
@@ -143,6 +147,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             command,
             ports,
             allow_full_key,
+            inactive_minutes,
         } => {
             let action = ActionKind::parse(action).ok_or_else(|| {
                 GuardError::invalid("action", "is one of stop, release, poweroff, command")
@@ -153,6 +158,9 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             spec.command = command.clone();
             spec.extra_ports = ports.clone();
             spec.allow_full_key = *allow_full_key;
+            if let Some(m) = inactive_minutes {
+                spec.inactive_s = m.saturating_mul(60);
+            }
             app.guard_check_action(&common.host, &spec)?;
             let (env, key) = login(app, common)?;
             let rep = app.guard_set(&common.host, &env, &key, &spec, &cancel)?;
@@ -236,6 +244,8 @@ fn print_set(r: &GuardSetReport) {
             "container_poweroff" => println!("Note: this looks like a container: poweroff may not stop the provider's meter."),
             "full_key_on_machine" => println!("WARNING: your account's FULL API key is now on {} (~/.gpurent/guard/provider.key, mode 0600), as you allowed: anyone who gets onto this machine can use your whole account. `gpurent guard off {}` removes it.", r.host, r.host),
             "http_tool_wget" => println!("Note: the host has no curl; the guard calls the provider with wget."),
+            "nvidia_smi_hung" => println!("WARNING: nvidia-smi hung on the host (a GPU off the bus?): the GPU counts as busy, so only the deadline can fire."),
+            "no_deadline" => println!("Note: no deadline is set: while any signal stays busy (a stuck job, a held GPU) the machine keeps billing. Add one with --deadline 4h."),
             other => println!("Note: {other}"),
         }
     }
@@ -269,6 +279,24 @@ fn print_status(s: &GuardStatus) {
     show("ssh", &s.ssh);
     show("ollama", &s.ollama);
     show("jupyter", &s.jupyter);
+    show("cpu", &s.cpu);
+    show("net", &s.net);
+    show("keepalive", &s.keepalive);
+    if s.stale {
+        println!(
+            "  WARNING (guard_stale): the guard has not sampled for {} s: it is stuck and cannot act.",
+            s.last_sample_age_s.unwrap_or_default()
+        );
+    }
+    if s.notes.iter().any(|n| n == "no_deadline") {
+        println!("  Note: no deadline is set (guard set --deadline 4h bounds the bill).");
+    }
+    if s.last
+        .as_ref()
+        .is_some_and(|l| l.deadline_fired == Some(true))
+    {
+        println!("  the deadline fired (it does not fire again, not after a restart either)");
+    }
     if let Some(i) = s.idle_since {
         println!("  idle since {i} (host clock)");
     }

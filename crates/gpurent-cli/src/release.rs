@@ -10,7 +10,7 @@ use clap::Args;
 use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::providers::ProviderError;
 
 use crate::output::print_json;
@@ -88,6 +88,12 @@ fn print_checklist(c: &ReleaseChecklist) {
     }
     for f in &c.missing {
         println!("  not on the machine: {f}");
+    }
+    for f in &c.unchecked {
+        println!("  COULD NOT CHECK — download first: {f}");
+    }
+    if c.notes.iter().any(|n| n == "incomplete_read") {
+        println!("  The machine's answer ended early (incomplete_read): what it did not reach was not checked.");
     }
     for d in &c.disks {
         println!(

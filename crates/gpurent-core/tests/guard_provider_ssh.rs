@@ -22,12 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
-use gpurent_core::events::NoProgress;
 use gpurent_core::guard::provider::{Credential, HttpTool};
 use gpurent_core::guard::{ActionKind, GuardSpec};
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::paths::Paths;
 use gpurent_core::providers::ledger::LedgerState;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::Coded;
@@ -39,6 +39,9 @@ use guard_common::{
 };
 use remote_common::{world, World};
 
+/// The provider settings are this process's environment (`set_provider_env`): one test at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 const ACCOUNT_KEY: &str = "fake-vast-account-key-1";
 const INSTANCE_KEY: &str = "fake-vast-instance-key-77";
 const RUNPOD_KEY: &str = "fake-runpod-account-key-9";
@@ -49,6 +52,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     if !sshd_available() || !prism_available() {
         return;
     }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // The machine: a fake GPU host whose sessions carry the instance's own variables. Its PATH
     // holds the fake bin dir only; the fake `curl` there (a reachability stub) is taken away
     // first, so the host has no HTTP tool at all. The fake Vast cloud is behind Prism.
@@ -342,4 +346,67 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     drop(tmp);
     drop(env);
     drop(guarded);
+}
+
+/// The saved host of a rented Vast machine answers as ANOTHER instance (its `CONTAINER_ID`
+/// names 2002, the ledger's is 1001): `guard set` is refused with `guard_wrong_machine`, even
+/// with consent to the full key — nothing is installed and no key is written there. Before, with
+/// consent, the account's full key went onto the other machine.
+#[test]
+fn a_host_naming_another_instance_gets_no_guard_and_no_key() {
+    if !sshd_available() || !prism_available() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let VastMachine {
+        fake,
+        host,
+        bin,
+        key,
+        prism: _prism,
+        sshd: _sshd,
+    } = guard_common::vast_machine_as(ACCOUNT_KEY, INSTANCE_KEY, "guard-wrong", 0, &[], "2002");
+    std::os::unix::fs::symlink("/usr/bin/curl", bin.join("curl")).expect("link curl");
+    let w = world();
+    let cancel = CancelToken::new();
+    let view = w
+        .app
+        .rent(
+            &rent_request(ProviderKind::Vast, fake.offer_id()),
+            &key,
+            &w.env,
+            &NoProgress,
+            &cancel,
+        )
+        .expect("rent");
+    assert_eq!(
+        view.ledger.provider_instance_id.as_deref(),
+        Some(INSTANCE_ID)
+    );
+    let label = view.ledger.host_label.clone().expect("saved host");
+    let guarded = Guarded::on(&host);
+    for allow_full_key in [false, true] {
+        let spec = GuardSpec {
+            allow_full_key,
+            ..short_spec(IDLE_S, ActionKind::Release, 1)
+        };
+        let e = w
+            .app
+            .guard_set(&label, &w.env, &key, &spec, &cancel)
+            .expect_err("another instance");
+        assert_eq!(e.code(), "guard_wrong_machine", "{e}");
+        assert!(e.detail().unwrap_or_default().contains("2002"), "{e:?}");
+    }
+    assert!(
+        !guarded.dir.join(pa_key_file()).exists(),
+        "a key was written"
+    );
+    assert!(
+        !guarded.dir.join("guard.sh").exists(),
+        "a guard was installed"
+    );
+}
+
+fn pa_key_file() -> &'static str {
+    gpurent_core::guard::provider::KEY_FILE
 }

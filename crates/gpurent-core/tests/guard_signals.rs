@@ -64,8 +64,10 @@ impl Guard {
         let smi = fake_smi().display().to_string();
         let conf = format!(
             "PERIOD=1\nIDLE=600\nWARN=1\nPORTS='1'\nACTION='true'\nOLLAMA_PORT={ollama_port}\n\
-             GPU_CMD='{smi} --query-gpu=index,utilization.gpu --format=csv,nounits'\n\
-             APPS_CMD='{smi} --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,nounits'\n"
+             SYS_ROOT='{root}'\n\
+             GPU_CMD='{smi} --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'\n\
+             APPS_CMD='{smi} --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,nounits'\n",
+            root = self.dir.path().join("root").display(),
         );
         let tmp = self.dir.path().join("guard.conf.tmp");
         std::fs::write(&tmp, conf).expect("conf");
@@ -79,9 +81,19 @@ impl Guard {
         std::fs::create_dir(&state).expect("state");
         std::fs::write(
             state.join("gpus.csv"),
-            "index,uuid,utilization.gpu\n0,GPU-1,0\n",
+            "index,uuid,utilization.gpu,memory.used\n0,GPU-1,0,1\n",
         )
         .expect("gpus");
+        // A quiet machine for the CPU and network signals (this one's are busy with builds).
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sys/fs/cgroup")).expect("root");
+        std::fs::create_dir_all(root.join("proc/net")).expect("root");
+        std::fs::write(root.join("sys/fs/cgroup/cpu.stat"), "usage_usec 1000000\n").expect("cpu");
+        std::fs::write(
+            root.join("proc/net/dev"),
+            "Inter-|\n face |\n  eth0: 100 1 0 0 0 0 0 0 200 1 0 0 0 0 0 0\n",
+        )
+        .expect("net");
         std::fs::write(state.join("apps.csv"), "gpu_uuid,pid,used_memory\n").expect("apps");
         let child = Command::new("/bin/sh")
             .arg(dir.path().join("guard.sh"))
@@ -148,7 +160,10 @@ fn ollama_signal() {
         .expect("free port")
         .port();
     let g = Guard::start(closed);
-    let d = g.wait(0, "absent", |d| d.ollama == "absent");
+    // After the first sample (the CPU and network signals have no delta before it).
+    let d = g.wait(0, "absent", |d| {
+        d.ollama == "absent" && d.cpu.as_deref() == Some("idle")
+    });
     assert_eq!(d.decision, "idle", "{d:?}");
     let t = now_s();
     g.conf(port);

@@ -18,18 +18,18 @@ use std::time::Duration;
 
 use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
 use gpurent_core::guard::{parse_decisions, ActionKind, Boot, Decision, GuardSpec};
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::connect::KeyVerifier;
 use gpurent_core::remote::hostkey::PresentedKey;
 use gpurent_core::remote::{connect, Auth, Endpoint, Role};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
 use guard_common::{
-    apps_csv, established_conns, gpus_csv, link_system_tools, short_spec, wait_for, write_exec,
-    H100,
+    advance_cpu, apps_csv, established_conns, gpus_csv, link_system_tools, quiet_machine,
+    short_spec, system_tool, wait_for, write_exec, H100,
 };
 use remote_common::{add_confirmed, login_key, opts, spec, world, World};
 use setup_common::FakeHost;
@@ -45,6 +45,9 @@ struct Rig {
     k: UserKey,
     key: LoginKey,
     sshd: Sshd,
+    /// The fake machine root of the CPU and network signals (`quiet_machine`).
+    sysroot: PathBuf,
+    cron: std::process::Child,
 }
 
 const FAKE_POWEROFF: &str =
@@ -61,11 +64,20 @@ fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
     for (k, v) in extra {
         host.vars.insert(k.to_string(), v.to_string());
     }
+    let sysroot = quiet_machine(&mut host);
     let bin = host.bin();
     link_system_tools(&bin, &["mv", "nohup"]);
     write_exec(&bin.join("poweroff"), FAKE_POWEROFF);
     write_exec(&bin.join("wall"), FAKE_WALL);
     write_exec(&bin.join("crontab"), FAKE_CRONTAB);
+    // A cron daemon runs (the guard writes an @reboot line only where one does): a process
+    // named cron.
+    std::os::unix::fs::symlink(system_tool("sleep").expect("sleep"), bin.join("cron"))
+        .expect("link cron");
+    let cron = std::process::Command::new(bin.join("cron"))
+        .arg("3600")
+        .spawn()
+        .expect("fake cron");
     let sshd = host.serve().expect("serve the fake host over sshd");
     let k = UserKey::generate("guard-ssh").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
@@ -76,6 +88,8 @@ fn rig(util: u32, pids: &[u32], extra: &[(&str, &str)]) -> Option<Rig> {
         k,
         key,
         sshd,
+        sysroot,
+        cron,
     };
     r.set_gpu(util, pids);
     add_confirmed(r.w(), LABEL, spec(&r.sshd), Some(&r.key));
@@ -166,6 +180,8 @@ impl Rig {
 
 impl Drop for Rig {
     fn drop(&mut self) {
+        let _ = self.cron.kill();
+        let _ = self.cron.wait();
         // The guard outlives every connection by design: stop the one this test started.
         if let Some(pid) = self.pid() {
             if Rig::alive(pid) {
@@ -186,7 +202,11 @@ fn idle_fires_with_gpurent_closed() {
     };
     let rep = r.set(&test_spec());
     assert!(rep.running, "{rep:?}");
-    assert_eq!(rep.action_command, "poweroff", "root on the fake host");
+    assert_eq!(
+        rep.action_command,
+        r.host.bin().join("poweroff").display().to_string(),
+        "root on the fake host: the poweroff found, by its path"
+    );
     assert_eq!(rep.boot, Boot::Crontab, "{rep:?}");
     assert!(rep.watch_ports.contains(&r.sshd.port()), "{rep:?}");
     // Close gpurent: the App (its database) goes; no SSH connection remains.
@@ -460,5 +480,209 @@ fn back_after_a_simulated_reboot() {
         wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
         "no action after the reboot: {:#?}",
         r.decisions()
+    );
+}
+
+/// A CPU-bound job (the container's cgroup `cpu.stat` growing one core's worth, as the kernel
+/// counts it) keeps the machine alive with the GPU idle and nobody logged in; when it ends, the
+/// guard fires.
+#[test]
+fn cpu_bound_job_never_fires() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let job = {
+        let (root, stop) = (r.sysroot.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                advance_cpu(&root, 1_000_000 + t.elapsed().as_micros() as u64);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("a CPU-bound job");
+    let last = ds.last().expect("decision");
+    assert_eq!(last.cpu.as_deref(), Some("busy"), "{last:?}");
+    assert_eq!((last.decision.as_str(), last.why.as_str()), ("keep", "cpu"));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = job.join();
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the job ended: {:#?}",
+        r.decisions()
+    );
+}
+
+/// A deadline fires once. The machine "reboots" after it (the loop killed, the @reboot line run
+/// as cron runs it): the passed deadline does not fire again — before, a guarded VM powered off
+/// within seconds of every power-on.
+#[test]
+fn a_passed_deadline_does_not_fire_again_after_a_reboot() {
+    let Some(r) = rig(95, &[77], &[]) else {
+        return;
+    };
+    let spec = GuardSpec {
+        idle_s: 600,
+        deadline_in_s: Some(2),
+        ..test_spec()
+    };
+    r.set(&spec);
+    assert!(
+        wait_for(Duration::from_secs(15), || r.acted()),
+        "the deadline did not fire: {:#?}",
+        r.decisions()
+    );
+    let old = r.pid().expect("pid");
+    std::process::Command::new("kill")
+        .arg(old.to_string())
+        .status()
+        .expect("kill");
+    assert!(wait_for(Duration::from_secs(5), || !Rig::alive(old)));
+    let cron = std::fs::read_to_string(r.state().join("crontab")).expect("crontab written");
+    let cmd = cron
+        .lines()
+        .find(|l| l.starts_with("@reboot ") && l.ends_with("# gpurent-guard"))
+        .unwrap_or_else(|| panic!("no @reboot line: {cron}"))
+        .trim_start_matches("@reboot ")
+        .trim_end_matches("# gpurent-guard")
+        .trim()
+        .to_string();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            &format!("--reuid={TEST_USER}"),
+            &format!("--regid={TEST_USER}"),
+            "--init-groups",
+            "env",
+            "-i",
+            &format!("HOME={}", r.host.dir.path().join("home").display()),
+            &format!("FAKEGPU_STATE={}", r.state().display()),
+            "PATH=/usr/bin:/bin",
+            "/bin/sh",
+            "-c",
+            &cmd,
+        ])
+        .output()
+        .expect("run the @reboot line");
+    assert!(out.status.success(), "{out:?}");
+    let new = r.pid().expect("pid");
+    assert_ne!(new, old);
+    let before = r.decisions().len();
+    std::thread::sleep(Duration::from_secs(5));
+    let after: Vec<Decision> = r.decisions().into_iter().skip(before).collect();
+    assert!(after.len() >= 2, "it samples after the restart: {after:#?}");
+    assert_eq!(r.poweroffs().len(), 1, "fired again: {:#?}", r.decisions());
+    assert!(after
+        .iter()
+        .all(|d| d.deadline_fired == Some(true) && d.deadline.is_none()));
+    let st = r
+        .w()
+        .app
+        .guard_status(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .expect("status");
+    assert!(!st.stale, "{st:?}");
+    assert!(st.last_sample_age_s.is_some_and(|a| a <= 5), "{st:?}");
+}
+
+/// An SSH login with a terminal and no input (a laptop lid closed on it) keeps the machine alive
+/// only until the inactive limit: the terminals are warned first, then it counts as inactive
+/// and the guard fires with the session still connected. The real `ssh -tt` client, a login
+/// shell on a real pseudo-terminal of the loopback sshd.
+#[test]
+fn an_idle_ssh_login_stops_keeping_it_alive() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    let Some(ssh) = system_tool("ssh") else {
+        eprintln!("SKIP: no ssh client");
+        return;
+    };
+    let keyfile = r.host.dir.path().join("client_key");
+    std::fs::write(&keyfile, &r.k.private_pem).expect("key");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&keyfile, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let kh = r.host.dir.path().join("client_known_hosts");
+    std::fs::write(&kh, r.sshd.known_hosts_line().expect("known_hosts")).expect("kh");
+    let mut login = std::process::Command::new(ssh)
+        .args([
+            "-tt",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            &format!("UserKnownHostsFile={}", kh.display()),
+            "-i",
+            &keyfile.display().to_string(),
+            "-p",
+            &r.sshd.port().to_string(),
+            &format!("{TEST_USER}@{}", r.sshd.host()),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ssh -tt");
+    assert!(
+        wait_for(Duration::from_secs(10), || r.conns_to_sshd() >= 1),
+        "the login did not connect"
+    );
+    let spec = GuardSpec {
+        inactive_s: 8,
+        ..test_spec()
+    };
+    r.set(&spec);
+    assert!(
+        wait_for(Duration::from_secs(40), || r.acted()),
+        "the idle login kept the machine alive: {:#?}",
+        r.decisions()
+    );
+    assert!(r.conns_to_sshd() >= 1, "the login is still connected");
+    let ds = r.decisions();
+    assert!(
+        ds.iter().any(|d| d.ssh == "busy" && d.ssh_conns == Some(1)),
+        "it counted while young: {ds:#?}"
+    );
+    let act = ds.iter().find(|d| d.decision == "act").expect("act");
+    assert_eq!(
+        (act.ssh.as_str(), act.ssh_inactive),
+        ("idle", Some(1)),
+        "{act:?}"
+    );
+    let wall = std::fs::read_to_string(r.state().join("wall.log")).unwrap_or_default();
+    assert!(wall.contains("no input"), "warned first: {wall}");
+    let _ = login.kill();
+    let _ = login.wait();
+}
+
+/// nvidia-smi hangs (a GPU off the bus): `guard set` still returns — each query at set time is cut
+/// off — and installs the guard (`nvidia_smi_hung`); the guard counts the GPU as hung, goes on
+/// sampling, and its deadline fires. Before, `guard set` never returned.
+#[test]
+fn a_hung_nvidia_smi_neither_hangs_set_nor_stops_the_deadline() {
+    let Some(r) = rig(0, &[], &[("FAKE_SMI", "hang"), ("FAKE_SMI_HANG_S", "40")]) else {
+        return;
+    };
+    let spec = GuardSpec {
+        idle_s: 600,
+        deadline_in_s: Some(4),
+        ..test_spec()
+    };
+    let t = std::time::Instant::now();
+    let rep = r.set(&spec);
+    assert!(t.elapsed() < Duration::from_secs(40), "{:?}", t.elapsed());
+    assert!(rep.running, "{rep:?}");
+    assert!(rep.notes.iter().any(|n| n == "nvidia_smi_hung"), "{rep:?}");
+    assert!(
+        wait_for(Duration::from_secs(60), || r.acted()),
+        "the deadline did not fire: {:#?}",
+        r.decisions()
+    );
+    let ds = r.decisions();
+    let act = ds.iter().find(|d| d.decision == "act").expect("act");
+    assert_eq!(
+        (act.why.as_str(), act.gpu_why.as_str()),
+        ("deadline", "hung"),
+        "{act:?}"
     );
 }

@@ -16,9 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::SystemClock;
-use gpurent_core::events::NoProgress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::events::NoProgress;
 use gpurent_core::transfer::TransferOptions;
 use gpurent_testhost::{sshd_available, UserKey};
 use remote_common::{add_confirmed, login_key, spec, world_with};
@@ -60,10 +60,24 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
         ("results", "epoch1.ckpt"),
         ("logs", "train.log"),
         ("never", "x.txt"),
+        ("moved", "a.txt"),
+        ("real-ckpt", "step1.pt"),
+        ("real-ckpt", "step2.pt"),
     ] {
         std::fs::create_dir_all(home.join(dir)).expect("dir");
         std::fs::write(home.join(dir).join(file), b"old bytes\n").expect("file");
     }
+    // A results folder that is a symlink (to a bigger disk, say): never downloaded.
+    std::os::unix::fs::symlink(home.join("real-ckpt"), home.join("linked")).expect("symlink");
+    // A file staged long ago elsewhere: after the download it is moved in with its old mtime.
+    let staged = home.join("staged.bin");
+    std::fs::write(&staged, b"moved bytes\n").expect("staged");
+    let st = std::process::Command::new("touch")
+        .args(["-d", "2020-01-01"])
+        .arg(&staged)
+        .status()
+        .expect("touch");
+    assert!(st.success());
     let sshd = host.serve().expect("serve the fake host over sshd");
     let k = UserKey::generate("release").expect("key");
     sshd.authorize(&k.public_line).expect("authorize");
@@ -79,8 +93,9 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
     std::thread::sleep(Duration::from_millis(1200));
     let results = home.join("results").display().to_string();
     let logs = home.join("logs").display().to_string();
+    let moved = home.join("moved").display().to_string();
     let local = w.tmp.path().join("downloads");
-    for remote in [&results, &logs] {
+    for remote in [&results, &logs, &moved] {
         let rep = w
             .app
             .transfer_get_as(
@@ -103,10 +118,19 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
     // After the download, training writes a new checkpoint into results/.
     std::thread::sleep(Duration::from_millis(1200));
     std::fs::write(home.join("results/epoch2.ckpt"), b"new bytes\n").expect("new file");
+    std::fs::rename(&staged, home.join("moved/staged.bin")).expect("mv");
 
     let never = home.join("never").display().to_string();
     let gone = home.join("gone").display().to_string();
-    let folders = vec![results.clone(), logs.clone(), never.clone(), gone.clone()];
+    let linked = home.join("linked").display().to_string();
+    let folders = vec![
+        results.clone(),
+        logs.clone(),
+        never.clone(),
+        gone.clone(),
+        linked.clone(),
+        moved.clone(),
+    ];
     let c = w
         .app
         .release_checklist(LABEL, &folders, &w.env, Some(&key), &CancelToken::new())
@@ -132,6 +156,26 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
     assert!(r.last_downloaded_ms.is_some());
     let n = c.changed.iter().find(|f| f.path == never).expect("never");
     assert_eq!(n.reason, "never_downloaded");
+    // The symlinked folder is followed (before: 0 files, "up to date").
+    let l = c
+        .changed
+        .iter()
+        .find(|f| f.path == linked)
+        .unwrap_or_else(|| panic!("linked: {c:#?}"));
+    assert_eq!(
+        (l.reason.as_str(), l.files_changed),
+        ("never_downloaded", 2),
+        "{l:?}"
+    );
+    // The file moved in keeps its 2020 mtime; its change time is new (before: "up to date").
+    let m = c
+        .changed
+        .iter()
+        .find(|f| f.path == moved)
+        .unwrap_or_else(|| panic!("moved: {c:#?}"));
+    assert_eq!(m.files_changed, 1, "{m:?}");
+    assert!(m.sample[0].ends_with("moved/staged.bin"), "{m:?}");
+    assert!(c.unchecked.is_empty(), "{c:?}");
     // A pasted host: no provider disks or stop price, and no saved Setup probe.
     assert!(c.disks.is_empty() && c.stop_instead.is_none(), "{c:?}");
     assert!(c.notes.contains(&"no_setup_probe".to_string()), "{c:?}");

@@ -18,6 +18,7 @@ const SYS_TOOLS: &[&str] = &[
     "sh", "dash", "bash", "mktemp", "rm", "mkdir", "timeout", "cat", "tail", "head", "date",
     "uname", "nproc", "getconf", "grep", "awk", "mawk", "gawk", "sed", "env", "cut", "sort", "tr",
     "dirname", "basename", "touch", "cp", "chmod", "sleep", "wc", "ls", "printf", "od", "setsid",
+    "dd", "readlink", "stat",
 ];
 
 /// The machine's real interpreter the fake `python3` wraps.

@@ -3,7 +3,7 @@
 //! own channels. Several watches run at once, one per host.
 
 use gpurent_core::app::monitor::WatchOptions;
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::monitor::stream::{Flow, TelemetryEvent};
 use gpurent_core::monitor::watch::{WatchEvent, WatchSample};
 use tauri::ipc::Channel;
@@ -12,7 +12,7 @@ use tauri::State;
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Watch `label` until cancelled (or an outcome reconnecting cannot fix: returned).
 #[tauri::command]

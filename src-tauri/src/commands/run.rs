@@ -4,7 +4,7 @@
 //! `on_progress`, stopped with `op_cancel`); a tunnel lives as long as its operation.
 
 use gpurent_core::app::ollama::OllamaInstallReport;
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::jupyter::JupyterError;
 use gpurent_core::launch::{open_uri_command, spawn_first, Os};
 use gpurent_core::multigpu::{skypilot_yaml, LaunchReport, LaunchSpec, RankLine};
@@ -17,7 +17,7 @@ use tauri::State;
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Start Ollama on the host's `127.0.0.1:port` (on the GPUs named by UUID) unless it answers;
 /// its version once `/api/version` answered.
@@ -81,7 +81,7 @@ pub async fn ollama_fit(
 ) -> CmdResult<ModelFit> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_fit(&label, &env, None, &model, &gpus, None, &token)
             .map_err(err)
     })
@@ -170,7 +170,7 @@ pub async fn ollama_ps(
 ) -> CmdResult<Option<Vec<Loaded>>> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_ps(&label, &env, None, port, &token).map_err(err)
     })
     .await
@@ -181,7 +181,7 @@ pub async fn ollama_ps(
 pub async fn ollama_stop(state: State<'_, AppState>, label: String) -> CmdResult<bool> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_stop(&label, &env, None, &token).map_err(err)
     })
     .await
@@ -253,7 +253,7 @@ pub async fn jupyter_open(
 pub async fn jupyter_stop(state: State<'_, AppState>, label: String) -> CmdResult<bool> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.jupyter_stop(&label, &env, None, &token).map_err(err)
     })
     .await
@@ -292,7 +292,7 @@ pub async fn launch_run(
 pub async fn launch_stop(state: State<'_, AppState>, label: String) -> CmdResult<()> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.launch_stop(&label, &env, None, &token).map_err(err)
     })
     .await

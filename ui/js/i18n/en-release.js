@@ -17,6 +17,8 @@ export default {
   'release.folder.example': 'e.g. {path}',
   'release.folder.up_to_date': 'nothing new since your last download',
   'release.folder.missing': 'not on the machine',
+  'release.folder.unchecked': 'could not check — download first',
+  'release.incomplete_read': 'The machine’s answer ended early: the folders and the environment it did not reach were not checked.',
   'release.disks.title': 'Deleted with the machine',
   'release.disk.container_disk': 'The container disk ({size}).',
   'release.disk.instance_disk': 'The instance disk ({size}).',

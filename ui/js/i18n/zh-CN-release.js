@@ -17,6 +17,8 @@ export default {
   'release.folder.example': '例如 {path}',
   'release.folder.up_to_date': '自上次下载以来没有新内容',
   'release.folder.missing': '机器上没有这个文件夹',
+  'release.folder.unchecked': '无法检查——请先下载',
+  'release.incomplete_read': '机器的回答提前结束：未读到的文件夹和环境没有被检查。',
   'release.disks.title': '会随机器一起删除',
   'release.disk.container_disk': '容器磁盘（{size}）。',
   'release.disk.instance_disk': '实例磁盘（{size}）。',

@@ -37,6 +37,8 @@ function render(c) {
   }
   for (const p of c.unchanged) folders.append(el('div', { class: 'release-folder ok', 'data-path': p }, el('code', { text: p }), el('span', { class: 'small', text: t('release.folder.up_to_date') })));
   for (const p of c.missing) folders.append(el('div', { class: 'release-folder missing', 'data-path': p }, el('code', { text: p }), el('span', { class: 'small', text: t('release.folder.missing') })));
+  for (const p of c.unchecked) folders.append(el('div', { class: 'release-folder changed unchecked', 'data-path': p }, el('strong', { text: t('release.folder.unchecked') }), el('code', { text: p })));
+  if (c.notes.includes('incomplete_read')) folders.append(el('p', { class: 'bad-text small', id: 'release-incomplete', text: t('release.incomplete_read') }));
   box.append(folders);
 
   if (c.disks.length) {

@@ -23,9 +23,9 @@ use crate::billing::watch::{
     self, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice, WatchInput,
 };
 use crate::billing::{cost_so_far, InstanceState, StateChange, Tariff, Traffic};
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
 use crate::guard::GuardSpec;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::providers::{ledger, ProviderError};
 use crate::remote::RemoteError;
 
@@ -348,10 +348,10 @@ impl App {
                 // A released machine took its guard with it: nothing to read, nothing to act on.
                 Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
                 key => key
-                    .map_err(|e| crate::error::Coded::code(&e).to_string())
+                    .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     .and_then(|key| {
                         self.guard_status(&label, env, &key, cancel)
-                            .map_err(|e| crate::error::Coded::code(&e).to_string())
+                            .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     }),
             };
             let (idle_for_s, idle_since_s) = match status {
@@ -439,7 +439,7 @@ impl App {
                     ProviderError::NotConfirmed { state, .. } => Some(state.clone()),
                     _ => None,
                 };
-                let code = crate::error::Coded::code(&e).to_string();
+                let code = crate::infra::ipc::Coded::code(&e).to_string();
                 watch::deadline_acted(act, false, state, Some(code))
             }
         }

@@ -8,13 +8,13 @@ use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
 use crate::guard::host::{self, Fetched};
 use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
 use crate::guard::{
     check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
     Boot, Decision, GuardError, GuardSpec, PROVIDER_ACTION,
 };
+use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
 use crate::providers::{accounts, ledger, ProviderError};
 
@@ -40,7 +40,9 @@ pub struct GuardSetReport {
     /// Things the user should know, as stable codes: `no_nvidia_smi` (the GPU counts as busy:
     /// only the deadline can fire), `no_reboot_start`, `container_poweroff` (poweroff in a
     /// container may not stop the provider's meter), `full_key_on_machine` (the account's full
-    /// API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used).
+    /// API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used),
+    /// `nvidia_smi_hung` (a query ran past its limit at set time: the GPU counts as busy, only the
+    /// deadline can fire), `no_deadline` (nothing bounds the bill if a signal stays busy).
     pub notes: Vec<String>,
 }
 
@@ -80,6 +82,29 @@ pub struct GuardStatus {
     pub ssh: Option<SignalReading>,
     pub ollama: Option<SignalReading>,
     pub jupyter: Option<SignalReading>,
+    /// The machine's own CPU work (value: % of one core).
+    #[serde(default)]
+    pub cpu: Option<SignalReading>,
+    /// Network traffic other than loopback (value: KiB/s).
+    #[serde(default)]
+    pub net: Option<SignalReading>,
+    /// `busy` while `~/.gpurent/keepalive` exists.
+    #[serde(default)]
+    pub keepalive: Option<SignalReading>,
+    /// The host's clock at the guard's last sample.
+    #[serde(default)]
+    pub last_sample_s: Option<i64>,
+    /// How long ago that was, on the guard's monotonic clock (s).
+    #[serde(default)]
+    pub last_sample_age_s: Option<i64>,
+    /// The loop runs but has not sampled for longer than it ever should ([`stale_after_s`]):
+    /// it is stuck, and neither idle nor the deadline can fire. Also in `notes` as `guard_stale`.
+    #[serde(default)]
+    pub stale: bool,
+    /// `guard_stale`; `gpu_not_available` (nvidia-smi says `[N/A]`: a MIG instance or a vGPU
+    /// guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// The last GPU sample, parsed by the monitor's parser.
     pub gpus: Vec<GpuRow>,
     pub compute_apps: Vec<ComputeApp>,
@@ -89,6 +114,12 @@ pub struct GuardStatus {
     /// Decision lines read in this fetch, and lines that were not decisions.
     pub decisions_read: u32,
     pub unparsed_lines: u32,
+}
+
+/// How long without a sample before a running guard is stale: two periods, two nvidia-smi
+/// queries at their limit (20 s each) and a margin.
+pub fn stale_after_s(period_s: i64) -> i64 {
+    2 * period_s.max(1) + 2 * 20 + 30
 }
 
 fn reading(state: &str, why: Option<&str>, value: Option<f64>) -> SignalReading {
@@ -105,10 +136,27 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
     let last = decisions.last().cloned();
     let last_action = decisions.iter().rev().find(|d| d.is_action()).cloned();
     let l = last.as_ref();
+    let age = match (l.and_then(|d| d.mono), f.mono_now_s) {
+        (Some(at), Some(now)) => Some((now - at).max(0)),
+        _ => None,
+    };
+    let running = f.state.is_some_and(|s| s.running);
+    let period = l.and_then(|d| d.period_s).unwrap_or(30);
+    let stale = running && age.is_some_and(|a| a > stale_after_s(period));
+    let mut notes = Vec::new();
+    if stale {
+        notes.push("guard_stale".to_string());
+    }
+    if l.is_some_and(|d| d.gpu_why == "not_available") {
+        notes.push("gpu_not_available".to_string());
+    }
+    if l.is_some_and(|d| d.deadline.is_none() && d.deadline_fired != Some(true)) {
+        notes.push("no_deadline".to_string());
+    }
     GuardStatus {
         host: label.to_string(),
         installed: f.installed,
-        running: f.state.is_some_and(|s| s.running),
+        running,
         pid: f.state.and_then(|s| s.pid),
         boot: f.state.map(|s| s.boot),
         spec,
@@ -121,6 +169,13 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
         ssh: l.map(|d| reading(&d.ssh, None, d.ssh_conns.map(f64::from))),
         ollama: l.map(|d| reading(&d.ollama, None, None)),
         jupyter: l.map(|d| reading(&d.jupyter, None, None)),
+        cpu: l.and_then(|d| d.cpu.as_deref().map(|c| reading(c, None, d.cpu_pct))),
+        net: l.and_then(|d| d.net.as_deref().map(|n| reading(n, None, d.net_kbps))),
+        keepalive: l.and_then(|d| d.keepalive.as_deref().map(|k| reading(k, None, None))),
+        last_sample_s: l.map(|d| d.at),
+        last_sample_age_s: age,
+        stale,
+        notes,
         gpus: parse_gpus(&f.gpu_csv, None),
         compute_apps: parse_apps(&f.apps_csv, None),
         last,
@@ -189,8 +244,8 @@ impl App {
             Some(_) => PROVIDER_ACTION.to_string(),
             None => resolve_action(spec, &facts)?,
         };
-        let (gpu_cmd, apps_cmd) = host::gpu_commands(&conn, cancel)?;
-        let mut conf = conf_text(spec, &facts, &action, &gpu_cmd, &apps_cmd)?;
+        let gpu_cmds = host::gpu_commands(&conn, cancel)?;
+        let mut conf = conf_text(spec, &facts, &action, &gpu_cmds.gpu, &gpu_cmds.apps)?;
         if let Some(p) = &provider_action {
             conf.push_str(&pa::conf_lines(p)?);
         }
@@ -216,6 +271,12 @@ impl App {
         let mut notes = Vec::new();
         if !facts.nvidia_smi {
             notes.push("no_nvidia_smi".to_string());
+        }
+        if gpu_cmds.hung {
+            notes.push("nvidia_smi_hung".to_string());
+        }
+        if spec.deadline_in_s.is_none() {
+            notes.push("no_deadline".to_string());
         }
         if state.boot == Boot::None {
             notes.push("no_reboot_start".to_string());
@@ -462,7 +523,7 @@ impl App {
         label: &str,
         env: &SshEnv,
         req: &GuardRequest,
-        progress: &dyn crate::events::ProgressSink,
+        progress: &dyn crate::infra::events::ProgressSink,
     ) -> Result<GuardSetReport, GuardError> {
         let spec = req.spec()?;
         self.guard_check_action(label, &spec)?;
@@ -528,7 +589,7 @@ mod request_tests {
 
     #[test]
     fn the_form_is_refused_with_the_cli_codes() {
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         for bad in [
             GuardRequest {
                 idle_minutes: 0,
@@ -561,7 +622,7 @@ mod request_tests {
 
     #[test]
     fn a_locked_key_names_itself_so_the_app_can_ask_and_retry() {
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         let e = GuardError::Remote(crate::remote::RemoteError::Key(
             crate::keys::KeyError::PassphraseRequired {
                 label: Some("laptop".into()),
@@ -593,8 +654,8 @@ mod request_tests {
         use crate::providers::ProviderKind;
         let tmp = tempfile::tempdir().expect("tmp");
         let app = App::open(
-            crate::paths::Paths::under(tmp.path()),
-            std::sync::Arc::new(crate::clock::FixedClock(1_764_000_000_000)),
+            crate::infra::paths::Paths::under(tmp.path()),
+            std::sync::Arc::new(crate::infra::clock::FixedClock(1_764_000_000_000)),
             None,
         )
         .expect("open");
@@ -618,7 +679,7 @@ mod request_tests {
         let e = app
             .guard_set_saved("box", &SshEnv::detect().expect("env"), &req, &|_| {})
             .expect_err("refused");
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         assert_eq!(e.code(), "guard_provider_action_unavailable");
         assert_eq!(
             app.guard_view("nope").expect_err("unknown").code(),

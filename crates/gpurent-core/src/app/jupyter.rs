@@ -3,11 +3,11 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
+use crate::infra::secret::Secret;
 use crate::jupyter::{self, JupyterError};
 use crate::remote::connect::Connection;
 use crate::remote::forward::{forward_local, Forward};
-use crate::secret::Secret;
 
 /// Wait this long for a freshly started server to answer.
 const START_WAIT: std::time::Duration = std::time::Duration::from_secs(90);

@@ -5,7 +5,7 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::monitor::stream::{self, Flow, StreamOptions};
 use crate::monitor::watch::{Assembler, WatchEvent, HINT_WINDOW};
 use crate::remote::error::RemoteError;

@@ -3,8 +3,8 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::multigpu::{
     nccl_hints, rank_line, torchrun_command, LaunchReport, LaunchSpec, RankLine, JOB_DIR, JOB_NAME,
 };

@@ -3,7 +3,7 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::ollama::fit::ModelFit;
 use crate::ollama::install::{InstallOptions, InstallProgress, InstallStage};
 use crate::ollama::{self, Loaded, OllamaError, PullProgress};

@@ -9,8 +9,9 @@ use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::billing::instance as priced;
 use crate::billing::{state_at, usd_per_hour_now, InstanceState};
-use crate::cancel::CancelToken;
-use crate::error::{Coded, CoreError};
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::providers::ledger::{self, LedgerInstance};
 use crate::providers::{ProviderError, ProviderKind};
 use crate::release::{self, EnvRecipe, FolderChange, FolderQuery};
@@ -64,6 +65,11 @@ pub struct ReleaseChecklist {
     pub unchanged: Vec<String>,
     /// Chosen folders that are not on the machine.
     pub missing: Vec<String>,
+    /// Chosen folders gpurent could not look into (the machine could not be read, its answer
+    /// ended early, or a find/temp file failed there): "could not check — download first".
+    /// Never counted as unchanged.
+    #[serde(default)]
+    pub unchecked: Vec<String>,
     /// The disks the release deletes (provider machines).
     pub disks: Vec<DiskDeleted>,
     pub usd_per_hour_now: f64,
@@ -236,6 +242,7 @@ impl App {
             changed: vec![],
             unchanged: vec![],
             missing: vec![],
+            unchecked: vec![],
             disks: vec![],
             usd_per_hour_now: 0.0,
             stop_instead: None,
@@ -299,6 +306,7 @@ impl App {
                     code: e.code().to_string(),
                     message: e.to_string(),
                 });
+                c.unchecked = queries.iter().map(|q| q.path.clone()).collect();
                 return Ok(c);
             }
         };
@@ -326,7 +334,14 @@ impl App {
                     files_changed: f.count,
                     sample: f.sample.clone(),
                 }),
-                _ => c.unchanged.push(q.path.clone()),
+                "never" | "since" => c.unchanged.push(q.path.clone()),
+                _ => c.unchecked.push(q.path.clone()),
+            }
+        }
+        // A folder the answer never reached (it ended early) could not be checked either.
+        for (i, q) in queries.iter().enumerate() {
+            if !seen.folders.iter().any(|f| f.index == i) {
+                c.unchecked.push(q.path.clone());
             }
         }
         if seen.complete {

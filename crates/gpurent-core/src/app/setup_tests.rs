@@ -1,8 +1,8 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::clock::FixedClock;
-use crate::paths::Paths;
+use crate::infra::clock::FixedClock;
+use crate::infra::paths::Paths;
 
 fn app(root: &std::path::Path) -> App {
     App::open(Paths::under(root), Arc::new(FixedClock(1_700)), None).expect("open")

@@ -396,8 +396,8 @@ pub fn deadline_acted(
 
 /// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
 /// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
-pub fn notice_text(lang: crate::settings::Language, n: &Notice) -> (String, String) {
-    use crate::settings::Language;
+pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (String, String) {
+    use crate::infra::settings::Language;
     let zh = lang == Language::ZhCn;
     let host = n.host.clone().unwrap_or_default();
     let account = n.account.clone().unwrap_or_default();
@@ -951,7 +951,7 @@ mod tests {
     /// The words of the app's own action, both languages, with the provider's state.
     #[test]
     fn deadline_acted_words() {
-        use crate::settings::Language;
+        use crate::infra::settings::Language;
         let act = DeadlineAct {
             key: "k".into(),
             instance: "gpurent-1".into(),
@@ -983,7 +983,7 @@ mod tests {
     /// Every kind has words in both languages, with its numbers in them.
     #[test]
     fn notice_words_carry_the_numbers() {
-        use crate::settings::Language;
+        use crate::infra::settings::Language;
         let mut n = Notice::new("k".into(), NoticeKind::BudgetOver);
         n.spent_usd = Some(10.5);
         n.budget_usd = Some(10.0);

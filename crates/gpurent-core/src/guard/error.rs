@@ -1,6 +1,7 @@
 //! The guard's outcomes, each with a stable code.
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::remote::RemoteError;
 
 use super::ActionKind;
@@ -23,6 +24,16 @@ pub enum GuardError {
     ProviderCredentialUnavailable {
         provider: crate::providers::ProviderKind,
         reason: String,
+    },
+    /// The machine's own id variable (Vast `CONTAINER_ID`, RunPod `RUNPOD_POD_ID`) names another
+    /// instance than the ledger's: the SSH host is not the machine gpurent rented (a reused
+    /// address, a wrong saved host). Nothing is installed and no key is written there, with or
+    /// without consent to the full key.
+    #[error("this host says it is {provider} instance {found}, not {expected}: the guard is not set and no key is written to it")]
+    WrongMachine {
+        provider: crate::providers::ProviderKind,
+        expected: String,
+        found: String,
     },
     /// Neither curl nor a wget that can send PUT/DELETE (`--method`) is on the host: the guard
     /// cannot call the provider, so it is not installed with that action.
@@ -67,6 +78,7 @@ impl Coded for GuardError {
                 "guard_provider_credential_unavailable"
             }
             GuardError::HttpToolMissing { .. } => "guard_http_tool_missing",
+            GuardError::WrongMachine { .. } => "guard_wrong_machine",
             GuardError::PoweroffUnavailable { .. } => "guard_poweroff_unavailable",
             GuardError::InstallFailed { .. } => "guard_install_failed",
             GuardError::NotInstalled(_) => "guard_not_installed",
@@ -81,13 +93,16 @@ impl Coded for GuardError {
             GuardError::PoweroffUnavailable { reason } => Some(reason.clone()),
             GuardError::ProviderActionUnavailable { reason, .. } => Some(reason.clone()),
             GuardError::ProviderCredentialUnavailable { reason, .. } => Some(reason.clone()),
+            GuardError::WrongMachine {
+                expected, found, ..
+            } => Some(format!("expected {expected}, the host names {found}")),
             _ => None,
         }
     }
 
     /// The wrapped SSH/key errors keep their facts (the key that needs its passphrase, a host
     /// key's fingerprint): without them the app could not ask for the passphrase and retry.
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             GuardError::Remote(e) => e.data(),
             GuardError::Provider(e) => e.data(),

@@ -5,10 +5,13 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use std::time::Duration;
+
 use super::{parse_facts, parse_state, GuardError, HostFacts, ScriptState, SCRIPT};
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{apps_command, GpuQuery};
-use crate::remote::{exec, exec_with, sh_c, Connection, ExecOptions, ExecOutput, OutStream};
+use crate::remote::exec::exec_collect;
+use crate::remote::{sh_c, Connection, ExecOptions, ExecOutput};
 
 /// The guard's folder on the host, as a shell word (`$HOME` expands there).
 const D: &str = r#"d="$HOME/.gpurent/guard""#;
@@ -17,7 +20,10 @@ const D: &str = r#"d="$HOME/.gpurent/guard""#;
 pub const FACTS: &str = r#"echo "uid=$(id -u 2>/dev/null)"
 if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then echo sudo=1; else echo sudo=0; fi
 echo "ssh=$SSH_CONNECTION"; echo "path=$PATH"; echo "home=$HOME"; echo "now=$(date +%s)"
-command -v poweroff >/dev/null 2>&1 && echo poweroff=1
+p=$(command -v poweroff 2>/dev/null); case "$p" in /*) ;; *) p=; for d in /usr/sbin /sbin /usr/bin /bin; do [ -x "$d/poweroff" ] && { p=$d/poweroff; break; }; done ;; esac
+[ -n "$p" ] && { echo poweroff=1; echo "poweroff_path=$p"; }
+if command -v sudo >/dev/null 2>&1 && sudo -n sh -c 'command -v poweroff' >/dev/null 2>&1; then echo sudo_poweroff=1; fi
+echo "proc_root=${GPURENT_PROC_ROOT:-}"
 command -v crontab >/dev/null 2>&1 && echo crontab=1
 [ -d /run/systemd/system ] && echo systemd=1
 [ -f /.dockerenv ] && echo container=1
@@ -42,8 +48,27 @@ true"
     }
 }
 
+/// How long one exec of `guard set`/`status` may take: a host where something hangs (nvidia-smi
+/// with a GPU off the bus, a sudo waiting on a name lookup) never freezes gpurent.
+pub const EXEC_LIMIT: Duration = Duration::from_secs(60);
+/// How long one nvidia-smi query at set time may take before the GPU counts as hung.
+pub const SMI_LIMIT: Duration = Duration::from_secs(15);
+
 fn run(conn: &Connection, script: &str, cancel: &CancelToken) -> Result<ExecOutput, GuardError> {
-    Ok(exec(conn, &sh_c(script)?, cancel)?)
+    run_limited(conn, script, EXEC_LIMIT, cancel)
+}
+
+fn run_limited(
+    conn: &Connection,
+    script: &str,
+    limit: Duration,
+    cancel: &CancelToken,
+) -> Result<ExecOutput, GuardError> {
+    let opts = ExecOptions {
+        stdin: None,
+        timeout: Some(limit),
+    };
+    Ok(exec_collect(conn, &sh_c(script)?, &opts, cancel)?)
 }
 
 fn run_with_stdin(
@@ -52,27 +77,11 @@ fn run_with_stdin(
     stdin: &[u8],
     cancel: &CancelToken,
 ) -> Result<ExecOutput, GuardError> {
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let info = exec_with(
-        conn,
-        &sh_c(script)?,
-        &ExecOptions {
-            stdin: Some(stdin),
-            timeout: None,
-        },
-        &mut |s, data| match s {
-            OutStream::Stdout => stdout.extend_from_slice(data),
-            OutStream::Stderr => stderr.extend_from_slice(data),
-        },
-        cancel,
-    )?;
-    Ok(ExecOutput {
-        exit_status: info.exit_status,
-        exit_signal: info.exit_signal,
-        stdout,
-        stderr,
-    })
+    let opts = ExecOptions {
+        stdin: Some(stdin),
+        timeout: Some(EXEC_LIMIT),
+    };
+    Ok(exec_collect(conn, &sh_c(script)?, &opts, cancel)?)
 }
 
 fn failed(step: &str, out: &ExecOutput) -> GuardError {
@@ -100,7 +109,7 @@ pub fn facts(
 /// with the user's consent (`allow_full_key`); `None` removes a key left there by an earlier set.
 pub fn put_key(
     conn: &Connection,
-    key: Option<&crate::secret::Secret>,
+    key: Option<&crate::infra::secret::Secret>,
     cancel: &CancelToken,
 ) -> Result<(), GuardError> {
     let name = super::provider::KEY_FILE;
@@ -122,17 +131,38 @@ pub fn put_key(
     }
 }
 
+/// The queries the guard runs, and whether nvidia-smi hung while they were adapted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuCommands {
+    pub gpu: String,
+    pub apps: String,
+    /// An nvidia-smi query ran past [`SMI_LIMIT`] (a GPU off the bus): the full query is kept;
+    /// the guard then counts the GPU as hung (busy) and only the deadline can fire.
+    pub hung: bool,
+}
+
 /// The monitor's GPU query, adapted to the fields this driver knows (a refused field is dropped,
 /// old reason names are used on drivers before R535), and its compute-apps query. Without a
 /// working `nvidia-smi` the full query is returned: the guard then counts the GPU as unreadable,
-/// so busy.
-pub fn gpu_commands(
-    conn: &Connection,
-    cancel: &CancelToken,
-) -> Result<(String, String), GuardError> {
+/// so busy. Each query is cut off after [`SMI_LIMIT`], so a hung nvidia-smi never hangs
+/// `guard set`: the guard is installed anyway.
+pub fn gpu_commands(conn: &Connection, cancel: &CancelToken) -> Result<GpuCommands, GuardError> {
     let mut q = GpuQuery::new();
+    let mut hung = false;
     for _ in 0..40 {
-        let out = run(conn, &format!("{} 2>&1", q.command(None)), cancel)?;
+        let out = match run_limited(
+            conn,
+            &format!("{} 2>&1", q.command(None)),
+            SMI_LIMIT,
+            cancel,
+        ) {
+            Ok(out) => out,
+            Err(GuardError::Remote(crate::remote::RemoteError::TimedOut { .. })) => {
+                hung = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         if out.success() {
             break;
         }
@@ -141,7 +171,11 @@ pub fn gpu_commands(
             None => break,
         }
     }
-    Ok((q.command(None), apps_command()))
+    Ok(GpuCommands {
+        gpu: q.command(None),
+        apps: apps_command(),
+        hung,
+    })
 }
 
 /// Write `guard.sh` and `guard.conf`, start the loop (a running loop re-reads the new conf on its
@@ -193,6 +227,11 @@ pub struct Fetched {
     pub snooze_until: Option<i64>,
     /// The host's clock when fetched.
     pub host_now_s: Option<i64>,
+    /// The guard's monotonic clock now (s): its last `mono` advanced by the uptime since, when
+    /// the machine has not rebooted since. Compared with the last decision's `mono` it says how
+    /// long ago the guard last sampled, whatever the wall clock did.
+    #[serde(default)]
+    pub mono_now_s: Option<i64>,
 }
 
 /// Fetch the guard's state, the last `lines` decisions and the last sample.
@@ -205,7 +244,8 @@ echo @@gpu; cat \"$d/gpu.csv\" 2>/dev/null
 echo @@apps; cat \"$d/apps.csv\" 2>/dev/null
 echo @@warning; cat \"$d/warning\" 2>/dev/null
 echo @@snooze; cat \"$d/snooze\" 2>/dev/null
-echo @@now; date +%s"
+echo @@now; date +%s
+echo @@mono; cat \"$d/mono\" 2>/dev/null; echo; cat /proc/uptime 2>/dev/null; cat /proc/sys/kernel/random/boot_id 2>/dev/null"
     );
     let text = run(conn, &script, cancel)?.stdout_text();
     Ok(parse_fetched(&text))
@@ -239,10 +279,30 @@ pub fn parse_fetched(text: &str) -> Fetched {
             "warning" => f.warning = (!trimmed.is_empty()).then(|| trimmed.to_string()),
             "snooze" => f.snooze_until = trimmed.parse().ok(),
             "now" => f.host_now_s = trimmed.parse().ok(),
+            "mono" => f.mono_now_s = mono_now(&body),
             _ => {}
         }
     }
     f
+}
+
+/// `mono` (`BOOT_ID UPTIME_CS MONO_CS`), `/proc/uptime` and the boot id now → the guard's
+/// monotonic clock now, in seconds (`None` after a reboot or when a part is missing).
+fn mono_now(body: &str) -> Option<i64> {
+    let mut lines = body.lines().filter(|l| !l.trim().is_empty());
+    let state: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let uptime: f64 = lines.next()?.split_whitespace().next()?.parse().ok()?;
+    let boot = lines.next()?.trim();
+    let [bid, up_cs, mono_cs] = state.as_slice() else {
+        return None;
+    };
+    if *bid != boot {
+        return None;
+    }
+    let up_cs: i64 = up_cs.parse().ok()?;
+    let mono_cs: i64 = mono_cs.parse().ok()?;
+    let now_cs = (uptime * 100.0) as i64;
+    (now_cs >= up_cs).then(|| (mono_cs + now_cs - up_cs) / 100)
 }
 
 /// Snooze the guard for `seconds` from the host's now; returns the host time it ends.

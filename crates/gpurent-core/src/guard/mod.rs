@@ -37,6 +37,13 @@ pub const DEFAULT_WARN_S: u32 = 120;
 pub const DEFAULT_CONN_MIN_AGE_S: u32 = 10;
 /// The shortest idle time accepted with the normal sampling period.
 pub const MIN_IDLE_S: u64 = 60;
+/// An SSH login whose terminal had no input this long no longer keeps the machine alive
+/// ("connected but inactive": a laptop lid closed on a session).
+pub const DEFAULT_INACTIVE_S: u64 = 7200;
+
+fn default_inactive_s() -> u64 {
+    DEFAULT_INACTIVE_S
+}
 
 /// What the guard does when it fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -88,6 +95,10 @@ pub struct GuardSpec {
     /// the machine (0600) when it has no key of its own (`--allow-full-key`).
     #[serde(default)]
     pub allow_full_key: bool,
+    /// A login with a terminal and no input for this long no longer counts as activity
+    /// (default [`DEFAULT_INACTIVE_S`]; `--inactive-minutes`).
+    #[serde(default = "default_inactive_s")]
+    pub inactive_s: u64,
 }
 
 impl GuardSpec {
@@ -104,6 +115,7 @@ impl GuardSpec {
             conn_min_age_s: DEFAULT_CONN_MIN_AGE_S,
             extra_ports: vec![],
             allow_full_key: false,
+            inactive_s: DEFAULT_INACTIVE_S,
         }
     }
 
@@ -133,6 +145,12 @@ impl GuardSpec {
             }
             (ActionKind::Command, _) | (_, None) => {}
             (_, Some(_)) => return bad("command", "only goes with --action command"),
+        }
+        if self.inactive_s < MIN_IDLE_S && self.period_s >= DEFAULT_PERIOD_S {
+            return bad("inactive_minutes", "must be at least 1 minute");
+        }
+        if self.inactive_s == 0 {
+            return bad("inactive_minutes", "must be more than 0");
         }
         if self.allow_full_key && !matches!(self.action, ActionKind::Stop | ActionKind::Release) {
             return bad("allow_full_key", "only goes with --action stop or release");
@@ -192,7 +210,22 @@ pub struct HostFacts {
     pub home: String,
     /// The host's clock (unix seconds): deadlines and snoozes are set in its time.
     pub now_s: Option<i64>,
+    /// A `poweroff` was found: on the login PATH, in /usr/sbin, /sbin, /usr/bin or sudo's
+    /// `secure_path` (Debian's PATH for non-root logins lacks /usr/sbin).
     pub poweroff: bool,
+    /// Where it is (absolute path), as found for the login user.
+    #[serde(default)]
+    pub poweroff_path: Option<String>,
+    /// `sudo -n` finds a poweroff through its `secure_path` (what `sudo -n poweroff` will run).
+    #[serde(default)]
+    pub sudo_poweroff: bool,
+    /// The root the guard reads `/proc/stat`, `/proc/net/dev` and `/sys/fs/cgroup` under
+    /// (`$GPURENT_PROC_ROOT`: the tests' fake hosts, as for the monitor; empty on real hosts).
+    #[serde(default)]
+    pub proc_root: Option<String>,
+    /// The facts exec was cut off: something on the host hangs (nothing else could be read).
+    #[serde(default)]
+    pub timed_out: bool,
     pub crontab: bool,
     pub systemd: bool,
     pub container: bool,
@@ -223,6 +256,11 @@ pub fn parse_facts(text: &str) -> HostFacts {
             "home" => f.home = v.to_string(),
             "now" => f.now_s = v.trim().parse().ok(),
             "poweroff" => f.poweroff = v == "1",
+            "poweroff_path" => {
+                f.poweroff_path = Some(v.trim().to_string()).filter(|s| s.starts_with('/'))
+            }
+            "sudo_poweroff" => f.sudo_poweroff = v == "1",
+            "proc_root" => f.proc_root = Some(v.to_string()).filter(|s| !s.is_empty()),
             "crontab" => f.crontab = v == "1",
             "systemd" => f.systemd = v == "1",
             "container" => f.container = v == "1",
@@ -278,19 +316,41 @@ pub fn resolve_action(spec: &GuardSpec, facts: &HostFacts) -> Result<String, Gua
             .clone()
             .ok_or_else(|| GuardError::invalid("command", "is needed with --action command")),
         ActionKind::Poweroff => {
-            if !facts.poweroff {
-                return Err(GuardError::PoweroffUnavailable {
-                    reason: "there is no poweroff command on the host".into(),
-                });
-            }
+            // root runs the poweroff found (by its full path: the guard's PATH is the login's);
+            // anyone else `sudo -n poweroff`, which sudo looks up in its own secure_path.
             match (facts.uid, facts.sudo) {
-                (Some(0), _) => Ok("poweroff".into()),
-                (_, true) => Ok("sudo -n poweroff".into()),
+                (Some(0), _) => match &facts.poweroff_path {
+                    Some(p) => Ok(sh_word(p)?),
+                    None if facts.poweroff => Ok("poweroff".into()),
+                    None => Err(GuardError::PoweroffUnavailable {
+                        reason: "there is no poweroff command on the host (looked on PATH, in /usr/sbin, /sbin and /usr/bin)".into(),
+                    }),
+                },
+                (_, true) if facts.sudo_poweroff => Ok("sudo -n poweroff".into()),
+                (_, true) if facts.poweroff_path.is_some() => Ok(format!(
+                    "sudo -n {}",
+                    sh_word(facts.poweroff_path.as_deref().unwrap_or("poweroff"))?
+                )),
+                (_, true) => Err(GuardError::PoweroffUnavailable {
+                    reason: "there is no poweroff command on the host (looked on PATH, in /usr/sbin, /sbin, /usr/bin and sudo's secure_path)".into(),
+                }),
                 _ => Err(GuardError::PoweroffUnavailable {
                     reason: "the login user is not root and has no passwordless sudo".into(),
                 }),
             }
         }
+    }
+}
+
+/// A path as one sh word: as it is when plain (`/usr/sbin/poweroff`), else quoted.
+fn sh_word(p: &str) -> Result<String, GuardError> {
+    if !p.is_empty()
+        && p.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
+    {
+        Ok(p.to_string())
+    } else {
+        Ok(shell_quote(p)?)
     }
 }
 
@@ -313,15 +373,17 @@ pub fn conf_text(
     apps_command: &str,
 ) -> Result<String, GuardError> {
     let q = |s: &str| shell_quote(s).map_err(GuardError::from);
-    let deadline = match (spec.deadline_in_s, facts.now_s) {
-        (Some(d), Some(now)) => (now + d as i64).to_string(),
+    // The deadline is a length on the guard's monotonic clock, counted from when the guard first
+    // sees this id (a new `guard set` is a new deadline; the same one is never fired twice).
+    let (deadline_in, deadline_id) = match (spec.deadline_in_s, facts.now_s) {
+        (Some(d), Some(now)) => (d.to_string(), format!("{now}-{d}")),
         (Some(_), None) => {
             return Err(GuardError::invalid(
                 "deadline",
                 "the host did not say what time it is",
             ))
         }
-        (None, _) => String::new(),
+        (None, _) => (String::new(), String::new()),
     };
     let ports: Vec<String> = watch_ports(spec, facts)
         .iter()
@@ -329,17 +391,20 @@ pub fn conf_text(
         .collect();
     Ok(format!(
         "# written by gpurent; `gpurent guard set` rewrites it (the loop re-reads it every sample)\n\
-         PERIOD={}\nIDLE={}\nUTIL_BELOW={}\nDEADLINE={}\nWARN={}\nCONN_MIN_AGE={}\nPORTS={}\n\
-         ACTION={}\nGUARD_PATH={}\nGPU_CMD={}\nAPPS_CMD={}\n",
+         PERIOD={}\nIDLE={}\nUTIL_BELOW={}\nDEADLINE_IN={}\nDEADLINE_ID={}\nWARN={}\nCONN_MIN_AGE={}\n\
+         INACTIVE={}\nPORTS={}\nACTION={}\nGUARD_PATH={}\nSYS_ROOT={}\nGPU_CMD={}\nAPPS_CMD={}\n",
         spec.period_s,
         spec.idle_s,
         spec.util_below,
-        deadline,
+        deadline_in,
+        q(&deadline_id)?,
         spec.warn_s,
         spec.conn_min_age_s,
+        spec.inactive_s,
         q(&ports.join(" "))?,
         q(action_command)?,
         q(&facts.path)?,
+        q(facts.proc_root.as_deref().unwrap_or(""))?,
         q(gpu_command)?,
         q(apps_command)?,
     ))
@@ -361,20 +426,49 @@ pub struct Decision {
     /// Why the GPU counts as busy: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, …
     pub gpu_why: String,
     pub gpu_util_max: Option<f64>,
+    /// The most GPU memory any GPU holds (MiB); above the baseline (1 GiB) it is busy
+    /// (`gpu_why: memory`).
+    #[serde(default)]
+    pub gpu_mem_max: Option<f64>,
     pub gpu_procs: Option<u32>,
     pub ssh: String,
     pub ssh_conns: Option<u32>,
     /// Connections younger than the minimum age: they hold the idle action back for a sample.
     pub ssh_new: Option<u32>,
+    /// Connections whose terminal had no input for the inactive limit: they no longer count.
+    #[serde(default)]
+    pub ssh_inactive: Option<u32>,
     /// `idle`, `busy`, `unreadable` or `absent` (not running there).
     pub ollama: String,
     pub jupyter: String,
+    /// The machine's own CPU work (`idle`, `busy`, `unreadable`: e.g. the first sample).
+    #[serde(default)]
+    pub cpu: Option<String>,
+    /// % of one core over the last period.
+    #[serde(default)]
+    pub cpu_pct: Option<f64>,
+    /// Network traffic other than loopback.
+    #[serde(default)]
+    pub net: Option<String>,
+    #[serde(default)]
+    pub net_kbps: Option<f64>,
+    /// `busy` while `~/.gpurent/keepalive` exists.
+    #[serde(default)]
+    pub keepalive: Option<String>,
     pub idle_since: Option<i64>,
     pub idle_s: Option<i64>,
+    /// When the deadline falls, in the host's clock (measured on the monotonic clock; `None`
+    /// once it fired).
     pub deadline: Option<i64>,
+    /// This deadline already fired: it never fires again (not after a restart or reboot either).
+    #[serde(default)]
+    pub deadline_fired: Option<bool>,
     pub snooze_until: Option<i64>,
     pub period_s: Option<i64>,
     pub action_rc: Option<i32>,
+    /// The guard's monotonic clock (s) at this decision.
+    #[serde(default)]
+    pub mono: Option<i64>,
 }
 
 impl Decision {

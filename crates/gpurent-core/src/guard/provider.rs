@@ -151,6 +151,17 @@ pub fn plan(
         &target.provider_instance_id,
         action,
     )?;
+    // The host names another instance: it is not the machine rented (its key is never used, and
+    // the account's full key never goes there, consent or not).
+    if let (Some(_), Some(found)) = (instance_env(target.provider), facts.instance_id.as_deref()) {
+        if found != target.provider_instance_id {
+            return Err(GuardError::WrongMachine {
+                provider: target.provider,
+                expected: target.provider_instance_id.clone(),
+                found: found.to_string(),
+            });
+        }
+    }
     let http_tool = if facts.curl {
         HttpTool::Curl
     } else if facts.wget_method {
@@ -260,11 +271,24 @@ mod tests {
             ("PUT", "http://127.0.0.1:9/api/v0/instances/1000")
         );
         assert_eq!(a.http_tool, HttpTool::Curl);
-        // The key is there but names another instance: never used; the full key only with consent.
+        // The host names another instance: refused, and the full key never goes there, not even
+        // with consent (before: the full key was written to the other instance).
         let other = facts(true, true, Some("999"));
         let e = plan(ActionKind::Stop, false, &other, &vast).expect_err("wrong instance");
-        assert_eq!(e.code(), "guard_provider_credential_unavailable");
-        let a = plan(ActionKind::Release, true, &other, &vast).expect("full key");
+        assert_eq!(e.code(), "guard_wrong_machine");
+        let e = plan(ActionKind::Release, true, &other, &vast).expect_err("wrong instance");
+        assert_eq!(e.code(), "guard_wrong_machine");
+        let e = plan(
+            ActionKind::Release,
+            true,
+            &facts(true, false, Some("999")),
+            &vast,
+        )
+        .expect_err("wrong instance, no key of its own");
+        assert_eq!(e.code(), "guard_wrong_machine");
+        // No id variable at all (a custom image): the full key with consent only.
+        let a =
+            plan(ActionKind::Release, true, &facts(true, false, None), &vast).expect("full key");
         assert_eq!(a.credential, Credential::FullKeyFile);
         assert_eq!(a.method, "DELETE");
         // Lambda: no per-instance key at all; stop is impossible.

@@ -48,7 +48,7 @@ fn spec_validation() {
 #[test]
 fn facts_and_actions() {
     let f = parse_facts(
-        "uid=1000\nsudo=1\nssh=127.0.0.1 51234 127.0.0.1 2222\npath=/usr/bin:/bin\nhome=/home/u\nnow=1764000000\npoweroff=1\ncrontab=1\n",
+        "uid=1000\nsudo=1\nssh=127.0.0.1 51234 127.0.0.1 2222\npath=/usr/bin:/bin\nhome=/home/u\nnow=1764000000\npoweroff=1\npoweroff_path=/usr/sbin/poweroff\nsudo_poweroff=1\ncrontab=1\n",
     );
     assert_eq!(f.uid, Some(1000));
     assert!(f.sudo && f.poweroff && f.crontab && !f.systemd);
@@ -61,7 +61,29 @@ fn facts_and_actions() {
         sudo: false,
         ..f.clone()
     };
-    assert_eq!(resolve_action(&spec, &root).expect("root"), "poweroff");
+    assert_eq!(
+        resolve_action(&spec, &root).expect("root"),
+        "/usr/sbin/poweroff",
+        "root runs it by the path found (the guard's PATH is the login's)"
+    );
+    // Debian: /usr/sbin is not on the login PATH; sudo's secure_path did not find it either,
+    // but it is there: sudo runs it by its path.
+    let by_path = HostFacts {
+        sudo_poweroff: false,
+        ..f.clone()
+    };
+    assert_eq!(
+        resolve_action(&spec, &by_path).expect("by path"),
+        "sudo -n /usr/sbin/poweroff"
+    );
+    let nowhere = HostFacts {
+        sudo_poweroff: false,
+        poweroff: false,
+        poweroff_path: None,
+        ..f.clone()
+    };
+    let e = resolve_action(&spec, &nowhere).expect_err("none");
+    assert_eq!(crate::Coded::code(&e), "guard_poweroff_unavailable");
     let neither = HostFacts {
         sudo: false,
         ..f.clone()
@@ -98,13 +120,13 @@ fn conf_round_trips_through_sh() {
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "{conf}\nprintf '%s|%s|%s|%s|%s|%s\\n' \"$IDLE\" \"$DEADLINE\" \"$PORTS\" \"$ACTION\" \"$GUARD_PATH\" \"$PERIOD\""
+            "{conf}\nprintf '%s|%s|%s|%s|%s|%s|%s|%s\\n' \"$IDLE\" \"$DEADLINE_IN\" \"$DEADLINE_ID\" \"$PORTS\" \"$ACTION\" \"$GUARD_PATH\" \"$PERIOD\" \"$INACTIVE\""
         ))
         .output()
         .expect("sh");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "1800|10000|22 41022|echo 'stop' $(whoami); touch /tmp/x|/opt/it's here:/bin|30"
+        "1800|9000|1000-9000|22 41022|echo 'stop' $(whoami); touch /tmp/x|/opt/it's here:/bin|30|7200"
     );
 }
 
@@ -137,4 +159,69 @@ fn decisions_state_and_fetch_parse() {
     assert_eq!(f.warning, None);
     assert!(f.gpu_csv.contains("0, 3"));
     assert!(!host::parse_fetched("@@none\n").installed);
+}
+
+/// The facts exec, run locally with a login PATH that lacks the sbin folders (Debian's default
+/// for non-root logins): poweroff is still found where it lives (before: "there is no poweroff
+/// command on the host").
+#[cfg(unix)]
+#[test]
+fn facts_find_poweroff_off_the_login_path() {
+    let found = [
+        "/usr/sbin/poweroff",
+        "/sbin/poweroff",
+        "/usr/bin/poweroff",
+        "/bin/poweroff",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists());
+    let Some(found) = found else {
+        eprintln!("SKIP: this machine has no poweroff");
+        return;
+    };
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(host::FACTS)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .expect("sh");
+    let f = parse_facts(&String::from_utf8_lossy(&out.stdout));
+    let on_path = ["/usr/local/bin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|d| format!("{d}/poweroff"))
+        .find(|p| std::path::Path::new(p).exists());
+    assert!(f.poweroff, "{out:?}");
+    assert_eq!(
+        f.poweroff_path.as_deref(),
+        Some(on_path.as_deref().unwrap_or(found))
+    );
+}
+
+#[test]
+fn status_says_when_the_guard_is_stale() {
+    let line = |mono: i64| {
+        format!(
+            r#"{{"at":1796116689,"decision":"keep","why":"gpu","gpu":"busy","gpu_why":"hung","gpu_util_max":null,"gpu_procs":null,"ssh":"idle","ssh_conns":0,"ollama":"absent","jupyter":"absent","idle_since":null,"idle_s":1800,"deadline":null,"snooze_until":null,"period_s":30,"action_rc":null,"mono":{mono}}}"#
+        )
+    };
+    let bid = "0f0e-boot";
+    let fetched = |mono_line: i64, up_cs: i64, uptime: &str, boot: &str| {
+        host::parse_fetched(&format!(
+            "@@state\nrunning=1 pid=7 boot=none\n@@log\n{}\n@@now\n1796116999\n@@mono\n{bid} {up_cs} 500000\n\n{uptime} 1.0\n{boot}\n",
+            line(mono_line)
+        ))
+    };
+    // mono now = 5000 s + (uptime now - uptime then): 5000 + 200 = 5200; the last sample at 4990.
+    let f = fetched(4990, 10_000, "300.00", bid);
+    assert_eq!(f.mono_now_s, Some(5200));
+    let st = crate::app::guard::status_from("gpu", None, &f);
+    assert_eq!(st.last_sample_age_s, Some(210));
+    assert!(st.stale, "{st:?}");
+    assert!(st.notes.iter().any(|n| n == "guard_stale"));
+    assert!(st.notes.iter().any(|n| n == "no_deadline"));
+    // A sample 10 s ago is fresh; after a reboot the age is unknown (never called stale).
+    let st = crate::app::guard::status_from("gpu", None, &fetched(5190, 10_000, "300.00", bid));
+    assert!(!st.stale && st.last_sample_age_s == Some(10), "{st:?}");
+    let st = crate::app::guard::status_from("gpu", None, &fetched(4990, 10_000, "300.00", "other"));
+    assert!(!st.stale && st.last_sample_age_s.is_none(), "{st:?}");
 }

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::remote::shell_quote;
 
 /// How many changed paths per folder are shown.
@@ -108,15 +108,23 @@ chk() {{
   i=$1; f=$2; t=$3
   case "$f" in "~") f=$HOME ;; "~/"*) f="$HOME/${{f#"~/"}}" ;; esac
   if [ ! -d "$f" ]; then echo "@@folder $i missing 0"; return; fi
-  tmp=$(mktemp 2>/dev/null || echo "/tmp/gpurent-rel.$$"); : > "$tmp"
-  if [ -z "$t" ]; then st=never; find "$f" -type f > "$tmp" 2>/dev/null
+  # Anything that fails (no temp file, a find that could not read a folder, wc) says "error":
+  # could not check, never a count of 0. -L: a symlinked folder (or one inside) is followed.
+  # -cnewer/-cmin too: mv, tar and rsync -a keep old mtimes, but the change time is new.
+  tmp=$(mktemp 2>/dev/null) || tmp="${{TMPDIR:-/tmp}}/gpurent-rel.$$.$i"
+  (: > "$tmp") 2>/dev/null || {{ echo "@@folder $i error 0"; return; }}
+  if [ -z "$t" ]; then st=never; find -L "$f" -type f > "$tmp" 2>/dev/null || st=error
   else
     st=since; now=$(date +%s); ref=$((t + now - LNOW)); r="$tmp.ref"
-    if touch -d "@$ref" "$r" 2>/dev/null; then find "$f" -type f -newer "$r" > "$tmp" 2>/dev/null
-    else m=$(( (now - ref + 59) / 60 )); [ "$m" -lt 1 ] && m=1; find "$f" -type f -mmin "-$m" > "$tmp" 2>/dev/null; fi
+    if touch -d "@$ref" "$r" 2>/dev/null; then
+      if find "$r" -cnewer "$r" > /dev/null 2>&1; then find -L "$f" -type f \( -newer "$r" -o -cnewer "$r" \) > "$tmp" 2>/dev/null || st=error
+      else find -L "$f" -type f -newer "$r" > "$tmp" 2>/dev/null || st=error; fi
+    else m=$(( (now - ref + 59) / 60 )); [ "$m" -lt 1 ] && m=1; find -L "$f" -type f \( -mmin "-$m" -o -cmin "-$m" \) > "$tmp" 2>/dev/null || st=error; fi
     rm -f "$r"
   fi
-  echo "@@folder $i $st $(wc -l < "$tmp" | tr -d ' ')"; head -n {SAMPLE} "$tmp"; rm -f "$tmp"
+  n=$(wc -l < "$tmp" | tr -d ' ') || st=error
+  case "$n" in ''|*[!0-9]*) st=error; n=0 ;; esac
+  echo "@@folder $i $st $n"; [ "$st" = error ] || head -n {SAMPLE} "$tmp"; rm -f "$tmp"
 }}
 "#,
         local_now_ms.div_euclid(1000)
@@ -453,5 +461,109 @@ mod tests {
             .status()
             .expect("sh");
         assert!(st.success(), "{}", r.script);
+    }
+
+    /// The script RUN (not only `sh -n`) under a `$HOME` with spaces, quotes, `%` and
+    /// `$(touch canary)`: a symlinked result folder is followed (before: 0 files, "unchanged"); a
+    /// file moved in with its old mtime (`mv`, `tar`, `rsync -a`) counts by its change time; a
+    /// failing `mktemp` says `error` for every folder (before: 0 files); no canary appears.
+    #[cfg(unix)]
+    #[test]
+    fn the_script_runs_against_hostile_folders() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let home = tmp.path().join("it's 100% \"odd\" $(touch canary) home");
+        let real = tmp.path().join("real outputs");
+        std::fs::create_dir_all(&real).expect("mkdir");
+        std::fs::create_dir_all(home.join("plain")).expect("mkdir");
+        std::fs::create_dir_all(home.join("moved")).expect("mkdir");
+        std::os::unix::fs::symlink(&real, home.join("linked")).expect("symlink");
+        // A file there before the download, a file staged elsewhere long ago; the download; then
+        // files arrive: one written, one moved in keeping its old mtime (mv, tar, rsync -a).
+        let ms = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("clock")
+                .as_millis() as i64
+        };
+        std::fs::write(home.join("plain/old.txt"), "old").expect("write");
+        let staged = tmp.path().join("staged.bin");
+        std::fs::write(&staged, "x").expect("write");
+        let st = std::process::Command::new("touch")
+            .args(["-d", "2020-01-01"])
+            .arg(&staged)
+            .status()
+            .expect("touch");
+        assert!(st.success());
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        let downloaded = ms();
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        std::fs::write(real.join("epoch3.ckpt"), "new").expect("write");
+        std::fs::rename(&staged, home.join("moved/staged.bin")).expect("mv");
+        let now_ms = ms();
+        let folders: Vec<FolderQuery> = ["~/linked", "~/moved", "~/plain", "~/nope"]
+            .iter()
+            .map(|p| FolderQuery {
+                path: p.to_string(),
+                downloaded_ms: Some(downloaded),
+            })
+            .chain(std::iter::once(FolderQuery {
+                path: "~/it's $(touch canary) 100%".into(),
+                downloaded_ms: None,
+            }))
+            .collect();
+        let s = remote_script(&folders, now_ms, &["python3-nope".into()]).expect("script");
+        let run = |tmpdir: &std::path::Path| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&s)
+                .current_dir(tmp.path())
+                .env("HOME", &home)
+                .env("TMPDIR", tmpdir)
+                .output()
+                .expect("sh");
+            parse(&String::from_utf8_lossy(&out.stdout))
+        };
+        let seen = run(tmp.path());
+        assert!(seen.complete);
+        let by = |i: usize| seen.folders.iter().find(|f| f.index == i).expect("folder");
+        assert_eq!(
+            (by(0).status.as_str(), by(0).count),
+            ("since", 1),
+            "symlinked: {seen:?}"
+        );
+        assert!(by(0).sample[0].ends_with("epoch3.ckpt"));
+        assert_eq!(
+            (by(1).status.as_str(), by(1).count),
+            ("since", 1),
+            "moved in: {seen:?}"
+        );
+        assert_eq!(
+            (by(2).status.as_str(), by(2).count),
+            ("since", 0),
+            "{seen:?}"
+        );
+        assert_eq!(by(3).status, "missing");
+        assert_eq!(by(4).status, "missing");
+        // No temp file: every folder "error" (could not check), never "0 files".
+        let seen = run(&tmp.path().join("no such dir"));
+        for i in 0..3 {
+            assert_eq!(by_status(&seen, i), "error", "{seen:?}");
+        }
+        assert!(
+            !tmp.path().join("canary").exists(),
+            "a folder name ran as a command"
+        );
+        assert!(
+            !home.join("canary").exists(),
+            "a folder name ran as a command"
+        );
+    }
+
+    fn by_status(seen: &Seen, i: usize) -> String {
+        seen.folders
+            .iter()
+            .find(|f| f.index == i)
+            .map(|f| f.status.clone())
+            .unwrap_or_default()
     }
 }

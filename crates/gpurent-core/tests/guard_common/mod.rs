@@ -68,6 +68,52 @@ pub fn write_gpu_state(host: &FakeHost, gpu: (&str, &str), util: u32, pids: &[u3
     std::fs::write(state.join("apps.csv"), apps_csv(pids)).expect("apps");
 }
 
+/// A quiet machine for the guard's CPU and network signals: a fake root (`GPURENT_PROC_ROOT` in
+/// the host's sessions; the guard saves it as `SYS_ROOT`) whose `sys/fs/cgroup/cpu.stat`,
+/// `proc/stat` and `proc/net/dev` stand still — this machine's own are busy with the other
+/// tests' builds. A test makes it busy by advancing them ([`advance_cpu`]). Returns the root.
+pub fn quiet_machine(host: &mut FakeHost) -> PathBuf {
+    let root = host.dir.path().join("sysroot");
+    std::fs::create_dir_all(root.join("proc/net")).expect("sysroot");
+    std::fs::create_dir_all(root.join("sys/fs/cgroup")).expect("sysroot");
+    std::fs::write(
+        root.join("proc/stat"),
+        "cpu  1000 0 100 500000 20 0 3 0 0 0
+",
+    )
+    .expect("stat");
+    std::fs::write(
+        root.join("proc/net/dev"),
+        "Inter-|   Receive |  Transmit
+ face |bytes packets|bytes packets
+    lo: 5000 10 0 0 0 0 0 0 5000 10 0 0 0 0 0 0
+  eth0: 100000 10 0 0 0 0 0 0 1000 10 0 0 0 0 0 0
+",
+    )
+    .expect("net/dev");
+    advance_cpu(&root, 1_000_000);
+    host.vars
+        .insert("GPURENT_PROC_ROOT".into(), root.display().to_string());
+    root
+}
+
+/// Set the fake container's CPU usage (cgroup v2 `usage_usec`), as the kernel counts it.
+pub fn advance_cpu(root: &Path, usage_usec: u64) {
+    let f = root.join("sys/fs/cgroup/cpu.stat");
+    let tmp = f.with_extension("tmp");
+    std::fs::write(
+        &tmp,
+        format!(
+            "usage_usec {usage_usec}
+user_usec {usage_usec}
+system_usec 0
+"
+        ),
+    )
+    .expect("cpu.stat");
+    std::fs::rename(&tmp, &f).expect("rename cpu.stat");
+}
+
 /// Link the system's `tools` into a fake host's bin dir (each must exist on this machine).
 pub fn link_system_tools(bin: &Path, tools: &[&str]) {
     for t in tools {
@@ -226,8 +272,21 @@ pub fn vast_machine(
     util: u32,
     pids: &[u32],
 ) -> VastMachine {
+    vast_machine_as(account_key, instance_key, key_name, util, pids, INSTANCE_ID)
+}
+
+/// [`vast_machine`] whose environment names instance `container_id` (another instance's id: the
+/// address gpurent rented now answers as some other machine).
+pub fn vast_machine_as(
+    account_key: &str,
+    instance_key: &str,
+    key_name: &str,
+    util: u32,
+    pids: &[u32],
+    container_id: &str,
+) -> VastMachine {
     let mut host = FakeHost::new("ready_h100");
-    host.vars.insert("CONTAINER_ID".into(), INSTANCE_ID.into());
+    host.vars.insert("CONTAINER_ID".into(), container_id.into());
     host.vars
         .insert("CONTAINER_API_KEY".into(), instance_key.into());
     let bin = host.bin();
@@ -235,6 +294,7 @@ pub fn vast_machine(
     link_system_tools(&bin, &["mv", "nohup"]);
     write_exec(&bin.join("wall"), "#!/bin/sh\ncat > /dev/null\n");
     write_gpu_state(&host, RTX4090, util, pids);
+    quiet_machine(&mut host);
     let sshd = host.serve().expect("serve the fake host over sshd");
     let k = UserKey::generate(key_name).expect("key");
     sshd.authorize(&k.public_line).expect("authorize");

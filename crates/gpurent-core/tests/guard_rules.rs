@@ -1,0 +1,686 @@
+//! The guard's rules (issue 24), with `guard.sh` run locally under `dash` and fake tools, as
+//! `guard_signals.rs` does: the fake `nvidia-smi` in live mode (its rows re-read every sample), a
+//! fake machine root (`SYS_ROOT`) whose `sys/fs/cgroup/cpu.stat`, `proc/stat` and `proc/net/dev`
+//! the test advances the way the kernel does while a job runs, fake `wall`/`date`/`crontab` where
+//! a rule is about them. The monotonic clock is the real `/proc/uptime`.
+//!
+//! - idle means every signal agrees: GPU memory held at 0 % with no process listed, a CPU-bound
+//!   job (cgroup v2 and `/proc/stat`), a download in progress, the keep-alive file, `[N/A]`;
+//! - a login whose terminal had no input for the inactive limit no longer keeps the machine alive
+//!   (a real TCP connection and a real pseudo-terminal, with the `SSH_CONNECTION` sshd gives);
+//! - a deadline fires with nvidia-smi hung, once, and not again after a restart; a +2 h clock
+//!   step acts on neither idle nor the deadline;
+//! - a failing action walls once, not every sample; a second loop leaves;
+//! - the crontab line survives a `$HOME` with spaces, quotes, `%` and `$(touch canary)`.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use gpurent_core::guard::{parse_decisions, Decision, SCRIPT};
+
+/// Some rules look at every process of the machine (jupyter, logins): one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn fake_smi() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakegpu/bin/nvidia-smi")
+}
+
+fn write_exec(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body).expect("write tool");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn write_atomic(path: &Path, body: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, body).expect("write");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
+const NET_HEAD: &str = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n";
+
+fn net_dev(eth0_bytes: u64) -> String {
+    format!(
+        "{NET_HEAD}    lo: 5000 10 0 0 0 0 0 0 5000 10 0 0 0 0 0 0\n  eth0: {eth0_bytes} 10 0 0 0 0 0 0 1000 10 0 0 0 0 0 0\n"
+    )
+}
+
+/// A guard in a temp dir: `root/` is the machine root of `SYS_ROOT`, `smi/` the fake GPU's
+/// state, `bin/` tools put before the system's on PATH.
+struct Guard {
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+    extra_conf: String,
+    stop: Arc<AtomicBool>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Guard {
+    fn new(extra_conf: &str) -> Guard {
+        let dir = tempfile::tempdir().expect("tmp");
+        let d = dir.path().to_path_buf();
+        for sub in ["guard", "smi", "bin", "root/proc/net", "root/sys/fs/cgroup"] {
+            std::fs::create_dir_all(d.join(sub)).expect("mkdir");
+        }
+        std::fs::write(d.join("guard/guard.sh"), SCRIPT).expect("script");
+        let g = Guard {
+            dir,
+            child: None,
+            extra_conf: extra_conf.to_string(),
+            stop: Arc::new(AtomicBool::new(false)),
+            workers: vec![],
+        };
+        g.set_gpu("0", "1", &[]);
+        write_atomic(
+            &g.root().join("sys/fs/cgroup/cpu.stat"),
+            "usage_usec 1000000\nuser_usec 800000\nsystem_usec 200000\n",
+        );
+        write_atomic(&g.root().join("proc/net/dev"), &net_dev(100_000));
+        write_exec(
+            &g.bin().join("wall"),
+            &format!("#!/bin/sh\ncat >> '{}'\n", d.join("wall.log").display()),
+        );
+        g.conf();
+        g
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+    fn bin(&self) -> PathBuf {
+        self.dir.path().join("bin")
+    }
+    fn gdir(&self) -> PathBuf {
+        self.dir.path().join("guard")
+    }
+
+    fn set_gpu(&self, util: &str, mem_mib: &str, pids: &[u32]) {
+        let smi = self.dir.path().join("smi");
+        write_atomic(
+            &smi.join("gpus.csv"),
+            &format!("index,uuid,utilization.gpu,memory.used,memory.total\n0,GPU-1,{util},{mem_mib},81559\n"),
+        );
+        let mut apps = String::from("gpu_uuid,pid,used_memory\n");
+        for p in pids {
+            apps.push_str(&format!("GPU-1,{p},1024\n"));
+        }
+        write_atomic(&smi.join("apps.csv"), &apps);
+    }
+
+    /// guard.conf: a 1 s period, an idle time of 600 s unless `extra_conf` says otherwise, no
+    /// watched port, `echo acted` as the action.
+    fn conf(&self) {
+        let smi = fake_smi().display().to_string();
+        let conf = format!(
+            "PERIOD=1\nIDLE=600\nWARN=1\nPORTS='1'\nACTION='echo acted'\nOLLAMA_PORT=1\n\
+             SYS_ROOT='{root}'\nGUARD_PATH='{bin}:/usr/bin:/bin'\n\
+             GPU_CMD='{smi} --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'\n\
+             APPS_CMD='{smi} --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,nounits'\n{extra}\n",
+            root = self.root().display(),
+            bin = self.bin().display(),
+            extra = self.extra_conf,
+        );
+        write_atomic(&self.gdir().join("guard.conf"), &conf);
+    }
+
+    fn start(&mut self) {
+        let child = Command::new("dash")
+            .arg(self.gdir().join("guard.sh"))
+            .arg("run")
+            .env("FAKE_SMI_STATE", self.dir.path().join("smi"))
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin().display()))
+            .env("HOME", self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dash guard.sh run");
+        self.child = Some(child);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn decisions(&self) -> Vec<Decision> {
+        parse_decisions(
+            &std::fs::read_to_string(self.gdir().join("decisions.log")).unwrap_or_default(),
+        )
+        .0
+    }
+
+    fn acts(&self) -> Vec<Decision> {
+        self.decisions()
+            .into_iter()
+            .filter(|d| d.decision == "act")
+            .collect()
+    }
+
+    /// The first decision after the first `skip` that satisfies `f`, within `secs`.
+    fn wait(&self, secs: u64, what: &str, f: impl Fn(&Decision) -> bool) -> Decision {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(secs) {
+            if let Some(d) = self.decisions().into_iter().find(|d| f(d)) {
+                return d;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("{what}: not seen in {secs} s: {:#?}", self.decisions());
+    }
+
+    /// Decisions from now on for `secs`.
+    fn watch(&self, secs: u64) -> Vec<Decision> {
+        let n = self.decisions().len();
+        std::thread::sleep(Duration::from_secs(secs));
+        self.decisions().into_iter().skip(n).collect()
+    }
+
+    /// A kernel counter in a file of the fake root, advanced every 100 ms by `per_s` per second
+    /// (what the kernel shows while a job runs), until the guard is dropped.
+    fn grow(&mut self, file: &str, render: fn(u64) -> String, start: u64, per_s: u64) {
+        let path = self.root().join(file);
+        let stop = self.stop.clone();
+        self.workers.push(std::thread::spawn(move || {
+            let t = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                let v = start + (t.elapsed().as_secs_f64() * per_s as f64) as u64;
+                write_atomic(&path, &render(v));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }));
+    }
+
+    fn stop_growing(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        self.stop = Arc::new(AtomicBool::new(false));
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.kill();
+    }
+}
+
+fn idle_reached(g: &Guard) -> Decision {
+    g.wait(20, "an idle sample", |d| d.decision == "idle")
+}
+
+/// 20 GB held at 0 % with no process listed (a served model between requests, in a container)
+/// is busy; back under the 1 GiB baseline it is idle.
+#[test]
+fn gpu_memory_held_at_zero_util_is_busy() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.set_gpu("0", "20480", &[]);
+    g.start();
+    let d = g.wait(20, "memory busy", |d| d.gpu_why == "memory");
+    assert_eq!(
+        (d.gpu.as_str(), d.decision.as_str()),
+        ("busy", "keep"),
+        "{d:?}"
+    );
+    assert_eq!(d.gpu_mem_max, Some(20480.0));
+    assert!(d.why.contains("gpu"), "{d:?}");
+    g.set_gpu("0", "900", &[]);
+    let d = idle_reached(&g);
+    assert_eq!(d.gpu, "idle", "{d:?}");
+}
+
+/// MIG instances and vGPU guests print `[N/A]`: busy, with its own reason (not "unparsable").
+#[test]
+fn not_available_utilisation_is_busy_with_a_reason() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.set_gpu("[N/A]", "[N/A]", &[]);
+    g.start();
+    let d = g.wait(20, "N/A", |d| d.gpu_why == "not_available");
+    assert_eq!(
+        (d.gpu.as_str(), d.decision.as_str()),
+        ("unreadable", "keep")
+    );
+}
+
+/// A CPU-bound job (one core) in a container: cgroup v2 `cpu.stat` grows 1 s per second — busy;
+/// once it stops, idle. Then a VM without cgroup v2 files: `/proc/stat`.
+#[test]
+fn cpu_bound_job_is_busy_in_a_container_and_on_a_vm() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.grow(
+        "sys/fs/cgroup/cpu.stat",
+        |v| format!("usage_usec {v}\nuser_usec {v}\nsystem_usec 0\n"),
+        1_000_000,
+        1_000_000,
+    );
+    g.start();
+    let d = g.wait(20, "cpu busy", |d| d.cpu.as_deref() == Some("busy"));
+    assert!(d.cpu_pct.unwrap_or(0.0) >= 50.0, "{d:?}");
+    assert_eq!(d.decision, "keep");
+    assert!(d.why.contains("cpu"), "{d:?}");
+    g.stop_growing();
+    let d = idle_reached(&g);
+    assert_eq!(d.cpu.as_deref(), Some("idle"), "{d:?}");
+
+    // A VM: no cgroup v2 file; /proc/stat's cpu line (USER_HZ ticks) grows 100 ticks a second.
+    g.kill();
+    std::fs::remove_file(g.root().join("sys/fs/cgroup/cpu.stat")).expect("rm cpu.stat");
+    std::fs::remove_file(g.gdir().join("decisions.log")).expect("rm log");
+    g.grow(
+        "proc/stat",
+        |v| format!("cpu  {v} 0 100 500000 20 0 3 0 0 0\ncpu0 {v} 0 100 500000 20 0 3 0 0 0\n"),
+        10_000,
+        100,
+    );
+    g.start();
+    let d = g.wait(20, "cpu busy from /proc/stat", |d| {
+        d.cpu.as_deref() == Some("busy")
+    });
+    assert!(d.cpu_pct.unwrap_or(0.0) >= 50.0, "{d:?}");
+}
+
+/// A download under nohup: eth0's bytes grow 2 MiB/s — busy; loopback traffic is not counted.
+#[test]
+fn download_in_progress_is_busy() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.grow("proc/net/dev", net_dev, 100_000, 2 * 1024 * 1024);
+    g.start();
+    let d = g.wait(20, "net busy", |d| d.net.as_deref() == Some("busy"));
+    assert!(d.net_kbps.unwrap_or(0.0) >= 1000.0, "{d:?}");
+    assert_eq!(d.decision, "keep");
+    g.stop_growing();
+    let d = idle_reached(&g);
+    assert_eq!(d.net.as_deref(), Some("idle"));
+}
+
+/// `~/.gpurent/keepalive` keeps the machine alive (the user's escape hatch) and nothing else does.
+#[test]
+fn keepalive_file_keeps_it_alive() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("IDLE=2\n");
+    std::fs::write(g.dir.path().join("keepalive"), "").expect("keepalive");
+    g.start();
+    let seen = g.watch(6);
+    assert!(seen.iter().all(|d| d.decision == "keep"), "{seen:#?}");
+    assert!(seen
+        .iter()
+        .any(|d| d.keepalive.as_deref() == Some("busy") && d.why == "keepalive"));
+    std::fs::remove_file(g.dir.path().join("keepalive")).expect("rm");
+    g.wait(20, "acts once the file is gone", |d| d.decision == "act");
+}
+
+/// nvidia-smi hangs (a GPU off the bus): the loop goes on (the GPU counts as hung = busy, and no
+/// second nvidia-smi is started beside the stuck one), and the deadline fires at its time.
+#[test]
+fn hung_nvidia_smi_is_busy_and_the_deadline_still_fires() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("SMI_TIMEOUT=1\nDEADLINE_IN=6\nDEADLINE_ID='t-6'\n");
+    let started = g.dir.path().join("smi-started");
+    write_exec(
+        &g.bin().join("nvidia-smi"),
+        &format!(
+            "#!/bin/sh\necho $$ >> '{}'\nexec sleep 600\n",
+            started.display()
+        ),
+    );
+    let smi = g.bin().join("nvidia-smi").display().to_string();
+    g.extra_conf.push_str(&format!(
+        "GPU_CMD='{smi} --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'\n"
+    ));
+    g.conf();
+    let t = Instant::now();
+    g.start();
+    let d = g.wait(30, "the deadline", |d| d.decision == "act");
+    assert_eq!(d.why, "deadline", "{d:?}");
+    assert_eq!(d.gpu_why, "hung", "{d:?}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    let hung = g.decisions().iter().filter(|d| d.gpu_why == "hung").count();
+    assert!(hung >= 2, "the loop went on sampling: {:#?}", g.decisions());
+    // Each one cut off was killed (a killable one dies; one stuck in the kernel would be left,
+    // and no second one started beside it while it lives).
+    g.kill();
+    std::thread::sleep(Duration::from_millis(300));
+    for pid in std::fs::read_to_string(&started)
+        .unwrap_or_default()
+        .lines()
+    {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+            .map(|c| c.contains("sleep"))
+            .unwrap_or(false);
+        if alive {
+            let _ = Command::new("kill").arg(pid).status();
+        }
+        assert!(!alive, "nvidia-smi {pid} left running");
+    }
+}
+
+/// A deadline fires once: its mark is on the machine, and a restart of the loop (the @reboot
+/// line, `guard.sh start` again) after it fired does not fire it again.
+#[test]
+fn a_deadline_fires_once_and_not_again_after_a_restart() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("DEADLINE_IN=2\nDEADLINE_ID='t-2'\n");
+    g.set_gpu("90", "20000", &[]); // busy: only the deadline can act
+    g.start();
+    g.wait(20, "the deadline", |d| {
+        d.decision == "act" && d.why == "deadline"
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(g.acts().len(), 1, "{:#?}", g.decisions());
+    assert_eq!(
+        std::fs::read_to_string(g.gdir().join("deadline.fired"))
+            .expect("mark")
+            .trim(),
+        "t-2"
+    );
+    // The "reboot": the loop killed, its state kept, started again.
+    g.kill();
+    g.start();
+    let seen = g.watch(5);
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|d| d.decision != "act"), "{seen:#?}");
+    assert!(seen
+        .iter()
+        .all(|d| d.deadline.is_none() && d.deadline_fired == Some(true)));
+    // A new deadline (a new `guard set`) fires again, once.
+    g.extra_conf = "DEADLINE_IN=1\nDEADLINE_ID='t-1'\n".into();
+    g.conf();
+    g.wait(20, "the new deadline", |d| {
+        d.decision == "act" && d.mono.is_some() && d.deadline_fired == Some(false)
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(g.acts().len(), 2, "{:#?}", g.decisions());
+}
+
+/// The wall clock jumps 2 h forward (an NTP step): neither the idle time nor the deadline acts,
+/// they are measured on the monotonic clock.
+#[test]
+fn a_clock_step_acts_on_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("IDLE=60\nDEADLINE_IN=120\nDEADLINE_ID='t-120'\n");
+    let step = g.dir.path().join("step");
+    write_exec(
+        &g.bin().join("date"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = +%s ] && [ -f '{}' ]; then echo $(( $(/bin/date +%s) + 7200 )); else exec /bin/date \"$@\"; fi\n",
+            step.display()
+        ),
+    );
+    g.start();
+    idle_reached(&g);
+    std::fs::write(&step, "").expect("step");
+    let seen = g.watch(6);
+    assert!(
+        seen.iter().any(|d| d.at > 1_000 + now_s() + 3600),
+        "the fake date stepped: {seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|d| !matches!(d.decision.as_str(), "act" | "warn")),
+        "{seen:#?}"
+    );
+}
+
+fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A failing action is tried every sample, but the terminals get its message once, not every
+/// sample.
+#[test]
+fn a_failing_action_walls_once() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("IDLE=1\nACTION='echo nope; exit 3'\n");
+    g.start();
+    g.wait(20, "act_failed", |d| d.decision == "act_failed");
+    std::thread::sleep(Duration::from_secs(5));
+    let failed = g
+        .decisions()
+        .iter()
+        .filter(|d| d.decision == "act_failed")
+        .count();
+    assert!(failed >= 3, "retried every sample: {failed}");
+    let wall = std::fs::read_to_string(g.dir.path().join("wall.log")).unwrap_or_default();
+    let fails = wall.lines().filter(|l| l.contains("action failed")).count();
+    assert_eq!(fails, 1, "{wall}");
+    assert!(wall.lines().count() <= 3, "{wall}");
+}
+
+/// Two loops (two starts at once, or `off` then `set` within one period): the one whose pid file
+/// is not its own leaves.
+#[test]
+fn a_second_loop_leaves() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.start();
+    g.wait(20, "first loop", |_| true);
+    let mut second = Guard {
+        dir: tempfile::tempdir().expect("unused"),
+        child: None,
+        extra_conf: String::new(),
+        stop: Arc::new(AtomicBool::new(false)),
+        workers: vec![],
+    };
+    let child = Command::new("dash")
+        .arg(g.gdir().join("guard.sh"))
+        .arg("run")
+        .env("FAKE_SMI_STATE", g.dir.path().join("smi"))
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("second loop");
+    second.child = Some(child);
+    let first = g.child.as_mut().expect("first");
+    let t = Instant::now();
+    let mut exited = None;
+    while t.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(st)) = first.try_wait() {
+            exited = Some(st);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        exited.is_some(),
+        "the first loop still runs beside the second"
+    );
+    let pid = std::fs::read_to_string(g.gdir().join("pid")).expect("pid");
+    assert_eq!(
+        pid.trim(),
+        second
+            .child
+            .as_ref()
+            .map(|c| c.id())
+            .unwrap_or(0)
+            .to_string()
+    );
+}
+
+/// A login with a terminal and no input for the inactive limit (a laptop lid closed on an SSH
+/// session) no longer keeps the machine alive; one with input does. A real TCP connection to a
+/// watched port, and a real pseudo-terminal whose reader has the `SSH_CONNECTION` of that
+/// connection (what sshd gives a login shell).
+#[test]
+fn an_ssh_login_without_input_stops_counting() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("SKIP: no python3 for the pseudo-terminal");
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let client = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let (_server, _) = listener.accept().expect("accept");
+    let cport = client.local_addr().expect("local").port();
+    let mut g = Guard::new(&format!(
+        "PORTS='{port}'\nCONN_MIN_AGE=1\nINACTIVE=5\nWARN=2\nIDLE=2\n"
+    ));
+    // The login: a pty whose reader (cat) has SSH_CONNECTION; input written to the master is
+    // read by it, which is what moves the terminal's atime (as typing does).
+    let feed = g.dir.path().join("feed");
+    let login = Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            r#"
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", "exec cat > /dev/null"])
+os.set_blocking(fd, False)
+feed = sys.argv[1]
+while True:
+    if os.path.exists(feed):
+        os.write(fd, b"x\n")
+    try:
+        os.read(fd, 4096)
+    except OSError:
+        pass
+    time.sleep(1)
+"#,
+            feed.to_str().expect("utf-8"),
+        ])
+        .env(
+            "SSH_CONNECTION",
+            format!("127.0.0.1 {cport} 127.0.0.1 {port}"),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 pty");
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _login = Kill(login);
+    // With input every second the login counts (the terminal's atime moves every 8 s at most).
+    std::fs::write(&feed, "").expect("feed");
+    g.extra_conf = format!("PORTS='{port}'\nCONN_MIN_AGE=1\nINACTIVE=12\nWARN=2\nIDLE=2\n");
+    g.conf();
+    g.start();
+    let seen = g.watch(16);
+    let tail: Vec<&Decision> = seen.iter().skip(3).collect();
+    assert!(!tail.is_empty());
+    assert!(
+        tail.iter().all(|d| d.ssh == "busy" && d.decision == "keep"),
+        "{seen:#?}"
+    );
+    // No input: after the limit the session no longer counts, the terminals were warned, and it acts.
+    std::fs::remove_file(&feed).expect("no more input");
+    g.extra_conf = format!("PORTS='{port}'\nCONN_MIN_AGE=1\nINACTIVE=5\nWARN=2\nIDLE=2\n");
+    g.conf();
+    let d = g.wait(40, "inactive", |d| {
+        d.ssh_inactive == Some(1) && d.ssh == "idle"
+    });
+    assert_eq!(d.ssh_conns, Some(0), "{d:?}");
+    g.wait(20, "acts", |d| d.decision == "act");
+    let wall = std::fs::read_to_string(g.dir.path().join("wall.log")).unwrap_or_default();
+    assert!(wall.contains("no input"), "{wall}");
+    drop(client);
+    let _ = std::io::stdout().flush();
+}
+
+/// `guard.sh boot` under a `$HOME` with spaces, quotes, `%` and `$(touch canary)`: the crontab
+/// line, run the way cron runs it (`%` unescaped, the rest to sh), starts the guard, and nothing
+/// else runs. Only where a cron daemon runs (a fake one here); without it: `boot=none`.
+#[test]
+fn the_crontab_line_survives_a_hostile_home() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let g = Guard::new("");
+    let home = g.dir.path().join("it's 100% $(touch canary) home");
+    let gdir = home.join(".gpurent/guard");
+    std::fs::create_dir_all(&gdir).expect("mkdir");
+    std::fs::copy(g.gdir().join("guard.sh"), gdir.join("guard.sh")).expect("copy");
+    std::fs::copy(g.gdir().join("guard.conf"), gdir.join("guard.conf")).expect("copy");
+    let tab = g.dir.path().join("crontab.txt");
+    write_exec(
+        &g.bin().join("crontab"),
+        &format!(
+            "#!/bin/sh\nf='{}'\ncase \"$1\" in\n  -l) [ -f \"$f\" ] || exit 1; cat \"$f\" ;;\n  -) cat > \"$f\" ;;\n  *) exit 2 ;;\nesac\n",
+            tab.display()
+        ),
+    );
+    let path = format!("{}:/usr/bin:/bin", g.bin().display());
+    let run = |what: &str| {
+        let out = Command::new("dash")
+            .arg(gdir.join("guard.sh"))
+            .arg(what)
+            .current_dir(g.dir.path())
+            .env("PATH", &path)
+            .env("FAKE_SMI_STATE", g.dir.path().join("smi"))
+            .output()
+            .expect("guard.sh");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    // No cron daemon: an @reboot line would never run.
+    assert!(run("boot").contains("boot=none"));
+    assert!(!tab.exists());
+    // A cron daemon (a process whose name is cron).
+    let cron_bin = g.bin().join("cron");
+    std::os::unix::fs::symlink("/bin/sleep", &cron_bin).expect("link");
+    let mut cron = Command::new(&cron_bin)
+        .arg("60")
+        .spawn()
+        .expect("fake cron");
+    assert!(run("boot").contains("boot=crontab"));
+    let tab_text = std::fs::read_to_string(&tab).expect("crontab");
+    let line = tab_text
+        .lines()
+        .find(|l| l.ends_with("# gpurent-guard"))
+        .expect("line")
+        .trim_start_matches("@reboot ")
+        .to_string();
+    // cron: an unescaped % ends the command (the rest is stdin); \% is a %.
+    let mut cmd = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'%') => {
+                cmd.push('%');
+                chars.next();
+            }
+            '%' => break,
+            c => cmd.push(c),
+        }
+    }
+    let st = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&cmd)
+        .current_dir(g.dir.path())
+        .env_clear()
+        .env("PATH", &path)
+        .env("FAKE_SMI_STATE", g.dir.path().join("smi"))
+        .status()
+        .expect("cron line");
+    assert!(st.success(), "{cmd}");
+    let pid = std::fs::read_to_string(gdir.join("pid")).expect("started from the cron line");
+    let _ = Command::new("kill").arg(pid.trim()).status();
+    let _ = cron.kill();
+    let _ = cron.wait();
+    assert!(
+        !g.dir.path().join("canary").exists(),
+        "a folder name ran as a command"
+    );
+    assert!(run("state").contains("running=0"));
+}
