@@ -100,7 +100,7 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
         }
         Err(e) => eprintln!(
             "gpurent: warning: the ledger could not be reconciled ({})",
-            gpurent_core::error::Coded::code(&e)
+            gpurent_core::Coded::code(&e)
         ),
     }
     let key = login_key(app, args)?;
