@@ -273,12 +273,12 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     // Stop, then start, each with its money first; the state is the provider's answer.
     let stop = format!("#rented-table tr[data-instance='{id}'] button[data-action='stop']");
     s.click(&stop).await;
-    s.wait_css("#rented-money[data-effect='gpu_billing_stops_disk_kept']")
+    s.wait_css("#rented-money[data-effect='gpu_billing_stops_disk_wiped']")
         .await;
     assert!(s
         .text("#rented-money")
         .await
-        .starts_with("GPU billing stops; the 50 GB disk is kept"));
+        .starts_with("GPU billing stops; the 50 GB container disk is wiped on stop"));
     s.screenshot("rent-stop-en").await;
     s.click("#rented-confirm").await;
     s.wait_css(&format!(

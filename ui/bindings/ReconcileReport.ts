@@ -19,6 +19,10 @@ updated: Array<string>,
  */
 closed: Array<string>, 
 /**
+ * Closed ledger ids reopened because the provider lists their machine alive.
+ */
+reopened: Array<string>, 
+/**
  * Instances the ledger does not know.
  */
 foreign: Array<ForeignInstance>, 

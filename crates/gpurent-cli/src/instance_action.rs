@@ -43,6 +43,10 @@ pub fn run_action(
                     .map(|c| format!(" and still costs about ${c:.2} a month"))
                     .unwrap_or_else(|| " and still costs its storage price".into())
             ),
+            "gpu_billing_stops_disk_wiped" => format!(
+                "GPU billing stops; the {} GB container disk is wiped on stop: download your results first",
+                m.disk_gb
+            ),
             "gpu_billing_resumes" => {
                 format!("GPU billing resumes at ${:.3}/h", m.price_per_hour_usd)
             }

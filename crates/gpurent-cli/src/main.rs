@@ -89,7 +89,7 @@ enum Command {
     Rent(Box<rent::RentArgs>),
     /// The instance ledger joined with what the providers say (reconciled on every run).
     Instances(instances::InstancesArgs),
-    /// Stop an instance: GPU billing stops, the disk is kept.
+    /// Stop an instance: GPU billing stops (Vast keeps the disk; RunPod wipes its container disk).
     Stop(stop::ActionArgs),
     /// Start a stopped instance.
     Start(start::ActionArgs),

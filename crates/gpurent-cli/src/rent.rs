@@ -83,8 +83,26 @@ fn login_key(app: &App, args: &RentArgs) -> Result<LoginKey, ProviderError> {
 
 pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
     let provider = crate::provider::kind(&args.provider)?;
-    // A machine a crashed run left behind is adopted before anything new is created.
-    let _ = app.providers_reconcile();
+    // A machine a crashed run left behind is adopted before anything new is created (and an
+    // unclear earlier create is resolved by `App::rent` itself, which refuses to create while
+    // it cannot ask the provider). What the reconcile could not do is said, not dropped.
+    match app.providers_reconcile() {
+        Ok((report, _)) => {
+            for f in &report.failed_accounts {
+                eprintln!(
+                    "gpurent: warning: could not list the machines of account {} ({}): {}",
+                    f.account, f.code, f.message
+                );
+            }
+            for id in report.adopted.iter().chain(&report.reopened) {
+                eprintln!("gpurent: {id} is at the provider and bills (see gpurent instances)");
+            }
+        }
+        Err(e) => eprintln!(
+            "gpurent: warning: the ledger could not be reconciled ({})",
+            gpurent_core::Coded::code(&e)
+        ),
+    }
     let key = login_key(app, args)?;
     let env = SshEnv::detect()?;
     let req = RentRequest {

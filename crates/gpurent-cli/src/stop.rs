@@ -1,4 +1,5 @@
-//! `gpurent stop INSTANCE [--yes]`: GPU billing stops, the disk is kept (and billed).
+//! `gpurent stop INSTANCE [--yes]`: GPU billing stops; Vast keeps the disk (and bills it), RunPod
+//! wipes the container disk.
 
 use gpurent_core::app::App;
 use gpurent_core::providers::ProviderError;

@@ -288,11 +288,11 @@ fn provider_faults_become_typed_outcomes() {
         "Retry-After was honoured"
     );
 
-    // A create is never retried: capacity, balance, 5xx and 429 on create each fail once.
+    // A create is never retried: capacity, balance and 429 on create are clear refusals, each
+    // sent once; a 500 may have made the machine (below).
     for (fault, code) in [
         (Fault::NoCapacity, "insufficient_capacity"),
         (Fault::ZeroBalance, "insufficient_balance"),
-        (Fault::ServerError(500), "provider_outage"),
         (
             Fault::RateLimited {
                 retry_after_s: Some(30),
@@ -329,7 +329,47 @@ fn provider_faults_become_typed_outcomes() {
         .iter()
         .map(|r| r["state"].as_str().expect("s"))
         .collect();
-    assert_eq!(states, vec!["create_failed"; 4], "{list}");
+    assert_eq!(states, vec!["create_failed"; 3], "{list}");
+
+    // A 500 to a create is not "nothing was made": create_outcome_unknown, the row stays open,
+    // and the next rent straight after sends no create while it cannot tell.
+    let creates_sent = |rig: &Rig| {
+        rig.fake
+            .requests()
+            .iter()
+            .filter(|r| r.as_str() == "POST /v2/pods")
+            .count()
+    };
+    let before = creates_sent(&rig);
+    rig.fake.push_fault(Route::Create, Fault::ServerError(500));
+    let out = gpurent(&rig, h, &no_wait);
+    assert_eq!(
+        json(&out)["error"]["code"],
+        "create_outcome_unknown",
+        "{out:?}"
+    );
+    let out = gpurent(&rig, h, &no_wait);
+    assert_eq!(
+        json(&out)["error"]["code"],
+        "create_outcome_unknown",
+        "{out:?}"
+    );
+    assert_eq!(
+        creates_sent(&rig) - before,
+        1,
+        "the retry sent no second create"
+    );
+    let list = json(&gpurent(&rig, h, &["instances", "--json"]));
+    let unclear: Vec<&serde_json::Value> = list["instances"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["state"] == "unknown")
+        .collect();
+    assert_eq!(unclear.len(), 1, "{list}");
+    assert!(unclear[0]["closed_ms"].is_null(), "{list}");
+    // Not listed 15 s later (the wait the next rent gives the listing): a rent may go ahead.
+    std::thread::sleep(Duration::from_secs(16));
 
     // A create whose answer never comes: outcome unknown, not resent, found by its label.
     rig.fake.set_create_delay(Duration::from_secs(8));
@@ -350,6 +390,12 @@ fn provider_faults_become_typed_outcomes() {
         .filter(|r| r["provider_instance_id"].is_string())
         .count();
     assert_eq!(adopted, 1, "{list}");
+    // The next rent says the earlier one made a machine, with its id and price, and creates
+    // nothing more.
+    let out = gpurent(&rig, h, &no_wait);
+    let e = &json(&out)["error"];
+    assert_eq!(e["code"], "earlier_create_found", "{out:?}");
+    assert_eq!(rig.fake.creates_total(), 1, "one rent, one machine");
 
     // A listing that cannot be read is reported, and the ledger is left alone.
     rig.fake.push_fault(Route::List, Fault::ServerError(500));

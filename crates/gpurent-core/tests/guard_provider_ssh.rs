@@ -306,9 +306,26 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         out.starts_with("http 20") && out.contains(" DELETE "),
         "{out}"
     );
+    // Closed only on the provider's word: one "gone" read is noted (the row stays open), a
+    // second one 15 s later closes it (issue 19: two reads some seconds apart, on the clock).
+    {
+        let app = App::open(
+            Paths::under(tmp.path().join("gpurent")),
+            Arc::new(FixedClock(300_000)),
+            None,
+        )
+        .expect("reopen");
+        let view = app.instances().expect("reconcile");
+        let row = view
+            .instances
+            .iter()
+            .find(|i| i.ledger.id == pod.ledger.id)
+            .expect("pod row");
+        assert!(row.ledger.closed_ms.is_none(), "one gone read: {row:?}");
+    }
     let app = App::open(
         Paths::under(tmp.path().join("gpurent")),
-        Arc::new(FixedClock(9_000)),
+        Arc::new(FixedClock(315_000)),
         None,
     )
     .expect("reopen");

@@ -10,7 +10,26 @@
 //!   between "request sent" and "answer read");
 //! - counters the crash tests assert on: creates received per label.
 //!
-//! It checks the bearer key and answers 401 to any other.
+//! It checks the bearer key and answers 401 to any other; further accounts' keys
+//! ([`FakeCloud::add_account`]) each see only the machines they created (another account's machine
+//! is 404, its list does not show it), like the real providers.
+//!
+//! Faults that fail like the real thing ([`Fault`], queued per [`Route`], any route, any moment):
+//! 5xx; 429 with or without `Retry-After` (also over 60 s); a hang past the client's timeout;
+//! [`Fault::MadeThenFailed`], a create that made the machine and then answered 5xx; [`Fault::Lag`],
+//! a list without the machines and a read answering 404 (right after a create).
+//!
+//! What the real clouds do that could hurt a user, and what this fake models of it:
+//! - a gateway 5xx / timeout on a create after the backend made the machine (modelled: the
+//!   machine bills while the client saw an error);
+//! - read replicas that lag a create by seconds (modelled: `Lag`), so one 404 is not "gone";
+//! - 429 with long `Retry-After` windows (RunPod `RateLimit`, Vast thresholds) on any route;
+//! - another account's key answering 404 for your machine (modelled: `add_account`);
+//! - RunPod stop wipes the container disk (only a network volume survives) — not modelled here
+//!   yet: the fake keeps no disk contents;
+//! - machines stuck provisioning or in ERROR that bill on (modelled only as a long
+//!   `set_provisioning`); Vast `instances: null` for an unknown id; partial Vast listings
+//!   (`next_token`) — not modelled.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -42,6 +61,12 @@ pub enum Fault {
     ZeroBalance,
     /// A 200 whose body is not the documented shape (a listing that cannot be parsed).
     Garbage,
+    /// Lag: a list that does not show the instances yet, a read that answers "not found" (what
+    /// a provider's read replica does right after a create).
+    Lag,
+    /// The create makes the machine, then the answer is lost: a 5xx goes back (the real
+    /// providers' gateways do this when the backend is slow).
+    MadeThenFailed(u16),
 }
 
 /// Routes faults can be queued on.
@@ -79,6 +104,20 @@ pub struct FakeInstance {
     pub state: FakeState,
     pub created: Instant,
     pub keys: Vec<String>,
+    /// GPUs, as the create asked (RunPod `gpu.count`; 1 elsewhere).
+    pub gpu_count: u64,
+    /// The API key (account) that created it: only that account sees it (another key gets
+    /// "not found", and its list does not show it), like the real providers.
+    pub owner: String,
+}
+
+std::thread_local! {
+    /// The API key of the request this thread answers (each request has its own thread).
+    static CALLER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+fn caller() -> String {
+    CALLER.with(|c| c.borrow().clone())
 }
 
 #[derive(Debug, Default)]
@@ -96,6 +135,8 @@ struct State {
 struct Inner {
     flavor: Flavor,
     api_key: String,
+    /// Further accounts' keys (`add_account`): each sees only its own machines.
+    other_accounts: Mutex<Vec<String>>,
     ssh: Mutex<Option<SshTarget>>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
@@ -135,6 +176,7 @@ impl FakeCloud {
         let inner = Arc::new(Inner {
             flavor,
             api_key: api_key.to_string(),
+            other_accounts: Mutex::new(vec![]),
             ssh: Mutex::new(None),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
@@ -200,6 +242,12 @@ impl FakeCloud {
         lock(&self.inner.instance_keys).push((key.to_string(), id.to_string()));
     }
 
+    /// Accept `key` as another account of this cloud: it sees (lists, reads, acts on) only the
+    /// machines it created; another account's machine is "not found" to it.
+    pub fn add_account(&self, key: &str) {
+        lock(&self.inner.other_accounts).push(key.to_string());
+    }
+
     /// `METHOD path` of every request that a per-instance key authorised.
     pub fn instance_key_requests(&self) -> Vec<String> {
         lock(&self.inner.instance_key_requests).clone()
@@ -212,6 +260,11 @@ impl FakeCloud {
             .entry(route)
             .or_default()
             .push_back(fault);
+    }
+
+    /// Drop every queued fault.
+    pub fn clear_faults(&self) {
+        lock(&self.inner.state).faults.clear();
     }
 
     /// Every create request received (whether or not its answer reached the client).
@@ -324,7 +377,16 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
     if scoped {
         lock(&inner.instance_key_requests).push(format!("{method} {path}"));
     }
-    let answer = if auth != format!("Bearer {}", inner.api_key) && !scoped {
+    let account = auth.strip_prefix("Bearer ").unwrap_or("").to_string();
+    let known = account == inner.api_key || lock(&inner.other_accounts).contains(&account);
+    CALLER.with(|c| {
+        *c.borrow_mut() = if scoped {
+            inner.api_key.clone()
+        } else {
+            account.clone()
+        }
+    });
+    let answer = if !known && !scoped {
         unauthorized(inner.flavor)
     } else {
         match inner.flavor {
@@ -375,6 +437,48 @@ fn problem(code: u16, title: &str, detail: &str) -> Answer {
     }
 }
 
+/// Takes the next fault of a route when it is `want` (the faults a route answers itself: lag,
+/// a create whose answer is lost).
+fn take_if(inner: &Inner, route: Route, want: impl Fn(&Fault) -> bool) -> Option<Fault> {
+    let mut st = lock(&inner.state);
+    let q = st.faults.get_mut(&route)?;
+    if q.front().is_some_and(&want) {
+        q.pop_front()
+    } else {
+        None
+    }
+}
+
+/// A create route: a queued `MadeThenFailed` makes the machine and answers a 5xx; other faults
+/// answer as [`fault`]; else `made(id)` answers.
+fn create_route(inner: &Inner, label: &str, made: impl FnOnce(&str) -> Answer) -> Option<Answer> {
+    if let Some(Fault::MadeThenFailed(code)) = take_if(inner, Route::Create, |f| {
+        matches!(f, Fault::MadeThenFailed(_))
+    }) {
+        create_instance(inner, label)?;
+        return server_error(inner.flavor, code);
+    }
+    if let Some(a) = fault(inner, Route::Create) {
+        return a;
+    }
+    let id = create_instance(inner, label)?;
+    Some(made(&id))
+}
+
+fn server_error(flavor: Flavor, code: u16) -> Option<Answer> {
+    Some(match flavor {
+        Flavor::Runpod => problem(code, "Internal Server Error", "upstream failure"),
+        Flavor::Vast => status(
+            code,
+            json!({"success": false, "error": "server_error", "msg": "internal error"}),
+        ),
+        Flavor::Lambda => status(
+            code,
+            json!({"error": {"code": "global/internal-error", "message": "internal error"}}),
+        ),
+    })
+}
+
 /// The next queued fault of a route, turned into an answer (or `Some(None)`: hang).
 fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
     let f = lock(&inner.state).faults.get_mut(&route)?.pop_front()?;
@@ -394,11 +498,9 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
             }
             Some(a)
         }
-        Fault::ServerError(code) => Some(match inner.flavor {
-            Flavor::Runpod => problem(code, "Internal Server Error", "upstream failure"),
-            Flavor::Vast => status(code, json!({"success": false, "error": "server_error", "msg": "internal error"})),
-            Flavor::Lambda => status(code, json!({"error": {"code": "global/internal-error", "message": "internal error"}})),
-        }),
+        Fault::ServerError(code) | Fault::MadeThenFailed(code) => server_error(inner.flavor, code),
+        // Lag on a route that does not answer it itself: the route's "not there" is its caller's.
+        Fault::Lag => server_error(inner.flavor, 503),
         Fault::NoCapacity => Some(match inner.flavor {
             Flavor::Runpod => problem(400, "Bad Request", "There are no longer any instances available with the requested specifications (capacity)."),
             Flavor::Vast => status(410, json!({"success": false, "error": "no_such_ask", "msg": "error 410/3907: no_such_ask Instance type 4242 is no longer available.", "ask_id": 4242})),
@@ -430,6 +532,8 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
             state: FakeState::Provisioning,
             created: Instant::now(),
             keys: vec![],
+            gpu_count: 1,
+            owner: caller(),
         });
         id
     };
@@ -448,6 +552,9 @@ fn get_one(
     found: impl FnOnce(&Inner, &FakeInstance) -> Value,
     missing: impl FnOnce() -> Answer,
 ) -> Option<Answer> {
+    if take_if(inner, Route::Get, |f| *f == Fault::Lag).is_some() {
+        return Some(missing());
+    }
     if let Some(a) = fault(inner, Route::Get) {
         return a;
     }
@@ -512,24 +619,30 @@ fn list_live(
     render: impl Fn(&Inner, &FakeInstance) -> Value,
     wrap: impl FnOnce(Vec<Value>) -> Value,
 ) -> Option<Answer> {
+    if take_if(inner, Route::List, |f| *f == Fault::Lag).is_some() {
+        return Some(ok(wrap(vec![])));
+    }
     if let Some(a) = fault(inner, Route::List) {
         return a;
     }
     let mut st = lock(&inner.state);
     advance(inner, &mut st);
+    let me = caller();
     let list: Vec<Value> = st
         .instances
         .iter()
-        .filter(|i| i.state != FakeState::Terminated)
+        .filter(|i| i.state != FakeState::Terminated && i.owner == me)
         .map(|i| render(inner, i))
         .collect();
     Some(ok(wrap(list)))
 }
 
+/// A live instance of the calling account (another account's machine is not found).
 fn find<'a>(st: &'a mut State, id: &str) -> Option<&'a mut FakeInstance> {
+    let me = caller();
     st.instances
         .iter_mut()
-        .find(|i| i.id == id && i.state != FakeState::Terminated)
+        .find(|i| i.id == id && i.state != FakeState::Terminated && i.owner == me)
 }
 
 // ---- RunPod v2 ----
@@ -564,7 +677,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
             _ => json!(["terminate"]),
         },
         "mounts": {},
-        "gpu": {"id": FAKE_GPU, "count": 1},
+        "gpu": {"id": FAKE_GPU, "count": i.gpu_count},
         "cloud": "SECURE",
         "dataCenterId": "US-KS-2",
         "cudaVersion": "12.8",
@@ -619,21 +732,22 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
             Some(ok(json!({"keys": keys})))
         }
         ("POST", ["v2", "pods"]) => {
-            if let Some(a) = fault(inner, Route::Create) {
-                return a;
-            }
             let label = body["name"].as_str().unwrap_or("").to_string();
-            let id = create_instance(inner, &label)?;
-            let mut st = lock(&inner.state);
-            if let Some(k) = body["env"]["PUBLIC_KEY"].as_str() {
-                if let Some(i) = find(&mut st, &id) {
+            create_route(inner, &label, |id| {
+                let mut st = lock(&inner.state);
+                let Some(i) = find(&mut st, id) else {
+                    return problem(500, "Internal Server Error", "pod vanished");
+                };
+                if let Some(k) = body["env"]["PUBLIC_KEY"].as_str() {
                     i.keys.push(k.to_string());
                 }
-            }
-            let i = find(&mut st, &id)?.clone();
-            let mut a = ok(runpod_pod(inner, &i));
-            a.status = 201;
-            Some(a)
+                i.gpu_count = body["gpu"]["count"].as_u64().unwrap_or(1);
+                let i = i.clone();
+                drop(st);
+                let mut a = ok(runpod_pod(inner, &i));
+                a.status = 201;
+                a
+            })
         }
         ("GET", ["v2", "pods"]) => list_live(inner, runpod_pod, |pods| json!({ "pods": pods })),
         ("GET", ["v2", "pods", id]) => get_one(inner, id, runpod_pod, || {
@@ -727,9 +841,6 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             }]})))
         }
         ("PUT", ["api", "v0", "asks", ask]) => {
-            if let Some(a) = fault(inner, Route::Create) {
-                return a;
-            }
             if *ask != "4242" {
                 return Some(vast_error(
                     404,
@@ -740,10 +851,9 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
                 ));
             }
             let label = body["label"].as_str().unwrap_or("").to_string();
-            let id = create_instance(inner, &label)?;
-            Some(ok(
-                json!({"success": true, "new_contract": id.parse::<i64>().unwrap_or(0)}),
-            ))
+            create_route(inner, &label, |id| {
+                ok(json!({"success": true, "new_contract": id.parse::<i64>().unwrap_or(0)}))
+            })
         }
         ("POST", ["api", "v0", "instances", id, "ssh"]) => {
             let mut st = lock(&inner.state);
@@ -896,9 +1006,6 @@ fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
             }}})))
         }
         ("POST", ["api", "v1", "instance-operations", "launch"]) => {
-            if let Some(a) = fault(inner, Route::Create) {
-                return a;
-            }
             if body["instance_type_name"].as_str() != Some(LAMBDA_TYPE) {
                 return Some(lambda_error(
                     404,
@@ -907,7 +1014,6 @@ fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                 ));
             }
             let label = body["name"].as_str().unwrap_or("").to_string();
-            let id = create_instance(inner, &label)?;
             let names: Vec<String> = body["ssh_key_names"]
                 .as_array()
                 .map(|a| {
@@ -916,17 +1022,19 @@ fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                         .collect()
                 })
                 .unwrap_or_default();
-            let mut st = lock(&inner.state);
-            let keys: Vec<String> = st
-                .account_keys
-                .iter()
-                .filter(|(n, _)| names.contains(n))
-                .map(|(_, k)| k.clone())
-                .collect();
-            if let Some(i) = find(&mut st, &id) {
-                i.keys = keys;
-            }
-            Some(ok(json!({"data": {"instance_ids": [id]}})))
+            create_route(inner, &label, |id| {
+                let mut st = lock(&inner.state);
+                let keys: Vec<String> = st
+                    .account_keys
+                    .iter()
+                    .filter(|(n, _)| names.contains(n))
+                    .map(|(_, k)| k.clone())
+                    .collect();
+                if let Some(i) = find(&mut st, id) {
+                    i.keys = keys;
+                }
+                ok(json!({"data": {"instance_ids": [id]}}))
+            })
         }
         ("GET", ["api", "v1", "instances"]) => {
             list_live(inner, lambda_instance, |list| json!({ "data": list }))

@@ -141,6 +141,8 @@ export default {
   'rented.failed_account': '{account} could not be read: {why} Its machines are shown as last known.',
   'rented.closed': 'Closed ({n})',
   'rented.money.stop': 'GPU billing stops; the {disk} GB disk is kept and still costs about {month} a month.',
+  'rented.money.stop.wiped':
+    'GPU billing stops; the {disk} GB container disk is wiped on stop: download your results first.',
   'rented.money.stop.unlisted':
     'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
   'rented.money.start': 'GPU billing resumes at {price} per hour.',
@@ -173,6 +175,10 @@ export default {
   'rent.error.action_unsupported': 'This provider cannot do that (Lambda cannot stop, only release).',
   'rent.error.create_outcome_unknown':
     'The create was sent but its answer was lost. gpurent does not send it again; the machine, if made, appears in Rented machines by its label.',
+  'rent.error.account_has_machines':
+    'This account still has machines that may bill ({detail}). Release them first, then remove the account.',
+  'rent.error.earlier_create_found':
+    'Your earlier rent did make a machine, and it bills. Nothing new was created: use it, or release it in Rented machines.',
   'rent.error.provider_not_connected': 'No account for this provider is connected (Settings → Accounts).',
   'rent.error.unknown_account': 'No such account.',
   'rent.error.account_exists':

@@ -131,6 +131,7 @@ export default {
   'rented.failed_account': '无法读取 {account}：{why} 其机器显示为上次已知的状态。',
   'rented.closed': '已关闭（{n}）',
   'rented.money.stop': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍约花费 {month}。',
+  'rented.money.stop.wiped': 'GPU 停止计费；{disk} GB 容器磁盘会在停止时被清空：请先下载结果。',
   'rented.money.stop.unlisted': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍要付费（{provider} 未在此列出存储价格）。',
   'rented.money.start': 'GPU 恢复计费，每小时 {price}。',
   'rented.money.release': '释放会删除机器及其 {disk} GB 磁盘：请先下载你的结果。计费随之结束。',
@@ -159,6 +160,9 @@ export default {
   'rent.error.action_unsupported': '该平台不支持此操作（Lambda 不能停机，只能释放）。',
   'rent.error.create_outcome_unknown':
     '创建请求已发出，但回应丢失。gpurent 不会重复发送；如果机器已创建，它会按标签出现在“已租机器”中。',
+  'rent.error.account_has_machines': '此账户仍有可能在计费的机器（{detail}）。请先释放它们，再移除账户。',
+  'rent.error.earlier_create_found':
+    '你之前的租用确实创建了一台机器，它正在计费。没有再创建新机器：请使用它，或在“已租机器”中释放它。',
   'rent.error.provider_not_connected': '尚未连接该平台的账户（设置 → 账户）。',
   'rent.error.unknown_account': '没有这个账户。',
   'rent.error.account_exists': '已有同名账户。请换一个名称，或先移除它。',

@@ -119,7 +119,9 @@ pub struct InstancesView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct MoneyNote {
     pub action: String,
-    /// `gpu_billing_stops_disk_kept`, `gpu_billing_resumes`, `everything_deleted`.
+    /// `gpu_billing_stops_disk_kept` (Vast), `gpu_billing_stops_disk_wiped` (RunPod: the
+    /// container disk is ephemeral, wiped on stop — its spec), `gpu_billing_resumes`,
+    /// `everything_deleted`.
     pub effect: String,
     pub price_per_hour_usd: f64,
     pub disk_gb: u32,
@@ -128,6 +130,13 @@ pub struct MoneyNote {
 }
 
 const READY_NOTE: &str = "ssh_ready";
+/// The event detail prefix of a create whose answer was unclear (the row stays open).
+const UNCLEAR_NOTE: &str = "create_outcome_unknown";
+/// The note that an unclear create was resolved for the next rent (told, or not listed).
+const RESOLVED_NOTE: &str = "unclear_create_resolved";
+/// How long after an unclear create the next rent on that account waits for the listing to
+/// show the machine before it creates anything new (the row itself stays open for 30 min).
+const UNCLEAR_RESOLVE_MS: i64 = 15_000;
 /// The disk of a new machine when the user does not say.
 pub const DEFAULT_DISK_GB: u32 = 50;
 /// An intent row older than this with no instance of its label is closed as `create_failed`.
@@ -148,6 +157,22 @@ impl App {
             Err(ProviderError::Core(crate::CoreError::BundledData(
                 "no result".into(),
             )))
+        })
+    }
+
+    /// The identity of the key an account uses now ([`accounts::key_id`]).
+    fn account_key_id(&self, account: &Account) -> Result<String, ProviderError> {
+        let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
+        Ok(accounts::key_id(&key))
+    }
+
+    /// Whether a row may be closed on what `account`'s key does not see: only when the row was
+    /// made with that same key (a row from before rows were bound counts as the same).
+    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
+        let bound = self.with_db(|c| ledger::bound_key(c, row_id))?;
+        Ok(match bound {
+            None => true,
+            Some(b) => b == self.account_key_id(account)?,
         })
     }
 
@@ -212,8 +237,27 @@ impl App {
         })
     }
 
+    /// Remove an account — refused while its ledger has open rows (machines that may bill):
+    /// without the key, gpurent could neither see nor release them.
     pub fn provider_remove(&self, name: &str) -> Result<(), ProviderError> {
-        self.with_db(|c| accounts::remove(c, self.keystore.as_ref(), name))
+        self.with_db(|c| {
+            let account = accounts::get(c, name)?;
+            let open = ledger::open_rows(c, account.provider, name)?;
+            if !open.is_empty() {
+                return Err(ProviderError::AccountHasMachines {
+                    account: name.to_string(),
+                    ids: open
+                        .iter()
+                        .map(|r| match &r.provider_instance_id {
+                            Some(p) => format!("{} ({p})", r.id),
+                            None => r.id.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            accounts::remove(c, self.keystore.as_ref(), name)
+        })
     }
 
     // ---- offers ----
@@ -343,6 +387,9 @@ impl App {
             None => accounts::for_provider(c, req.provider),
         })?;
         let client = self.provider_client(&account)?;
+        // One rent, one machine: an earlier create of this account whose answer was unclear is
+        // resolved before anything new is created.
+        self.resolve_unclear_creates(&account, client.as_ref())?;
         step("offer", 0);
         let offer = client.offer(&req.offer_id, self.now_ms())?.ok_or_else(|| {
             ProviderError::OfferGone {
@@ -356,8 +403,9 @@ impl App {
         };
         let disk_gb = req.disk_gb.unwrap_or(DEFAULT_DISK_GB);
         let now = self.now_ms();
+        let key_id = self.account_key_id(&account)?;
         let id = self.with_db(|c| {
-            ledger::insert_intent(
+            let id = ledger::insert_intent(
                 c,
                 &Intent {
                     provider: req.provider,
@@ -371,7 +419,17 @@ impl App {
                     image: image.clone(),
                 },
                 now,
-            )
+            )?;
+            // The row is bound to the key it is made with: another key's "not found" never
+            // closes it.
+            ledger::note(
+                c,
+                &id,
+                EventSource::Gpurent,
+                &format!("{}{key_id}", ledger::KEY_NOTE),
+                now,
+            )?;
+            Ok(id)
         })?;
         crash::point("after_intent");
         step("key", 1);
@@ -395,15 +453,23 @@ impl App {
         };
         let pid = match client.create(&create, &registration) {
             Ok(pid) => pid,
-            Err(e @ ProviderError::CreateOutcomeUnknown { .. }) => {
-                // The machine may exist: never create again; look for it by its label.
+            Err(e) if !e.is_clear_refusal() => {
+                // The machine may exist (a lost answer, a 5xx, a 408): never create again; the
+                // row stays open and the machine is looked for by its label.
+                let e = match e {
+                    e @ ProviderError::CreateOutcomeUnknown { .. } => e,
+                    other => ProviderError::CreateOutcomeUnknown {
+                        provider: req.provider,
+                        detail: other.to_string(),
+                    },
+                };
                 self.with_db(|c| {
                     ledger::record(
                         c,
                         &id,
                         LedgerState::Unknown,
                         EventSource::Gpurent,
-                        Some(&e.to_string()),
+                        Some(&format!("{UNCLEAR_NOTE}: {e}")),
                         self.now_ms(),
                     )
                 })?;
@@ -449,31 +515,54 @@ impl App {
             if cancel.is_cancelled() {
                 return Err(ProviderError::Core(crate::CoreError::Cancelled));
             }
-            let r = match client.get(&pid) {
-                Ok(r) => r,
-                Err(e) if e.is_transient() => None,
-                Err(e) => return Err(e),
-            };
+            let read = client.get(&pid);
             if first {
                 crash::point("during_wait");
                 first = false;
             }
-            let Some(r) = r else {
-                self.with_db(|c| {
-                    ledger::record(
-                        c,
-                        &id,
-                        LedgerState::Terminated,
-                        EventSource::Provider,
-                        Some("gone while starting"),
-                        self.now_ms(),
-                    )
-                })?;
-                return Err(ProviderError::InstanceNotFound {
-                    provider: req.provider,
-                    id: pid,
-                });
+            // A transient error (5xx, 429, timeout, DNS) says nothing about the machine, and one
+            // "gone" read is not the provider's word yet (a read can lag a create): keep polling
+            // until the deadline; only a confirmed gone read closes the row.
+            let waiting = match read {
+                Ok(Some(r)) => Ok(r),
+                Ok(None) => {
+                    let closed = self.with_db(|c| {
+                        ledger::gone_read(
+                            c,
+                            &id,
+                            LedgerState::Terminated,
+                            EventSource::Provider,
+                            "gone while starting",
+                            ledger::CREATE_LAG_MS,
+                            self.now_ms(),
+                        )
+                    })?;
+                    if closed {
+                        return Err(ProviderError::InstanceNotFound {
+                            provider: req.provider,
+                            id: pid,
+                        });
+                    }
+                    Err("not listed yet".to_string())
+                }
+                Err(e) if e.is_transient() => Err(format!(
+                    "{} ({})",
+                    last_status.clone().unwrap_or_default(),
+                    e.code()
+                )),
+                Err(e) => return Err(e),
             };
+            let r = match waiting {
+                Ok(r) => r,
+                Err(last) => {
+                    if Instant::now() > deadline {
+                        return Err(self.not_ready(&id, timeout, last.trim()));
+                    }
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            self.with_db(|c| ledger::seen(c, &id, self.now_ms()))?;
             self.with_db(|c| {
                 ledger::record(
                     c,
@@ -585,6 +674,64 @@ impl App {
         })
     }
 
+    /// Before a new create on `account`: every open row of it whose create answer was unclear
+    /// is looked for in the provider's listing (by its label). Found → the user is told
+    /// (`earlier_create_found`, its id and price) and nothing new is created; not found yet and
+    /// younger than [`UNCLEAR_RESOLVE_MS`] → `create_outcome_unknown` (try again shortly);
+    /// otherwise the rent goes ahead (the row stays open until the reconcile closes it).
+    fn resolve_unclear_creates(
+        &self,
+        account: &Account,
+        client: &dyn Provider,
+    ) -> Result<(), ProviderError> {
+        let pending = |c: &rusqlite::Connection| -> Result<Vec<LedgerInstance>, ProviderError> {
+            let mut out = vec![];
+            for r in ledger::open_rows(c, account.provider, &account.name)? {
+                let ev = ledger::events(c, &r.id)?;
+                let unclear = ev.iter().any(|e| {
+                    e.detail
+                        .as_deref()
+                        .is_some_and(|d| d.starts_with(UNCLEAR_NOTE))
+                });
+                let resolved = ev
+                    .iter()
+                    .any(|e| e.detail.as_deref() == Some(RESOLVED_NOTE));
+                if unclear && !resolved {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        };
+        if self.with_db(pending)?.is_empty() {
+            return Ok(());
+        }
+        // Asked with this account's own key; an error here is no answer: refuse to create.
+        self.reconcile_account(account, client, &mut ReconcileReport::default())?;
+        let now = self.now_ms();
+        for r in self.with_db(pending)? {
+            if let Some(pid) = &r.provider_instance_id {
+                self.with_db(|c| ledger::note(c, &r.id, EventSource::Gpurent, RESOLVED_NOTE, now))?;
+                return Err(ProviderError::EarlierCreateFound {
+                    id: r.id.clone(),
+                    provider_instance_id: pid.clone(),
+                    price_per_hour_usd: r.price_per_hour_usd,
+                });
+            }
+            if now - r.updated_ms < UNCLEAR_RESOLVE_MS {
+                return Err(ProviderError::CreateOutcomeUnknown {
+                    provider: account.provider,
+                    detail: format!(
+                        "an earlier create ({}) is not resolved yet: gpurent is looking for it by its label; try again in {} s",
+                        r.id,
+                        (UNCLEAR_RESOLVE_MS - (now - r.updated_ms)) / 1000 + 1
+                    ),
+                });
+            }
+            self.with_db(|c| ledger::note(c, &r.id, EventSource::Gpurent, RESOLVED_NOTE, now))?;
+        }
+        Ok(())
+    }
+
     /// Save the new machine as a host, pinning the host key it presents on this first contact
     /// (a machine gpurent just created, at the address the provider's authenticated API gave).
     fn save_rented_host(
@@ -687,38 +834,66 @@ impl App {
             ledger::reconcile(c, account.provider, &account.name, &list, now, report)
         })?;
         for m in missing {
-            match &m.provider_instance_id {
-                // Confirm with a direct read before closing: a listing can lag a create.
-                Some(pid) => {
-                    if client.get(pid)?.is_none() {
+            // Made with another key (the account's key was changed, or it is another provider
+            // account): what this key does not see says nothing about the machine.
+            if !self.same_key(&m.ledger_id, account)? {
+                continue;
+            }
+            let closed = match &m.provider_instance_id {
+                // A listing can lag a create, and one "gone" read is not the provider's word:
+                // a direct read with this account's key, confirmed by a second one later.
+                Some(pid) => match client.get(pid)? {
+                    Some(r) => {
                         self.with_db(|c| {
+                            ledger::seen(c, &m.ledger_id, now)?;
                             ledger::record(
                                 c,
                                 &m.ledger_id,
-                                LedgerState::Terminated,
+                                LedgerState::from_remote(r.state),
                                 EventSource::Reconcile,
-                                Some("gone from the provider"),
+                                Some(&r.raw_status),
                                 now,
                             )
                         })?;
-                        report.closed.push(m.ledger_id.clone());
+                        false
                     }
-                }
+                    None => self.with_db(|c| {
+                        ledger::gone_read(
+                            c,
+                            &m.ledger_id,
+                            LedgerState::Terminated,
+                            EventSource::Reconcile,
+                            "gone from the provider",
+                            ledger::CREATE_LAG_MS,
+                            now,
+                        )
+                    })?,
+                },
+                // No provider id: an intent row whose create may never have been sent, or an
+                // unclear create (`unknown`) that may have made a machine. Closed as
+                // `create_failed` only when its label stays unlisted across reads spanning the
+                // grace period (10 min for an intent, 30 min for an unclear create).
                 None => {
-                    if now - m.created_ms > INTENT_GRACE_MS {
-                        self.with_db(|c| {
-                            ledger::record(
-                                c,
-                                &m.ledger_id,
-                                LedgerState::CreateFailed,
-                                EventSource::Reconcile,
-                                Some("no instance with this label appeared"),
-                                now,
-                            )
-                        })?;
-                        report.closed.push(m.ledger_id.clone());
-                    }
+                    let lag = if m.state == LedgerState::Intent {
+                        INTENT_GRACE_MS
+                    } else {
+                        ledger::UNCLEAR_CREATE_MS
+                    };
+                    self.with_db(|c| {
+                        ledger::gone_read(
+                            c,
+                            &m.ledger_id,
+                            LedgerState::CreateFailed,
+                            EventSource::Reconcile,
+                            "no instance with this label appeared",
+                            lag,
+                            now,
+                        )
+                    })?
                 }
+            };
+            if closed {
+                report.closed.push(m.ledger_id.clone());
             }
         }
         Ok(list)
@@ -798,13 +973,18 @@ impl App {
                 )))
             }
         };
-        if row.state.is_terminal() {
-            return Err(ProviderError::WrongState {
-                id: row.id,
-                state: row.state.as_str().into(),
-                action: act,
-            });
-        }
+        let row = if row.state.is_terminal() {
+            // A closed row must not hide a machine that bills: ask the provider (with the row's
+            // own account) and reopen the row when it shows the machine alive.
+            self.reopen_if_alive(&row)?
+                .ok_or_else(|| ProviderError::WrongState {
+                    id: row.id.clone(),
+                    state: row.state.as_str().into(),
+                    action: act,
+                })?
+        } else {
+            row
+        };
         let Some(pid) = row.provider_instance_id.clone() else {
             return Err(ProviderError::WrongState {
                 id: row.id,
@@ -828,20 +1008,61 @@ impl App {
         }
         // Read back: the ledger records what the provider says, not what was hoped.
         let after = client.get(&pid)?;
-        let (state, raw) = match &after {
-            None => (LedgerState::Terminated, "gone".to_string()),
-            Some(r) => (LedgerState::from_remote(r.state), r.raw_status.clone()),
-        };
-        self.with_db(|c| {
-            ledger::record(
-                c,
-                &row.id,
-                state,
-                EventSource::Provider,
-                Some(&format!("after {act}: {raw}")),
-                now,
-            )
-        })?;
+        if after.is_none() && !self.same_key(&row.id, &account)? {
+            // This key cannot see a machine another key made: nothing is concluded.
+            return Err(ProviderError::NotConfirmed {
+                provider: row.provider,
+                state:
+                    "not visible with the account's current key (the row was made with another key)"
+                        .into(),
+            });
+        }
+        match &after {
+            // The provider accepted the terminate and then no longer has the machine: its word,
+            // twice, with this row's own key.
+            None if act == "release" => {
+                self.with_db(|c| {
+                    ledger::record(
+                        c,
+                        &row.id,
+                        LedgerState::Terminated,
+                        EventSource::Provider,
+                        Some("after release: gone"),
+                        now,
+                    )
+                })?;
+            }
+            // One gone read after a stop or start is not the provider's word yet.
+            None => {
+                self.with_db(|c| {
+                    ledger::gone_read(
+                        c,
+                        &row.id,
+                        LedgerState::Terminated,
+                        EventSource::Provider,
+                        &format!("gone after {act}"),
+                        ledger::CREATE_LAG_MS,
+                        now,
+                    )
+                })?;
+            }
+            Some(r) => {
+                self.with_db(|c| {
+                    ledger::seen(c, &row.id, now)?;
+                    ledger::record(
+                        c,
+                        &row.id,
+                        LedgerState::from_remote(r.state),
+                        EventSource::Provider,
+                        Some(&format!("after {act}: {}", r.raw_status)),
+                        now,
+                    )
+                })?;
+            }
+        }
+        let raw = after
+            .as_ref()
+            .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
         let confirmed = match act {
             "stop" => matches!(
                 after.as_ref().map(|r| r.state),
@@ -865,6 +1086,38 @@ impl App {
     }
 }
 
+impl App {
+    /// A closed row whose machine the provider (asked with the row's account) shows alive is
+    /// reopened with an event; `None` when it is gone, or the row has no provider id.
+    fn reopen_if_alive(
+        &self,
+        row: &LedgerInstance,
+    ) -> Result<Option<LedgerInstance>, ProviderError> {
+        let Some(pid) = &row.provider_instance_id else {
+            return Ok(None);
+        };
+        let account = self.with_db(|c| accounts::get(c, &row.account))?;
+        let Some(r) = self.provider_client(&account)?.get(pid)? else {
+            return Ok(None);
+        };
+        if matches!(r.state, RemoteState::Terminated | RemoteState::Terminating) {
+            return Ok(None);
+        }
+        let now = self.now_ms();
+        self.with_db(|c| {
+            ledger::reopen(
+                c,
+                &row.id,
+                LedgerState::from_remote(r.state),
+                EventSource::Provider,
+                &format!("the provider shows it as {}", r.raw_status),
+                now,
+            )?;
+            ledger::get(c, &row.id)
+        })
+    }
+}
+
 fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     let storage = row
         .storage_usd_per_gb_month
@@ -872,6 +1125,9 @@ fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     MoneyNote {
         action: action.to_string(),
         effect: match action {
+            // RunPod's `disk` is the container disk, "ephemeral, wiped on restart" (its spec):
+            // a stopped pod loses what is on it.
+            "stop" if row.provider == ProviderKind::Runpod => "gpu_billing_stops_disk_wiped",
             "stop" => "gpu_billing_stops_disk_kept",
             "start" => "gpu_billing_resumes",
             _ => "everything_deleted",
@@ -940,5 +1196,42 @@ mod tests {
         assert!(!l.terms.can_stop);
         assert_eq!(l.terms.billing, "per_minute");
         assert!(l.images.iter().all(|i| !i.host_too_old));
+    }
+
+    /// Defect: RunPod's stop was stated as "the disk is kept" while its container disk is
+    /// wiped on stop (the spec: "ephemeral, wiped on restart").
+    #[test]
+    fn stop_says_what_it_does_to_the_disk() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let app = App::open(Paths::under(dir.path()), Arc::new(FixedClock(1)), None).expect("app");
+        let row = |provider: ProviderKind| {
+            app.with_db(|c| {
+                ledger::insert_intent(
+                    c,
+                    &Intent {
+                        provider,
+                        account: provider.as_str().into(),
+                        offer_id: "o".into(),
+                        gpu: "g".into(),
+                        gpu_count: 1,
+                        price_per_hour_usd: 0.44,
+                        disk_gb: 50,
+                        storage_usd_per_gb_month: None,
+                        image: "i".into(),
+                    },
+                    1,
+                )
+            })
+            .expect("row")
+        };
+        let (rp, va) = (row(ProviderKind::Runpod), row(ProviderKind::Vast));
+        assert_eq!(
+            app.instance_money(&rp, "stop").expect("m").effect,
+            "gpu_billing_stops_disk_wiped"
+        );
+        assert_eq!(
+            app.instance_money(&va, "stop").expect("m").effect,
+            "gpu_billing_stops_disk_kept"
+        );
     }
 }

@@ -49,7 +49,8 @@ fn default_inactive_s() -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
-    /// Stop the instance through the provider (keeps the disk; storage still bills).
+    /// Stop the instance through the provider (GPU billing ends; Vast keeps the disk and bills
+    /// its storage, RunPod wipes the container disk).
     Stop,
     /// Release (terminate) the instance through the provider.
     Release,

@@ -82,11 +82,9 @@ fn stored(conn: &Connection) -> Result<Vec<Account>, ProviderError> {
         .filter_map(|(name, p, label, added, checked)| {
             let provider = ProviderKind::parse(&p)?;
             Some(Account {
-                key_source: if env_key(provider).is_some() {
-                    KeySource::Environment
-                } else {
-                    KeySource::Keychain
-                },
+                // A stored account always uses its own keychain key: the environment's key is
+                // an account of its own (it may be another provider account altogether).
+                key_source: KeySource::Keychain,
                 name,
                 provider,
                 account_label: label,
@@ -97,14 +95,25 @@ fn stored(conn: &Connection) -> Result<Vec<Account>, ProviderError> {
         .collect())
 }
 
-/// Every account: the stored ones, plus one per provider whose key is in the environment and
-/// that has no stored account.
+/// The name of the environment key's account: the provider's name (`runpod`), or
+/// `runpod-env` when a stored account already has that name.
+pub fn env_account_name(kind: ProviderKind, stored: &[Account]) -> String {
+    if stored.iter().any(|a| a.name == kind.as_str()) {
+        format!("{}-env", kind.as_str())
+    } else {
+        kind.as_str().to_string()
+    }
+}
+
+/// Every account: the stored ones (each with its keychain key), plus one per provider whose
+/// key is in the environment — its own account, never replacing a stored account's key.
 pub fn list(conn: &Connection) -> Result<Vec<Account>, ProviderError> {
     let mut out = stored(conn)?;
     for kind in ProviderKind::ALL {
-        if env_key(kind).is_some() && !out.iter().any(|a| a.provider == kind) {
+        if env_key(kind).is_some() {
+            let name = env_account_name(kind, &out);
             out.push(Account {
-                name: kind.as_str().to_string(),
+                name,
                 provider: kind,
                 key_source: KeySource::Environment,
                 account_label: None,
@@ -198,8 +207,9 @@ pub fn api_key(
     keystore: &dyn KeyStore,
     account: &Account,
 ) -> Result<Secret, ProviderError> {
-    if let Some(k) = env_key(account.provider) {
-        return Ok(k);
+    if account.key_source == KeySource::Environment {
+        return env_key(account.provider)
+            .ok_or_else(|| ProviderError::UnknownAccount(account.name.clone()));
     }
     let keychain: Option<String> = conn
         .query_row(
@@ -214,6 +224,15 @@ pub fn api_key(
             label: account.name.clone(),
         },
     ))
+}
+
+/// A short, one-way identity of an API key (the first 16 hex digits of its SHA-256): what a
+/// ledger row is bound to, so that a row made with one key is never closed on what another key
+/// (another provider account) does not see. Not secret-bearing: the key cannot be read back.
+pub fn key_id(key: &Secret) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(key.expose().as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -77,10 +77,18 @@ pub enum ProviderError {
         provider: ProviderKind,
         detail: String,
     },
+    #[error("your earlier rent did make a machine: {id} ({provider_instance_id}) at ${price_per_hour_usd}/h, and it bills; nothing new was created — use it, or release it: gpurent release {id} --yes")]
+    EarlierCreateFound {
+        id: String,
+        provider_instance_id: String,
+        price_per_hour_usd: f64,
+    },
     #[error("no {provider} account is connected; add one with its API key")]
     NotConnected { provider: ProviderKind },
     #[error("there is no connected account named '{0}'")]
     UnknownAccount(String),
+    #[error("account '{account}' still has machines that may bill ({ids}); release them first (gpurent release ID --yes), then remove the account")]
+    AccountHasMachines { account: String, ids: String },
     #[error("an account named '{0}' is already connected")]
     AccountExists(String),
     #[error("there is no instance '{0}' in the ledger")]
@@ -130,6 +138,26 @@ impl ProviderError {
     }
 }
 
+impl ProviderError {
+    /// Whether a non-2xx answer to a create says clearly that nothing was made (a refusal:
+    /// the key, the offer, capacity, quota, money, a rate limit, a malformed request). Anything
+    /// else — a 5xx, a 408, an answer gpurent cannot read — may have made a machine.
+    pub fn is_clear_refusal(&self) -> bool {
+        match self {
+            ProviderError::AuthRejected { .. }
+            | ProviderError::OfferGone { .. }
+            | ProviderError::InsufficientCapacity { .. }
+            | ProviderError::QuotaExceeded { .. }
+            | ProviderError::RateLimited { .. }
+            | ProviderError::InsufficientBalance { .. } => true,
+            ProviderError::RequestRejected { status, .. } => {
+                (400..500).contains(status) && *status != 408
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Coded for ProviderError {
     fn code(&self) -> &'static str {
         match self {
@@ -146,9 +174,11 @@ impl Coded for ProviderError {
             ProviderError::InstanceNotFound { .. } => "instance_not_found",
             ProviderError::Unsupported { .. } => "action_unsupported",
             ProviderError::CreateOutcomeUnknown { .. } => "create_outcome_unknown",
+            ProviderError::EarlierCreateFound { .. } => "earlier_create_found",
             ProviderError::NotConnected { .. } => "provider_not_connected",
             ProviderError::UnknownAccount(_) => "unknown_account",
             ProviderError::AccountExists(_) => "account_exists",
+            ProviderError::AccountHasMachines { .. } => "account_has_machines",
             ProviderError::UnknownInstance(_) => "unknown_instance",
             ProviderError::WrongState { .. } => "wrong_state",
             ProviderError::NotReady { .. } => "not_ready",
@@ -175,7 +205,20 @@ impl Coded for ProviderError {
                 retry_after_s.map(|s| format!("retry_after_s={s}"))
             }
             ProviderError::NotReady { last_state, .. } => Some(format!("last state: {last_state}")),
+            ProviderError::EarlierCreateFound {
+                id,
+                provider_instance_id,
+                price_per_hour_usd,
+            } => Some(
+                serde_json::json!({
+                    "id": id,
+                    "provider_instance_id": provider_instance_id,
+                    "price_per_hour_usd": price_per_hour_usd,
+                })
+                .to_string(),
+            ),
             ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
+            ProviderError::AccountHasMachines { ids, .. } => Some(ids.clone()),
             ProviderError::Key(e) => e.detail(),
             ProviderError::Remote(e) => e.detail(),
             ProviderError::Core(e) => e.detail(),

@@ -222,7 +222,19 @@ impl Http {
                 }
                 Ok(resp) => {
                     self.note_rate_limit(&resp);
-                    (self.map_error)(self.kind, &resp)
+                    let e = (self.map_error)(self.kind, &resp);
+                    // A create answered with anything but a clear refusal (a 5xx, a 408) may
+                    // have made the machine: never "nothing was made".
+                    if req.kind == CallKind::Create && !e.is_clear_refusal() {
+                        return Err(ProviderError::CreateOutcomeUnknown {
+                            provider: self.kind,
+                            detail: format!(
+                                "{} {}: {} answered {}",
+                                req.method, req.path, self.kind, resp.status
+                            ),
+                        });
+                    }
+                    e
                 }
                 Err(e) => e,
             };

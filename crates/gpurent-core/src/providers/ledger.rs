@@ -71,8 +71,12 @@ impl LedgerState {
             RemoteState::Provisioning | RemoteState::Starting => LedgerState::Provisioning,
             RemoteState::Running | RemoteState::Stopping => LedgerState::Running,
             RemoteState::Stopped => LedgerState::Stopped,
-            RemoteState::Terminating | RemoteState::Terminated => LedgerState::Terminated,
-            RemoteState::Error | RemoteState::Unknown => LedgerState::Unknown,
+            // Only the provider's own "terminated" closes a row: a machine that is still
+            // terminating may bill on (and may fail to terminate).
+            RemoteState::Terminated => LedgerState::Terminated,
+            RemoteState::Terminating | RemoteState::Error | RemoteState::Unknown => {
+                LedgerState::Unknown
+            }
         }
     }
 }
@@ -383,6 +387,35 @@ fn record_in(
     Ok(changed)
 }
 
+/// Reopen a closed row whose machine the provider shows alive (a closed row must never hide a
+/// machine that bills): the state becomes what the provider says, with an event saying why.
+/// Returns whether the row was closed (and is now open).
+pub fn reopen(
+    conn: &Connection,
+    id: &str,
+    state: LedgerState,
+    source: EventSource,
+    detail: &str,
+    now_ms: i64,
+) -> Result<bool, ProviderError> {
+    if state.is_terminal() {
+        return Ok(false);
+    }
+    let tx = conn.unchecked_transaction()?;
+    let n = tx.execute(
+        "UPDATE instances SET state = ?2, updated_ms = ?3, closed_ms = NULL WHERE id = ?1 AND closed_ms IS NOT NULL",
+        params![id, state.as_str(), now_ms],
+    )?;
+    if n > 0 {
+        tx.execute(
+            "INSERT INTO instance_events (instance_id, at_ms, state, source, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, now_ms, state.as_str(), source.as_str(), format!("reopened: {detail}")],
+        )?;
+    }
+    tx.commit()?;
+    Ok(n > 0)
+}
+
 pub fn set_host_label(
     conn: &Connection,
     id: &str,
@@ -412,6 +445,102 @@ pub fn released_at(conn: &Connection, host_label: &str) -> rusqlite::Result<Opti
     }))
 }
 
+/// The event detail prefix that binds a row to the key it was made with ([`super::accounts::key_id`]).
+pub const KEY_NOTE: &str = "account_key:";
+
+/// The key id a row was made with (`None`: a row from before rows were bound).
+pub fn bound_key(conn: &Connection, id: &str) -> Result<Option<String>, ProviderError> {
+    let d: Option<String> = conn
+        .query_row(
+            "SELECT detail FROM instance_events WHERE instance_id = ?1 AND detail LIKE 'account_key:%' ORDER BY rowid LIMIT 1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(d.and_then(|d| d.strip_prefix(KEY_NOTE).map(String::from)))
+}
+
+/// The note a "gone" read leaves on a row until a second one confirms it (or the machine is
+/// seen again, [`SEEN_AGAIN`]).
+pub const GONE_READ: &str = "gone_read";
+/// The note that clears a pending [`GONE_READ`]: the provider showed the machine again.
+pub const SEEN_AGAIN: &str = "seen_again";
+/// Two "gone" reads must be at least this far apart (injected clock) to close a row.
+pub const GONE_CONFIRM_MS: i64 = 10_000;
+/// A row with a provider id is not closed as gone sooner than this after its create: a listing
+/// or a read can lag a create.
+pub const CREATE_LAG_MS: i64 = 2 * 60 * 1000;
+/// A row whose create answer was unclear (`unknown`, no provider id) closes as `create_failed`
+/// only when its label has not been listed on reads spanning this long after the create.
+pub const UNCLEAR_CREATE_MS: i64 = 30 * 60 * 1000;
+
+/// The newest gone-read / seen-again note of a row.
+fn last_gone_note(conn: &Connection, id: &str) -> Result<Option<(i64, String)>, ProviderError> {
+    Ok(conn
+        .query_row(
+            "SELECT at_ms, detail FROM instance_events WHERE instance_id = ?1 AND detail IN (?2, ?3)
+             ORDER BY at_ms DESC, rowid DESC LIMIT 1",
+            params![id, GONE_READ, SEEN_AGAIN],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// The provider (asked with the row's own account key) said the machine is not there. The row
+/// closes as `closed_as` only when an earlier such read, at least [`GONE_CONFIRM_MS`] before,
+/// is still pending and the row is at least `lag_ms` old; otherwise the read is noted. Returns
+/// whether the row is closed now. A transient error is never a gone read: callers pass only a
+/// 404 / "no such instance" answer here.
+pub fn gone_read(
+    conn: &Connection,
+    id: &str,
+    closed_as: LedgerState,
+    source: EventSource,
+    reason: &str,
+    lag_ms: i64,
+    now_ms: i64,
+) -> Result<bool, ProviderError> {
+    let Some(row) = get(conn, id)? else {
+        return Err(ProviderError::UnknownInstance(id.to_string()));
+    };
+    if row.closed_ms.is_some() {
+        return Ok(true);
+    }
+    match last_gone_note(conn, id)? {
+        Some((at, d)) if d == GONE_READ => {
+            if now_ms - at >= GONE_CONFIRM_MS && now_ms - row.created_ms >= lag_ms {
+                record(
+                    conn,
+                    id,
+                    closed_as,
+                    source,
+                    Some(&format!(
+                        "{reason} (confirmed by reads {} s apart)",
+                        (now_ms - at) / 1000
+                    )),
+                    now_ms,
+                )?;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        _ => {
+            note(conn, id, source, GONE_READ, now_ms)?;
+            Ok(false)
+        }
+    }
+}
+
+/// The provider showed the machine: a pending gone read no longer counts.
+pub fn seen(conn: &Connection, id: &str, now_ms: i64) -> Result<(), ProviderError> {
+    if let Some((_, d)) = last_gone_note(conn, id)? {
+        if d == GONE_READ {
+            note(conn, id, EventSource::Provider, SEEN_AGAIN, now_ms)?;
+        }
+    }
+    Ok(())
+}
+
 /// An instance the provider lists that gpurent did not start (or whose row is elsewhere).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ForeignInstance {
@@ -431,6 +560,9 @@ pub struct ReconcileReport {
     pub updated: Vec<String>,
     /// Ledger ids closed because their instance is gone.
     pub closed: Vec<String>,
+    /// Closed ledger ids reopened because the provider lists their machine alive.
+    #[serde(default)]
+    pub reopened: Vec<String>,
     /// Instances the ledger does not know.
     pub foreign: Vec<ForeignInstance>,
     /// Accounts whose list could not be read: nothing was concluded for them.
@@ -450,6 +582,7 @@ pub struct Missing {
     pub ledger_id: String,
     pub provider_instance_id: Option<String>,
     pub created_ms: i64,
+    pub state: LedgerState,
 }
 
 /// Match one account's instance list with its open ledger rows. Adoption and state updates are
@@ -462,6 +595,37 @@ pub fn reconcile(
     now_ms: i64,
     report: &mut ReconcileReport,
 ) -> Result<Vec<Missing>, ProviderError> {
+    // A closed row whose machine the provider lists alive is reopened first (it bills, so it
+    // must be shown as billing), then reconciled like any open row.
+    {
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLS} FROM instances WHERE provider = ?1 AND account = ?2 AND closed_ms IS NOT NULL AND provider_instance_id IS NOT NULL"
+        ))?;
+        let closed = st
+            .query_map(params![provider.as_str(), account], row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        for c in closed {
+            let Some(r) = remote
+                .iter()
+                .find(|r| Some(&r.id) == c.provider_instance_id.as_ref())
+            else {
+                continue;
+            };
+            if matches!(r.state, RemoteState::Terminated | RemoteState::Terminating) {
+                continue;
+            }
+            if reopen(
+                conn,
+                &c.id,
+                LedgerState::from_remote(r.state),
+                EventSource::Reconcile,
+                &format!("the provider lists it as {}", r.raw_status),
+                now_ms,
+            )? {
+                report.reopened.push(c.id.clone());
+            }
+        }
+    }
     let open = open_rows(conn, provider, account)?;
     let mut missing = vec![];
     let mut known_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -492,6 +656,7 @@ pub fn reconcile(
         match (by_id, by_label) {
             (Some(r), _) => {
                 matched.insert(r.id.clone());
+                seen(conn, &row.id, now_ms)?;
                 let state = LedgerState::from_remote(r.state);
                 if record(
                     conn,
@@ -507,6 +672,7 @@ pub fn reconcile(
             (None, Some(r)) => {
                 matched.insert(r.id.clone());
                 known_ids.insert(r.id.clone());
+                seen(conn, &row.id, now_ms)?;
                 let state = LedgerState::from_remote(r.state);
                 set_provider_id(
                     conn,
@@ -523,6 +689,7 @@ pub fn reconcile(
                 ledger_id: row.id.clone(),
                 provider_instance_id: row.provider_instance_id.clone(),
                 created_ms: row.created_ms,
+                state: row.state,
             }),
         }
     }

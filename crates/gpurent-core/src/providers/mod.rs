@@ -87,7 +87,8 @@ impl ProviderKind {
     /// What renting here means for money and lifecycle (shown in the confirm step).
     pub fn terms(self) -> ProviderTerms {
         match self {
-            // RunPod bills pods per second while running; a stopped pod keeps its volume disk.
+            // RunPod bills pods per second while running; a stop wipes the container disk
+            // (the spec: "ephemeral, wiped on restart").
             ProviderKind::Runpod => ProviderTerms {
                 can_stop: true,
                 billing: "per_second".into(),
@@ -145,18 +146,7 @@ impl OfferQuery {
     /// the one rule every offer goes through).
     pub fn matches(&self, o: &Offer) -> bool {
         if let Some(g) = &self.gpu {
-            let needle: String = g
-                .to_ascii_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect();
-            let hay: String = o
-                .gpu
-                .to_ascii_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect();
-            if !hay.contains(&needle) {
+            if !name_matches(&o.gpu, g) {
                 return false;
             }
         }
@@ -177,6 +167,33 @@ impl OfferQuery {
         }
         true
     }
+}
+
+/// Whether a GPU name holds what the user typed, on token boundaries: `4090`, `rtx 4090` and
+/// `RTX_4090` match `NVIDIA GeForce RTX 4090`; `A100` matches `NVIDIA A100-SXM4-80GB`; `A10`
+/// does not match an A100 (a typed name ending in a digit must end where a token ends; one
+/// ending in a letter may go on with digits: `sxm` matches `SXM5`).
+pub fn name_matches(gpu: &str, typed: &str) -> bool {
+    let hay = fit::tokens(gpu);
+    let needle: String = fit::tokens(typed).concat();
+    if needle.is_empty() {
+        return true;
+    }
+    let ends_in_digit = needle.chars().last().is_some_and(|c| c.is_ascii_digit());
+    (0..hay.len()).any(|i| {
+        let mut run = String::new();
+        for t in &hay[i..] {
+            run.push_str(t);
+            if run.len() >= needle.len() {
+                return match run.strip_prefix(needle.as_str()) {
+                    Some("") => true,
+                    Some(rest) => !ends_in_digit && rest.chars().all(|c| c.is_ascii_digit()),
+                    None => false,
+                };
+            }
+        }
+        false
+    })
 }
 
 /// One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
@@ -314,13 +331,42 @@ pub struct ClientConfig {
 }
 
 /// The API base URL: `GPURENT_<X>_API_URL`, else the production one (no trailing slash).
+/// An override over plain `http://` is taken only for a loopback host (tests, a local proxy):
+/// the API key travels with every request, and plain http to another host would expose it. Any
+/// other plain-http override is ignored (with a warning) and the production URL is used.
 pub fn base_url(kind: ProviderKind) -> String {
-    std::env::var(format!("GPURENT_{}_API_URL", kind.env_stem()))
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| kind.default_base_url().to_string())
-        .trim_end_matches('/')
-        .to_string()
+    let var = format!("GPURENT_{}_API_URL", kind.env_stem());
+    let over = std::env::var(&var).ok().filter(|s| !s.trim().is_empty());
+    let url = match over {
+        Some(u) if url_safe_for_key(&u) => u,
+        Some(_) => {
+            tracing::warn!(variable = %var, "ignored: plain http is allowed only to a loopback host");
+            kind.default_base_url().to_string()
+        }
+        None => kind.default_base_url().to_string(),
+    };
+    url.trim().trim_end_matches('/').to_string()
+}
+
+/// `https://…`, or `http://` to `127.0.0.1`, `localhost` or `[::1]` only.
+pub fn url_safe_for_key(url: &str) -> bool {
+    let u = url.trim().to_ascii_lowercase();
+    if u.starts_with("https://") {
+        return true;
+    }
+    let Some(rest) = u.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']')
+            .next()
+            .map(|h| format!("[{h}]"))
+            .unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or("").to_string()
+    };
+    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
 }
 
 impl ClientConfig {
@@ -461,6 +507,14 @@ pub(crate) mod tests {
         assert!(q(|q| q.gpu = Some("rtx 4090".into())));
         assert!(q(|q| q.gpu = Some("RTX_4090".into())));
         assert!(!q(|q| q.gpu = Some("5090".into())));
+        assert!(q(|q| q.gpu = Some("4090".into())));
+        // `A10` is not an A100; `A100` and `sxm` match the A100 SXM4.
+        let a100 = offer("NVIDIA A100-SXM4-80GB", 2, Some(80.0), 3.0);
+        assert!(!name_matches(&a100.gpu, "A10"));
+        assert!(name_matches(&a100.gpu, "a100"));
+        assert!(name_matches(&a100.gpu, "A100 SXM"));
+        assert!(name_matches("NVIDIA A10", "A10"));
+        assert!(!name_matches("NVIDIA GeForce RTX 4090", "rtx 40"));
         assert!(q(|q| q.count = Some(2)));
         assert!(!q(|q| q.count = Some(1)));
         assert!(q(|q| q.min_vram_gib = Some(24.0)));
@@ -476,6 +530,18 @@ pub(crate) mod tests {
             !q.matches(&unknown_vram),
             "unknown VRAM never passes a VRAM floor"
         );
+    }
+
+    #[test]
+    fn an_api_url_over_plain_http_must_be_loopback() {
+        assert!(url_safe_for_key("https://api.runpod.io"));
+        assert!(url_safe_for_key("http://127.0.0.1:4010"));
+        assert!(url_safe_for_key("http://localhost:8080/v2"));
+        assert!(url_safe_for_key("http://[::1]:9000"));
+        assert!(!url_safe_for_key("http://mirror.example.com"));
+        assert!(!url_safe_for_key("http://127.0.0.1.evil.example:80"));
+        assert!(!url_safe_for_key("http://10.0.0.5:4010"));
+        assert!(!url_safe_for_key("ftp://127.0.0.1"));
     }
 
     #[test]

@@ -320,6 +320,22 @@ impl Provider for RunPod {
         Ok(out)
     }
 
+    /// The offer id names its GPU count (`secure:2:…`): the catalog is read again for that
+    /// count, or a multi-GPU offer could never be found again.
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+        let Some((_, count, _)) = parse_offer_id(offer_id) else {
+            return Ok(None);
+        };
+        let q = OfferQuery {
+            count: Some(count),
+            ..OfferQuery::default()
+        };
+        Ok(self
+            .offers(&q, now_ms)?
+            .into_iter()
+            .find(|o| o.offer_id == offer_id))
+    }
+
     fn register_key(
         &self,
         public_key: &str,

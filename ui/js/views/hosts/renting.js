@@ -64,6 +64,7 @@ export function actionMoneyText(m, i) {
       ? t('rented.money.stop.unlisted', { disk: m.disk_gb, provider: t(`rent.provider.${i.provider}`) })
       : t('rented.money.stop', { disk: m.disk_gb, month: usd(m.stopped_storage_usd_per_month) });
   }
+  if (m.effect === 'gpu_billing_stops_disk_wiped') return t('rented.money.stop.wiped', { disk: m.disk_gb });
   if (m.effect === 'gpu_billing_resumes') return t('rented.money.start', { price: usd(m.price_per_hour_usd, 3) });
   return t('rented.money.release', { disk: m.disk_gb });
 }

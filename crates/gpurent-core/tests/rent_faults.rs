@@ -1,0 +1,425 @@
+//! `App::rent`, the reconcile and the actions against the stateful fake cloud (gpurent-testhost)
+//! when the provider blips, lags or loses an answer (issue 19): a machine that bills is never
+//! shown as gone, a row closes only on the provider's word (two "gone" reads some seconds apart
+//! on the injected clock), a closed row whose machine is alive is reopened, and a create whose
+//! answer is unclear keeps its row open and is resolved before the next rent creates anything.
+//!
+//! The fake is talked to directly (no Prism: the spec checks are in providers_fake.rs and
+//! providers_cli.rs). The tests set `GPURENT_RUNPOD_*` variables of this process, so they run
+//! one at a time (a lock).
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::providers::RentRequest;
+use gpurent_core::app::App;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::Clock;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
+use gpurent_core::keys::MemoryKeyStore;
+use gpurent_core::providers::ledger::LedgerState;
+use gpurent_core::providers::{ProviderError, ProviderKind};
+use gpurent_core::Coded;
+use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Fault, Flavor, Route};
+use gpurent_testhost::UserKey;
+
+const API_KEY: &str = "fake-runpod-key-faults";
+
+static ENV: Mutex<()> = Mutex::new(());
+
+/// The injected clock, moved by the test.
+#[derive(Debug, Clone)]
+struct StepClock(Arc<AtomicI64>);
+
+impl Clock for StepClock {
+    fn now_unix_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl StepClock {
+    fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+struct Rig {
+    _guard: MutexGuard<'static, ()>,
+    fake: FakeCloud,
+    app: App,
+    clock: StepClock,
+    key: LoginKey,
+    env: SshEnv,
+    _tmp: tempfile::TempDir,
+}
+
+fn rig() -> Rig {
+    let guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
+    std::env::set_var("GPURENT_RUNPOD_API_KEY", API_KEY);
+    std::env::set_var("GPURENT_RUNPOD_API_URL", fake.url());
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
+    let app = App::open(Paths::under(tmp.path()), Arc::new(clock.clone()), None)
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+    let k = UserKey::generate("rent-faults").expect("key");
+    let key = LoginKey {
+        label: "k".into(),
+        pem: Secret::new(k.private_pem.clone()),
+        public_line: k.public_line.clone(),
+    };
+    let env = SshEnv::under_home(tmp.path(), None);
+    Rig {
+        _guard: guard,
+        fake,
+        app,
+        clock,
+        key,
+        env,
+        _tmp: tmp,
+    }
+}
+
+impl Rig {
+    fn rent(&self, no_wait: bool, ready_timeout_s: u64) -> Result<String, ProviderError> {
+        let req = RentRequest {
+            provider: ProviderKind::Runpod,
+            offer_id: self.fake.offer_id(),
+            image: None,
+            disk_gb: None,
+            no_wait,
+            ready_timeout_s: Some(ready_timeout_s),
+            account: None,
+        };
+        self.app
+            .rent(&req, &self.key, &self.env, &NoProgress, &CancelToken::new())
+            .map(|v| v.ledger.id)
+    }
+
+    /// The one ledger row (state, closed).
+    fn rows(&self) -> Vec<(String, LedgerState, bool, Option<String>)> {
+        self.app
+            .instances()
+            .expect("instances")
+            .instances
+            .into_iter()
+            .map(|v| {
+                (
+                    v.ledger.id,
+                    v.ledger.state,
+                    v.ledger.closed_ms.is_some(),
+                    v.ledger.provider_instance_id,
+                )
+            })
+            .collect()
+    }
+
+    fn live_machines(&self) -> usize {
+        self.fake
+            .instances()
+            .iter()
+            .filter(|i| i.state != FakeState::Terminated)
+            .count()
+    }
+}
+
+/// Defect: a transient error while waiting for the machine became "gone while starting" and
+/// the row was closed while the pod billed. Now the wait polls on until its deadline.
+#[test]
+fn a_blip_while_waiting_never_closes_the_row() {
+    let r = rig();
+    // The machine stays provisioning past the wait; every read of it fails once with a 503
+    // (four tries: the HTTP layer's retries are used up).
+    r.fake.set_provisioning(Duration::from_secs(60));
+    for _ in 0..4 {
+        r.fake.push_fault(Route::Get, Fault::ServerError(503));
+    }
+    let e = r.rent(false, 6).expect_err("not ready in 6 s");
+    assert_eq!(e.code(), "not_ready", "{e:?}");
+    assert_eq!(r.live_machines(), 1);
+    let rows = r.rows();
+    assert_eq!(rows.len(), 1);
+    assert!(
+        !rows[0].2,
+        "the row of a billing machine stays open: {rows:?}"
+    );
+    assert_eq!(rows[0].1, LedgerState::Provisioning, "{rows:?}");
+}
+
+/// Defect: one "gone" read (a lagging read right after a create, or any 404) closed a row.
+/// Now two gone reads some seconds apart on the injected clock are needed; a read that shows
+/// the machine in between clears the first.
+#[test]
+fn one_gone_read_never_closes_a_row_and_a_closed_row_with_a_live_machine_reopens() {
+    let r = rig();
+    let id = r.rent(true, 60).expect("rent");
+    r.clock.advance(5 * 60 * 1000);
+    // The list and the direct read lag (404).
+    r.fake.push_fault(Route::List, Fault::Lag);
+    r.fake.push_fault(Route::Get, Fault::Lag);
+    let rows = r.rows();
+    assert!(!rows[0].2, "one gone read closed the row: {rows:?}");
+    // Seen again, then gone once more 30 s later: still open (the first read no longer counts).
+    r.clock.advance(30_000);
+    assert!(!r.rows()[0].2);
+    r.clock.advance(30_000);
+    r.fake.push_fault(Route::List, Fault::Lag);
+    r.fake.push_fault(Route::Get, Fault::Lag);
+    assert!(!r.rows()[0].2, "a cleared gone read counted");
+    // Two gone reads 20 s apart: the provider's word — closed.
+    r.clock.advance(20_000);
+    r.fake.push_fault(Route::List, Fault::Lag);
+    r.fake.push_fault(Route::Get, Fault::Lag);
+    let view = r.app.instances().expect("instances");
+    assert_eq!(view.reconcile.closed, vec![id.clone()]);
+    // The machine is still there (it was lag): the next reconcile lists it, and the closed row
+    // is reopened with an event instead of hiding the machine as "ours, closed".
+    let view = r.app.instances().expect("instances");
+    assert!(view.foreign.is_empty(), "{view:?}");
+    let row = &view.instances[0];
+    assert!(row.ledger.closed_ms.is_none(), "{row:?}");
+    assert!(
+        row.events.iter().any(|e| e
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with("reopened"))),
+        "{row:?}"
+    );
+    // And it can be released from gpurent.
+    let out = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    assert_eq!(out.ledger.state, LedgerState::Terminated);
+    assert_eq!(r.live_machines(), 0);
+}
+
+/// Defect: `release` refused a closed row even when the provider still had the machine.
+#[test]
+fn release_of_a_closed_row_whose_machine_bills_reopens_and_releases_it() {
+    let r = rig();
+    let id = r.rent(true, 60).expect("rent");
+    r.clock.advance(5 * 60 * 1000);
+    for _ in 0..2 {
+        r.fake.push_fault(Route::List, Fault::Lag);
+        r.fake.push_fault(Route::Get, Fault::Lag);
+        let _ = r.rows();
+        r.clock.advance(20_000);
+    }
+    let row = r.app.instance_money(&id, "release").expect("row");
+    let _ = row;
+    assert!(r.rows()[0].2 || r.live_machines() == 1);
+    // Straight to release (the app's button; no reconcile in between).
+    let out = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("release of a machine that bills");
+    assert_eq!(out.ledger.state, LedgerState::Terminated);
+    assert_eq!(r.live_machines(), 0);
+}
+
+/// Defect: a 5xx answer to a create was `provider_outage` → `create_failed` ("nothing was
+/// made"). Now it is `create_outcome_unknown`, the row stays open, and the next rent on that
+/// account resolves it first: when the first create did make a machine it says so (id, price)
+/// and creates nothing more.
+#[test]
+fn an_unclear_create_is_resolved_before_the_next_rent_creates_anything() {
+    let r = rig();
+    // A 500 that made nothing.
+    r.fake.push_fault(Route::Create, Fault::ServerError(500));
+    let e = r.rent(true, 60).expect_err("500");
+    assert_eq!(e.code(), "create_outcome_unknown", "{e:?}");
+    let rows = r.rows();
+    assert_eq!(rows.len(), 1);
+    assert!(!rows[0].2, "an unclear create keeps its row open: {rows:?}");
+    assert_eq!(rows[0].1, LedgerState::Unknown);
+    // Straight away: not resolved yet, nothing is created.
+    let e = r.rent(true, 60).expect_err("unresolved");
+    assert_eq!(e.code(), "create_outcome_unknown", "{e:?}");
+    assert_eq!(r.fake.creates_total(), 0);
+    // Later, still not listed: the next rent goes ahead (the old row stays open, unknown).
+    r.clock.advance(20_000);
+    r.rent(true, 60)
+        .expect("rent after the unclear create was not listed");
+    assert_eq!(r.fake.creates_total(), 1);
+    // A 502 whose create did make the machine.
+    r.fake.push_fault(Route::Create, Fault::MadeThenFailed(502));
+    let e = r.rent(true, 60).expect_err("502");
+    assert_eq!(e.code(), "create_outcome_unknown", "{e:?}");
+    assert_eq!(r.fake.creates_total(), 2);
+    // The next rent finds it and says so, creating nothing.
+    let e = r.rent(true, 60).expect_err("found");
+    assert_eq!(e.code(), "earlier_create_found", "{e:?}");
+    let said: serde_json::Value =
+        serde_json::from_str(&e.detail().expect("detail")).expect("json detail");
+    assert!(
+        said["provider_instance_id"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("pod")),
+        "{said}"
+    );
+    assert_eq!(said["price_per_hour_usd"], 0.44, "{said}");
+    assert_eq!(r.fake.creates_total(), 2, "one rent, one machine");
+    // Every machine the cloud made is an open row.
+    let open: Vec<_> = r.rows().into_iter().filter(|x| !x.2).collect();
+    assert_eq!(r.live_machines(), 2);
+    assert!(
+        r.fake
+            .instances()
+            .iter()
+            .all(|i| open.iter().any(|x| x.3.as_deref() == Some(i.id.as_str()))),
+        "{open:?}"
+    );
+    // Told once: the rent after that goes ahead.
+    r.rent(true, 60).expect("rent");
+    assert_eq!(r.fake.creates_total(), 3);
+}
+
+/// A create answered with a clear refusal still closes its row as `create_failed`.
+#[test]
+fn a_refused_create_is_create_failed() {
+    let r = rig();
+    r.fake.push_fault(Route::Create, Fault::NoCapacity);
+    let e = r.rent(true, 60).expect_err("capacity");
+    assert_eq!(e.code(), "insufficient_capacity");
+    let rows = r.rows();
+    assert_eq!((rows[0].1, rows[0].2), (LedgerState::CreateFailed, true));
+    // And the next rent is not held up by it.
+    r.rent(true, 60).expect("rent");
+}
+
+/// Defect: `GPURENT_RUNPOD_API_KEY` replaced the key of every stored account, so a row made
+/// with a keychain account was reconciled with another account's key, not seen (404), and
+/// closed — and `release` took that 404 for success. Now the environment key is its own
+/// account, and a row is bound to the key it was made with.
+#[test]
+fn another_accounts_key_never_closes_a_row() {
+    let r = rig();
+    std::env::remove_var("GPURENT_RUNPOD_API_KEY");
+    r.app
+        .provider_add(ProviderKind::Runpod, Some("home"), Secret::new(API_KEY))
+        .expect("connect home");
+    let req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: r.fake.offer_id(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: Some("home".into()),
+    };
+    let id = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("rent")
+        .ledger
+        .id;
+    // Another provider account's key appears in the environment.
+    r.fake.add_account("fake-runpod-key-of-another-account");
+    std::env::set_var(
+        "GPURENT_RUNPOD_API_KEY",
+        "fake-runpod-key-of-another-account",
+    );
+    let names: Vec<String> = r
+        .app
+        .provider_list()
+        .expect("accounts")
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["home", "runpod"],
+        "the environment key is its own account"
+    );
+    for _ in 0..3 {
+        r.clock.advance(5 * 60 * 1000);
+        let view = r.app.instances().expect("instances");
+        let row = view
+            .instances
+            .iter()
+            .find(|v| v.ledger.id == id)
+            .expect("row");
+        assert!(row.ledger.closed_ms.is_none(), "{row:?}");
+        assert!(
+            row.remote.is_some(),
+            "home's own key still sees it: {row:?}"
+        );
+    }
+    assert_eq!(r.live_machines(), 1);
+    let out = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    assert_eq!(out.ledger.state, LedgerState::Terminated);
+    assert_eq!(r.live_machines(), 0, "released with home's own key");
+}
+
+/// Defect: a RunPod offer for several GPUs was read again with a count of 1, so it was never
+/// found again: every multi-GPU rent failed `offer_gone`.
+#[test]
+fn a_multi_gpu_runpod_offer_can_be_rented() {
+    let r = rig();
+    let req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: "secure:2:NVIDIA GeForce RTX 4090".into(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: None,
+    };
+    let v = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("a 2-GPU offer is found again");
+    assert_eq!(v.ledger.gpu_count, 2);
+    assert_eq!(
+        r.fake.instances()[0].gpu_count,
+        2,
+        "the create asked for 2 GPUs"
+    );
+    assert!((v.ledger.price_per_hour_usd - 0.88).abs() < 1e-9, "{v:?}");
+    assert_eq!(r.fake.creates_total(), 1);
+}
+
+/// Defect: `provider remove` with open machines orphaned them (no key left to see or release
+/// them). Now it is refused, naming them.
+#[test]
+fn an_account_with_open_machines_is_not_removed() {
+    let r = rig();
+    std::env::remove_var("GPURENT_RUNPOD_API_KEY");
+    r.app
+        .provider_add(ProviderKind::Runpod, Some("home"), Secret::new(API_KEY))
+        .expect("connect home");
+    let req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: r.fake.offer_id(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: Some("home".into()),
+    };
+    let id = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("rent")
+        .ledger
+        .id;
+    let e = r.app.provider_remove("home").expect_err("open machine");
+    assert_eq!(e.code(), "account_has_machines", "{e:?}");
+    assert!(e.detail().is_some_and(|d| d.contains(&id)), "{e:?}");
+    r.app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    r.app
+        .provider_remove("home")
+        .expect("removed once released");
+}
