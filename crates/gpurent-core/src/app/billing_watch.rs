@@ -9,9 +9,6 @@
 //!   this only gathers the readings, carries out a stop the user chose in advance, and remembers
 //!   what was sent (`notices_sent`).
 
-use std::collections::HashSet;
-
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -19,13 +16,14 @@ use crate::app::billing::{BudgetStatus, CostOptions, CostReport};
 use crate::app::login::SshEnv;
 use crate::app::App;
 use crate::billing::budget::Period;
+use crate::billing::notices_sent;
 use crate::billing::watch::{
     self, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice, WatchInput,
 };
 use crate::billing::{cost_so_far, InstanceState, StateChange, Tariff, Traffic};
 use crate::cancel::CancelToken;
 use crate::error::CoreError;
-use crate::guard::GuardSpec;
+use crate::guard::saved;
 use crate::providers::{ledger, ProviderError};
 use crate::remote::RemoteError;
 
@@ -183,14 +181,7 @@ impl App {
         usd: f64,
         stop_at_100: bool,
     ) -> Result<BudgetRow, RemoteError> {
-        let b = self.budget_set(host, period, usd)?;
-        self.with_store(|s| {
-            s.conn().execute(
-                "UPDATE budgets SET stop_at_100 = ?3 WHERE scope = ?1 AND period = ?2",
-                params![scope_of(host), period.name(), stop_at_100],
-            )?;
-            Ok(())
-        })?;
+        let b = self.budget_save(host, period, usd, Some(stop_at_100))?;
         let status = self
             .budget_status()?
             .into_iter()
@@ -204,87 +195,19 @@ impl App {
 
     /// Every budget, where it stands, and whether the user chose to stop at 100 %.
     pub fn budget_list(&self) -> Result<Vec<BudgetRow>, CoreError> {
-        let stops: Vec<(String, String)> = self.with_store(|s| {
-            let mut st = s
-                .conn()
-                .prepare("SELECT scope, period FROM budgets WHERE stop_at_100 != 0")?;
-            let rows = st
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
         Ok(self
-            .budget_status()?
+            .budgets_saved()?
             .into_iter()
-            .map(|status| {
-                let key = (
-                    scope_of(status.budget.host.as_deref()),
-                    status.budget.period.name().to_string(),
-                );
-                BudgetRow {
-                    stop_at_100: stops.contains(&key),
-                    status,
-                }
+            .map(|(status, stop_at_100)| BudgetRow {
+                status,
+                stop_at_100,
             })
             .collect())
     }
 
-    /// Guards set and not switched off: label, spec, when installed (this computer's clock).
-    fn guards_set(&self) -> Result<Vec<(String, GuardSpec, i64)>, CoreError> {
-        let rows: Vec<(String, String, i64)> = self.with_store(|s| {
-            let mut st = s.conn().prepare(
-                "SELECT host_label, spec_json, installed_ms FROM guards WHERE off_ms IS NULL ORDER BY host_label",
-            )?;
-            let rows = st
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(l, j, at)| serde_json::from_str(&j).ok().map(|spec| (l, spec, at)))
-            .collect())
-    }
-
-    fn notices_sent_keys(&self) -> Result<HashSet<String>, CoreError> {
-        self.with_store(|s| {
-            let mut st = s.conn().prepare("SELECT key FROM notices_sent")?;
-            let rows = st
-                .query_map([], |r| r.get::<_, String>(0))?
-                .collect::<Result<HashSet<_>, _>>()?;
-            Ok(rows)
-        })
-    }
-
-    fn remember_notice(&self, n: &Notice, now: i64) -> Result<(), CoreError> {
-        let kind = serde_json::to_value(n.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let json = serde_json::to_string(n).unwrap_or_default();
-        self.with_store(|s| {
-            s.conn().execute(
-                "INSERT OR IGNORE INTO notices_sent(key, kind, json, sent_ms) VALUES (?1, ?2, ?3, ?4)",
-                params![n.key, kind, json, now],
-            )?;
-            Ok(())
-        })
-    }
-
     /// Notices sent so far, newest first.
     pub fn notices_recent(&self, limit: u32) -> Result<Vec<Notice>, CoreError> {
-        self.with_store(|s| {
-            let mut st = s.conn().prepare(
-                "SELECT json FROM notices_sent ORDER BY sent_ms DESC, rowid DESC LIMIT ?1",
-            )?;
-            let rows = st
-                .query_map([limit], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows
-                .into_iter()
-                .filter_map(|j| serde_json::from_str(&j).ok())
-                .collect())
-        })
+        self.with_store(|s| notices_sent::recent(s, limit))
     }
 
     /// One tick of the app as a second guard: reconcile with the providers (so a machine that a
@@ -343,7 +266,7 @@ impl App {
             })
             .collect();
         let mut guards = Vec::new();
-        for (label, spec, installed_ms) in self.guards_set()? {
+        for (label, spec, installed_ms) in self.with_store(saved::active)? {
             let status = match self.host_key_for(&label, None) {
                 // A released machine took its guard with it: nothing to read, nothing to act on.
                 Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
@@ -380,7 +303,7 @@ impl App {
             machines,
             balances,
         };
-        let sent = self.notices_sent_keys()?;
+        let sent = self.with_store(notices_sent::keys)?;
         let decision = watch::decide(now, &input, &sent);
         let mut notices = decision.notices;
         for stop in &decision.stops {
@@ -406,11 +329,11 @@ impl App {
             }
             // Remembered at once (the notice's key names the deadline): acted on once, even if
             // a later step of this tick fails.
-            self.remember_notice(&n, now)?;
+            self.with_store(|s| notices_sent::remember(s, &n, now))?;
             notices.push(n);
         }
         for n in &notices {
-            self.remember_notice(n, now)?;
+            self.with_store(|s| notices_sent::remember(s, n, now))?;
         }
         report.notices = notices;
         Ok(report)
@@ -444,11 +367,6 @@ impl App {
             }
         }
     }
-}
-
-fn scope_of(host: Option<&str>) -> String {
-    host.map(|h| format!("host:{h}"))
-        .unwrap_or_else(|| "total".to_string())
 }
 
 #[cfg(test)]

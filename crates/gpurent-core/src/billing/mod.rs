@@ -7,6 +7,8 @@
 pub mod budget;
 pub mod cost;
 pub mod instance;
+pub mod notices_sent;
+pub mod rates;
 pub mod rules;
 pub mod watch;
 

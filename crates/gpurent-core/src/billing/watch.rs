@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::budget::{Level, Period};
+use crate::billing::budget::{scope_of, Level, Period};
 use crate::guard::ActionKind;
 
 /// Warn this long before a guard's deadline.
@@ -205,11 +205,6 @@ pub fn deadline_act_key(host: &str, deadline_ms: i64) -> String {
     format!("deadline_act:{host}:{deadline_ms}")
 }
 
-fn scope(host: Option<&str>) -> String {
-    host.map(|h| format!("host:{h}"))
-        .unwrap_or_else(|| "total".into())
-}
-
 /// The UTC day number of `ms` (for "once a day" keys).
 fn day(ms: i64) -> i64 {
     ms.div_euclid(86_400_000)
@@ -308,7 +303,7 @@ pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchD
         };
         let key = format!(
             "budget:{}:{}:{}:{pct}",
-            scope(b.host.as_deref()),
+            scope_of(b.host.as_deref()),
             b.period.name(),
             b.period_start_ms
         );

@@ -17,6 +17,7 @@
 pub mod error;
 pub mod host;
 pub mod provider;
+pub mod saved;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

@@ -1,0 +1,120 @@
+//! A pasted host's own rate (`host_rates`): the user enters it, since gpurent has no provider to
+//! ask. Plain functions over the [`Store`]; the facade adds the host check and the clock.
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::billing::{Increment, InstanceState, PastedRate, StateChange};
+use crate::error::CoreError;
+use crate::store::Store;
+
+/// A pasted host's rate as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct HostRate {
+    pub host: String,
+    pub rate: PastedRate,
+    /// Billed (running) since.
+    pub since_ms: i64,
+    /// Stopped since (storage still bills); `None` while it runs.
+    pub stopped_ms: Option<i64>,
+}
+
+impl HostRate {
+    /// The host's timeline as the cost functions take it.
+    pub fn timeline(&self) -> Vec<StateChange> {
+        let mut t = vec![StateChange {
+            at_ms: self.since_ms,
+            state: InstanceState::Running,
+        }];
+        if let Some(s) = self.stopped_ms {
+            t.push(StateChange {
+                at_ms: s,
+                state: InstanceState::Stopped,
+            });
+        }
+        t
+    }
+}
+
+/// A `host_rates` row: label, USD/h, rule, storage USD/day, since, stopped.
+type RateRow = (String, f64, String, Option<f64>, i64, Option<i64>);
+
+fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+    ))
+}
+
+fn to_rate((host, usd, rule, storage, since, stopped): RateRow) -> Result<HostRate, CoreError> {
+    let rule = Increment::from_rule_name(&rule)
+        .ok_or_else(|| CoreError::BundledData(format!("host_rates: unknown rule '{rule}'")))?;
+    Ok(HostRate {
+        host,
+        rate: PastedRate {
+            usd_per_hour: usd,
+            rule,
+            storage_usd_per_day: storage,
+        },
+        since_ms: since,
+        stopped_ms: stopped,
+    })
+}
+
+const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms FROM host_rates";
+
+/// Save (or replace) a host's rate, billed since `since_ms`; running again if it was stopped.
+pub fn set(
+    store: &Store,
+    label: &str,
+    rate: &PastedRate,
+    since_ms: i64,
+    now_ms: i64,
+) -> Result<(), CoreError> {
+    store.conn().execute(
+        "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6)
+         ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
+           rule = excluded.rule, storage_usd_per_day = excluded.storage_usd_per_day,
+           since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms",
+        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Mark a running host's rate stopped at `now_ms`; `false` when it has no rate or was stopped.
+pub fn mark_stopped(store: &Store, label: &str, now_ms: i64) -> Result<bool, CoreError> {
+    Ok(store.conn().execute(
+        "UPDATE host_rates SET stopped_ms = ?2, updated_ms = ?2 WHERE host_label = ?1 AND stopped_ms IS NULL",
+        params![label, now_ms],
+    )? == 1)
+}
+
+pub fn get(store: &Store, label: &str) -> Result<Option<HostRate>, CoreError> {
+    store
+        .conn()
+        .query_row(
+            &format!("{SELECT} WHERE host_label = ?1"),
+            [label],
+            row_to_rate,
+        )
+        .optional()?
+        .map(to_rate)
+        .transpose()
+}
+
+/// Every saved rate, by host label.
+pub fn list(store: &Store) -> Result<Vec<HostRate>, CoreError> {
+    let mut st = store
+        .conn()
+        .prepare(&format!("{SELECT} ORDER BY host_label"))?;
+    let rows = st
+        .query_map([], row_to_rate)?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter().map(to_rate).collect()
+}
