@@ -180,7 +180,7 @@ pub fn list(store: &Store) -> Result<Vec<SavedBudget>, CoreError> {
     rows.into_iter()
         .map(|(scope, period, usd, stop_at_100)| {
             let period = Period::parse(&period)
-                .ok_or_else(|| CoreError::BundledData(format!("budgets: period '{period}'")))?;
+                .ok_or_else(|| CoreError::stored("budgets", format!("period '{period}'")))?;
             Ok(SavedBudget {
                 budget: Budget {
                     host: host_of(&scope),
@@ -231,6 +231,37 @@ mod tests {
         assert_eq!(Period::Month.start_ms(leap), 1_706_745_600_000);
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+
+    /// One setter: a new budget does not stop; set again without the choice, the choice made
+    /// before is kept; with it, it is replaced. A row that cannot be read back is stored data,
+    /// not built-in data.
+    #[test]
+    fn one_setter_keeps_or_replaces_the_stop_choice_and_a_damaged_row_is_stored_data() {
+        use crate::error::Coded;
+        let store = Store::open_in_memory().expect("store");
+        let total = |usd| Budget {
+            host: None,
+            period: Period::Day,
+            usd,
+        };
+        set(&store, &total(5.0), None, 1).expect("new");
+        assert!(!list(&store).expect("list")[0].stop_at_100);
+        set(&store, &total(5.0), Some(true), 2).expect("stop");
+        set(&store, &total(6.0), None, 3).expect("again");
+        let saved = list(&store).expect("list");
+        assert_eq!((saved[0].budget.usd, saved[0].stop_at_100), (6.0, true));
+        assert!(set(&store, &total(0.0), None, 4).is_err());
+        assert_eq!(scope_of(Some("box")), "host:box");
+        store
+            .conn()
+            .execute(
+                "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES ('total', 'week', 1, 0, 1)",
+                [],
+            )
+            .expect("row");
+        let e = list(&store).expect_err("damaged");
+        assert_eq!(e.code(), "stored_data_damaged");
     }
 
     #[test]

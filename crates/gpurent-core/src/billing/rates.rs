@@ -53,7 +53,7 @@ fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
 
 fn to_rate((host, usd, rule, storage, since, stopped): RateRow) -> Result<HostRate, CoreError> {
     let rule = Increment::from_rule_name(&rule)
-        .ok_or_else(|| CoreError::BundledData(format!("host_rates: unknown rule '{rule}'")))?;
+        .ok_or_else(|| CoreError::stored("host_rates", format!("unknown rule '{rule}'")))?;
     Ok(HostRate {
         host,
         rate: PastedRate {
@@ -117,4 +117,38 @@ pub fn list(store: &Store) -> Result<Vec<HostRate>, CoreError> {
         .query_map([], row_to_rate)?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(to_rate).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Coded;
+
+    /// A saved rate whose rule this build does not know is damaged stored data (not built-in).
+    #[test]
+    fn a_rate_saved_with_an_unknown_rule_is_stored_data_damaged() {
+        let store = Store::open_in_memory().expect("store");
+        let rate = PastedRate {
+            usd_per_hour: 1.0,
+            rule: Increment::Hour,
+            storage_usd_per_day: None,
+        };
+        set(&store, "box", &rate, 10, 20).expect("set");
+        assert!(mark_stopped(&store, "box", 30).expect("stop"));
+        assert!(!mark_stopped(&store, "box", 40).expect("again"));
+        assert_eq!(
+            get(&store, "box").expect("get").map(|r| r.stopped_ms),
+            Some(Some(30))
+        );
+        store
+            .conn()
+            .execute("UPDATE host_rates SET rule = 'per-fortnight'", [])
+            .expect("update");
+        let e = list(&store).expect_err("damaged");
+        assert_eq!(e.code(), "stored_data_damaged");
+        assert!(
+            e.detail().unwrap_or_default().contains("host_rates"),
+            "{e:?}"
+        );
+    }
 }
