@@ -54,6 +54,7 @@ pub mod prices;
 pub mod providers;
 pub mod release;
 pub mod remote;
+pub mod second_guard;
 pub mod secret;
 pub mod selfcheck;
 pub mod settings;

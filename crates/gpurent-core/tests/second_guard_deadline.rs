@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::billing::watch::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_core::cancel::CancelToken;
 use gpurent_core::clock::{Clock, SystemClock};
 use gpurent_core::events::NoProgress;
 use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::providers::ProviderKind;
+use gpurent_core::second_guard::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_testhost::fakecloud::FakeState;
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{

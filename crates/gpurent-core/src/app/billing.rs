@@ -1,7 +1,8 @@
 //! Billing on the facade: a pasted host's own rate (the user enters it; gpurent has no provider
-//! to ask) and what each such host costs — so far, per hour now, and by a chosen time — through
-//! the pure functions of [`crate::billing`]. Provider machines plug in the same way once the
-//! instance ledger lands: their `(at_ms, state)` rows and [`Tariff::from_rules`].
+//! to ask), what each machine costs — so far, per hour now, and by a chosen time — through the
+//! pure functions of [`crate::billing`] (provider machines: the ledger's `(at_ms, state)` rows and
+//! their tariff), the budgets, and the Billing screen's view. The rows are kept by
+//! [`crate::billing::rates`] and [`crate::billing::budget`].
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -12,6 +13,7 @@ pub use crate::billing::budget::{Budget, BudgetStatus};
 use crate::billing::instance::{self as priced, ProviderReported};
 use crate::billing::rates;
 pub use crate::billing::rates::HostRate;
+pub use crate::billing::spend::{spend_series, SpendPoint, SpendSeries};
 use crate::billing::{
     cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, InstanceState,
     PastedRate, StateChange, Tariff, Traffic,
@@ -377,7 +379,7 @@ impl App {
 fn into_core(e: ProviderError) -> CoreError {
     match e {
         ProviderError::Core(c) => c,
-        other => CoreError::BundledData(other.to_string()),
+        other => CoreError::stored("instances", other.to_string()),
     }
 }
 
@@ -451,6 +453,127 @@ impl App {
         Ok(saved
             .into_iter()
             .map(|b| (budget::status(b.budget, &machines, now), b.stop_at_100))
+            .collect())
+    }
+}
+
+/// A budget as the Billing screen lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BudgetRow {
+    #[serde(flatten)]
+    pub status: BudgetStatus,
+    /// The user chose: stop the machine(s) at 100 % (provider machines; a pasted host has no API
+    /// gpurent could stop it with).
+    pub stop_at_100: bool,
+}
+
+/// Everything the Billing screen shows, computed at one `now`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BillingView {
+    pub now_ms: i64,
+    pub cost: CostReport,
+    pub budgets: Vec<BudgetRow>,
+    pub spend: SpendSeries,
+}
+
+/// How many points the spend chart gets.
+const SPEND_POINTS: usize = 60;
+
+/// The Billing screen's reads: cost per machine and in total (so far, per hour now, by a chosen
+/// time), the budgets with where they stand and the user's "stop at 100 %", and spend over time.
+impl App {
+    /// The timelines and tariffs of every machine that cost something: pasted hosts with a rate
+    /// and every ledger machine, released ones included (what they spent is spent — the same
+    /// machines the budgets count).
+    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, ProviderError> {
+        let mut out: Vec<(Vec<StateChange>, Tariff)> = self
+            .host_rates()?
+            .iter()
+            .map(|r| (r.timeline(), r.rate.tariff()))
+            .collect();
+        for row in self.with_db(ledger::list)? {
+            let (t, tariff, _) = self.instance_timeline(&row)?;
+            out.push((t, tariff));
+        }
+        Ok(out)
+    }
+
+    /// The Billing screen at this moment; `ahead_ms`: also what it will have cost that long from
+    /// now; `live`: ask the providers too (reconcile, their own rates, balances) — the screen does
+    /// that when it opens and every 30 s, and computes from the ledger in between. The chart runs
+    /// from the first machine's start (at most 30 days back) to now.
+    pub fn billing_view(
+        &self,
+        ahead_ms: Option<i64>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
+        let now = self.now_ms();
+        let cost = self.cost_report(CostOptions {
+            ahead_ms,
+            live,
+            include_closed: false,
+        })?;
+        let timelines = self.billed_timelines()?;
+        let first = timelines
+            .iter()
+            .filter_map(|(t, _)| t.first().map(|c| c.at_ms))
+            .min()
+            .unwrap_or(now);
+        let from = first.max(now - 30 * 86_400_000).min(now);
+        Ok(BillingView {
+            now_ms: now,
+            cost,
+            budgets: self.budget_list()?,
+            spend: spend_series(&timelines, from, now, SPEND_POINTS),
+        })
+    }
+
+    /// [`App::billing_view`] with "by" as the user typed it (`90m`, `2.5h`, `1d`; empty: none).
+    pub fn billing_view_by(
+        &self,
+        by: Option<&str>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
+        let ahead_ms = match by.map(str::trim).filter(|b| !b.is_empty()) {
+            None => None,
+            Some(text) => Some(
+                crate::guard::parse_duration(text)
+                    .map_err(|e| CoreError::invalid("by", e.to_string()))? as i64
+                    * 1000,
+            ),
+        };
+        self.billing_view(ahead_ms, live)
+    }
+
+    /// Set (or replace) a budget, with the user's choice to stop at 100 %.
+    pub fn budget_set_with(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        usd: f64,
+        stop_at_100: bool,
+    ) -> Result<BudgetRow, RemoteError> {
+        let b = self.budget_save(host, period, usd, Some(stop_at_100))?;
+        let status = self
+            .budget_status()?
+            .into_iter()
+            .find(|s| s.budget == b)
+            .ok_or_else(|| RemoteError::invalid("budget", "was not saved"))?;
+        Ok(BudgetRow {
+            status,
+            stop_at_100,
+        })
+    }
+
+    /// Every budget, where it stands, and whether the user chose to stop at 100 %.
+    pub fn budget_list(&self) -> Result<Vec<BudgetRow>, CoreError> {
+        Ok(self
+            .budgets_saved()?
+            .into_iter()
+            .map(|(status, stop_at_100)| BudgetRow {
+                status,
+                stop_at_100,
+            })
             .collect())
     }
 }

@@ -1,65 +1,23 @@
-//! The Billing screen's reads and the app as a second guard, on the facade.
-//!
-//! - [`App::billing_view`]: cost per machine and in total (so far, per hour now, by a chosen
-//!   time), the budgets with where they stand, and spend over time (cumulative cost sampled over
-//!   the machines' own timelines — the same cost functions, not a second model).
-//! - [`App::budget_set_with`] / [`App::budget_list`]: budgets with the user's own "stop at 100 %".
-//! - [`App::second_guard_tick`]: one tick of the watcher the desktop shell runs every 30 s while
-//!   the app is open; the decisions are [`crate::billing::watch::decide`] (pure, time passed in),
-//!   this only gathers the readings, carries out a stop the user chose in advance, and remembers
-//!   what was sent (`notices_sent`).
+//! The app as a second guard, on the facade: [`App::second_guard_tick`] is one tick of the
+//! watcher the desktop shell runs every 30 s while the app is open. The decisions are
+//! [`crate::second_guard::decide`] (pure, time passed in); this gathers the readings, carries out
+//! a stop the user chose in advance or a deadline action a guard missed, and remembers what was
+//! sent ([`crate::second_guard::sent`]).
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::app::billing::{BudgetStatus, CostOptions, CostReport};
 use crate::app::login::SshEnv;
 use crate::app::App;
-use crate::billing::budget::Period;
-use crate::billing::notices_sent;
-use crate::billing::watch::{
-    self, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice, WatchInput,
-};
-use crate::billing::{cost_so_far, InstanceState, StateChange, Tariff, Traffic};
+use crate::billing::InstanceState;
 use crate::cancel::CancelToken;
 use crate::error::CoreError;
 use crate::guard::saved;
-use crate::providers::{ledger, ProviderError};
-use crate::remote::RemoteError;
-
-/// A budget as the Billing screen lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct BudgetRow {
-    #[serde(flatten)]
-    pub status: BudgetStatus,
-    /// The user chose: stop the machine(s) at 100 % (provider machines; a pasted host has no API
-    /// gpurent could stop it with).
-    pub stop_at_100: bool,
-}
-
-/// Cumulative cost of every machine at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
-pub struct SpendPoint {
-    pub at_ms: i64,
-    pub usd: f64,
-}
-
-/// Spend over time: what all machines together had cost at each moment from `from_ms` to now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct SpendSeries {
-    pub from_ms: i64,
-    pub to_ms: i64,
-    pub points: Vec<SpendPoint>,
-}
-
-/// Everything the Billing screen shows, computed at one `now`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct BillingView {
-    pub now_ms: i64,
-    pub cost: CostReport,
-    pub budgets: Vec<BudgetRow>,
-    pub spend: SpendSeries,
-}
+use crate::providers::ProviderError;
+use crate::second_guard::{
+    self as rules, sent, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice,
+    TickInput,
+};
 
 /// What one tick of the second guard did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
@@ -79,135 +37,10 @@ pub struct TickReport {
     pub deadline_acted: Vec<String>,
 }
 
-/// How many points the spend chart gets.
-const SPEND_POINTS: usize = 60;
-
-/// Sample cumulative cost over `[from_ms, to_ms]`: at each moment, what the machines had cost
-/// "so far" then (with each meter's rounding), so the curve steps where an hourly rule charges.
-pub fn spend_series(
-    machines: &[(Vec<StateChange>, Tariff)],
-    from_ms: i64,
-    to_ms: i64,
-    points: usize,
-) -> SpendSeries {
-    let points = points.max(2);
-    let span = (to_ms - from_ms).max(0);
-    let pts = (0..points)
-        .map(|i| {
-            let at = from_ms + span * i as i64 / (points as i64 - 1);
-            let usd = machines
-                .iter()
-                .map(|(t, tariff)| cost_so_far(t, tariff, Traffic::default(), at).total_usd)
-                .sum();
-            SpendPoint { at_ms: at, usd }
-        })
-        .collect();
-    SpendSeries {
-        from_ms,
-        to_ms,
-        points: pts,
-    }
-}
-
 impl App {
-    /// The timelines and tariffs of every machine that cost something: pasted hosts with a rate
-    /// and every ledger machine, released ones included (what they spent is spent — the same
-    /// machines the budgets count).
-    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, ProviderError> {
-        let mut out: Vec<(Vec<StateChange>, Tariff)> = self
-            .host_rates()?
-            .iter()
-            .map(|r| (r.timeline(), r.rate.tariff()))
-            .collect();
-        for row in self.with_db(ledger::list)? {
-            let (t, tariff, _) = self.instance_timeline(&row)?;
-            out.push((t, tariff));
-        }
-        Ok(out)
-    }
-
-    /// The Billing screen at this moment; `ahead_ms`: also what it will have cost that long from
-    /// now; `live`: ask the providers too (reconcile, their own rates, balances) — the screen does
-    /// that when it opens and every 30 s, and computes from the ledger in between. The chart runs
-    /// from the first machine's start (at most 30 days back) to now.
-    pub fn billing_view(
-        &self,
-        ahead_ms: Option<i64>,
-        live: bool,
-    ) -> Result<BillingView, ProviderError> {
-        let now = self.now_ms();
-        let cost = self.cost_report(CostOptions {
-            ahead_ms,
-            live,
-            include_closed: false,
-        })?;
-        let timelines = self.billed_timelines()?;
-        let first = timelines
-            .iter()
-            .filter_map(|(t, _)| t.first().map(|c| c.at_ms))
-            .min()
-            .unwrap_or(now);
-        let from = first.max(now - 30 * 86_400_000).min(now);
-        Ok(BillingView {
-            now_ms: now,
-            cost,
-            budgets: self.budget_list()?,
-            spend: spend_series(&timelines, from, now, SPEND_POINTS),
-        })
-    }
-
-    /// [`App::billing_view`] with "by" as the user typed it (`90m`, `2.5h`, `1d`; empty: none).
-    pub fn billing_view_by(
-        &self,
-        by: Option<&str>,
-        live: bool,
-    ) -> Result<BillingView, ProviderError> {
-        let ahead_ms = match by.map(str::trim).filter(|b| !b.is_empty()) {
-            None => None,
-            Some(text) => Some(
-                crate::guard::parse_duration(text)
-                    .map_err(|e| CoreError::invalid("by", e.to_string()))? as i64
-                    * 1000,
-            ),
-        };
-        self.billing_view(ahead_ms, live)
-    }
-
-    /// Set (or replace) a budget, with the user's choice to stop at 100 %.
-    pub fn budget_set_with(
-        &self,
-        host: Option<&str>,
-        period: Period,
-        usd: f64,
-        stop_at_100: bool,
-    ) -> Result<BudgetRow, RemoteError> {
-        let b = self.budget_save(host, period, usd, Some(stop_at_100))?;
-        let status = self
-            .budget_status()?
-            .into_iter()
-            .find(|s| s.budget == b)
-            .ok_or_else(|| RemoteError::invalid("budget", "was not saved"))?;
-        Ok(BudgetRow {
-            status,
-            stop_at_100,
-        })
-    }
-
-    /// Every budget, where it stands, and whether the user chose to stop at 100 %.
-    pub fn budget_list(&self) -> Result<Vec<BudgetRow>, CoreError> {
-        Ok(self
-            .budgets_saved()?
-            .into_iter()
-            .map(|(status, stop_at_100)| BudgetRow {
-                status,
-                stop_at_100,
-            })
-            .collect())
-    }
-
     /// Notices sent so far, newest first.
     pub fn notices_recent(&self, limit: u32) -> Result<Vec<Notice>, CoreError> {
-        self.with_store(|s| notices_sent::recent(s, limit))
+        self.with_store(|s| sent::recent(s, limit))
     }
 
     /// One tick of the app as a second guard: reconcile with the providers (so a machine that a
@@ -255,15 +88,7 @@ impl App {
         let budgets = self
             .budget_list()?
             .into_iter()
-            .map(|b| BudgetReading {
-                host: b.status.budget.host.clone(),
-                period: b.status.budget.period,
-                period_start_ms: b.status.period_start_ms,
-                usd: b.status.budget.usd,
-                spent_usd: b.status.spent_usd,
-                level: b.status.level,
-                stop_at_100: b.stop_at_100,
-            })
+            .map(|b| BudgetReading::new(&b.status, b.stop_at_100))
             .collect();
         let mut guards = Vec::new();
         for (label, spec, installed_ms) in self.with_store(saved::active)? {
@@ -277,41 +102,36 @@ impl App {
                             .map_err(|e| crate::error::Coded::code(&e).to_string())
                     }),
             };
-            let (idle_for_s, idle_since_s) = match status {
-                Ok(st) => {
-                    let idle = st.idle_since.zip(st.host_now_s).map(|(s, n)| n - s);
-                    (idle, st.idle_since)
-                }
+            let (idle_since_s, host_now_s) = match status {
+                Ok(st) => (st.idle_since, st.host_now_s),
                 Err(code) => {
                     report.unreadable.push((label.clone(), code));
                     (None, None)
                 }
             };
-            guards.push(GuardReading {
-                host: label,
-                idle_s: spec.idle_s,
-                idle_for_s,
+            guards.push(GuardReading::new(
+                label,
+                &spec,
+                installed_ms,
                 idle_since_s,
-                // Re-checked in this computer's clock: installed + "this long from then".
-                deadline_ms: spec.deadline_in_s.map(|d| installed_ms + d as i64 * 1000),
-                action: spec.action,
-            });
+                host_now_s,
+            ));
         }
-        let input = WatchInput {
+        let input = TickInput {
             budgets,
             guards,
             machines,
             balances,
         };
-        let sent = self.with_store(notices_sent::keys)?;
-        let decision = watch::decide(now, &input, &sent);
+        let sent = self.with_store(sent::keys)?;
+        let decision = rules::decide(now, &input, &sent);
         let mut notices = decision.notices;
         for stop in &decision.stops {
             match self.instance_action(&stop.instance, "stop", true) {
                 Ok(_) => report.stopped.push(stop.instance.clone()),
                 Err(e) => {
                     tracing::warn!(instance = %stop.instance, "stop at 100 %: {e}");
-                    let n = watch::still_billing(stop);
+                    let n = rules::still_billing(stop);
                     if !sent.contains(&n.key) {
                         notices.push(n);
                     }
@@ -324,16 +144,16 @@ impl App {
                 continue;
             }
             let n = self.act_at_deadline(act);
-            if n.kind == watch::NoticeKind::DeadlineActed {
+            if n.kind == rules::NoticeKind::DeadlineActed {
                 report.deadline_acted.push(act.instance.clone());
             }
             // Remembered at once (the notice's key names the deadline): acted on once, even if
             // a later step of this tick fails.
-            self.with_store(|s| notices_sent::remember(s, &n, now))?;
+            self.with_store(|s| sent::remember(s, &n, now))?;
             notices.push(n);
         }
         for n in &notices {
-            self.with_store(|s| notices_sent::remember(s, n, now))?;
+            self.with_store(|s| sent::remember(s, n, now))?;
         }
         report.notices = notices;
         Ok(report)
@@ -345,7 +165,7 @@ impl App {
     /// with the account key gpurent holds (`instance_action(.., yes)`: the call, then a re-read of
     /// the instance whose state goes into the ledger as a provider event, and anything but the
     /// state the action leads to is an error). The outcome is the notice.
-    fn act_at_deadline(&self, act: &watch::DeadlineAct) -> Notice {
+    fn act_at_deadline(&self, act: &rules::DeadlineAct) -> Notice {
         tracing::info!(
             instance = %act.instance,
             action = act.action,
@@ -354,7 +174,7 @@ impl App {
         match self.instance_action(&act.instance, act.action, true) {
             Ok(view) => {
                 let state = view.remote.as_ref().map(|r| r.raw_status.clone());
-                watch::deadline_acted(act, true, state, None)
+                rules::deadline_acted(act, true, state, None)
             }
             Err(e) => {
                 tracing::warn!(instance = %act.instance, "second guard: {} not confirmed: {e}", act.action);
@@ -363,7 +183,7 @@ impl App {
                     _ => None,
                 };
                 let code = crate::error::Coded::code(&e).to_string();
-                watch::deadline_acted(act, false, state, Some(code))
+                rules::deadline_acted(act, false, state, Some(code))
             }
         }
     }
@@ -373,6 +193,7 @@ impl App {
 mod tests {
 
     use super::*;
+    use crate::billing::budget::Period;
     use crate::billing::{Increment, PastedRate};
 
     const HOUR: i64 = 3_600_000;
@@ -380,32 +201,6 @@ mod tests {
     const NOW: i64 = 1_796_126_400_000;
 
     use crate::app::test_support::{app_at, save_host};
-
-    /// The chart is cumulative cost over the machines' own timelines: per started hour it steps.
-    #[test]
-    fn spend_series_steps_with_the_rule() {
-        let t = vec![StateChange {
-            at_ms: 0,
-            state: InstanceState::Running,
-        }];
-        let hourly = PastedRate {
-            usd_per_hour: 2.0,
-            rule: Increment::Hour,
-            storage_usd_per_day: None,
-        };
-        let s = spend_series(&[(t.clone(), hourly.tariff())], 0, 2 * HOUR, 5);
-        let usd: Vec<f64> = s.points.iter().map(|p| p.usd).collect();
-        // At 0 nothing has run; 30 min in, the first hour is owed; 1 h 30 min in, two.
-        assert_eq!(usd, [0.0, 2.0, 2.0, 4.0, 4.0]);
-        assert_eq!(s.points[4].at_ms, 2 * HOUR);
-        let per_second = PastedRate {
-            rule: Increment::Second,
-            ..hourly
-        };
-        let s = spend_series(&[(t, per_second.tariff())], 0, 2 * HOUR, 3);
-        let usd: Vec<f64> = s.points.iter().map(|p| p.usd).collect();
-        assert_eq!(usd, [0.0, 2.0, 4.0]);
-    }
 
     /// A budget set low goes over; the tick says so once (also after a restart), and the
     /// screen's view carries cost, budgets and the chart at one `now`.
@@ -462,7 +257,7 @@ mod tests {
             .second_guard_tick(&env, &CancelToken::new())
             .expect("tick");
         assert_eq!(t.notices.len(), 1, "{t:?}");
-        assert_eq!(t.notices[0].kind, watch::NoticeKind::BudgetWarn);
+        assert_eq!(t.notices[0].kind, rules::NoticeKind::BudgetWarn);
         assert!(t.stopped.is_empty(), "a pasted host is never stopped");
         assert!(app
             .second_guard_tick(&env, &CancelToken::new())
@@ -476,7 +271,7 @@ mod tests {
             .second_guard_tick(&env, &CancelToken::new())
             .expect("tick");
         let kinds: Vec<_> = t.notices.iter().map(|n| n.kind).collect();
-        assert_eq!(kinds, [watch::NoticeKind::BudgetOver]);
+        assert_eq!(kinds, [rules::NoticeKind::BudgetOver]);
         assert_eq!(app.notices_recent(10).expect("recent").len(), 2);
         let v = app.billing_view(Some(HOUR), false).expect("view");
         assert_eq!(v.now_ms, NOW + HOUR / 2);

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use rusqlite::params;
 
-use crate::billing::watch::Notice;
 use crate::error::CoreError;
+use crate::second_guard::notice::Notice;
 use crate::store::Store;
 
 /// The keys of every notice sent.
