@@ -1,6 +1,6 @@
 //! The IPC edge: typed core errors become `{code, message, detail?}` here and nowhere else.
 
-use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::infra::ipc::ErrorPayload;
 use gpurent_core::Coded;
 
 /// Convert and log (code only; messages may contain user paths but never secrets).

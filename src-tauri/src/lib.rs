@@ -10,20 +10,20 @@ mod watch;
 use std::sync::Arc;
 
 use gpurent_core::app::App;
-use gpurent_core::clock::SystemClock;
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::paths::Paths;
 
-pub use state::AppState;
+use state::AppState;
 
 /// Start the app: resolve paths (`GPURENT_HOME` redirects them), start file logging, open the
 /// core, then run the Tauri event loop.
 pub fn run() {
     let startup = Paths::resolve(None).and_then(|paths| {
-        let guard = gpurent_core::logging::init_file_logging(&paths, "gpurent-app")?;
+        let guard = gpurent_core::infra::logging::init_file_logging(&paths, "gpurent-app")?;
         let app = App::open(
             paths,
             Arc::new(SystemClock),
-            gpurent_core::settings::os_locale(),
+            gpurent_core::infra::settings::os_locale(),
         )?;
         Ok((app, guard))
     });

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use gpurent_core::app::App;
-use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::infra::ipc::ErrorPayload;
 use gpurent_core::CoreError;
 
 #[derive(Debug)]

@@ -62,7 +62,7 @@ pub fn main(data_dir: Option<&Path>, args: &BudgetArgs) -> ExitCode {
         | BudgetCommand::Remove { json, .. }
         | BudgetCommand::Status { json } => *json,
     };
-    match crate::open_app(data_dir)
+    match crate::open::open_app(data_dir)
         .map_err(GuardError::from)
         .and_then(|app| run(&app, args, json))
     {

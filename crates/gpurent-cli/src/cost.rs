@@ -39,7 +39,7 @@ pub struct CostArgs {
 }
 
 pub fn main(data_dir: Option<&Path>, args: &CostArgs) -> ExitCode {
-    match crate::open_app(data_dir)
+    match crate::open::open_app(data_dir)
         .map_err(ProviderError::from)
         .and_then(|app| run(&app, args))
     {

@@ -12,10 +12,10 @@ use clap::{Args, Subcommand};
 use gpurent_core::app::guard::{GuardSetReport, GuardStatus};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
 use gpurent_core::guard::provider::Credential;
 use gpurent_core::guard::{parse_duration, ActionKind, GuardError, GuardSpec};
-use gpurent_core::secret::Secret;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::{fail, print_json};
@@ -122,7 +122,7 @@ pub fn main(data_dir: Option<&Path>, args: &GuardArgs) -> ExitCode {
         | GuardCommand::Snooze { common, .. }
         | GuardCommand::Off { common } => common.json,
     };
-    let result = crate::open_app(data_dir)
+    let result = crate::open::open_app(data_dir)
         .map_err(GuardError::from)
         .and_then(|app| run(&app, args));
     match result {

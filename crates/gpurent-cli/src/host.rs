@@ -12,10 +12,10 @@ use clap::{Args, Subcommand};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstall, KeyInstallReport};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::Progress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::Progress;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::{Host, HostCheck, HostSpec, RemoteError};
-use gpurent_core::secret::Secret;
 use serde::Serialize;
 
 use crate::output::{fail, print_json};
@@ -136,7 +136,7 @@ impl HostCommand {
 
 pub fn main(data_dir: Option<&Path>, args: &HostArgs) -> ExitCode {
     let json = args.command.json();
-    let result = crate::open_app(data_dir)
+    let result = crate::open::open_app(data_dir)
         .map_err(RemoteError::from)
         .and_then(|app| run(&app, &args.command));
     match result {

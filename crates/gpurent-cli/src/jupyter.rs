@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpurent_core::app::login::{LoginKey, SshEnv};
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::jupyter::{JupyterError, DEFAULT_PORT};
 use gpurent_core::remote::RemoteError;
-use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::fail;
@@ -47,7 +47,7 @@ pub fn main(data_dir: Option<&Path>, args: &JupyterArgs) -> ExitCode {
 }
 
 fn run(data_dir: Option<&Path>, args: &JupyterArgs) -> Result<(), JupyterError> {
-    let app = crate::open_app(data_dir).map_err(RemoteError::from)?;
+    let app = crate::open::open_app(data_dir).map_err(RemoteError::from)?;
     let env = SshEnv::detect()?;
     let key = match &args.identity {
         Some(p) => Some(LoginKey {

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use gpurent_core::app::App;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::keys::{KeyAlgorithm, KeyError, KeyInfo};
-use gpurent_core::secret::Secret;
 use serde::Serialize;
 
 use crate::output::{fail, print_json};
@@ -138,7 +138,7 @@ struct DeletedOut<'a> {
 /// Run `gpurent key …` and turn the outcome into the exit code.
 pub fn main(data_dir: Option<&Path>, args: &KeyArgs) -> ExitCode {
     let json = args.command.json();
-    let result = crate::open_app(data_dir)
+    let result = crate::open::open_app(data_dir)
         .map_err(KeyError::from)
         .and_then(|app| run(&app, &args.command));
     match result {

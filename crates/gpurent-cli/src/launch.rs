@@ -9,16 +9,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
+use crate::interrupt::{on_ctrl_c, Second};
 use clap::{Args, Subcommand};
 use gpurent_core::app::login::{LoginKey, SshEnv};
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::multigpu::{nccl_hints, skypilot_yaml, LaunchSpec};
 use gpurent_core::remote::job::JobOutcome;
 use gpurent_core::remote::RemoteError;
-use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::fail;
@@ -70,8 +69,6 @@ enum ExportWhat {
     },
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 fn english(hint: &str) -> &str {
     match hint {
         "launch.hint.nccl_debug" => "ranks hang in NCCL: rerun with NCCL_DEBUG=INFO to see where",
@@ -89,7 +86,7 @@ pub fn main(data_dir: Option<&Path>, args: &LaunchArgs) -> ExitCode {
 }
 
 fn run(data_dir: Option<&Path>, args: &LaunchArgs) -> Result<ExitCode, RemoteError> {
-    let app = crate::open_app(data_dir)?;
+    let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
     let key = match &args.identity {
         Some(p) => Some(LoginKey {
@@ -120,20 +117,13 @@ fn run(data_dir: Option<&Path>, args: &LaunchArgs) -> Result<ExitCode, RemoteErr
         gpus: args.gpu_ids.clone(),
         script: args.script.clone(),
     };
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let mut tail: Vec<String> = Vec::new();
-    let done = AtomicBool::new(false);
-    let outcome = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::SeqCst) {
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    cancel.cancel();
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        let r = app.launch_run(
+    let stop = || {
+        cancel.cancel();
+        true
+    };
+    let outcome = on_ctrl_c(Second::Waits, stop, || {
+        app.launch_run(
             &args.host,
             &env,
             key.as_ref(),
@@ -156,9 +146,7 @@ fn run(data_dir: Option<&Path>, args: &LaunchArgs) -> Result<ExitCode, RemoteErr
                 }
             },
             &cancel,
-        );
-        done.store(true, Ordering::SeqCst);
-        r
+        )
     })?;
     let hints = nccl_hints(&tail);
     let status = match outcome {

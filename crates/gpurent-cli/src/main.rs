@@ -11,11 +11,13 @@ mod guard;
 mod host;
 mod instance_action;
 mod instances;
+mod interrupt;
 mod jupyter;
 mod key;
 mod launch;
 mod offers;
 mod ollama;
+mod open;
 mod output;
 mod provider;
 mod rate;
@@ -30,13 +32,10 @@ mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use gpurent_core::app::App;
-use gpurent_core::clock::SystemClock;
-use gpurent_core::paths::Paths;
-use gpurent_core::CoreError;
+
+use crate::open::{open_app, provider_cmd};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -114,30 +113,6 @@ enum Command {
     Rate(rate::RateArgs),
     /// Daily and monthly spending limits and where spending stands (docs/billing.md).
     Budget(budget::BudgetArgs),
-}
-
-fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
-    let paths = Paths::resolve(data_dir)?;
-    App::open(
-        paths,
-        Arc::new(SystemClock),
-        gpurent_core::settings::os_locale(),
-    )
-}
-
-/// Open the app and run one provider/instance subcommand with the error edge.
-fn provider_cmd(
-    data_dir: Option<&std::path::Path>,
-    json: bool,
-    f: impl FnOnce(&App) -> Result<(), gpurent_core::providers::ProviderError>,
-) -> ExitCode {
-    match open_app(data_dir)
-        .map_err(gpurent_core::providers::ProviderError::from)
-        .and_then(|app| f(&app))
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => output::fail(&e, json),
-    }
 }
 
 fn main() -> ExitCode {

@@ -10,10 +10,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use gpurent_core::app::login::{LoginKey, SshEnv};
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::ollama::install::{InstallOptions, InstallStage};
 use gpurent_core::ollama::{OllamaError, DEFAULT_PORT};
-use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::{fail, print_json};
@@ -133,7 +133,7 @@ pub fn main(data_dir: Option<&Path>, args: &OllamaArgs) -> ExitCode {
 }
 
 fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
-    let app = crate::open_app(data_dir).map_err(gpurent_core::remote::RemoteError::from)?;
+    let app = crate::open::open_app(data_dir).map_err(gpurent_core::remote::RemoteError::from)?;
     let env = SshEnv::detect()?;
     let key =
         identity(args.identity.as_deref()).map_err(gpurent_core::remote::RemoteError::from)?;

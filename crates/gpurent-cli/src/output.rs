@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::infra::ipc::ErrorPayload;
 use gpurent_core::{Coded, CoreError};
 use serde::Serialize;
 

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::{ProviderError, ProviderKind};
-use gpurent_core::secret::Secret;
 
 use crate::output::{fail, print_json};
 
@@ -79,7 +79,7 @@ pub fn main(data_dir: Option<&Path>, args: &ProviderArgs) -> ExitCode {
 }
 
 fn run(data_dir: Option<&Path>, args: &ProviderArgs) -> Result<(), ProviderError> {
-    let app = crate::open_app(data_dir)?;
+    let app = crate::open::open_app(data_dir)?;
     match &args.command {
         ProviderCommand::Add {
             provider,

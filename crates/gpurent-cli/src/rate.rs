@@ -56,7 +56,7 @@ pub fn main(data_dir: Option<&Path>, args: &RateArgs) -> ExitCode {
         | RateCommand::Stopped { json, .. }
         | RateCommand::Show { json, .. } => *json,
     };
-    match crate::open_app(data_dir)
+    match crate::open::open_app(data_dir)
         .map_err(GuardError::from)
         .and_then(|app| run(&app, args))
     {

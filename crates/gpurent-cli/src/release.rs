@@ -10,7 +10,7 @@ use clap::Args;
 use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::providers::ProviderError;
 
 use crate::output::print_json;

@@ -8,10 +8,10 @@ use clap::Args;
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::providers::RentRequest;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::{NoProgress, Progress};
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::ProviderError;
-use gpurent_core::secret::Secret;
 
 use crate::output::print_json;
 
@@ -106,7 +106,8 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
             }
         }
     };
-    let sink: &dyn gpurent_core::events::ProgressSink = if json { &NoProgress } else { &printer };
+    let sink: &dyn gpurent_core::infra::events::ProgressSink =
+        if json { &NoProgress } else { &printer };
     let view = match app.rent(&req, &key, &env, sink, &CancelToken::new()) {
         Ok(v) => v,
         Err(e @ ProviderError::NotReady { .. }) => {

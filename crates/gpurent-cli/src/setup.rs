@@ -75,7 +75,7 @@ fn read(path: &PathBuf) -> Result<String, CoreError> {
 
 /// `gpurent setup`: errors as `{"error": ...}` with `--json` (exit 2 for bad input, 1 otherwise).
 pub fn main(data_dir: Option<&Path>, args: &SetupArgs) -> ExitCode {
-    let app = match crate::open_app(data_dir) {
+    let app = match crate::open::open_app(data_dir) {
         Ok(app) => app,
         Err(e) => return fail(&e, args.json),
     };

@@ -16,9 +16,9 @@ use std::sync::Mutex;
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::setup::{fix_commands, FixReport, HostReport, HostVerify, SetupError};
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::{NoProgress, Progress, ProgressSink};
-use gpurent_core::secret::Secret;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::{NoProgress, Progress, ProgressSink};
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::setup::SetupOptions;
 use gpurent_core::CoreError;
 

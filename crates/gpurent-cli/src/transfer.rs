@@ -7,15 +7,15 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::interrupt::{on_ctrl_c, Second};
 use clap::{Args, ValueEnum};
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::events::{Progress, ProgressSink};
-use gpurent_core::secret::Secret;
+use gpurent_core::infra::events::{Progress, ProgressSink};
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::transfer::{FileMethod, TransferError, TransferOptions, TransferReport};
 
 use crate::output::fail;
@@ -148,37 +148,20 @@ struct Printer {
     op: Mutex<Option<String>>,
 }
 
-/// Set by the Ctrl-C handler; the watcher in [`pausable`] turns it into a pause.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 /// Run `work` so that Ctrl-C pauses its operation (a second Ctrl-C exits with 130).
 fn pausable<T>(app: &App, p: &Printer, work: impl FnOnce() -> T) -> T {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
+    let pause = || {
+        let op = p.op.lock().ok().and_then(|o| o.clone());
+        let Some(op) = op else {
+            return false;
+        };
+        if !p.json {
+            eprintln!("\r\x1b[2Kpausing… (Ctrl-C again to quit at once)");
         }
-    });
-    let done = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(Ordering::SeqCst) {
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    let op = p.op.lock().ok().and_then(|o| o.clone());
-                    if let Some(op) = op {
-                        if !p.json {
-                            eprintln!("\r\x1b[2Kpausing… (Ctrl-C again to quit at once)");
-                        }
-                        let _ = app.pause_op(&op);
-                        return;
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        let out = work();
-        done.store(true, Ordering::SeqCst);
-        out
-    })
+        let _ = app.pause_op(&op);
+        true
+    };
+    on_ctrl_c(Second::Exits, pause, work)
 }
 
 impl Printer {
@@ -294,7 +277,7 @@ fn env() -> Result<SshEnv, TransferError> {
 }
 
 fn open(data_dir: Option<&Path>) -> Result<App, TransferError> {
-    Ok(crate::open_app(data_dir)?)
+    Ok(crate::open::open_app(data_dir)?)
 }
 
 /// What put, get and resume share: open the app, the key and the SSH environment, run `work` so

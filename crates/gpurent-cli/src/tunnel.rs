@@ -1,28 +1,25 @@
 //! Holding a local port forward open until Ctrl-C (`gpurent ollama HOST tunnel`,
-//! `gpurent jupyter HOST`): the handler sets a flag, a watcher turns it into the core's cancel
-//! token, and the forward ends on either that or a dead connection.
+//! `gpurent jupyter HOST`): Ctrl-C cancels the core's cancel
+//! token ([`crate::interrupt`]), and the forward ends on either that or a dead connection.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::remote::forward::Forward;
 use gpurent_core::remote::RemoteError;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+use crate::interrupt::{on_ctrl_c, Second};
 
 /// Block until Ctrl-C, `cancel`, or the forward's connection ends.
 pub fn hold_until_ctrl_c(fwd: Forward, cancel: &CancelToken) -> Result<(), RemoteError> {
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !INTERRUPTED.load(Ordering::SeqCst) && !cancel.is_cancelled() {
-                std::thread::sleep(Duration::from_millis(100));
-            }
+    on_ctrl_c(
+        Second::Waits,
+        || {
             cancel.cancel();
-        });
-        let r = fwd.wait(cancel);
-        cancel.cancel();
-        r
-    })
+            true
+        },
+        || {
+            let r = fwd.wait(cancel);
+            cancel.cancel();
+            r
+        },
+    )
 }

@@ -7,18 +7,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
+use crate::interrupt::{on_ctrl_c, Second};
 use clap::Args;
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::monitor::WatchOptions;
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::monitor::hints::Hint;
 use gpurent_core::monitor::stream::{Flow, TelemetryEvent};
 use gpurent_core::monitor::watch::{WatchEvent, WatchSample};
 use gpurent_core::remote::RemoteError;
-use gpurent_core::secret::Secret;
 use gpurent_core::CoreError;
 
 use crate::output::fail;
@@ -53,8 +52,6 @@ fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
     }))
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 pub fn main(data_dir: Option<&Path>, args: &WatchArgs) -> ExitCode {
     match run(data_dir, args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -67,28 +64,17 @@ fn run(data_dir: Option<&Path>, args: &WatchArgs) -> Result<(), RemoteError> {
     if args.samples == Some(0) {
         return Err(CoreError::invalid("samples", "at least 1").into());
     }
-    let app = crate::open_app(data_dir)?;
+    let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
     let key = identity(args.identity.as_deref())?;
     let cancel = CancelToken::new();
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
     let mut seen = 0u64;
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::SeqCst) {
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    cancel.cancel();
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        let r = app.monitor_watch(
+    let stop = || {
+        cancel.cancel();
+        true
+    };
+    on_ctrl_c(Second::Exits, stop, || {
+        app.monitor_watch(
             &args.host,
             &env,
             key.as_ref(),
@@ -114,9 +100,7 @@ fn run(data_dir: Option<&Path>, args: &WatchArgs) -> Result<(), RemoteError> {
                 }
             },
             &cancel,
-        );
-        done.store(true, Ordering::SeqCst);
-        r
+        )
     })
 }
 

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::SystemClock;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::monitor::stream::{run, Flow, StreamOptions, TelemetryEvent};
 use gpurent_core::remote::{connect, Auth, ConnectOptions, Endpoint};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::UserKey;
 

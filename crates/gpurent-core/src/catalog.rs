@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 const GPUS_CSV: &str = include_str!("../data/gpus.csv");
 const SOURCES_CSV: &str = include_str!("../data/gpu-sources.csv");

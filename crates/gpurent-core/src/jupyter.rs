@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use ssh_key::rand_core::{OsRng, RngCore};
 
-use crate::cancel::CancelToken;
-use crate::ollama::http::{request_with, HttpError};
+use crate::infra::cancel::CancelToken;
+use crate::infra::secret::Secret;
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec, exec_with, ExecOptions};
+use crate::remote::http::{request_with, HttpError};
 use crate::remote::quote::{sh_c, shell_quote};
-use crate::secret::Secret;
 
 pub const DEFAULT_PORT: u16 = 8888;
 const JOB_DIR: &str = "$HOME/.gpurent/jupyter";
@@ -38,13 +38,13 @@ pub enum JupyterError {
 }
 
 /// So an open can run as a registered operation (`App::run_op`).
-impl From<crate::error::CoreError> for JupyterError {
-    fn from(e: crate::error::CoreError) -> Self {
+impl From<crate::infra::error::CoreError> for JupyterError {
+    fn from(e: crate::infra::error::CoreError) -> Self {
         JupyterError::Remote(RemoteError::Core(e))
     }
 }
 
-impl crate::error::Coded for JupyterError {
+impl crate::infra::ipc::Coded for JupyterError {
     fn code(&self) -> &'static str {
         match self {
             JupyterError::Remote(e) => e.code(),

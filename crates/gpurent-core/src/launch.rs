@@ -26,7 +26,7 @@
 //!
 //! A GUI build has no console, so every console program it starts would get a window of its
 //! own. Helpers ([`Window::Hidden`]: `ssh-add`, `icacls`) are started with `CREATE_NO_WINDOW`
-//! ([`hide_console`]); the fallback terminal (`ssh.exe` itself, [`Window::NewConsole`]) gets a
+//! ([`crate::infra::process::hide_console`]); the fallback terminal (`ssh.exe` itself, [`Window::NewConsole`]) gets a
 //! console on purpose with `CREATE_NEW_CONSOLE`.
 //!
 //! # macOS Automation permission
@@ -43,7 +43,8 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::Coded;
+use crate::infra::ipc::Coded;
+use crate::infra::process::{set_window, Window};
 
 /// The OS family a launcher is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -64,17 +65,6 @@ impl Os {
             Os::Linux
         }
     }
-}
-
-/// What window the started program gets (only Windows distinguishes them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Window {
-    /// The program opens its own window (a terminal emulator, an URI handler).
-    Own,
-    /// A console program that should get a console window of its own (`CREATE_NEW_CONSOLE`).
-    NewConsole,
-    /// A helper whose output gpurent reads: no window ever (`CREATE_NO_WINDOW`).
-    Hidden,
 }
 
 /// One way to start something: the argument vector, its window, and whether to wait for the
@@ -185,29 +175,6 @@ pub fn terminal_commands(os: Os, alias: &str) -> Vec<Launch> {
             Launch::new(&["ssh.exe", alias], Window::NewConsole, false),
         ],
     }
-}
-
-/// `CREATE_NO_WINDOW` on Windows (a no-op elsewhere): for every helper process gpurent starts
-/// and reads (`ssh-add`, `icacls`), so a GUI build never flashes a console window.
-pub fn hide_console(cmd: &mut Command) -> &mut Command {
-    set_window(cmd, Window::Hidden)
-}
-
-#[cfg(windows)]
-fn set_window(cmd: &mut Command, window: Window) -> &mut Command {
-    use std::os::windows::process::CommandExt;
-    const CREATE_NEW_CONSOLE: u32 = 0x0000_0010;
-    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-    match window {
-        Window::Own => cmd,
-        Window::NewConsole => cmd.creation_flags(CREATE_NEW_CONSOLE),
-        Window::Hidden => cmd.creation_flags(CREATE_NO_WINDOW),
-    }
-}
-
-#[cfg(not(windows))]
-fn set_window(cmd: &mut Command, _window: Window) -> &mut Command {
-    cmd
 }
 
 /// A [`Command`] for one [`Launch`], with its window set (nothing started yet).

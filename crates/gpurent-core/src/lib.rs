@@ -29,40 +29,30 @@
 
 pub mod app;
 pub mod billing;
-pub mod cancel;
 pub mod catalog;
-pub mod clock;
 pub mod compat;
-pub mod error;
 pub mod estimate;
-pub mod events;
-pub mod fsperm;
 pub mod guard;
 pub mod hostparse;
-pub mod ipc;
+pub mod infra;
 pub mod jupyter;
 pub mod keys;
 pub mod launch;
 pub mod localgpu;
-pub mod logging;
 pub mod monitor;
 pub mod multigpu;
 pub mod ollama;
-pub mod opnotice;
-pub mod paths;
 pub mod prices;
 pub mod providers;
 pub mod release;
 pub mod remote;
 pub mod second_guard;
-pub mod secret;
 pub mod selfcheck;
-pub mod settings;
 pub mod setup;
-pub mod store;
 pub mod transfer;
 
-pub use error::{Coded, CoreError};
+pub use infra::error::CoreError;
+pub use infra::ipc::Coded;
 
 /// The version of this build (the workspace version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

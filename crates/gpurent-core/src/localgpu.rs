@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::estimate::GIB;
+use crate::infra::units::GIB;
 
 /// One local GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -5,9 +5,9 @@
 use rusqlite::params;
 
 use crate::catalog::Catalog;
-use crate::error::CoreError;
 use crate::estimate::Offer;
-use crate::store::Store;
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 
 /// Check an offer before saving: a catalog card, finite non-negative prices, a short currency.
 pub fn validate(offer: &Offer) -> Result<(), CoreError> {

@@ -5,13 +5,14 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::cancel::CancelToken;
 use crate::catalog::Catalog;
-use crate::error::{Coded, CoreError};
-use crate::events::ProgressSink;
-use crate::paths::Paths;
-use crate::settings::Settings;
-use crate::store::Store;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::events::ProgressSink;
+use crate::infra::ipc::Coded;
+use crate::infra::paths::Paths;
+use crate::infra::settings::Settings;
+use crate::infra::store::Store;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct CheckResult {
@@ -71,7 +72,7 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<SelfCheckReport, CoreError> {
     let mut checks = Vec::new();
-    let report = crate::events::steps(progress, Some(STEPS.len() as u32));
+    let report = crate::infra::events::steps(progress, Some(STEPS.len() as u32));
     for (i, step) in STEPS.iter().enumerate() {
         cancel.check()?;
         report(step, i as u32);
@@ -103,7 +104,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Progress;
+    use crate::infra::events::Progress;
     use std::sync::Mutex;
 
     #[test]
@@ -134,7 +135,12 @@ mod tests {
         let paths = Paths::under(tmp.path());
         paths.ensure().expect("ensure");
         std::fs::write(paths.settings(), "{oops").expect("write");
-        let report = run(&paths, &crate::events::NoProgress, &CancelToken::new()).expect("run");
+        let report = run(
+            &paths,
+            &crate::infra::events::NoProgress,
+            &CancelToken::new(),
+        )
+        .expect("run");
         assert!(!report.all_ok);
         let s = &report.checks[2];
         assert_eq!((s.step.as_str(), s.ok), ("settings", false));
@@ -149,7 +155,7 @@ mod tests {
         let token = CancelToken::new();
         token.cancel();
         assert!(matches!(
-            run(&paths, &crate::events::NoProgress, &token),
+            run(&paths, &crate::infra::events::NoProgress, &token),
             Err(CoreError::Cancelled)
         ));
         assert!(!tmp.path().join("never").exists());

@@ -28,10 +28,11 @@ use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
-use gpurent_core::events::Progress;
 use gpurent_core::guard::Decision;
 use gpurent_core::hostparse::ParsedHostSummary;
-use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::infra::events::Progress;
+use gpurent_core::infra::ipc::ErrorPayload;
+use gpurent_core::infra::settings::Settings;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
 use gpurent_core::localgpu::LocalGpuReport;
 use gpurent_core::monitor::stream::TelemetryEvent;
@@ -44,7 +45,6 @@ use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
-use gpurent_core::settings::Settings;
 use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
 use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,

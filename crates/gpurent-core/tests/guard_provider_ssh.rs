@@ -22,12 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
-use gpurent_core::events::NoProgress;
 use gpurent_core::guard::provider::{Credential, HttpTool};
 use gpurent_core::guard::{ActionKind, GuardSpec};
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::paths::Paths;
 use gpurent_core::providers::ledger::LedgerState;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::Coded;

@@ -18,14 +18,14 @@ use std::time::Duration;
 
 use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
 use gpurent_core::guard::{parse_decisions, ActionKind, Boot, Decision, GuardSpec};
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::connect::KeyVerifier;
 use gpurent_core::remote::hostkey::PresentedKey;
 use gpurent_core::remote::{connect, Auth, Endpoint, Role};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::{sshd_available, Sshd, UserKey, TEST_USER};
 use guard_common::{
     apps_csv, established_conns, gpus_csv, link_system_tools, short_spec, wait_for, write_exec,

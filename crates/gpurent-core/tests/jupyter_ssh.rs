@@ -11,7 +11,7 @@ mod monitor_common;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::jupyter;
 use gpurent_core::remote::forward::forward_local;
 use monitor_common::{free_port, listening, LiveHost};

@@ -7,10 +7,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use gpurent_core::app::App;
-use gpurent_core::clock::SystemClock;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::keys::{KeyAlgorithm, KEYCHAIN_SERVICE};
-use gpurent_core::paths::Paths;
-use gpurent_core::secret::Secret;
 use gpurent_core::Coded;
 
 fn enabled() -> bool {
@@ -88,7 +88,7 @@ fn keys_round_trip_through_the_real_secret_service() {
     let paths = Paths::under(root);
     paths.ensure().expect("ensure");
     // File logs on, as in the app, so the scan below covers what key operations log.
-    let guard = gpurent_core::logging::init_file_logging(&paths, "keychain-test").ok();
+    let guard = gpurent_core::infra::logging::init_file_logging(&paths, "keychain-test").ok();
 
     let app = open(root);
     let plain = app

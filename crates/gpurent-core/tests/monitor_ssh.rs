@@ -9,8 +9,8 @@ mod monitor_common;
 
 use std::time::{Duration, Instant};
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::SystemClock;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::SystemClock;
 use gpurent_core::monitor::stream::{run, Flow, StreamOptions, TelemetryEvent};
 use gpurent_core::monitor::telemetry::{ReasonNames, ThrottleReason};
 use gpurent_testhost::DelayProxy;

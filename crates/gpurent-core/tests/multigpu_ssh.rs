@@ -7,7 +7,7 @@ mod monitor_common;
 
 use std::time::{Duration, Instant};
 
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::multigpu::{rank_line, torchrun_command, LaunchSpec, JOB_DIR, JOB_NAME};
 use gpurent_core::remote::job::{run_job, JobOutcome};
 use monitor_common::{remote_processes, LiveHost};

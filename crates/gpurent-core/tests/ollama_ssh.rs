@@ -11,8 +11,8 @@ mod monitor_common;
 use std::path::Path;
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::error::Coded;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::ipc::Coded;
 use gpurent_core::ollama::fit::{self, FitState};
 use gpurent_core::ollama::install::{self, InstallOptions, InstallProgress, InstallStage};
 use gpurent_core::ollama::{self, OllamaError, PullProgress};

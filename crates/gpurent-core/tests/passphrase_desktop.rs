@@ -10,11 +10,11 @@ mod remote_common;
 use std::sync::Arc;
 
 use gpurent_core::app::hosts::PasteAdd;
-use gpurent_core::events::NoProgress;
-use gpurent_core::ipc::ErrorPayload;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::ipc::ErrorPayload;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::keys::{KeyAlgorithm, MemoryKeyStore};
 use gpurent_core::remote::Role;
-use gpurent_core::secret::Secret;
 use gpurent_core::transfer::TransferOptions;
 use gpurent_core::Coded;
 use gpurent_testhost::{sshd_available, Sshd};

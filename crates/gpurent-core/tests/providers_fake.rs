@@ -7,12 +7,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::http::HttpOptions;
 use gpurent_core::providers::{
     self, ClientConfig, CreateRequest, OfferQuery, Provider, ProviderError, ProviderKind,
     RemoteState,
 };
-use gpurent_core::secret::Secret;
 use gpurent_testhost::fakecloud::{FakeCloud, Fault, Flavor, Route, SshTarget};
 use gpurent_testhost::{prism_available, Prism};
 

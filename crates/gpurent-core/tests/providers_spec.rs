@@ -6,12 +6,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::http::HttpOptions;
 use gpurent_core::providers::{
     self, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
     ProviderKind, RemoteState,
 };
-use gpurent_core::secret::Secret;
 use gpurent_testhost::{prism_available, Prism};
 
 const KEY: &str =

@@ -16,9 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::SystemClock;
-use gpurent_core::events::NoProgress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::events::NoProgress;
 use gpurent_core::transfer::TransferOptions;
 use gpurent_testhost::{sshd_available, UserKey};
 use remote_common::{add_confirmed, login_key, spec, world_with};

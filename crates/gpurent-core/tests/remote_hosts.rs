@@ -10,12 +10,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstall};
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::NoProgress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::hostkey::PinSource;
 use gpurent_core::remote::install::InstallOutcome;
 use gpurent_core::remote::{connect, Auth, Endpoint, JumpSpec, RemoteError, Role};
-use gpurent_core::secret::Secret;
 use gpurent_core::Coded;
 use gpurent_testhost::{sshd_available, DelayProxy, Sshd, SshdOptions, UserKey, TEST_PASSWORD};
 use remote_common::{add_confirmed, login_key, opts, spec, spec_port, world};

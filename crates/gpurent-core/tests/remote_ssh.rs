@@ -6,10 +6,10 @@ mod remote_common;
 
 use std::time::{Duration, Instant};
 
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::connect::{open, KeyVerifier};
 use gpurent_core::remote::{connect, exec, shell_quote, Auth, Endpoint, RemoteError, Role, Stage};
-use gpurent_core::secret::Secret;
 use gpurent_core::Coded;
 use gpurent_testhost::{closed_port, sshd_available, SilentListener, Sshd, SshdOptions, UserKey};
 use remote_common::opts;

@@ -13,13 +13,13 @@ use std::sync::Arc;
 use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::providers::RentRequest;
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::FixedClock;
-use gpurent_core::events::NoProgress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::events::NoProgress;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::keys::MemoryKeyStore;
-use gpurent_core::paths::Paths;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::fakecloud::{FakeCloud, Flavor};
 use gpurent_testhost::{prism_available, Prism, UserKey};
 

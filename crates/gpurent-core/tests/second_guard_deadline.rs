@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::{Clock, SystemClock};
-use gpurent_core::events::NoProgress;
 use gpurent_core::guard::{ActionKind, GuardSpec};
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::{Clock, SystemClock};
+use gpurent_core::infra::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::second_guard::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_testhost::fakecloud::FakeState;

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpurent_core::billing::budget::Period;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::SystemClock;
-use gpurent_core::events::NoProgress;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::second_guard::NoticeKind;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};

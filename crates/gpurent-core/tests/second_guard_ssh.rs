@@ -14,8 +14,8 @@ mod remote_common;
 mod setup_common;
 
 use gpurent_core::billing::{Increment, PastedRate};
-use gpurent_core::cancel::CancelToken;
 use gpurent_core::guard::{ActionKind, GuardSpec};
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::keys::{KeyAlgorithm, MemoryKeyStore};
 use gpurent_core::second_guard::NoticeKind;
 use gpurent_testhost::sshd_available;

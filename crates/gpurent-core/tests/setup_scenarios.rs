@@ -82,7 +82,7 @@ fn facts_of_a_scenario_are_parsed_from_the_fake_tools() {
 /// says ready.
 #[test]
 fn a_fix_that_fails_midway_converges_when_re_run() {
-    use gpurent_core::events::Progress;
+    use gpurent_core::infra::events::Progress;
     use gpurent_core::setup::pip::{PipFailure, PipOutcome, PipProgress};
 
     let mut host = FakeHost::new("rtx4090_torch_cpu");

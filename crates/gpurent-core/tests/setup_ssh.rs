@@ -2,7 +2,7 @@
 //! hosts of `tests/fakegpu/`: a drop-in `SetEnv` puts the scenario's bin dir first (only the fake
 //! tools and a whitelist of system utilities, as in the local suite), its fake root, home and
 //! pip state, and `FAKEGPU_SCENARIO` (the fake tools source it) into every session. Each scenario
-//! of the shared table (`setup_common`) runs through `App::doctor_host`; the fix runner meets a
+//! of the shared table (`setup_common`) runs through `App::setup_probe_as`; the fix runner meets a
 //! pip that fails midway, then converges; a cancel mid-install leaves nothing running on the
 //! host; verify runs the real `verify.py` against the fake torch's timed matmul and copy.
 //!
@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::setup::{fix_commands, HostReport, SetupError};
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::{NoProgress, Progress};
 use gpurent_core::setup::pip::{PipFailure, PipOutcome};
 use gpurent_core::setup::verify::Suspicion;
 use gpurent_core::setup::Verdict;
@@ -70,7 +70,7 @@ impl Remote {
                 &NoProgress,
                 &CancelToken::new(),
             )
-            .expect("doctor_host")
+            .expect("setup_probe")
     }
 
     fn state(&self) -> PathBuf {
@@ -98,7 +98,7 @@ fn check_over_ssh(name: &str) {
                 &sink,
                 &CancelToken::new(),
             )
-            .expect("doctor_host");
+            .expect("setup_probe");
     assert_eq!(*steps.lock().expect("lock"), vec!["connect", "probe"]);
     assert_eq!(rep.host, LABEL);
     let saved = Path::new(&rep.probe_path);
@@ -177,7 +177,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
 
     let (seen, cancel) = events();
     let sink = |p: Progress| seen.lock().expect("lock").push(p);
-    let fix = |sink: &dyn gpurent_core::events::ProgressSink| {
+    let fix = |sink: &dyn gpurent_core::infra::events::ProgressSink| {
         r.w.app.setup_fix_as(
             LABEL,
             &r.w.env,

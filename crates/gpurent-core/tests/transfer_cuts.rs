@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::infra::events::{NoProgress, Progress};
 use gpurent_core::transfer::{TransferOptions, TransferState};
 use gpurent_core::Coded;
 use gpurent_testhost::sshd_available;

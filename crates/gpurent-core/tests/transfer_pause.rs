@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use gpurent_core::app::App;
-use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::infra::events::{NoProgress, Progress};
 use gpurent_core::transfer::{TransferOptions, TransferState, TransferSummary};
 use gpurent_core::Coded;
 use gpurent_testhost::sshd_available;

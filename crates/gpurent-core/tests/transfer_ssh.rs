@@ -6,7 +6,7 @@ mod transfer_common;
 
 use std::path::PathBuf;
 
-use gpurent_core::events::{NoProgress, Progress};
+use gpurent_core::infra::events::{NoProgress, Progress};
 use gpurent_core::transfer::{
     FileMethod, ItemKind, RemoteEntryKind, TransferOptions, TransferState,
 };
@@ -180,7 +180,7 @@ fn a_folder_download_leaves_out_what_the_excludes_name() {
         ..opts()
     };
     let ev = std::sync::Mutex::new(Vec::new());
-    let sink = |e: gpurent_core::events::Progress| ev.lock().expect("lock").push(e);
+    let sink = |e: gpurent_core::infra::events::Progress| ev.lock().expect("lock").push(e);
     let rep = get_with(&r, &[run.display().to_string()], &back, &o, &sink).expect("get");
     let t = &rep.transfers[0];
     assert!(t.verified && t.files_total == 3, "{t:?}");
@@ -195,7 +195,7 @@ fn a_folder_download_leaves_out_what_the_excludes_name() {
     );
     assert!(ev.lock().expect("lock").iter().any(|e| matches!(
         e,
-        gpurent_core::events::Progress::Log { line } if line.contains("3 file(s) left out")
+        gpurent_core::infra::events::Progress::Log { line } if line.contains("3 file(s) left out")
     )));
 }
 

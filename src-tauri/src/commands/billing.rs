@@ -11,7 +11,7 @@ use tauri::State;
 
 use crate::commands::ops::blocking;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The Billing screen at this moment; `by`: also what it will have cost that long from now
 /// (`90m`, `2.5h`; empty or absent: no projection); `live`: ask the providers too.

@@ -5,7 +5,7 @@ use gpurent_core::catalog::{Card, CardFilter};
 use tauri::State;
 
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn catalog_list(state: State<'_, AppState>, filter: CardFilter) -> CmdResult<Vec<Card>> {

@@ -5,7 +5,7 @@ use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
 use tauri::State;
 
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn estimate_run(state: State<'_, AppState>, job: Job) -> CmdResult<Estimate> {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
 };
@@ -14,7 +14,7 @@ use tauri_plugin_dialog::DialogExt;
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn files_ls(
@@ -173,7 +173,8 @@ pub async fn files_pick(
             Pick::Files => d.blocking_pick_files().unwrap_or_default(),
             Pick::Folder | Pick::DownloadDir => d.blocking_pick_folder().into_iter().collect(),
             Pick::KeyFile => {
-                let ssh_dir = gpurent_core::paths::expand_user(std::path::Path::new("~/.ssh"));
+                let ssh_dir =
+                    gpurent_core::infra::paths::expand_user(std::path::Path::new("~/.ssh"));
                 let d = if ssh_dir.is_dir() {
                     d.set_directory(ssh_dir)
                 } else {

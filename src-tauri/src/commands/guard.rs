@@ -6,15 +6,15 @@
 use gpurent_core::app::guard::{
     DurationPreview, GuardRequest, GuardSetReport, GuardStatus, GuardView,
 };
-use gpurent_core::events::Progress;
 use gpurent_core::guard::Decision;
+use gpurent_core::infra::events::Progress;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// What gpurent set last on this host and which actions it can have (no SSH).
 #[tauri::command]

@@ -2,18 +2,18 @@
 
 use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{Opened, SshConfigResult};
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::events::Progress;
 use gpurent_core::hostparse::ParsedHostSummary;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::events::Progress;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::hosts::{Host, HostCheck};
-use gpurent_core::secret::Secret;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn host_list(state: State<'_, AppState>) -> CmdResult<Vec<Host>> {

@@ -1,13 +1,13 @@
 //! Keys: SSH keys whose private half lives only in the OS keychain. Every call reaches the
 //! keychain (a D-Bus or OS round trip), so each runs on the blocking pool.
 
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::keys::{KeyAlgorithm, KeyInfo};
-use gpurent_core::secret::Secret;
 use tauri::State;
 
 use crate::commands::ops::blocking;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn key_list(state: State<'_, AppState>) -> CmdResult<Vec<KeyInfo>> {

@@ -2,7 +2,7 @@
 //! first on `on_progress`; `op_cancel` stops it); samples and the stream's news arrive on their
 //! own channels. Several watches run at once, one per host.
 
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::monitor::stream::{Flow, TelemetryEvent};
 use gpurent_core::monitor::watch::{WatchEvent, WatchSample};
 use tauri::ipc::Channel;
@@ -11,7 +11,7 @@ use tauri::State;
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Watch `label` until cancelled (or an outcome reconnecting cannot fix: returned); an
 /// `interval_ms` outside 200–60 000 is refused (`invalid_input`), as in the CLI.

@@ -1,12 +1,12 @@
 //! Long operations: progress over a per-operation Channel, cancellation by op id.
 
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::selfcheck::SelfCheckReport;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Forward core progress events to the UI's channel (a closed channel is not an error).
 pub fn sink(channel: Channel<Progress>) -> impl Fn(Progress) + Send + Sync {
@@ -30,7 +30,11 @@ pub async fn blocking<T: Send + 'static>(
 ) -> CmdResult<T> {
     tauri::async_runtime::spawn_blocking(work)
         .await
-        .unwrap_or_else(|e| Err(gpurent_core::ipc::ErrorPayload::internal(e.to_string())))
+        .unwrap_or_else(|e| {
+            Err(gpurent_core::infra::ipc::ErrorPayload::internal(
+                e.to_string(),
+            ))
+        })
 }
 
 #[tauri::command]

@@ -4,17 +4,17 @@
 use gpurent_core::app::providers::{
     AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
 };
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{Offer, OfferQuery, ProviderKind};
-use gpurent_core::secret::Secret;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn provider_list(state: State<'_, AppState>) -> CmdResult<Vec<Account>> {
@@ -138,7 +138,7 @@ pub fn spawn_reconcile(app: std::sync::Arc<gpurent_core::app::App>) {
                     "reconciled the instance ledger"
                 ),
                 Err(e) => {
-                    use gpurent_core::error::Coded;
+                    use gpurent_core::infra::ipc::Coded;
                     tracing::warn!(code = e.code(), "reconcile failed");
                 }
             }

@@ -4,14 +4,14 @@
 //! `instance_action` (commands/providers.rs) once the user confirmed.
 
 use gpurent_core::app::release::ReleaseChecklist;
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::release::EnvRecipe;
 use tauri::State;
 
 use crate::commands::ops::blocking;
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The checklist of a rented machine (gpurent id or provider id) or a saved host; `folders` are
 /// the result folders the user chose on the machine. Reads the machine over SSH (one exec).

@@ -4,7 +4,7 @@
 //! `on_progress`, stopped with `op_cancel`); a tunnel lives as long as its operation.
 
 use gpurent_core::app::ollama::OllamaInstallReport;
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use gpurent_core::multigpu::{skypilot_yaml, LaunchReport, LaunchSpec, RankLine};
 use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::{InstallOptions, InstallProgress};
@@ -15,7 +15,7 @@ use tauri::State;
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Start Ollama on the host's `127.0.0.1:port` (on the GPUs named by UUID) unless it answers;
 /// its version once `/api/version` answered.
@@ -74,7 +74,7 @@ pub async fn ollama_fit(
 ) -> CmdResult<ModelFit> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_fit(&label, &env, None, &model, &gpus, None, &token)
             .map_err(err)
     })
@@ -157,7 +157,7 @@ pub async fn ollama_ps(
 ) -> CmdResult<Option<Vec<Loaded>>> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_ps(&label, &env, None, port, &token).map_err(err)
     })
     .await
@@ -168,7 +168,7 @@ pub async fn ollama_ps(
 pub async fn ollama_stop(state: State<'_, AppState>, label: String) -> CmdResult<bool> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.ollama_stop(&label, &env, None, &token).map_err(err)
     })
     .await
@@ -241,7 +241,7 @@ pub async fn jupyter_open(
 pub async fn jupyter_stop(state: State<'_, AppState>, label: String) -> CmdResult<bool> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.jupyter_stop(&label, &env, None, &token).map_err(err)
     })
     .await
@@ -278,7 +278,7 @@ pub async fn launch_run(
 pub async fn launch_stop(state: State<'_, AppState>, label: String) -> CmdResult<()> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        let token = gpurent_core::cancel::CancelToken::new();
+        let token = gpurent_core::infra::cancel::CancelToken::new();
         app.launch_stop(&label, &env, None, &token).map_err(err)
     })
     .await

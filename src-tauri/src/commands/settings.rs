@@ -1,11 +1,11 @@
 //! Settings: language and theme.
 
 use gpurent_core::app::SettingsView;
-use gpurent_core::settings::Settings;
+use gpurent_core::infra::settings::Settings;
 use tauri::State;
 
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn settings_get(state: State<'_, AppState>) -> CmdResult<SettingsView> {

@@ -1,14 +1,14 @@
 //! Setup: probe, diagnose, fix and verify driver / CUDA / PyTorch on a saved host.
 
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
-use gpurent_core::events::Progress;
+use gpurent_core::infra::events::Progress;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::ops::{blocking, sink};
 use crate::commands::ssh_env;
 use crate::edge::{err, CmdResult};
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 pub async fn setup_probe(

@@ -18,7 +18,8 @@ use crate::billing::{
     cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, InstanceState,
     PastedRate, StateChange, Tariff, Traffic,
 };
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::providers::ledger::{self, AccountFailure, LedgerInstance};
 use crate::providers::{ProviderError, ProviderKind, RemoteInstance};
 use crate::remote::RemoteError;

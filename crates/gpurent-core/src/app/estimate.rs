@@ -4,9 +4,9 @@
 
 use crate::app::App;
 use crate::catalog::Catalog;
-use crate::error::CoreError;
 use crate::estimate::local::{local_fits, LocalFitReport};
 use crate::estimate::{self, Estimate, Job, ModelCatalog, ModelSpec, Offer, QuantFormat};
+use crate::infra::error::CoreError;
 use crate::localgpu::{self, GpuProbe, LocalGpuReport};
 use crate::prices;
 
@@ -72,9 +72,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::clock::FixedClock;
     use crate::estimate::{Billing, BillingRule, FitVerdict, Task};
-    use crate::paths::Paths;
+    use crate::infra::clock::FixedClock;
+    use crate::infra::paths::Paths;
 
     #[test]
     fn estimate_through_the_facade() {

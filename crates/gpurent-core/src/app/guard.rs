@@ -7,7 +7,6 @@ use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
 use crate::guard::host::{self, Fetched};
 use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
 use crate::guard::saved;
@@ -15,6 +14,7 @@ use crate::guard::{
     check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
     Boot, Decision, GuardError, GuardSpec, PROVIDER_ACTION,
 };
+use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
 use crate::providers::{accounts, ledger, ProviderError};
 
@@ -408,7 +408,7 @@ impl App {
         label: &str,
         env: &SshEnv,
         req: &GuardRequest,
-        progress: &dyn crate::events::ProgressSink,
+        progress: &dyn crate::infra::events::ProgressSink,
     ) -> Result<GuardSetReport, GuardError> {
         let spec = req.spec()?;
         self.guard_check_action(label, &spec)?;
@@ -474,7 +474,7 @@ mod request_tests {
 
     #[test]
     fn the_form_is_refused_with_the_cli_codes() {
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         for bad in [
             GuardRequest {
                 idle_minutes: 0,
@@ -507,7 +507,7 @@ mod request_tests {
 
     #[test]
     fn a_locked_key_names_itself_so_the_app_can_ask_and_retry() {
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         let e = GuardError::Remote(crate::remote::RemoteError::Key(
             crate::keys::KeyError::PassphraseRequired {
                 label: Some("laptop".into()),
@@ -539,8 +539,8 @@ mod request_tests {
         use crate::providers::ProviderKind;
         let tmp = tempfile::tempdir().expect("tmp");
         let app = App::open(
-            crate::paths::Paths::under(tmp.path()),
-            std::sync::Arc::new(crate::clock::FixedClock(1_764_000_000_000)),
+            crate::infra::paths::Paths::under(tmp.path()),
+            std::sync::Arc::new(crate::infra::clock::FixedClock(1_764_000_000_000)),
             None,
         )
         .expect("open");
@@ -564,7 +564,7 @@ mod request_tests {
         let e = app
             .guard_set_saved("box", &SshEnv::detect().expect("env"), &req, &|_| {})
             .expect_err("refused");
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         assert_eq!(e.code(), "guard_provider_action_unavailable");
         assert_eq!(
             app.guard_view("nope").expect_err("unknown").code(),

@@ -16,18 +16,19 @@ use ts_rs::TS;
 
 use crate::app::login::{open_saved, verifier, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::Coded;
-use crate::events::ProgressSink;
 use crate::hostparse::{self, HostParseError, ParsedHost, ParsedHostSummary};
+use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
+use crate::infra::ipc::Coded;
+use crate::infra::secret::Secret;
 use crate::launch;
 use crate::remote::agent::{self, AgentHint, AgentKeep};
-use crate::remote::connect::{open, Auth, Endpoint, KeyVerifier};
+use crate::remote::connect::{open, Auth, KeyVerifier};
+use crate::remote::endpoint::Endpoint;
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::{self, Host, HostCheck, HostSpec, JumpSpec};
 use crate::remote::install::{self, HardeningReport, InstallOutcome};
 use crate::remote::sshconfig::{self, ConfigEntry};
-use crate::secret::Secret;
 
 /// `host add`: parsed fields, an optional label, the key to use, and confirmed fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -151,7 +152,7 @@ fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
 }
 
 /// The ledger knows whether the machine behind a rented host still exists.
-fn mark_released(s: &crate::store::Store, mut h: Host) -> Result<Host, RemoteError> {
+fn mark_released(s: &crate::infra::store::Store, mut h: Host) -> Result<Host, RemoteError> {
     h.released_ms = crate::providers::ledger::released_at(s.conn(), &h.label)?;
     Ok(h)
 }
@@ -174,7 +175,7 @@ impl App {
 
     fn with_store_remote<T>(
         &self,
-        f: impl FnOnce(&crate::store::Store) -> Result<T, RemoteError>,
+        f: impl FnOnce(&crate::infra::store::Store) -> Result<T, RemoteError>,
     ) -> Result<T, RemoteError> {
         let mut out = None;
         self.with_store(|s| {
@@ -246,7 +247,7 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<HostCheck, RemoteError> {
         let host = self.host_get(label)?;
-        let step = crate::events::steps(progress, Some(2));
+        let step = crate::infra::events::steps(progress, Some(2));
         step("connect", 0);
         let mut to_pin = Vec::new();
         let mut conn = open_saved(&host, env, key, &mut to_pin, cancel)?;
@@ -348,7 +349,7 @@ impl App {
         } = *req;
         let host = self.host_get(label)?;
         let total = Some(if disable_password_login { 4 } else { 3 });
-        let step = crate::events::steps(progress, total);
+        let step = crate::infra::events::steps(progress, total);
         let connect = |auth: Auth<'_>| -> Result<crate::remote::Connection, RemoteError> {
             let mut c = open_saved(&host, env, key, &mut Vec::new(), cancel)?;
             c.login(&host.user, auth)?;
@@ -651,7 +652,7 @@ mod tests {
         let env = SshEnv::under_home(tmp.path(), None);
         let key = crate::app::login::LoginKey {
             label: "k".into(),
-            pem: crate::secret::Secret::new("not read"),
+            pem: crate::infra::secret::Secret::new("not read"),
             public_line: "ssh-ed25519 AAAA k".into(),
         };
         let err = app
@@ -659,7 +660,7 @@ mod tests {
                 "gpurent-abc",
                 &env,
                 &key,
-                &crate::events::NoProgress,
+                &crate::infra::events::NoProgress,
                 &CancelToken::new(),
             )
             .expect_err("released");
@@ -667,7 +668,7 @@ mod tests {
             matches!(&err, RemoteError::HostReleased { label, released_ms: 9_000 } if label == "gpurent-abc"),
             "{err:?}"
         );
-        assert_eq!(crate::error::Coded::code(&err), "host_released");
+        assert_eq!(crate::infra::ipc::Coded::code(&err), "host_released");
         // Forgetting it still works.
         app.host_delete("gpurent-abc", &env).expect("forget");
         assert_eq!(app.host_list().expect("list").len(), 1);

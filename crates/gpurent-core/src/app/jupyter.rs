@@ -3,13 +3,13 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::events::ProgressSink;
+use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
+use crate::infra::secret::Secret;
 use crate::jupyter::{self, JupyterError};
 use crate::launch::{open_uri_command, spawn_first, Os};
 use crate::remote::connect::Connection;
 use crate::remote::forward::{forward_local, Forward};
-use crate::secret::Secret;
 
 /// Wait this long for a freshly started server to answer.
 const START_WAIT: std::time::Duration = std::time::Duration::from_secs(90);

@@ -7,10 +7,10 @@ use std::path::Path;
 use ssh_key::rand_core::{OsRng, RngCore};
 
 use crate::app::App;
+use crate::infra::secret::Secret;
 use crate::keys::db::{self, KeyRow};
 use crate::keys::material::{self, KeyMaterial, MAX_KEY_FILE_BYTES};
 use crate::keys::{validate_label, KeyAlgorithm, KeyError, KeyInfo, KeyOrigin, KeyStore};
-use crate::secret::Secret;
 
 /// A fresh keychain account name: the label for people browsing their keychain, plus a random part
 /// so two gpurent data dirs (a test run, a portable install) never overwrite each other's items.
@@ -29,7 +29,7 @@ fn write_private_file(path: &Path, text: &str) -> Result<(), KeyError> {
     // Windows has no mode bits: the ACL is cut down to the user before the key is written
     // (Windows' OpenSSH refuses key files others can read). On Unix the mode above did it.
     #[cfg(not(unix))]
-    crate::fsperm::owner_only(path, crate::fsperm::Kind::File).map_err(|e| {
+    crate::infra::fsperm::owner_only(path, crate::infra::fsperm::Kind::File).map_err(|e| {
         let _ = std::fs::remove_file(path);
         io(e)
     })?;
@@ -94,7 +94,7 @@ impl App {
     ) -> Result<KeyInfo, KeyError> {
         validate_label(label)?;
         self.ensure_free(label)?;
-        let text = read_key_file(&crate::paths::expand_user(path))?;
+        let text = read_key_file(&crate::infra::paths::expand_user(path))?;
         let m = material::import(text.expose(), passphrase)?;
         if let Some(existing) = self.with_keys(|s| db::by_fingerprint(s, &m.fingerprint))? {
             return Err(KeyError::AlreadyImported {
@@ -215,7 +215,7 @@ impl App {
                 label: label.to_string(),
             }
         })?;
-        let path = crate::paths::expand_user(path);
+        let path = crate::infra::paths::expand_user(path);
         write_private_file(&path, stored.expose())?;
         tracing::warn!(
             label,
@@ -226,7 +226,7 @@ impl App {
 
     fn with_keys<T>(
         &self,
-        f: impl FnOnce(&crate::store::Store) -> Result<T, KeyError>,
+        f: impl FnOnce(&crate::infra::store::Store) -> Result<T, KeyError>,
     ) -> Result<T, KeyError> {
         self.with_store(|s| Ok(f(s)))?
     }

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::clock::FixedClock;
+use crate::infra::clock::FixedClock;
+use crate::infra::paths::Paths;
 use crate::keys::MemoryKeyStore;
-use crate::paths::Paths;
 use crate::Coded;
 
 fn app(root: &Path, ks: &Arc<MemoryKeyStore>) -> App {
@@ -276,12 +276,12 @@ fn a_protected_key_is_unlocked_once_per_session_and_forgotten_on_lock_and_delete
 
     // Locked: the error names the key, as a field the UI reads (not text).
     let e = a.load_private("k", None).expect_err("locked");
-    let p = crate::ipc::ErrorPayload::from_error(&e);
+    let p = crate::infra::ipc::ErrorPayload::from_error(&e);
     assert_eq!(p.code, "passphrase_required");
     assert_eq!(p.data.and_then(|d| d.key_label).as_deref(), Some("k"));
     // The same through the login helper every desktop step uses.
     let e = a.host_login_key("k", None).expect_err("locked");
-    let p = crate::ipc::ErrorPayload::from_error(&e);
+    let p = crate::infra::ipc::ErrorPayload::from_error(&e);
     assert_eq!(p.data.and_then(|d| d.key_label).as_deref(), Some("k"));
 
     assert_eq!(

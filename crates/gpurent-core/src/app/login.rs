@@ -6,16 +6,18 @@
 use std::path::PathBuf;
 
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::remote::connect::{open, Auth, ConnectOptions, Connection, Endpoint, KeyVerifier};
-use crate::remote::error::{RemoteError, Role};
+use crate::infra::cancel::CancelToken;
+use crate::infra::ipc::Role;
+use crate::infra::secret::Secret;
+use crate::remote::connect::{open, Auth, Connection, KeyVerifier};
+use crate::remote::endpoint::{ConnectOptions, Endpoint};
+use crate::remote::error::RemoteError;
 use crate::remote::hostkey::{
     self, Decision, KeyCheck, KnownHostsVerdict, Pin, PinSource, PresentedKey,
 };
 use crate::remote::hosts::Host;
 use crate::remote::install::SSHD_DROPIN_DIR;
 use crate::remote::sshconfig;
-use crate::secret::Secret;
 
 /// Where the user's OpenSSH files are, the agent, and timeouts. [`SshEnv::detect`] for real use;
 /// tests point every path into a temp dir.

@@ -30,15 +30,16 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::cancel::{CancelRegistry, CancelToken};
 use crate::catalog::{Card, CardFilter, Catalog, Source};
-use crate::clock::Clock;
-use crate::error::{Coded, CoreError};
-use crate::events::{Progress, ProgressSink};
-use crate::paths::Paths;
+use crate::infra::cancel::{CancelRegistry, CancelToken};
+use crate::infra::clock::Clock;
+use crate::infra::error::CoreError;
+use crate::infra::events::{Progress, ProgressSink};
+use crate::infra::ipc::Coded;
+use crate::infra::paths::Paths;
+use crate::infra::settings::{Language, Settings};
+use crate::infra::store::Store;
 use crate::selfcheck::{self, SelfCheckReport};
-use crate::settings::{Language, Settings};
-use crate::store::Store;
 
 /// A card with its sources resolved, for the detail panel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -57,7 +58,7 @@ pub struct SettingsView {
     pub version: String,
     pub data_dir: String,
     /// Set when the settings file was damaged at startup (it was kept aside; defaults are used).
-    pub warning: Option<crate::ipc::ErrorPayload>,
+    pub warning: Option<crate::infra::ipc::ErrorPayload>,
 }
 
 #[derive(Debug)]
@@ -67,13 +68,13 @@ pub struct App {
     ops: CancelRegistry,
     clock: Arc<dyn Clock>,
     os_locale: Option<String>,
-    settings_warning: Mutex<Option<crate::ipc::ErrorPayload>>,
+    settings_warning: Mutex<Option<crate::infra::ipc::ErrorPayload>>,
     /// Where private keys live: the OS keychain (tests swap it with `App::with_keystore`).
     pub(crate) keystore: Box<dyn crate::keys::KeyStore>,
     /// Keys unlocked with their passphrase in this session (memory only; see `keys::session`).
     pub(crate) unlocked: crate::keys::session::Unlocked,
     /// Called where every operation ends (the desktop shell's "a long step finished").
-    op_end: Mutex<crate::opnotice::OpEndHook>,
+    op_end: Mutex<crate::infra::opnotice::OpEndHook>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -94,7 +95,7 @@ impl App {
         let warning = match Settings::load(&paths.settings()) {
             (_, Some(e)) => {
                 tracing::warn!(code = e.code(), "settings could not be read: {e}");
-                Some(crate::ipc::ErrorPayload::from_error(&e))
+                Some(crate::infra::ipc::ErrorPayload::from_error(&e))
             }
             _ => None,
         };
@@ -188,7 +189,7 @@ impl App {
         }
         let hook = self.op_end.lock().ok().and_then(|h| h.0.clone());
         if let Some(hook) = hook {
-            let ended = crate::opnotice::OpEnded {
+            let ended = crate::infra::opnotice::OpEnded {
                 op_id: guard.id.clone(),
                 kind: kind.to_string(),
                 started_ms,
@@ -203,8 +204,8 @@ impl App {
     }
 
     /// Register what to call where every operation ends (one hook; the desktop shell's "a long
-    /// step finished" notification, decided by [`crate::opnotice::long_op_notice`]).
-    pub fn on_op_end(&self, hook: Arc<crate::opnotice::OpEndFn>) {
+    /// step finished" notification, decided by [`crate::infra::opnotice::long_op_notice`]).
+    pub fn on_op_end(&self, hook: Arc<crate::infra::opnotice::OpEndFn>) {
         if let Ok(mut h) = self.op_end.lock() {
             h.0 = Some(hook);
         }
@@ -246,8 +247,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::FixedClock;
-    use crate::settings::{LanguagePref, ThemePref};
+    use crate::infra::clock::FixedClock;
+    use crate::infra::settings::{LanguagePref, ThemePref};
 
     fn app(root: &std::path::Path, locale: Option<&str>) -> App {
         App::open(
@@ -331,7 +332,7 @@ mod tests {
     fn op_end_hook_hears_every_end() {
         let tmp = tempfile::tempdir().expect("tmp");
         let a = app(tmp.path(), Some("zh-CN"));
-        let heard: Arc<Mutex<Vec<(crate::opnotice::OpEnded, Language)>>> = Arc::default();
+        let heard: Arc<Mutex<Vec<(crate::infra::opnotice::OpEnded, Language)>>> = Arc::default();
         let h = Arc::clone(&heard);
         a.on_op_end(Arc::new(move |e, lang| {
             h.lock().expect("lock").push((e.clone(), lang))

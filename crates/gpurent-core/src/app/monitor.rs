@@ -5,9 +5,9 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
-use crate::events::ProgressSink;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::events::ProgressSink;
 use crate::monitor::stream::{self, Flow, StreamOptions};
 use crate::monitor::watch::{Assembler, WatchEvent, HINT_WINDOW};
 use crate::remote::error::RemoteError;
@@ -128,7 +128,7 @@ mod tests {
         }
         for ms in [0, 199, 60_001] {
             let e = WatchOptions::with_interval(Some(ms)).expect_err("out of range");
-            assert_eq!(crate::error::Coded::code(&e), "invalid_input");
+            assert_eq!(crate::infra::ipc::Coded::code(&e), "invalid_input");
         }
     }
 }

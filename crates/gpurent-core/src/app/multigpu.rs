@@ -3,9 +3,9 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
-use crate::events::ProgressSink;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::events::ProgressSink;
 use crate::multigpu::{
     nccl_hints, rank_line, torchrun_command, LaunchReport, LaunchSpec, RankLine, JOB_DIR, JOB_NAME,
 };

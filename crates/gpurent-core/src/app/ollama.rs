@@ -3,8 +3,8 @@
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::events::ProgressSink;
+use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
 use crate::ollama::fit::ModelFit;
 use crate::ollama::install::{InstallOptions, InstallProgress, InstallStage};
 use crate::ollama::{self, Loaded, OllamaError, PullProgress};

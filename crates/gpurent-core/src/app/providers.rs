@@ -12,9 +12,10 @@ use ts_rs::TS;
 
 use crate::app::login::{LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::Coded;
-use crate::events::{NoProgress, Progress, ProgressSink};
+use crate::infra::cancel::CancelToken;
+use crate::infra::events::{NoProgress, Progress, ProgressSink};
+use crate::infra::ipc::Coded;
+use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
 use crate::providers::ledger::{
     self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, Intent, LedgerInstance,
@@ -26,7 +27,6 @@ use crate::providers::{
 };
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::HostSpec;
-use crate::secret::Secret;
 
 /// `provider test`: the account and what its one authenticated read said.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -322,7 +322,7 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<InstanceView, ProviderError> {
-        let step = crate::events::steps(progress, Some(6));
+        let step = crate::infra::events::steps(progress, Some(6));
         let account = self.with_db(|c| match &req.account {
             Some(name) => {
                 let a = accounts::get(c, name)?;
@@ -879,8 +879,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::clock::FixedClock;
-    use crate::paths::Paths;
+    use crate::infra::clock::FixedClock;
+    use crate::infra::paths::Paths;
 
     fn offer(provider: ProviderKind, host_cuda: Option<&str>, storage: Option<f64>) -> Offer {
         Offer {

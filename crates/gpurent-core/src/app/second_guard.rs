@@ -10,9 +10,9 @@ use ts_rs::TS;
 use crate::app::login::SshEnv;
 use crate::app::App;
 use crate::billing::InstanceState;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
 use crate::guard::saved;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::providers::ProviderError;
 use crate::second_guard::{
     self as rules, sent, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice,
@@ -96,10 +96,10 @@ impl App {
                 // A released machine took its guard with it: nothing to read, nothing to act on.
                 Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
                 key => key
-                    .map_err(|e| crate::error::Coded::code(&e).to_string())
+                    .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     .and_then(|key| {
                         self.guard_status(&label, env, &key, cancel)
-                            .map_err(|e| crate::error::Coded::code(&e).to_string())
+                            .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     }),
             };
             let (idle_since_s, host_now_s) = match status {
@@ -182,7 +182,7 @@ impl App {
                     ProviderError::NotConfirmed { state, .. } => Some(state.clone()),
                     _ => None,
                 };
-                let code = crate::error::Coded::code(&e).to_string();
+                let code = crate::infra::ipc::Coded::code(&e).to_string();
                 rules::deadline_acted(act, false, state, Some(code))
             }
         }

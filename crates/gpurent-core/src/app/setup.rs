@@ -11,12 +11,12 @@ use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
-use crate::events::{Progress, ProgressSink};
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::events::{Progress, ProgressSink};
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
-use crate::remote::exec::{exec_with, ExecOptions, OutStream};
+use crate::remote::exec::{exec_collect, ExecOptions};
 use crate::remote::job::{kill_job, run_job, JobOutcome};
 use crate::remote::quote::shell_quote;
 use crate::setup::pip::{PipOutcome, PipProgress};
@@ -31,7 +31,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The GPU check: a few seconds on a healthy card, minutes when the first CUDA init is slow.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// `doctor_host`'s answer: the report (same fields as `--from-probe`) plus the host and where
+/// `setup_probe`'s answer: the report (same fields as `--from-probe`) plus the host and where
 /// its raw probe was saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct HostReport {
@@ -119,28 +119,12 @@ impl App {
         opts: &SetupOptions,
         cancel: &CancelToken,
     ) -> Result<HostReport, SetupError> {
-        let mut stdout = Vec::new();
-        let mut stderr = Vec::new();
         let exec_opts = ExecOptions {
             stdin: Some(probe::SCRIPT.as_bytes()),
             timeout: Some(PROBE_TIMEOUT),
         };
-        exec_with(
-            conn,
-            "sh -s",
-            &exec_opts,
-            &mut |s, d| match s {
-                OutStream::Stdout => stdout.extend_from_slice(d),
-                OutStream::Stderr => stderr.extend_from_slice(d),
-            },
-            cancel,
-        )?;
-        self.keep_and_diagnose(
-            label,
-            &String::from_utf8_lossy(&stdout),
-            &String::from_utf8_lossy(&stderr),
-            opts,
-        )
+        let out = exec_collect(conn, "sh -s", &exec_opts, cancel)?;
+        self.keep_and_diagnose(label, &out.stdout_text(), &out.stderr_text(), opts)
     }
 
     /// What a probe run sent back: credentials redacted, kept under `probes/`, diagnosed. Output
@@ -179,7 +163,7 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<HostReport, SetupError> {
-        let step = crate::events::steps(progress, Some(2));
+        let step = crate::infra::events::steps(progress, Some(2));
         step("connect", 0);
         let conn = self.setup_connect(label, env, key, cancel)?;
         step("probe", 1);
@@ -204,7 +188,7 @@ impl App {
     ) -> Result<FixReport, SetupError> {
         let commands = fix_commands(report, code)?;
         let total = Some(commands.len() as u32 + 2);
-        let step = crate::events::steps(progress, total);
+        let step = crate::infra::events::steps(progress, total);
         step("connect", 0);
         let conn = self.setup_connect(label, env, key, cancel)?;
         let mut pip = PipProgress::new();
@@ -285,7 +269,7 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<HostVerify, SetupError> {
-        let step = crate::events::steps(progress, Some(2));
+        let step = crate::infra::events::steps(progress, Some(2));
         step("connect", 0);
         let conn = self.setup_connect(label, env, key, cancel)?;
         let (facts, probe_path) = match self.setup_saved_report(label, &SetupOptions::default())? {
@@ -329,27 +313,12 @@ fn run_verify(
         Some(rest) => format!("~/{} -", shell_quote(rest)?),
         None => format!("{} -", shell_quote(python)?),
     };
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
     let opts = ExecOptions {
         stdin: Some(verify::SCRIPT.as_bytes()),
         timeout: Some(VERIFY_TIMEOUT),
     };
-    let info = exec_with(
-        conn,
-        &cmd,
-        &opts,
-        &mut |s, d| match s {
-            OutStream::Stdout => stdout.extend_from_slice(d),
-            OutStream::Stderr => stderr.extend_from_slice(d),
-        },
-        cancel,
-    )?;
-    Ok((
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-        info.exit_status,
-    ))
+    let out = exec_collect(conn, &cmd, &opts, cancel)?;
+    Ok((out.stdout_text(), out.stderr_text(), out.exit_status))
 }
 
 impl App {

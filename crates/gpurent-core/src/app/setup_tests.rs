@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::clock::FixedClock;
-use crate::error::Coded;
-use crate::paths::Paths;
+use crate::infra::clock::FixedClock;
+use crate::infra::ipc::Coded;
+use crate::infra::paths::Paths;
 use crate::setup::pip::PipFailure;
 use crate::setup::Facts;
 

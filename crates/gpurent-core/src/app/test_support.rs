@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::app::App;
-use crate::clock::FixedClock;
-use crate::paths::Paths;
+use crate::infra::clock::FixedClock;
+use crate::infra::paths::Paths;
 use crate::remote::HostSpec;
 use crate::CoreError;
 

@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::cancel::CancelToken;
-use crate::error::Coded;
-use crate::events::ProgressSink;
+use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
+use crate::infra::ipc::Coded;
+use crate::infra::store::Store;
 use crate::remote::{shell_quote, Connection, Host, RemoteError};
-use crate::store::Store;
-use crate::transfer::engine::{self, Ctx, Journal};
+use crate::transfer::ctx::{self, Ctx, Journal};
+use crate::transfer::engine;
 use crate::transfer::journal::{self, NewTransfer};
 use crate::transfer::meter::Meter;
 use crate::transfer::{
@@ -197,7 +198,7 @@ impl App {
             let meter = Meter::new(progress);
             let mut items = Vec::new();
             for typed in locals {
-                let l = &crate::paths::expand_user(typed);
+                let l = &crate::infra::paths::expand_user(typed);
                 let meta = std::fs::metadata(l).map_err(|e| TransferError::local(l, &e))?;
                 let name = l
                     .file_name()
@@ -312,7 +313,7 @@ impl App {
             if remotes.is_empty() {
                 return Err(TransferError::invalid("remotes", "nothing to download"));
             }
-            let local_dir = &crate::paths::expand_user(local_dir);
+            let local_dir = &crate::infra::paths::expand_user(local_dir);
             std::fs::create_dir_all(local_dir).map_err(|e| TransferError::local(local_dir, &e))?;
             let local_dir =
                 std::path::absolute(local_dir).unwrap_or_else(|_| local_dir.to_path_buf());
@@ -330,7 +331,7 @@ impl App {
                     .to_string();
                 let st = sftp
                     .stat(Path::new(&src))
-                    .map_err(|e| engine::sftp_error(&e, &src))?;
+                    .map_err(|e| crate::transfer::sftp::sftp_error(&e, &src))?;
                 let kind = if st.is_dir() {
                     ItemKind::Tree
                 } else {
@@ -440,12 +441,12 @@ impl App {
         };
         let connect = |c: &CancelToken| match &login {
             Some((h, k)) => connect_saved(h, env, k, c),
-            None => Err(RemoteError::Core(crate::error::CoreError::invalid(
+            None => Err(RemoteError::Core(crate::infra::error::CoreError::invalid(
                 "host",
                 "not needed for a download",
             ))),
         };
-        let sink = crate::events::NoProgress;
+        let sink = crate::infra::events::NoProgress;
         let meter = Meter::new(&sink);
         let cancel = CancelToken::new();
         let ctx = Ctx {
@@ -476,7 +477,10 @@ impl App {
         paths: &[PathBuf],
         excludes: &[String],
     ) -> Result<ScanReport, TransferError> {
-        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::paths::expand_user(p)).collect();
+        let paths: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| crate::infra::paths::expand_user(p))
+            .collect();
         scan::scan(&paths, excludes)
     }
 
@@ -484,7 +488,7 @@ impl App {
         &self,
         f: impl FnOnce(&Store) -> Result<T, TransferError>,
     ) -> Result<T, TransferError> {
-        engine::on_journal(self, f)
+        ctx::on_journal(self, f)
     }
 
     fn with_remote<T>(

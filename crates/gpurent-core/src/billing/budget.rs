@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::billing::{spent_between, StateChange, Tariff};
-use crate::error::CoreError;
-use crate::store::Store;
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 
 /// The window a budget counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -238,7 +238,7 @@ mod tests {
     /// not built-in data.
     #[test]
     fn one_setter_keeps_or_replaces_the_stop_choice_and_a_damaged_row_is_stored_data() {
-        use crate::error::Coded;
+        use crate::infra::ipc::Coded;
         let store = Store::open_in_memory().expect("store");
         let total = |usd| Budget {
             host: None,

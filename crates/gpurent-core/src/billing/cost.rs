@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::rules::{self, BillsIn, Increment, InstanceState, RateUnit, Rule};
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 const MS_PER_HOUR: f64 = 3_600_000.0;
 

@@ -8,7 +8,7 @@ use ts_rs::TS;
 
 use super::cost::{RateInput, StateChange, Tariff};
 use super::rules::InstanceState;
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::providers::ledger::{InstanceEvent, LedgerInstance, LedgerState};
 use crate::providers::ProviderKind;
 

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::billing::{Increment, InstanceState, PastedRate, StateChange};
-use crate::error::CoreError;
-use crate::store::Store;
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 
 /// A pasted host's rate as saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -122,7 +122,7 @@ pub fn list(store: &Store) -> Result<Vec<HostRate>, CoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Coded;
+    use crate::infra::ipc::Coded;
 
     /// A saved rate whose rule this build does not know is damaged stored data (not built-in).
     #[test]

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 const RULES_CSV: &str = include_str!("../../data/billing-rules.csv");
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::version::CudaVer;
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 const DRIVER_BRANCHES_CSV: &str = include_str!("../../data/driver-branches.csv");
 

@@ -11,7 +11,7 @@ pub mod version;
 
 use std::sync::OnceLock;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 pub use tables::{ArchEntry, ArchInfo, CudaRelease, TorchWheel};
 pub use version::{parse_cc, CudaVer, Ver};
 

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::version::{CudaVer, Ver};
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// One CUDA toolkit release (GA or update) and the driver it needs.
 #[derive(Debug, Clone, PartialEq)]

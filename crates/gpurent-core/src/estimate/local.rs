@@ -10,7 +10,7 @@ use super::fit::fit_card;
 use super::memory::usable_fraction;
 use super::{CardFit, Job, ModelCatalog, Resolved};
 use crate::catalog::{Card, Catalog, Confidence, Segment};
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::localgpu::{LocalGpu, LocalGpuReport, NoGpuReason};
 
 /// One local GPU and the job's verdict on it.
@@ -123,8 +123,8 @@ mod tests {
         ProbeOutcome::Devices {
             gpus: vec![RawGpu {
                 name: name.into(),
-                total_bytes: (gib * crate::estimate::GIB) as u64,
-                free_bytes: (gib * crate::estimate::GIB) as u64,
+                total_bytes: (gib * crate::infra::units::GIB) as u64,
+                free_bytes: (gib * crate::infra::units::GIB) as u64,
             }],
             driver_version: Some("550.54.14".into()),
             cuda_driver_version: Some(12040),

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::catalog::Catalog;
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 pub use cost::{Billing, BillingRule, CostSettings, JobCost, Offer, RentVsBuy};
 pub use explain::Explanation;

@@ -7,13 +7,12 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 const MODELS_CSV: &str = include_str!("../../data/models.csv");
 const QUANT_CSV: &str = include_str!("../../data/quant-formats.csv");
 
-/// 2^30 bytes.
-pub const GIB: f64 = 1_073_741_824.0;
+pub use crate::infra::units::GIB;
 
 /// A transformer decoder's shape. Catalog rows have every field; a custom model may give only
 /// `params_b` (then KV cache, activations and speed are reported as uncertain, not guessed).

@@ -1,6 +1,7 @@
 //! The guard's outcomes, each with a stable code.
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::remote::RemoteError;
 
 use super::ActionKind;
@@ -87,7 +88,7 @@ impl Coded for GuardError {
 
     /// The wrapped SSH/key errors keep their facts (the key that needs its passphrase, a host
     /// key's fingerprint): without them the app could not ask for the passphrase and retry.
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             GuardError::Remote(e) => e.data(),
             GuardError::Provider(e) => e.data(),

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{parse_facts, parse_state, GuardError, HostFacts, ScriptState, SCRIPT};
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{apps_command, GpuQuery};
-use crate::remote::{exec, exec_with, sh_c, Connection, ExecOptions, ExecOutput, OutStream};
+use crate::remote::exec::exec_collect;
+use crate::remote::{exec, sh_c, Connection, ExecOptions, ExecOutput};
 
 /// The guard's folder on the host, as a shell word (`$HOME` expands there).
 const D: &str = r#"d="$HOME/.gpurent/guard""#;
@@ -52,27 +53,11 @@ fn run_with_stdin(
     stdin: &[u8],
     cancel: &CancelToken,
 ) -> Result<ExecOutput, GuardError> {
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let info = exec_with(
-        conn,
-        &sh_c(script)?,
-        &ExecOptions {
-            stdin: Some(stdin),
-            timeout: None,
-        },
-        &mut |s, data| match s {
-            OutStream::Stdout => stdout.extend_from_slice(data),
-            OutStream::Stderr => stderr.extend_from_slice(data),
-        },
-        cancel,
-    )?;
-    Ok(ExecOutput {
-        exit_status: info.exit_status,
-        exit_signal: info.exit_signal,
-        stdout,
-        stderr,
-    })
+    let opts = ExecOptions {
+        stdin: Some(stdin),
+        timeout: None,
+    };
+    Ok(exec_collect(conn, &sh_c(script)?, &opts, cancel)?)
 }
 
 fn failed(step: &str, out: &ExecOutput) -> GuardError {
@@ -100,7 +85,7 @@ pub fn facts(
 /// with the user's consent (`allow_full_key`); `None` removes a key left there by an earlier set.
 pub fn put_key(
     conn: &Connection,
-    key: Option<&crate::secret::Secret>,
+    key: Option<&crate::infra::secret::Secret>,
     cancel: &CancelToken,
 ) -> Result<(), GuardError> {
     let name = super::provider::KEY_FILE;

@@ -4,9 +4,9 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use crate::error::CoreError;
 use crate::guard::{Boot, Decision, GuardSpec};
-use crate::store::Store;
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 
 fn boot_name(boot: Boot) -> &'static str {
     match boot {

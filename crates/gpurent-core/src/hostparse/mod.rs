@@ -18,8 +18,8 @@ mod words;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::Coded;
-use crate::secret::Secret;
+use crate::infra::ipc::Coded;
+use crate::infra::secret::Secret;
 
 /// Longest paste read (a console block with instructions is well under this).
 pub const MAX_TEXT_BYTES: usize = 16 * 1024;

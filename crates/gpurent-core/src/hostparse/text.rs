@@ -2,7 +2,7 @@
 //! password out (`密码：…`, `Password: …`, `sshpass -p …`) before anything else looks at the text,
 //! and finding where commands start.
 
-use crate::secret::Secret;
+use crate::infra::secret::Secret;
 
 /// Width-normalise and clean a paste: CRLF, odd spaces, zero-width characters, smart quotes,
 /// full-width colons, and backslash line continuations.

@@ -3,8 +3,8 @@
 
 use rusqlite::{params, OptionalExtension, Row};
 
+use crate::infra::store::Store;
 use crate::keys::{KeyError, KeyInfo, KeyOrigin};
-use crate::store::Store;
 
 /// A row: what the UI sees plus where the private key is filed in the keychain.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::infra::secret::Secret;
 use crate::keys::KeyError;
-use crate::secret::Secret;
 
 /// The keychain "service" every gpurent item is filed under.
 pub const KEYCHAIN_SERVICE: &str = "gpurent";

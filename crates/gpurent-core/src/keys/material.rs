@@ -4,8 +4,8 @@
 use ssh_key::rand_core::OsRng;
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey};
 
+use crate::infra::secret::Secret;
 use crate::keys::{KeyAlgorithm, KeyError};
-use crate::secret::Secret;
 
 /// Largest key file gpurent reads (OpenSSH private keys are a few KiB at most).
 pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;

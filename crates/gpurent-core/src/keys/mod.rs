@@ -23,7 +23,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 
 pub use keystore::{KeyStore, MemoryKeyStore, OsKeyStore, KEYCHAIN_SERVICE};
 
@@ -165,12 +166,14 @@ impl Coded for KeyError {
         }
     }
 
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
-            KeyError::PassphraseRequired { label: Some(label) } => Some(crate::ipc::ErrorData {
-                key_label: Some(label.clone()),
-                ..Default::default()
-            }),
+            KeyError::PassphraseRequired { label: Some(label) } => {
+                Some(crate::infra::ipc::ErrorData {
+                    key_label: Some(label.clone()),
+                    ..Default::default()
+                })
+            }
             _ => None,
         }
     }

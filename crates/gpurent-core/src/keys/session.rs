@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::secret::Secret;
+use crate::infra::secret::Secret;
 
 #[derive(Default)]
 pub struct Unlocked(Mutex<HashMap<String, Secret>>);

@@ -22,12 +22,13 @@ use super::host::{proc_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStr
 use super::telemetry::{
     apps_command, parse_gpus, ComputeApp, GpuQuery, GpuRow, GpuStream, ReasonNames,
 };
-use crate::cancel::CancelToken;
-use crate::clock::Clock;
-use crate::error::{Coded, CoreError};
+use crate::infra::cancel::CancelToken;
+use crate::infra::clock::Clock;
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
-use crate::remote::exec::{exec_polled, exec_with, ExecOptions, OutStream};
+use crate::remote::exec::{exec_collect, exec_polled, ExecOptions, OutStream};
 use crate::remote::quote::sh_c;
 
 /// The longest nap of the stream's read loop and of its stall watchdog when nothing arrives:
@@ -151,21 +152,14 @@ fn negotiate(
 ) -> Result<Result<GpuQuery, String>, RemoteError> {
     let mut q = start.clone();
     for _ in 0..40 {
-        let mut out = Vec::new();
         let opts = ExecOptions {
             stdin: None,
             timeout: Some(Duration::from_secs(20)),
         };
         let cmd = sh_c(&format!("{} 2>&1", q.command(None)))?;
-        let info = exec_with(
-            conn,
-            &cmd,
-            &opts,
-            &mut |_, d| out.extend_from_slice(d),
-            cancel,
-        )?;
-        let text = String::from_utf8_lossy(&out).into_owned();
-        if info.exit_status == Some(0) && !parse_gpus(&text, None).is_empty() {
+        let out = exec_collect(conn, &cmd, &opts, cancel)?;
+        let text = out.stdout_text() + &out.stderr_text();
+        if out.exit_status == Some(0) && !parse_gpus(&text, None).is_empty() {
             return Ok(Ok(q));
         }
         match q.adapt(&text) {

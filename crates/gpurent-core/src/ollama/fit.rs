@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::OllamaError;
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
 use crate::estimate::{fit, Engine, Job, ModelCatalog, Resolved, Task};
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::monitor::telemetry::parse_gpus;
 use crate::remote::connect::Connection;
 use crate::remote::exec::exec;

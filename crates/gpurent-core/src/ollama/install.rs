@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{OllamaError, JOB_DIR};
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::connect::Connection;
 use crate::remote::job::{run_job, JobOutcome};
 use crate::remote::quote::{sh_c, shell_quote};

@@ -15,7 +15,6 @@
 //! `Connection: close`, a body of known length or chunked.
 
 pub mod fit;
-pub mod http;
 pub mod install;
 
 use std::time::{Duration, Instant};
@@ -23,10 +22,11 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::connect::Connection;
 use crate::remote::error::{RemoteError, Stage};
 use crate::remote::exec::exec;
+use crate::remote::http;
 use crate::remote::quote::{sh_c, shell_quote};
 
 /// Ollama's default port.
@@ -97,7 +97,7 @@ pub enum OllamaError {
     },
 }
 
-impl crate::error::Coded for OllamaError {
+impl crate::infra::ipc::Coded for OllamaError {
     fn code(&self) -> &'static str {
         match self {
             OllamaError::Remote(e) => e.code(),
@@ -134,12 +134,12 @@ impl crate::error::Coded for OllamaError {
         }
     }
 
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             OllamaError::Remote(e) => e.data(),
             OllamaError::ModelDoesNotFit {
                 need_gib, have_gib, ..
-            } => Some(crate::ipc::ErrorData {
+            } => Some(crate::infra::ipc::ErrorData {
                 need_gib: Some(*need_gib),
                 have_gib: Some(*have_gib),
                 ..Default::default()
@@ -371,8 +371,8 @@ impl From<http::HttpError> for OllamaError {
     }
 }
 
-impl From<crate::error::CoreError> for OllamaError {
-    fn from(e: crate::error::CoreError) -> Self {
+impl From<crate::infra::error::CoreError> for OllamaError {
+    fn from(e: crate::infra::error::CoreError) -> Self {
         OllamaError::Remote(RemoteError::from(e))
     }
 }

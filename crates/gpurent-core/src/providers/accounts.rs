@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{ProviderError, ProviderKind};
+use crate::infra::secret::Secret;
 use crate::keys::KeyStore;
-use crate::secret::Secret;
 
 /// Where an account's key comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -219,8 +219,8 @@ pub fn api_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infra::store::Store;
     use crate::keys::MemoryKeyStore;
-    use crate::store::Store;
 
     #[test]
     fn keys_go_to_the_keychain_never_the_database() {

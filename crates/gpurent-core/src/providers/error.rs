@@ -2,7 +2,8 @@
 //! Each provider module maps its own error shape (RunPod problem+json, Vast `{error, msg}` /
 //! `{detail}`, Lambda `{error: {code, message}}`) onto these; codes are added, never renamed.
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::keys::KeyError;
 use crate::remote::error::RemoteError;
 
@@ -184,7 +185,7 @@ impl Coded for ProviderError {
 
     /// The wrapped key / SSH errors keep their facts (the key that needs its passphrase, a host
     /// key's fingerprint): without them the app could not ask for the passphrase during `rent`.
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             ProviderError::Key(e) => e.data(),
             ProviderError::Remote(e) => e.data(),

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::HeaderMap;
 
 use super::{ProviderError, ProviderKind};
-use crate::secret::Secret;
+use crate::infra::secret::Secret;
 
 /// Timeouts, retries and pacing of one client.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! source and says what was verified).
 
 use super::ProviderKind;
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// Lambda's default: send no image field (the VM boots Lambda Stack).
 pub const LAMBDA_DEFAULT: &str = "lambda-stack";

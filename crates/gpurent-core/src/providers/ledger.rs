@@ -545,7 +545,7 @@ pub fn reconcile(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
+    use crate::infra::store::Store;
 
     fn intent() -> Intent {
         Intent {

@@ -10,7 +10,7 @@
 //! - [`ledger`]: the instance ledger in SQLite (intent row before any create, every state change
 //!   timestamped) and the reconcile of the ledger with each account's instance list.
 //! - [`accounts`]: which accounts are connected; their API keys live only in the OS keychain (or
-//!   the `GPURENT_*_API_KEY` environment) and are held in [`crate::secret::Secret`].
+//!   the `GPURENT_*_API_KEY` environment) and are held in [`crate::infra::secret::Secret`].
 //! - [`crash`]: the named crash points the crash-recovery test kills `gpurent rent` at.
 //!
 //! The `impl App` facade of this domain is in `app/providers.rs`; nothing here carries `impl App`.
@@ -29,7 +29,7 @@ pub mod vast;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::secret::Secret;
+use crate::infra::secret::Secret;
 
 pub use error::ProviderError;
 

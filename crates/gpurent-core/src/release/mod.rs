@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::remote::shell_quote;
 
 /// How many changed paths per folder are shown.

@@ -14,7 +14,7 @@
 //!   and says so ([`AgentKeep::UntilRemoved`]).
 //!
 //! Helper processes (`ssh-add`, `launchctl`) start without a console window
-//! ([`crate::launch::hide_console`]).
+//! ([`crate::infra::process::hide_console`]).
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -24,9 +24,10 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::launch::{hide_console, Os};
+use crate::infra::process::hide_console;
+use crate::infra::secret::Secret;
+use crate::launch::Os;
 use crate::remote::error::RemoteError;
-use crate::secret::Secret;
 
 /// Where Windows' OpenSSH agent service listens.
 pub const WINDOWS_AGENT_PIPE: &str = r"\\.\pipe\openssh-ssh-agent";

@@ -10,29 +10,13 @@ use std::time::{Duration, Instant};
 
 use ssh2::Session;
 
-use crate::cancel::CancelToken;
-use crate::remote::error::{RemoteError, Role, Stage};
+use crate::infra::cancel::CancelToken;
+use crate::infra::ipc::Role;
+use crate::infra::secret::Secret;
+use crate::remote::endpoint::{ConnectOptions, Endpoint};
+use crate::remote::error::{RemoteError, Stage};
 use crate::remote::hostkey::PresentedKey;
 use crate::remote::jump::JumpPump;
-use crate::secret::Secret;
-
-/// Where to log in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-}
-
-impl Endpoint {
-    pub fn new(host: impl Into<String>, port: u16, user: impl Into<String>) -> Self {
-        Endpoint {
-            host: host.into(),
-            port,
-            user: user.into(),
-        }
-    }
-}
 
 /// How to log in. The private key is the plaintext OpenSSH/PEM text (decrypt it with `ssh-key`
 /// first: libssh2 reports a wrong passphrase and a damaged key the same way).
@@ -47,29 +31,6 @@ impl Auth<'_> {
         match self {
             Auth::Key(_) => "publickey",
             Auth::Password(_) => "password",
-        }
-    }
-}
-
-/// Timeouts. The defaults suit a rented host across the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectOptions {
-    pub dns_timeout: Duration,
-    /// Per resolved address.
-    pub connect_timeout: Duration,
-    /// Each blocking libssh2 call in the handshake and login.
-    pub handshake_timeout: Duration,
-    /// Each blocking libssh2 call after login (0 would mean "wait forever"; not allowed).
-    pub io_timeout: Duration,
-}
-
-impl Default for ConnectOptions {
-    fn default() -> Self {
-        ConnectOptions {
-            dns_timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(10),
-            handshake_timeout: Duration::from_secs(20),
-            io_timeout: Duration::from_secs(60),
         }
     }
 }

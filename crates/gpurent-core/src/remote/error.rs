@@ -6,8 +6,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::{Coded, CoreError};
-use crate::ipc::ErrorData;
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
+use crate::infra::ipc::{ErrorData, Role};
 
 /// Where in the connection the outcome happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -34,23 +35,6 @@ impl fmt::Display for Stage {
             Stage::Auth => "logging in",
             Stage::Exec => "running a command",
         })
-    }
-}
-
-/// Which machine of a connection: the host itself or the jump host in front of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Target,
-    Jump,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Target => "target",
-            Role::Jump => "jump",
-        }
     }
 }
 
@@ -351,8 +335,8 @@ mod tests {
             old_fingerprint: "SHA256:old".into(),
             new_fingerprint: "SHA256:new".into(),
         };
-        let json =
-            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&changed)).expect("json");
+        let json = serde_json::to_value(crate::infra::ipc::ErrorPayload::from_error(&changed))
+            .expect("json");
         assert_eq!(
             json["data"],
             serde_json::json!({
@@ -366,13 +350,13 @@ mod tests {
         let locked = RemoteError::Key(crate::keys::KeyError::PassphraseRequired {
             label: Some("laptop".into()),
         });
-        let json =
-            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&locked)).expect("json");
+        let json = serde_json::to_value(crate::infra::ipc::ErrorPayload::from_error(&locked))
+            .expect("json");
         assert_eq!(json["code"], "passphrase_required");
         assert_eq!(json["data"], serde_json::json!({"key_label": "laptop"}));
         let plain = RemoteError::UnknownHost("x".into());
-        let json =
-            serde_json::to_value(crate::ipc::ErrorPayload::from_error(&plain)).expect("json");
+        let json = serde_json::to_value(crate::infra::ipc::ErrorPayload::from_error(&plain))
+            .expect("json");
         assert!(
             json.get("data").is_none(),
             "no data field when there are no facts"

@@ -15,8 +15,8 @@
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::remote::connect::Connection;
 use crate::remote::error::{RemoteError, Stage};
 
@@ -89,12 +89,23 @@ pub fn exec(
     command: &str,
     cancel: &CancelToken,
 ) -> Result<ExecOutput, RemoteError> {
+    exec_collect(conn, command, &ExecOptions::default(), cancel)
+}
+
+/// [`exec`] with options (input on stdin, a time limit): run `command` and collect everything
+/// it prints. The one exec-and-collect of the crate.
+pub fn exec_collect(
+    conn: &Connection,
+    command: &str,
+    opts: &ExecOptions<'_>,
+    cancel: &CancelToken,
+) -> Result<ExecOutput, RemoteError> {
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let info = exec_with(
         conn,
         command,
-        &ExecOptions::default(),
+        opts,
         &mut |s, data| match s {
             OutStream::Stdout => stdout.extend_from_slice(data),
             OutStream::Stderr => stderr.extend_from_slice(data),

@@ -38,7 +38,7 @@ impl Forward {
     }
 
     /// Block until the relay ends by itself (the connection died) or `stop` is set elsewhere.
-    pub fn wait(mut self, cancel: &crate::cancel::CancelToken) -> Result<(), RemoteError> {
+    pub fn wait(mut self, cancel: &crate::infra::cancel::CancelToken) -> Result<(), RemoteError> {
         while !cancel.is_cancelled() && self.thread.as_ref().is_some_and(|t| !t.is_finished()) {
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -20,7 +20,8 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::remote::error::{RemoteError, Role};
+use crate::infra::ipc::Role;
+use crate::remote::error::RemoteError;
 
 /// The key a server presented in the handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,10 +5,11 @@ use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::remote::connect::Endpoint;
-use crate::remote::error::{RemoteError, Role};
+use crate::infra::ipc::Role;
+use crate::infra::store::Store;
+use crate::remote::endpoint::Endpoint;
+use crate::remote::error::RemoteError;
 use crate::remote::hostkey::{PinSource, PresentedKey};
-use crate::store::Store;
 
 /// A jump host (`ssh -J user@host:port`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::exec;

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use crate::cancel::CancelToken;
-use crate::error::CoreError;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_with, ExecOptions, OutStream};

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use ssh2::{Channel, Session};
 
-use crate::remote::connect::{ConnectOptions, Endpoint};
+use crate::remote::endpoint::{ConnectOptions, Endpoint};
 use crate::remote::error::{RemoteError, Stage};
 
 /// The running pump; dropping it stops the thread (after the target session is gone).

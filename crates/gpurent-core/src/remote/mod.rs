@@ -2,7 +2,7 @@
 //! pinned host keys, exec without deadlock, key install and hardening, and `~/.ssh/config` blocks.
 //! The design and every outcome code are in `docs/remote.md`.
 //!
-//! - [`connect`]: DNS/TCP/handshake timeouts, host key check hook, key-from-memory or password
+//! - [`endpoint`]: where to log in and the timeouts; [`connect`]: DNS/TCP/handshake timeouts, host key check hook, key-from-memory or password
 //!   login, jump hosts ([`jump`]).
 //! - [`hostkey`]: fingerprints, the user's `known_hosts`, the pinning decision.
 //! - [`exec`]: run a command, read stdout and stderr interleaved, cancel.
@@ -10,6 +10,7 @@
 //! - [`install`]: append our key to `authorized_keys`, prove a key login, switch passwords off.
 //! - [`sshconfig`]: the marked `Host gpurent-<label>` block, ssh-agent, VS Code links.
 //! - [`agent`]: the ssh-agent per OS (socket, launchd, Windows' named pipe), `ssh-add` lifetimes.
+//! - [`http`]: one HTTP/1.1 request to a server on the host's loopback, over an SSH channel.
 //! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells.
 //! - [`error`]: [`RemoteError`], every outcome with its stable code.
 //!
@@ -17,19 +18,23 @@
 
 pub mod agent;
 pub mod connect;
+pub mod endpoint;
 pub mod error;
 pub mod exec;
 pub mod forward;
 pub mod hostkey;
 pub mod hosts;
+pub mod http;
 pub mod install;
 pub mod job;
 pub mod jump;
 pub mod quote;
 pub mod sshconfig;
 
-pub use connect::{connect, open, Auth, ConnectOptions, Connection, Endpoint};
-pub use error::{RemoteError, Role, Stage};
+pub use crate::infra::ipc::Role;
+pub use connect::{connect, open, Auth, Connection};
+pub use endpoint::{ConnectOptions, Endpoint};
+pub use error::{RemoteError, Stage};
 pub use exec::{exec, exec_with, ExecOptions, ExecOutput, OutStream};
 pub use hosts::{Host, HostCheck, HostSpec, JumpSpec, PinnedKey, RepinRecord};
 pub use quote::{sh_c, shell_join, shell_quote};

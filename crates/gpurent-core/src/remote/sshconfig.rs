@@ -8,7 +8,7 @@
 //!   `Host *` blocks still apply first, as OpenSSH reads the first value it finds).
 //! - Before the first edit of an existing file, a copy is kept as `config.gpurent-backup`
 //!   (never overwritten later). Writes go through a temporary file and a rename; owner-only
-//!   ([`crate::fsperm`]: 0600, or on Windows an ACL for the user alone).
+//!   ([`crate::infra::fsperm`]: 0600, or on Windows an ACL for the user alone).
 //! - `IdentityFile` points at an exported PUBLIC key with `IdentitiesOnly yes`: OpenSSH then asks
 //!   the agent for the matching private key, which therefore never touches the disk. Loading it:
 //!   [`crate::remote::agent::add`] pipes the PEM into `ssh-add -` (stdin); where no agent runs
@@ -19,7 +19,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::remote::error::RemoteError;
 
 /// The alias for a host label.
@@ -161,7 +161,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), RemoteError> {
         let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
         // Owner-only before any text is in it (Unix 0600; Windows an ACL for the user alone,
         // which Windows' OpenSSH requires of ~/.ssh/config).
-        crate::fsperm::owner_only(&tmp, crate::fsperm::Kind::File).map_err(io(&tmp))?;
+        crate::infra::fsperm::owner_only(&tmp, crate::infra::fsperm::Kind::File)
+            .map_err(io(&tmp))?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
     }
@@ -207,7 +208,8 @@ pub fn upsert_block(config: &Path, entry: &ConfigEntry) -> Result<WriteOutcome, 
             if let Some(dir) = config.parent() {
                 if !dir.exists() {
                     std::fs::create_dir_all(dir).map_err(io(dir))?;
-                    crate::fsperm::owner_only(dir, crate::fsperm::Kind::Dir).map_err(io(dir))?;
+                    crate::infra::fsperm::owner_only(dir, crate::infra::fsperm::Kind::Dir)
+                        .map_err(io(dir))?;
                 }
             }
         }

@@ -96,8 +96,8 @@ impl Notice {
 
 /// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
 /// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
-pub fn notice_text(lang: crate::settings::Language, n: &Notice) -> (String, String) {
-    use crate::settings::Language;
+pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (String, String) {
+    use crate::infra::settings::Language;
     let zh = lang == Language::ZhCn;
     let host = n.host.clone().unwrap_or_default();
     let account = n.account.clone().unwrap_or_default();

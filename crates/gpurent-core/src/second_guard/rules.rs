@@ -764,7 +764,7 @@ mod tests {
     /// The words of the app's own action, both languages, with the provider's state.
     #[test]
     fn deadline_acted_words() {
-        use crate::settings::Language;
+        use crate::infra::settings::Language;
         let act = DeadlineAct {
             key: "k".into(),
             instance: "gpurent-1".into(),
@@ -796,7 +796,7 @@ mod tests {
     /// Every kind has words in both languages, with its numbers in them.
     #[test]
     fn notice_words_carry_the_numbers() {
-        use crate::settings::Language;
+        use crate::infra::settings::Language;
         let mut n = Notice::new("k".into(), NoticeKind::BudgetOver);
         n.spent_usd = Some(10.5);
         n.budget_usd = Some(10.0);

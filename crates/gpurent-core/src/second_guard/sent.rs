@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use rusqlite::params;
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 use crate::second_guard::notice::Notice;
-use crate::store::Store;
 
 /// The keys of every notice sent.
 pub fn keys(store: &Store) -> Result<HashSet<String>, CoreError> {

@@ -1,6 +1,5 @@
 //! The host-level checks (CUDA toolkit, disk, network) and the verdict.
 
-use super::diagnose::{finding, fix};
 use super::facts::{DiskFree, Facts};
 use super::host;
 use super::plan::{Host, DISK_NEEDED_MIB, DISK_TIGHT_MIB};

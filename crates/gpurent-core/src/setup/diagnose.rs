@@ -10,33 +10,7 @@ use super::report::*;
 use crate::compat::{
     arch_list_from_torch, arch_runs, Compat, CudaVer, RunSupport, Ver, DATA_AS_OF,
 };
-use crate::error::CoreError;
-
-pub(super) fn finding(
-    d: Diagnosis,
-    severity: Severity,
-    step: Step,
-    evidence: Vec<String>,
-    fix: Option<Fix>,
-    message: String,
-) -> Finding {
-    Finding {
-        diagnosis: d,
-        severity,
-        step,
-        evidence,
-        fix,
-        message,
-    }
-}
-
-pub(super) fn fix(kind: FixKind, commands: Vec<String>, notes: Vec<FixNote>) -> Option<Fix> {
-    Some(Fix {
-        kind,
-        commands,
-        notes,
-    })
-}
+use crate::infra::error::CoreError;
 
 /// The disk a torch install writes to: home (venv, pip cache).
 fn home_disk(f: &Facts) -> Option<&DiskFree> {

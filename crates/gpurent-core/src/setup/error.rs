@@ -1,7 +1,8 @@
 //! The setup wizard's outcomes over SSH, each with a stable code (the SSH and key errors keep
 //! their own).
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::remote::error::RemoteError;
 use crate::setup::pip::PipFailure;
 
@@ -72,7 +73,7 @@ impl Coded for SetupError {
             }
         }
     }
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             SetupError::Remote(e) => e.data(),
             _ => None,

@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::events::Progress;
+use crate::infra::events::Progress;
 
 fn re(s: &str) -> Regex {
     Regex::new(s).unwrap_or_else(|e| panic!("bad built-in regex {s}: {e}"))

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::facts::{Facts, TorchState};
 use super::report::{DataFlag, FixNote, PlanEnv, TorchPlan, WheelSource};
 use crate::compat::{arch_runs, parse_cc, Compat, CudaVer, RunSupport, TorchWheel, Ver};
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 use crate::remote::quote::shell_quote;
 
 const MIRRORS_CSV: &str = include_str!("../../data/pytorch-mirrors.csv");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// The probe script's output has `@@gpurent@@` section markers.
 pub fn is_probe_output(raw: &str) -> bool {

@@ -393,6 +393,34 @@ pub struct Report {
     pub data_flags: Vec<DataFlag>,
 }
 
+/// A finding, built in one place by the checks and the diagnosis.
+pub(super) fn finding(
+    d: Diagnosis,
+    severity: Severity,
+    step: Step,
+    evidence: Vec<String>,
+    fix: Option<Fix>,
+    message: String,
+) -> Finding {
+    Finding {
+        diagnosis: d,
+        severity,
+        step,
+        evidence,
+        fix,
+        message,
+    }
+}
+
+/// A fix of one kind (`None`-able so a check can write `fix(..)` where a fix is optional).
+pub(super) fn fix(kind: FixKind, commands: Vec<String>, notes: Vec<FixNote>) -> Option<Fix> {
+    Some(Fix {
+        kind,
+        commands,
+        notes,
+    })
+}
+
 impl Report {
     /// The finding codes, in order.
     pub fn codes(&self) -> Vec<&'static str> {

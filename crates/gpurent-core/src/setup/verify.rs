@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::catalog::Catalog;
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// The Python check script (run with the interpreter the fix installed into).
 pub const SCRIPT: &str = include_str!("verify.py");

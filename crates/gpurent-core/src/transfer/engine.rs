@@ -6,79 +6,15 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use crate::cancel::CancelToken;
-use crate::error::Coded;
-use crate::remote::{shell_quote, Connection, RemoteError};
-use crate::store::Store;
+use crate::infra::cancel::CancelToken;
+use crate::infra::ipc::Coded;
+use crate::remote::{shell_quote, Connection};
+use crate::transfer::ctx::{Ctx, Journal};
 use crate::transfer::journal::{self, Record};
-use crate::transfer::meter::Meter;
 use crate::transfer::{
     file_down, file_up, proc, tree, Direction, ItemKind, TransferError, TransferState,
     TransferSummary,
 };
-
-/// Opens a fresh, logged-in connection to the transfer's host.
-pub type Connector<'a> = dyn Fn(&CancelToken) -> Result<Connection, RemoteError> + Sync + 'a;
-
-/// Where the journal lives (the App's store) and the injected clock.
-pub trait Journal: Sync {
-    fn with_journal(
-        &self,
-        f: &mut dyn FnMut(&Store) -> Result<(), TransferError>,
-    ) -> Result<(), TransferError>;
-    fn journal_now_ms(&self) -> i64;
-    /// Which journal this is (its database file): transfer ids are unique only within one.
-    fn journal_key(&self) -> String;
-}
-
-/// Everything a running transfer needs.
-pub struct Ctx<'a> {
-    pub connect: &'a Connector<'a>,
-    pub journal: &'a dyn Journal,
-    pub meter: &'a Meter<'a>,
-    pub cancel: &'a CancelToken,
-}
-
-impl std::fmt::Debug for Ctx<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish()
-    }
-}
-
-/// Run `f` on a journal's store and return its value (the typed face of
-/// [`Journal::with_journal`], whose callback is object-safe and returns nothing).
-pub fn on_journal<T>(
-    journal: &dyn Journal,
-    f: impl FnOnce(&Store) -> Result<T, TransferError>,
-) -> Result<T, TransferError> {
-    let mut f = Some(f);
-    let mut out = None;
-    journal.with_journal(&mut |s| {
-        if let Some(f) = f.take() {
-            out = Some(f(s)?);
-        }
-        Ok(())
-    })?;
-    out.ok_or_else(|| TransferError::invalid("journal", "not reached"))
-}
-
-impl Ctx<'_> {
-    /// Run `f` on the journal's store.
-    pub fn j<T>(
-        &self,
-        f: impl FnOnce(&Store) -> Result<T, TransferError>,
-    ) -> Result<T, TransferError> {
-        on_journal(self.journal, f)
-    }
-
-    pub fn now(&self) -> i64 {
-        self.journal.journal_now_ms()
-    }
-
-    pub fn log(&self, line: impl Into<String>) {
-        self.meter.log(line.into());
-    }
-}
 
 /// At most this many transfers move at once in this process (others wait their turn).
 pub const MAX_ACTIVE: usize = 3;
@@ -324,77 +260,10 @@ pub fn cleanup(ctx: &Ctx<'_>, conn: Option<&Connection>, rec: &Record) {
     }
 }
 
-/// Put a finished temp file/folder under its final remote name. `overwrite`: replace what is
-/// there (a file atomically; a folder is moved aside, the new one moved in, the old removed).
-pub fn place_remote(
-    conn: &Connection,
-    tmp: &str,
-    fin: &str,
-    overwrite: bool,
-    cancel: &CancelToken,
-) -> Result<(), TransferError> {
-    let (t, f) = (shell_quote(tmp)?, shell_quote(fin)?);
-    let o = shell_quote(&format!("{tmp}.old"))?;
-    let ow = if overwrite { 1 } else { 0 };
-    let script = format!(
-        "T={t}; F={f}; O={o}\n\
-         if [ -L \"$F\" ]; then [ {ow} = 1 ] || exit 4; rm -f -- \"$F\" || exit 3\n\
-         elif [ -d \"$F\" ]; then [ {ow} = 1 ] || exit 4; mv -- \"$F\" \"$O\" || exit 3\n\
-         elif [ -e \"$F\" ]; then [ {ow} = 1 ] || exit 4; if [ -d \"$T\" ]; then mv -- \"$F\" \"$O\" || exit 3; fi\n\
-         fi\n\
-         mv -f -- \"$T\" \"$F\" && rm -rf -- \"$O\""
-    );
-    let out = proc::run(conn, &script, None, cancel)?;
-    match out.status {
-        Some(0) => Ok(()),
-        Some(4) => Err(TransferError::AlreadyExists { path: fin.into() }),
-        _ => Err(TransferError::from_stderr("rename", fin, &out.stderr)),
-    }
-}
-
-/// Whether a remote path exists (a dangling link counts).
-pub fn remote_exists(conn: &Connection, path: &str) -> Result<bool, TransferError> {
-    let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
-    match sftp.lstat(std::path::Path::new(path)) {
-        Ok(_) => Ok(true),
-        Err(e) => match e.code() {
-            ssh2::ErrorCode::SFTP(2) => Ok(false),
-            _ => Err(sftp_error(&e, path)),
-        },
-    }
-}
-
-/// An SFTP status into an outcome (a dead link stays resumable).
-pub fn sftp_error(e: &ssh2::Error, path: &str) -> TransferError {
-    match e.code() {
-        ssh2::ErrorCode::SFTP(2) => TransferError::RemoteFileMissing { path: path.into() },
-        ssh2::ErrorCode::SFTP(3) => TransferError::PermissionDenied {
-            path: path.into(),
-            detail: e.to_string(),
-        },
-        ssh2::ErrorCode::SFTP(14) | ssh2::ErrorCode::SFTP(15) => TransferError::RemoteDiskFull {
-            path: path.into(),
-            detail: e.to_string(),
-        },
-        ssh2::ErrorCode::SFTP(_) => TransferError::RemoteCommandFailed {
-            what: "sftp".into(),
-            detail: format!("{path}: {e}"),
-        },
-        ssh2::ErrorCode::Session(_) => TransferError::ssh(e),
-    }
-}
-
-/// An I/O error from an SFTP file: its ssh2 error when it carries one.
-pub fn sftp_io_error(e: &std::io::Error, path: &str) -> TransferError {
-    match e.get_ref().and_then(|i| i.downcast_ref::<ssh2::Error>()) {
-        Some(se) => sftp_error(se, path),
-        None => proc::io_lost(e),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infra::store::Store;
 
     struct J(&'static str);
     impl Journal for J {

@@ -1,6 +1,7 @@
 //! [`TransferError`]: every way a transfer can end, with stable codes (`docs/transfer.md`).
 
-use crate::error::{Coded, CoreError};
+use crate::infra::error::CoreError;
+use crate::infra::ipc::Coded;
 use crate::remote::{RemoteError, Stage};
 
 /// Outcomes of moving files. `connection_lost` is resumable (`transfer_resume(id)`).
@@ -186,7 +187,7 @@ impl Coded for TransferError {
             _ => None,
         }
     }
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
+    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
         match self {
             TransferError::Remote(e) => e.data(),
             _ => None,

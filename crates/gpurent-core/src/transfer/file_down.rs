@@ -11,9 +11,10 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::engine::{self, Ctx};
+use crate::transfer::ctx::Ctx;
 use crate::transfer::journal::{self, Record};
 use crate::transfer::proc::{self, Stream};
+use crate::transfer::sftp;
 use crate::transfer::{hash, TransferError};
 
 pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), TransferError> {
@@ -25,7 +26,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
         let st = sftp
             .stat(Path::new(src))
-            .map_err(|e| engine::sftp_error(&e, src))?;
+            .map_err(|e| sftp::sftp_error(&e, src))?;
         if st.is_dir() {
             return Err(TransferError::invalid(
                 "remote",

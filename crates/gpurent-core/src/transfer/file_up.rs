@@ -13,9 +13,10 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::engine::{self, Ctx};
+use crate::transfer::ctx::Ctx;
 use crate::transfer::journal::{self, Chunk, ChunkState, Record};
 use crate::transfer::proc::{self, Stream};
+use crate::transfer::sftp;
 use crate::transfer::{hash, portable, FileMethod, TransferError};
 
 /// Default chunk: the resume granularity, and the SFTP write size (≥ 16 MiB per call).
@@ -62,7 +63,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
         chunks = ctx.j(|s| journal::chunks(s, id))?;
     }
     let started = chunks.iter().any(|c| c.state != ChunkState::Pending);
-    if !started && !rec.options.overwrite && engine::remote_exists(conn, fin)? {
+    if !started && !rec.options.overwrite && sftp::remote_exists(conn, fin)? {
         return Err(TransferError::AlreadyExists { path: fin.into() });
     }
     let verified = verify_sent(ctx, conn, id, tmp, chunk, &mut chunks)?;
@@ -122,7 +123,7 @@ pub fn run(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Transfe
                 )?;
                 Ok(())
             })?;
-            engine::place_remote(conn, tmp, fin, rec.options.overwrite, ctx.cancel)?;
+            sftp::place_remote(conn, tmp, fin, rec.options.overwrite, ctx.cancel)?;
             let now = ctx.now();
             ctx.j(|s| journal::finish(s, id, &local_hash, now))?;
             ctx.meter.file_done();
@@ -377,7 +378,7 @@ fn sftp_up(
         let sftp = conn.session().sftp().map_err(|e| TransferError::ssh(&e))?;
         let flags = ssh2::OpenFlags::WRITE | ssh2::OpenFlags::CREATE;
         sftp.open_mode(Path::new(tmp), flags, 0o644, ssh2::OpenType::File)
-            .map_err(|e| engine::sftp_error(&e, tmp))?;
+            .map_err(|e| sftp::sftp_error(&e, tmp))?;
     }
     let queue = Mutex::new(pending.iter().cloned().collect::<VecDeque<_>>());
     let stop = AtomicBool::new(false);
@@ -429,7 +430,7 @@ fn sftp_worker(
             0o644,
             ssh2::OpenType::File,
         )
-        .map_err(|e| engine::sftp_error(&e, tmp))?;
+        .map_err(|e| sftp::sftp_error(&e, tmp))?;
     let lf = File::open(local).map_err(|e| TransferError::local(local, &e))?;
     let mut buf = Vec::new();
     loop {
@@ -445,9 +446,9 @@ fn sftp_worker(
             .map_err(|_| TransferError::SourceChanged { transfer_id: id })?;
         let sha = hash::sha256_hex(&buf);
         rf.seek(SeekFrom::Start(c.offset))
-            .map_err(|e| engine::sftp_io_error(&e, tmp))?;
+            .map_err(|e| sftp::sftp_io_error(&e, tmp))?;
         if let Err(e) = rf.write_all(&buf).and_then(|_| rf.flush()) {
-            let err = engine::sftp_io_error(&e, tmp);
+            let err = sftp::sftp_io_error(&e, tmp);
             return Err(disk_full_or(conn, tmp, c.len, err, ctx));
         }
         ctx.meter.wire(c.len);

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::{shell_quote, Connection};
 use crate::transfer::proc::{self, Stream};
 use crate::transfer::TransferError;

@@ -4,7 +4,7 @@
 
 use rusqlite::{params, OptionalExtension, Row};
 
-use crate::store::Store;
+use crate::infra::store::Store;
 use crate::transfer::{
     Direction, ItemKind, TransferError, TransferOptions, TransferState, TransferSummary,
 };

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::events::{Progress, ProgressSink};
+use crate::infra::events::{Progress, ProgressSink};
 
 pub struct Meter<'a> {
     sink: &'a dyn ProgressSink,

@@ -12,6 +12,7 @@
 //!
 //! Every remote path is quoted with [`crate::remote::shell_quote`].
 
+pub mod ctx;
 pub mod engine;
 pub mod error;
 pub mod file_down;
@@ -23,6 +24,7 @@ pub mod portable;
 pub mod proc;
 pub mod remote_fs;
 pub mod scan;
+pub mod sftp;
 pub mod tree;
 
 pub use error::TransferError;

@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::exec::{exec, exec_with, ExecOptions, OutStream};
 use crate::remote::{sh_c, Connection};
 use crate::transfer::TransferError;

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use crate::cancel::CancelToken;
+use crate::infra::cancel::CancelToken;
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::engine::sftp_error;
+use crate::transfer::sftp::sftp_error;
 use crate::transfer::{
     proc, remote_dir, RemoteEntry, RemoteEntryKind, RemoteListing, TransferError,
 };

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::{connect, Auth, ConnectOptions, Connection, Endpoint, RemoteError};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::fakegpu::FakeHost;
 use gpurent_testhost::{Sshd, UserKey};
 

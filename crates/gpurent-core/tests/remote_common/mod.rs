@@ -9,11 +9,11 @@ use std::time::Duration;
 use gpurent_core::app::hosts::HostAddRequest;
 use gpurent_core::app::login::{LoginKey, SshEnv};
 use gpurent_core::app::App;
-use gpurent_core::cancel::CancelToken;
-use gpurent_core::clock::{Clock, FixedClock};
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::cancel::CancelToken;
+use gpurent_core::infra::clock::{Clock, FixedClock};
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::remote::{ConnectOptions, Host, HostSpec, RemoteError};
-use gpurent_core::secret::Secret;
 use gpurent_testhost::{Sshd, UserKey};
 
 pub struct World {

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use gpurent_core::app::setup::fix_commands;
 use gpurent_core::app::App;
-use gpurent_core::clock::FixedClock;
-use gpurent_core::paths::Paths;
+use gpurent_core::infra::clock::FixedClock;
+use gpurent_core::infra::paths::Paths;
 use gpurent_core::setup::{probe, FixNote, Report, SetupOptions, Severity, Verdict};
 use gpurent_core::Coded;
 use gpurent_testhost::fakegpu;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gpurent_core::app::login::LoginKey;
-use gpurent_core::cancel::CancelToken;
+use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::transfer::hash;
 use gpurent_testhost::{DelayProxy, Sshd, UserKey};
 
@@ -58,7 +58,7 @@ pub fn put_with(
     locals: &[std::path::PathBuf],
     dir: &str,
     o: &gpurent_core::transfer::TransferOptions,
-    sink: &dyn gpurent_core::events::ProgressSink,
+    sink: &dyn gpurent_core::infra::events::ProgressSink,
 ) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
     r.w.app
         .transfer_put_as("box", Some(&r.key), locals, dir, o, &r.w.env, sink)
@@ -70,7 +70,7 @@ pub fn get_with(
     remotes: &[String],
     to: &Path,
     o: &gpurent_core::transfer::TransferOptions,
-    sink: &dyn gpurent_core::events::ProgressSink,
+    sink: &dyn gpurent_core::infra::events::ProgressSink,
 ) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
     r.w.app
         .transfer_get_as("box", Some(&r.key), remotes, to, o, &r.w.env, sink)
@@ -160,8 +160,8 @@ pub fn rig_keychain(via_proxy: Option<Duration>) -> Rig {
     rig_with(via_proxy, |k| {
         let tmp = tempfile::tempdir().expect("tmp");
         let app = gpurent_core::app::App::open(
-            gpurent_core::paths::Paths::under(tmp.path().join("gpurent")),
-            std::sync::Arc::new(gpurent_core::clock::FixedClock(1_000)),
+            gpurent_core::infra::paths::Paths::under(tmp.path().join("gpurent")),
+            std::sync::Arc::new(gpurent_core::infra::clock::FixedClock(1_000)),
             None,
         )
         .expect("app")

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::engine::Ctx;
+use crate::transfer::ctx::Ctx;
 use crate::transfer::file_down::place_local;
 use crate::transfer::journal::{self, Record};
 use crate::transfer::proc::{self, Stream};

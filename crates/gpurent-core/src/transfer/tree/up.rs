@@ -9,10 +9,11 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::remote::{shell_quote, Connection};
-use crate::transfer::engine::{self, Ctx};
+use crate::transfer::ctx::Ctx;
 use crate::transfer::journal::{self, Record};
 use crate::transfer::proc::{self, Stream};
 use crate::transfer::scan::{self, EntryKind};
+use crate::transfer::sftp;
 use crate::transfer::{hash, portable, TransferError};
 
 use super::{rel_bytes, Hashes, WIRE_BUF};
@@ -115,7 +116,7 @@ pub fn upload(ctx: &Ctx<'_>, conn: &Connection, rec: &Record) -> Result<(), Tran
             .filter(|e| remote.get(&rel_bytes(&e.rel)) != local.get(&rel_bytes(&e.rel)))
             .collect();
         if bad.is_empty() {
-            engine::place_remote(conn, tmp, fin, rec.options.overwrite, ctx.cancel)?;
+            sftp::place_remote(conn, tmp, fin, rec.options.overwrite, ctx.cancel)?;
             let now = ctx.now();
             ctx.j(|s| journal::finish(s, id, &hash::tree_digest(&local), now))?;
             for _ in &files {

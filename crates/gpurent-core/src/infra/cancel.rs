@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// Shared flag; clone it into the worker. Cancelling is idempotent.
 ///

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// Ordered schema migrations. Index + 1 is the schema version after it runs.
 const MIGRATIONS: &[&str] = &[

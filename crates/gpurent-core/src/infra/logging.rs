@@ -1,12 +1,12 @@
 //! Logs go to a daily-rotated file in the logs dir (7 files kept). Never log secrets: the
-//! [`crate::secret::Secret`] type redacts itself, and nothing else should carry one.
+//! [`crate::infra::secret::Secret`] type redacts itself, and nothing else should carry one.
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_appender::rolling::{Builder, Rotation};
 use tracing_subscriber::EnvFilter;
 
-use crate::error::CoreError;
-use crate::paths::Paths;
+use crate::infra::error::CoreError;
+use crate::infra::paths::Paths;
 
 /// Install the global file logger. Keep the returned guard alive for the life of the process (it
 /// flushes on drop). `GPURENT_LOG` sets the filter (default `info`). Calling twice is harmless.

@@ -1,5 +1,5 @@
 //! Progress events for long work. Core functions that take time accept a [`ProgressSink`] and a
-//! [`crate::cancel::CancelToken`]; the Tauri shell forwards events over a per-operation `Channel`,
+//! [`crate::infra::cancel::CancelToken`]; the Tauri shell forwards events over a per-operation `Channel`,
 //! the CLI prints them (a bar on a TTY, JSON lines otherwise).
 //!
 //! Values are cumulative and carry their unit in the field name; a total that is not known yet is

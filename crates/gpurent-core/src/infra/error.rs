@@ -1,24 +1,12 @@
 //! Typed errors of the core. Each variant is an outcome a user can act on and has a stable `code`
 //! (snake_case) that the UI and the CLI's `--json` branch on; codes are added, never renamed.
 //! Conversion to the wire shape `{code, message, detail?}` happens only at the edges
-//! (the Tauri shell and the CLI) through [`crate::ipc::ErrorPayload`].
+//! (the Tauri shell and the CLI) through [`crate::infra::ipc::ErrorPayload`] (the [`Coded`] trait lives there too, beside the
+//! payload it fills).
 
 use std::path::{Path, PathBuf};
 
-/// Anything that can cross the IPC edge: a stable code plus an English fallback message
-/// (`Display`). The UI shows its own translation for the code.
-pub trait Coded: std::error::Error {
-    /// Stable snake_case identifier.
-    fn code(&self) -> &'static str;
-    /// Optional technical detail (paths, underlying error text) for an expandable section.
-    fn detail(&self) -> Option<String> {
-        None
-    }
-    /// Structured facts the UI acts on (fingerprints, the key that needs a passphrase).
-    fn data(&self) -> Option<crate::ipc::ErrorData> {
-        None
-    }
-}
+use crate::infra::ipc::Coded;
 
 /// Errors of the foundation: files, database, settings, input validation, cancellation.
 #[derive(Debug, thiserror::Error)]

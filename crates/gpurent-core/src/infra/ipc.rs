@@ -4,7 +4,37 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::Coded;
+/// Anything that can cross the IPC edge: a stable code plus an English fallback message
+/// (`Display`). The UI shows its own translation for the code.
+pub trait Coded: std::error::Error {
+    /// Stable snake_case identifier.
+    fn code(&self) -> &'static str;
+    /// Optional technical detail (paths, underlying error text) for an expandable section.
+    fn detail(&self) -> Option<String> {
+        None
+    }
+    /// Structured facts the UI acts on (fingerprints, the key that needs a passphrase).
+    fn data(&self) -> Option<ErrorData> {
+        None
+    }
+}
+
+/// Which machine of a connection: the host itself or the jump host in front of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Target,
+    Jump,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Target => "target",
+            Role::Jump => "jump",
+        }
+    }
+}
 
 /// The one error shape that crosses the IPC edge and the CLI's `--json` output.
 /// `code` is stable; `message` is an English fallback (the UI translates by `code`);
@@ -33,7 +63,7 @@ pub struct ErrorData {
     /// Host-key codes: which machine presented the key (the host itself or its jump host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub role: Option<crate::remote::error::Role>,
+    pub role: Option<Role>,
     /// Host-key codes: the machine's address and port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -90,7 +120,7 @@ impl ErrorPayload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::CoreError;
+    use crate::infra::error::CoreError;
 
     #[test]
     fn payload_from_typed_error() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::settings::Language;
+use crate::infra::settings::Language;
 
 /// Notify when an operation ran at least this long.
 pub const LONG_OP_MS: i64 = 60_000;

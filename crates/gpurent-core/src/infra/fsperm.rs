@@ -7,7 +7,7 @@
 //!   are rejected). The documented way to set it, which Microsoft's OpenSSH docs themselves use
 //!   for key files, is `icacls PATH /inheritance:r /grant:r USER:F`: inherited entries removed,
 //!   full control for the user only (folders: `(OI)(CI)F`, so files created inside inherit it).
-//!   gpurent runs `icacls` (no shell, no console window: [`crate::launch::hide_console`]); the
+//!   gpurent runs `icacls` (no shell, no console window: [`crate::infra::process::hide_console`]); the
 //!   command line is built by [`icacls_args`] and tested here on every OS. Calling the Win32
 //!   security API directly would need `unsafe`, which this workspace forbids.
 
@@ -41,7 +41,7 @@ pub fn owner_only(path: &Path, kind: Kind) -> std::io::Result<()> {
         .ok_or_else(|| std::io::Error::other("USERNAME is not set: cannot name the owner"))?;
         let mut cmd = std::process::Command::new("icacls");
         cmd.args(icacls_args(path, &account, kind));
-        crate::launch::hide_console(&mut cmd);
+        crate::infra::process::hide_console(&mut cmd);
         let out = cmd.stdin(std::process::Stdio::null()).output()?;
         if out.status.success() {
             Ok(())

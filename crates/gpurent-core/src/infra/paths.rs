@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::CoreError;
+use crate::infra::error::CoreError;
 
 /// Environment variable that redirects every gpurent directory under one root.
 pub const HOME_ENV: &str = "GPURENT_HOME";

@@ -1,0 +1,35 @@
+//! Opening the core [`App`] the one way every subcommand does (paths from `--data-dir` or the
+//! environment, the system clock, the OS locale).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use gpurent_core::app::App;
+use gpurent_core::infra::clock::SystemClock;
+use gpurent_core::infra::paths::Paths;
+use gpurent_core::CoreError;
+
+/// Open the app (the data folder and database) for one subcommand.
+pub fn open_app(data_dir: Option<&std::path::Path>) -> Result<App, CoreError> {
+    let paths = Paths::resolve(data_dir)?;
+    App::open(
+        paths,
+        Arc::new(SystemClock),
+        gpurent_core::infra::settings::os_locale(),
+    )
+}
+
+/// Open the app and run one provider/instance subcommand with the error edge.
+pub fn provider_cmd(
+    data_dir: Option<&std::path::Path>,
+    json: bool,
+    f: impl FnOnce(&App) -> Result<(), gpurent_core::providers::ProviderError>,
+) -> ExitCode {
+    match open_app(data_dir)
+        .map_err(gpurent_core::providers::ProviderError::from)
+        .and_then(|app| f(&app))
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::output::fail(&e, json),
+    }
+}
