@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::App;
-use gpurent_core::billing::watch::notice_text;
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::opnotice::{long_op_notice, op_notice_text, LONG_OP_MS};
+use gpurent_core::second_guard::notice_text;
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_notification::NotificationExt;
 

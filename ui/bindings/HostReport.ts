@@ -6,7 +6,7 @@ import type { TorchPlan } from "./TorchPlan";
 import type { Verdict } from "./Verdict";
 
 /**
- * `doctor_host`'s answer: the report (same fields as `--from-probe`) plus the host and where
+ * `setup_probe`'s answer: the report (same fields as `--from-probe`) plus the host and where
  * its raw probe was saved.
  */
 export type HostReport = { host: string, 

@@ -15,7 +15,7 @@ use gpurent_core::app::monitor::WatchOptions;
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::secret::Secret;
 use gpurent_core::monitor::hints::Hint;
-use gpurent_core::monitor::stream::{Flow, StreamOptions, TelemetryEvent};
+use gpurent_core::monitor::stream::{Flow, TelemetryEvent};
 use gpurent_core::monitor::watch::{WatchEvent, WatchSample};
 use gpurent_core::remote::RemoteError;
 use gpurent_core::CoreError;
@@ -60,22 +60,13 @@ pub fn main(data_dir: Option<&Path>, args: &WatchArgs) -> ExitCode {
 }
 
 fn run(data_dir: Option<&Path>, args: &WatchArgs) -> Result<(), RemoteError> {
-    if !(200..=60_000).contains(&args.interval_ms) {
-        return Err(CoreError::invalid("interval_ms", "between 200 and 60000 ms").into());
-    }
+    let opts = WatchOptions::with_interval(Some(args.interval_ms))?;
     if args.samples == Some(0) {
         return Err(CoreError::invalid("samples", "at least 1").into());
     }
     let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
     let key = identity(args.identity.as_deref())?;
-    let opts = WatchOptions {
-        stream: StreamOptions {
-            interval_ms: args.interval_ms,
-            ..StreamOptions::default()
-        },
-        ..WatchOptions::default()
-    };
     let cancel = CancelToken::new();
     let mut seen = 0u64;
     let stop = || {

@@ -46,6 +46,7 @@ pub mod prices;
 pub mod providers;
 pub mod release;
 pub mod remote;
+pub mod second_guard;
 pub mod selfcheck;
 pub mod setup;
 pub mod transfer;

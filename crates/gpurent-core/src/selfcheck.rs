@@ -47,7 +47,10 @@ fn database(paths: &Paths) -> Result<String, CoreError> {
     let store = Store::open(&paths.database())?;
     match store.check_integrity()? {
         Ok(()) => Ok(format!("schema {}", store.schema_version()?)),
-        Err(v) => Err(CoreError::BundledData(format!("database check: {v}"))),
+        Err(v) => Err(CoreError::stored(
+            "database",
+            format!("integrity check: {v}"),
+        )),
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use gpurent_core::app::billing::{
     AccountBalance, Budget, BudgetStatus, CostOptions, CostReport, HostRate, MachineCost,
 };
-use gpurent_core::app::billing_watch::{BillingView, BudgetRow, TickReport};
+use gpurent_core::app::billing::{BillingView, BudgetRow};
 use gpurent_core::app::guard::{
     DurationPreview, GuardRequest, GuardSetReport, GuardStatus, GuardView,
 };
@@ -22,6 +22,7 @@ use gpurent_core::app::providers::{
     AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
 };
 use gpurent_core::app::release::ReleaseChecklist;
+use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};

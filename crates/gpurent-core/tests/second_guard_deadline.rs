@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpurent_core::billing::watch::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::clock::{Clock, SystemClock};
 use gpurent_core::infra::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
+use gpurent_core::second_guard::{NoticeKind, DEADLINE_GRACE_MS};
 use gpurent_testhost::fakecloud::FakeState;
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{

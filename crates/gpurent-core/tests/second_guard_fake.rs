@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpurent_core::billing::budget::Period;
-use gpurent_core::billing::watch::NoticeKind;
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::clock::SystemClock;
 use gpurent_core::infra::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
+use gpurent_core::second_guard::NoticeKind;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};
 use gpurent_testhost::{prism_available, sshd_available, Sshd, UserKey};
 use guard_common::{cloud, rent_request, set_provider_env};

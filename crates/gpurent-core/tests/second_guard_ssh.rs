@@ -13,11 +13,11 @@ mod guard_common;
 mod remote_common;
 mod setup_common;
 
-use gpurent_core::billing::watch::NoticeKind;
 use gpurent_core::billing::{Increment, PastedRate};
 use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::keys::{KeyAlgorithm, MemoryKeyStore};
+use gpurent_core::second_guard::NoticeKind;
 use gpurent_testhost::sshd_available;
 use guard_common::{link_system_tools, short_spec, write_exec, write_gpu_state, Guarded, H100};
 use remote_common::{add_confirmed, spec, world};

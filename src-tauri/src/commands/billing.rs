@@ -3,10 +3,10 @@
 //! state → one core call → map error (docs/billing.md).
 
 use gpurent_core::app::billing::HostRate;
-use gpurent_core::app::billing_watch::{BillingView, BudgetRow};
+use gpurent_core::app::billing::{BillingView, BudgetRow};
 use gpurent_core::billing::budget::Period;
-use gpurent_core::billing::watch::Notice;
 use gpurent_core::billing::{Increment, PastedRate};
+use gpurent_core::second_guard::Notice;
 use tauri::State;
 
 use crate::commands::ops::blocking;

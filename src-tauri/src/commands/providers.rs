@@ -44,7 +44,9 @@ pub async fn provider_test(state: State<'_, AppState>, name: String) -> CmdResul
 
 #[tauri::command]
 pub async fn provider_remove(state: State<'_, AppState>, name: String) -> CmdResult<()> {
-    state.app()?.provider_remove(&name).map_err(err)
+    // Deletes the account's key from the keychain: off the async runtime.
+    let app = state.shared()?;
+    blocking(move || app.provider_remove(&name).map_err(err)).await
 }
 
 #[tauri::command]

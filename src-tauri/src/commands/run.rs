@@ -5,13 +5,10 @@
 
 use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::infra::events::Progress;
-use gpurent_core::infra::process::Os;
-use gpurent_core::jupyter::JupyterError;
 use gpurent_core::multigpu::{skypilot_yaml, LaunchReport, LaunchSpec, RankLine};
 use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::{InstallOptions, InstallProgress};
-use gpurent_core::ollama::{Loaded, OllamaError, PullProgress};
-use gpurent_core::opener::{open_uri_command, spawn_first};
+use gpurent_core::ollama::{Loaded, PullProgress};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -32,10 +29,8 @@ pub async fn ollama_serve(
 ) -> CmdResult<String> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("ollama_serve", &sink(on_progress), |token| {
-            app.ollama_serve(&label, &env, None, port, &gpus, token)
-        })
-        .map_err(err)
+        app.ollama_serve_op(&label, &env, port, &gpus, &sink(on_progress))
+            .map_err(err)
     })
     .await
 }
@@ -53,20 +48,17 @@ pub async fn ollama_install(
 ) -> CmdResult<OllamaInstallReport> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("ollama_install", &sink(on_progress), |token| {
-            app.ollama_install(
-                &label,
-                &env,
-                None,
-                port,
-                &gpus,
-                &InstallOptions::from_env(),
-                &mut |p| {
-                    let _ = on_install.send(p.clone());
-                },
-                token,
-            )
-        })
+        app.ollama_install_op(
+            &label,
+            &env,
+            port,
+            &gpus,
+            &InstallOptions::from_env(),
+            &mut |p| {
+                let _ = on_install.send(p.clone());
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await
@@ -107,24 +99,21 @@ pub async fn ollama_pull(
 ) -> CmdResult<ModelFit> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("ollama_pull", &sink(on_progress), |token| {
-            app.ollama_pull(
-                &label,
-                &env,
-                None,
-                port,
-                &model,
-                &gpus,
-                force,
-                &mut |f| {
-                    let _ = on_fit.send(f.clone());
-                },
-                &mut |p| {
-                    let _ = on_pull.send(p.clone());
-                },
-                token,
-            )
-        })
+        app.ollama_pull_op(
+            &label,
+            &env,
+            port,
+            &model,
+            &gpus,
+            force,
+            &mut |f| {
+                let _ = on_fit.send(f.clone());
+            },
+            &mut |p| {
+                let _ = on_pull.send(p.clone());
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await
@@ -143,20 +132,17 @@ pub async fn ollama_chat(
 ) -> CmdResult<String> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("ollama_chat", &sink(on_progress), |token| {
-            app.ollama_run(
-                &label,
-                &env,
-                None,
-                port,
-                &model,
-                &prompt,
-                &mut |s| {
-                    let _ = on_piece.send(s.to_string());
-                },
-                token,
-            )
-        })
+        app.ollama_chat_op(
+            &label,
+            &env,
+            port,
+            &model,
+            &prompt,
+            &mut |s| {
+                let _ = on_piece.send(s.to_string());
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await
@@ -201,11 +187,16 @@ pub async fn ollama_tunnel(
 ) -> CmdResult<()> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("ollama_tunnel", &sink(on_progress), |token| {
-            let fwd = app.ollama_tunnel(&label, &env, None, local_port, port, token)?;
-            let _ = on_open.send(fwd.local_port);
-            fwd.wait(token).map_err(OllamaError::from)
-        })
+        app.ollama_tunnel_op(
+            &label,
+            &env,
+            local_port,
+            port,
+            &mut |p| {
+                let _ = on_open.send(p);
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await
@@ -228,22 +219,18 @@ pub async fn jupyter_open(
 ) -> CmdResult<()> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("jupyter_open", &sink(on_progress), |token| {
-            let (fwd, secret) =
-                app.jupyter_open(&label, &env, None, &python, port, local_port, token)?;
-            let url = format!(
-                "http://127.0.0.1:{}/?token={}",
-                fwd.local_port,
-                secret.expose()
-            );
-            let _ = on_open.send(url.clone());
-            if open_browser {
-                if let Err(e) = spawn_first(&[open_uri_command(Os::current(), &url)]) {
-                    tracing::warn!("the browser could not be opened: {e}");
-                }
-            }
-            fwd.wait(token).map_err(JupyterError::from)
-        })
+        app.jupyter_open_op(
+            &label,
+            &env,
+            &python,
+            port,
+            local_port,
+            open_browser,
+            &mut |url| {
+                let _ = on_open.send(url);
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await
@@ -272,17 +259,15 @@ pub async fn launch_run(
 ) -> CmdResult<LaunchReport> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.run_op("launch_run", &sink(on_progress), |token| {
-            app.launch_run_report(
-                &label,
-                &env,
-                &spec,
-                &mut |l| {
-                    let _ = on_line.send(l);
-                },
-                token,
-            )
-        })
+        app.launch_run_op(
+            &label,
+            &env,
+            &spec,
+            &mut |l| {
+                let _ = on_line.send(l);
+            },
+            &sink(on_progress),
+        )
         .map_err(err)
     })
     .await

@@ -135,4 +135,6 @@ export default {
   'error.cancelled': 'Cancelled.',
   'error.unknown_operation': 'That operation has already finished.',
   'error.bundled_data_damaged': 'gpurent’s built-in data is damaged. Reinstall gpurent.',
+  'error.stored_data_damaged': 'Something gpurent saved earlier cannot be read back. The details say which.',
+  'error.no_randomness': 'The operating system gave no random numbers. Try again; the log file has details.',
 };

@@ -129,4 +129,6 @@ export default {
   'error.cancelled': '已取消。',
   'error.unknown_operation': '该操作已经结束。',
   'error.bundled_data_damaged': 'gpurent 的内置数据已损坏，请重新安装。',
+  'error.stored_data_damaged': 'gpurent 之前保存的数据无法读取，详情中写明是哪一项。',
+  'error.no_randomness': '操作系统未能提供随机数，请重试；详情见日志文件。',
 };

@@ -1,52 +1,28 @@
 //! Billing on the facade: a pasted host's own rate (the user enters it; gpurent has no provider
-//! to ask) and what each such host costs — so far, per hour now, and by a chosen time — through
-//! the pure functions of [`crate::billing`]. Provider machines plug in the same way once the
-//! instance ledger lands: their `(at_ms, state)` rows and [`Tariff::from_rules`].
+//! to ask), what each machine costs — so far, per hour now, and by a chosen time — through the
+//! pure functions of [`crate::billing`] (provider machines: the ledger's `(at_ms, state)` rows and
+//! their tariff), the budgets, and the Billing screen's view. The rows are kept by
+//! [`crate::billing::rates`] and [`crate::billing::budget`].
 
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::app::App;
-use crate::billing::budget::{self, Level, Period};
+use crate::billing::budget::{self, Period};
+pub use crate::billing::budget::{Budget, BudgetStatus};
 use crate::billing::instance::{self as priced, ProviderReported};
+use crate::billing::rates;
+pub use crate::billing::rates::HostRate;
+pub use crate::billing::spend::{spend_series, SpendPoint, SpendSeries};
 use crate::billing::{
-    cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, CostBreakdown,
-    Increment, InstanceState, PastedRate, StateChange, Tariff, Traffic,
+    cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, InstanceState,
+    PastedRate, StateChange, Tariff, Traffic,
 };
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
 use crate::providers::ledger::{self, AccountFailure, LedgerInstance};
 use crate::providers::{ProviderError, ProviderKind, RemoteInstance};
 use crate::remote::RemoteError;
-
-/// A pasted host's rate as saved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct HostRate {
-    pub host: String,
-    pub rate: PastedRate,
-    /// Billed (running) since.
-    pub since_ms: i64,
-    /// Stopped since (storage still bills); `None` while it runs.
-    pub stopped_ms: Option<i64>,
-}
-
-impl HostRate {
-    /// The host's timeline as the cost functions take it.
-    pub fn timeline(&self) -> Vec<StateChange> {
-        let mut t = vec![StateChange {
-            at_ms: self.since_ms,
-            state: InstanceState::Running,
-        }];
-        if let Some(s) = self.stopped_ms {
-            t.push(StateChange {
-                at_ms: s,
-                state: InstanceState::Stopped,
-            });
-        }
-        t
-    }
-}
 
 /// Whether a machine is a pasted host (the user's rate) or a provider machine (the ledger).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -133,46 +109,6 @@ pub struct CostOptions {
     pub include_closed: bool,
 }
 
-/// A `host_rates` row: label, USD/h, rule, storage USD/day, since, stopped.
-type RateRow = (String, f64, String, Option<f64>, i64, Option<i64>);
-
-fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-    ))
-}
-
-fn to_rate(
-    (host, usd, rule, storage, since, stopped): (
-        String,
-        f64,
-        String,
-        Option<f64>,
-        i64,
-        Option<i64>,
-    ),
-) -> Result<HostRate, CoreError> {
-    let rule = Increment::from_rule_name(&rule)
-        .ok_or_else(|| CoreError::BundledData(format!("host_rates: unknown rule '{rule}'")))?;
-    Ok(HostRate {
-        host,
-        rate: PastedRate {
-            usd_per_hour: usd,
-            rule,
-            storage_usd_per_day: storage,
-        },
-        since_ms: since,
-        stopped_ms: stopped,
-    })
-}
-
-const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms FROM host_rates";
-
 impl App {
     /// Save a pasted host's rate; it has been billed since `started_ago_ms` before now.
     pub fn host_rate_set(
@@ -191,17 +127,7 @@ impl App {
         self.host_get(label)?;
         let now = self.now_ms();
         let since = now - started_ago_ms;
-        self.with_store(|s| {
-            s.conn().execute(
-                "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6)
-                 ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
-                   rule = excluded.rule, storage_usd_per_day = excluded.storage_usd_per_day,
-                   since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms",
-                params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since, now],
-            )?;
-            Ok(())
-        })?;
+        self.with_store(|s| rates::set(s, label, &rate, since, now))?;
         Ok(HostRate {
             host: label.to_string(),
             rate,
@@ -213,14 +139,9 @@ impl App {
     /// Mark a pasted host stopped now (its compute stops billing; storage, if it has a rate, goes on).
     pub fn host_rate_stopped(&self, label: &str) -> Result<HostRate, RemoteError> {
         let now = self.now_ms();
-        let n = self.with_store(|s| {
-            Ok(s.conn().execute(
-                "UPDATE host_rates SET stopped_ms = ?2, updated_ms = ?2 WHERE host_label = ?1 AND stopped_ms IS NULL",
-                params![label, now],
-            )?)
-        })?;
+        let stopped_now = self.with_store(|s| rates::mark_stopped(s, label, now))?;
         match self.host_rate_get(label)? {
-            Some(r) if n == 1 || r.stopped_ms.is_some() => Ok(r),
+            Some(r) if stopped_now || r.stopped_ms.is_some() => Ok(r),
             _ => Err(RemoteError::invalid(
                 "host",
                 format!("'{label}' has no rate set"),
@@ -229,27 +150,11 @@ impl App {
     }
 
     pub fn host_rate_get(&self, label: &str) -> Result<Option<HostRate>, CoreError> {
-        let row = self.with_store(|s| {
-            Ok(s.conn()
-                .query_row(
-                    &format!("{SELECT} WHERE host_label = ?1"),
-                    [label],
-                    row_to_rate,
-                )
-                .optional()?)
-        })?;
-        row.map(to_rate).transpose()
+        self.with_store(|s| rates::get(s, label))
     }
 
     pub(crate) fn host_rates(&self) -> Result<Vec<HostRate>, CoreError> {
-        let rows = self.with_store(|s| {
-            let mut st = s.conn().prepare(&format!("{SELECT} ORDER BY host_label"))?;
-            let rows = st
-                .query_map([], row_to_rate)?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
-        rows.into_iter().map(to_rate).collect()
+        self.with_store(rates::list)
     }
 
     fn machine_cost(&self, r: &HostRate, ahead_ms: Option<i64>) -> MachineCost {
@@ -471,124 +376,206 @@ impl App {
     }
 }
 
-/// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct Budget {
-    pub host: Option<String>,
-    pub period: Period,
-    pub usd: f64,
-}
-
-/// Where spending stands against a budget in the current period.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct BudgetStatus {
-    pub budget: Budget,
-    pub period_start_ms: i64,
-    pub spent_usd: f64,
-    /// spent / budget (1.0 = 100 %).
-    pub fraction: f64,
-    /// `ok`, `warn` (80 % or more), `over` (100 % or more).
-    pub level: Level,
-}
-
 /// The ledger reads of a budget are store reads: their error is the store's.
 fn into_core(e: ProviderError) -> CoreError {
     match e {
         ProviderError::Core(c) => c,
-        other => CoreError::BundledData(other.to_string()),
+        other => CoreError::stored("instances", other.to_string()),
     }
 }
 
-fn scope_of(host: Option<&str>) -> String {
-    host.map(|h| format!("host:{h}"))
-        .unwrap_or_else(|| "total".to_string())
-}
-
 impl App {
-    /// Set (or replace) a budget.
+    /// Set (or replace) a budget (a choice to stop at 100 % made before is kept).
     pub fn budget_set(
         &self,
         host: Option<&str>,
         period: Period,
         usd: f64,
     ) -> Result<Budget, RemoteError> {
-        if !(usd.is_finite() && usd > 0.0) {
-            return Err(RemoteError::invalid("usd", "must be a number > 0"));
-        }
+        self.budget_save(host, period, usd, None)
+    }
+
+    /// The one way a budget is saved: the amount checked, the machine a saved host, then
+    /// [`budget::set`].
+    pub(crate) fn budget_save(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        usd: f64,
+        stop_at_100: Option<bool>,
+    ) -> Result<Budget, RemoteError> {
+        budget::check_usd(usd)?;
         if let Some(h) = host {
             self.host_get(h)?;
         }
-        let now = self.now_ms();
-        self.with_store(|s| {
-            s.conn().execute(
-                "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES (?1, ?2, ?3, 0, ?4)
-                 ON CONFLICT(scope, period) DO UPDATE SET usd = excluded.usd, updated_ms = excluded.updated_ms",
-                params![scope_of(host), period.name(), usd, now],
-            )?;
-            Ok(())
-        })?;
-        Ok(Budget {
+        let b = Budget {
             host: host.map(String::from),
             period,
             usd,
-        })
+        };
+        let now = self.now_ms();
+        self.with_store(|s| budget::set(s, &b, stop_at_100, now))?;
+        Ok(b)
     }
 
     /// Remove a budget; `false` when there was none.
     pub fn budget_remove(&self, host: Option<&str>, period: Period) -> Result<bool, CoreError> {
-        self.with_store(|s| {
-            Ok(s.conn().execute(
-                "DELETE FROM budgets WHERE scope = ?1 AND period = ?2",
-                params![scope_of(host), period.name()],
-            )? > 0)
-        })
+        self.with_store(|s| budget::remove(s, host, period))
     }
 
     /// Every budget and what was spent in its current period (pasted hosts with a rate and the
     /// ledger's provider machines, by their saved host label or ledger id).
     pub fn budget_status(&self) -> Result<Vec<BudgetStatus>, CoreError> {
-        let rows: Vec<(String, String, f64)> = self.with_store(|s| {
-            let mut st = s
-                .conn()
-                .prepare("SELECT scope, period, usd FROM budgets ORDER BY scope, period")?;
-            let rows = st
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
-        let rates = self.host_rates()?;
-        // Provider machines too (closed ones included: what they spent before closing counts).
-        let mut provider_machines = vec![];
+        Ok(self
+            .budgets_saved()?
+            .into_iter()
+            .map(|(status, _)| status)
+            .collect())
+    }
+
+    /// Every saved budget, where it stands now, and whether the user chose to stop at 100 %.
+    pub(crate) fn budgets_saved(&self) -> Result<Vec<(BudgetStatus, bool)>, CoreError> {
+        let saved = self.with_store(budget::list)?;
+        // Pasted hosts with a rate, then provider machines (closed ones included: what they
+        // spent before closing counts).
+        let mut machines: Vec<(String, Vec<StateChange>, Tariff)> = self
+            .host_rates()?
+            .into_iter()
+            .map(|r| {
+                let (t, tariff) = (r.timeline(), r.rate.tariff());
+                (r.host, t, tariff)
+            })
+            .collect();
         for row in self.with_db(ledger::list).map_err(into_core)? {
             let (t, tariff, _) = self.instance_timeline(&row).map_err(into_core)?;
-            provider_machines.push((row.host_label.unwrap_or(row.id), t, tariff));
+            machines.push((row.host_label.unwrap_or(row.id), t, tariff));
         }
         let now = self.now_ms();
-        let mut out = Vec::new();
-        for (scope, period, usd) in rows {
-            let period = Period::parse(&period)
-                .ok_or_else(|| CoreError::BundledData(format!("budgets: period '{period}'")))?;
-            let host = scope.strip_prefix("host:").map(String::from);
-            let start = period.start_ms(now);
-            let spent: f64 = rates
-                .iter()
-                .filter(|r| host.as_deref().is_none_or(|h| h == r.host))
-                .map(|r| spent_between(&r.timeline(), &r.rate.tariff(), start, now))
-                .sum::<f64>()
-                + provider_machines
-                    .iter()
-                    .filter(|(h, _, _)| host.as_deref().is_none_or(|x| x == h))
-                    .map(|(_, t, tariff)| spent_between(t, tariff, start, now))
-                    .sum::<f64>();
-            out.push(BudgetStatus {
-                budget: Budget { host, period, usd },
-                period_start_ms: start,
-                spent_usd: spent,
-                fraction: spent / usd,
-                level: budget::level(spent, usd),
-            });
+        Ok(saved
+            .into_iter()
+            .map(|b| (budget::status(b.budget, &machines, now), b.stop_at_100))
+            .collect())
+    }
+}
+
+/// A budget as the Billing screen lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BudgetRow {
+    #[serde(flatten)]
+    pub status: BudgetStatus,
+    /// The user chose: stop the machine(s) at 100 % (provider machines; a pasted host has no API
+    /// gpurent could stop it with).
+    pub stop_at_100: bool,
+}
+
+/// Everything the Billing screen shows, computed at one `now`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BillingView {
+    pub now_ms: i64,
+    pub cost: CostReport,
+    pub budgets: Vec<BudgetRow>,
+    pub spend: SpendSeries,
+}
+
+/// How many points the spend chart gets.
+const SPEND_POINTS: usize = 60;
+
+/// The Billing screen's reads: cost per machine and in total (so far, per hour now, by a chosen
+/// time), the budgets with where they stand and the user's "stop at 100 %", and spend over time.
+impl App {
+    /// The timelines and tariffs of every machine that cost something: pasted hosts with a rate
+    /// and every ledger machine, released ones included (what they spent is spent — the same
+    /// machines the budgets count).
+    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, ProviderError> {
+        let mut out: Vec<(Vec<StateChange>, Tariff)> = self
+            .host_rates()?
+            .iter()
+            .map(|r| (r.timeline(), r.rate.tariff()))
+            .collect();
+        for row in self.with_db(ledger::list)? {
+            let (t, tariff, _) = self.instance_timeline(&row)?;
+            out.push((t, tariff));
         }
         Ok(out)
+    }
+
+    /// The Billing screen at this moment; `ahead_ms`: also what it will have cost that long from
+    /// now; `live`: ask the providers too (reconcile, their own rates, balances) — the screen does
+    /// that when it opens and every 30 s, and computes from the ledger in between. The chart runs
+    /// from the first machine's start (at most 30 days back) to now.
+    pub fn billing_view(
+        &self,
+        ahead_ms: Option<i64>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
+        let now = self.now_ms();
+        let cost = self.cost_report(CostOptions {
+            ahead_ms,
+            live,
+            include_closed: false,
+        })?;
+        let timelines = self.billed_timelines()?;
+        let first = timelines
+            .iter()
+            .filter_map(|(t, _)| t.first().map(|c| c.at_ms))
+            .min()
+            .unwrap_or(now);
+        let from = first.max(now - 30 * 86_400_000).min(now);
+        Ok(BillingView {
+            now_ms: now,
+            cost,
+            budgets: self.budget_list()?,
+            spend: spend_series(&timelines, from, now, SPEND_POINTS),
+        })
+    }
+
+    /// [`App::billing_view`] with "by" as the user typed it (`90m`, `2.5h`, `1d`; empty: none).
+    pub fn billing_view_by(
+        &self,
+        by: Option<&str>,
+        live: bool,
+    ) -> Result<BillingView, ProviderError> {
+        let ahead_ms = match by.map(str::trim).filter(|b| !b.is_empty()) {
+            None => None,
+            Some(text) => Some(
+                crate::guard::parse_duration(text)
+                    .map_err(|e| CoreError::invalid("by", e.to_string()))? as i64
+                    * 1000,
+            ),
+        };
+        self.billing_view(ahead_ms, live)
+    }
+
+    /// Set (or replace) a budget, with the user's choice to stop at 100 %.
+    pub fn budget_set_with(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        usd: f64,
+        stop_at_100: bool,
+    ) -> Result<BudgetRow, RemoteError> {
+        let b = self.budget_save(host, period, usd, Some(stop_at_100))?;
+        let status = self
+            .budget_status()?
+            .into_iter()
+            .find(|s| s.budget == b)
+            .ok_or_else(|| RemoteError::invalid("budget", "was not saved"))?;
+        Ok(BudgetRow {
+            status,
+            stop_at_100,
+        })
+    }
+
+    /// Every budget, where it stands, and whether the user chose to stop at 100 %.
+    pub fn budget_list(&self) -> Result<Vec<BudgetRow>, CoreError> {
+        Ok(self
+            .budgets_saved()?
+            .into_iter()
+            .map(|(status, stop_at_100)| BudgetRow {
+                status,
+                stop_at_100,
+            })
+            .collect())
     }
 }
 
@@ -596,6 +583,8 @@ impl App {
 mod tests {
 
     use super::*;
+    use crate::billing::budget::Level;
+    use crate::billing::Increment;
 
     const HOUR: i64 = 3_600_000;
 

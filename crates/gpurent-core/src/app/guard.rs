@@ -2,13 +2,13 @@
 //! snooze it, switch it off. Each call is one SSH connection through [`connect_saved`], closed
 //! when the call returns — the guard on the host never depends on gpurent running.
 
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
+use crate::guard::saved;
 use crate::guard::ssh::{self, Fetched};
 use crate::guard::{
     check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
@@ -293,24 +293,7 @@ impl App {
             }
         }
         let now = self.now_ms();
-        let spec_json = serde_json::to_string(spec)
-            .map_err(|e| GuardError::invalid("spec", format!("could not be saved: {e}")))?;
-        let boot = match state.boot {
-            Boot::Systemd => "systemd",
-            Boot::Crontab => "crontab",
-            Boot::None => "none",
-        };
-        self.with_store(|s| {
-            s.conn().execute(
-                "INSERT INTO guards(host_label, spec_json, action_command, deadline_host_s, boot, installed_ms, off_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
-                 ON CONFLICT(host_label) DO UPDATE SET spec_json = excluded.spec_json,
-                   action_command = excluded.action_command, deadline_host_s = excluded.deadline_host_s,
-                   boot = excluded.boot, installed_ms = excluded.installed_ms, off_ms = NULL",
-                params![label, spec_json, action, deadline, boot, now],
-            )?;
-            Ok(())
-        })?;
+        self.with_store(|s| saved::save(s, label, spec, &action, deadline, state.boot, now))?;
         Ok(GuardSetReport {
             host: label.to_string(),
             spec: spec.clone(),
@@ -327,16 +310,7 @@ impl App {
 
     /// What gpurent last set on this host (no SSH).
     pub fn guard_spec(&self, label: &str) -> Result<Option<GuardSpec>, GuardError> {
-        let json: Option<String> = self.with_store(|s| {
-            Ok(s.conn()
-                .query_row(
-                    "SELECT spec_json FROM guards WHERE host_label = ?1 AND off_ms IS NULL",
-                    [label],
-                    |r| r.get(0),
-                )
-                .optional()?)
-        })?;
-        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+        Ok(self.with_store(|s| saved::spec(s, label))?)
     }
 
     /// Fetch the guard's state and decisions from the host; the decisions are kept in the
@@ -354,35 +328,13 @@ impl App {
         drop(conn);
         let (decisions, _) = parse_decisions(&fetched.log);
         let now = self.now_ms();
-        self.with_store(|s| {
-            for d in &decisions {
-                let json = serde_json::to_string(d).unwrap_or_default();
-                s.conn().execute(
-                    "INSERT OR IGNORE INTO guard_decisions(host_label, at_s, decision, why, line_json, fetched_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![label, d.at, d.decision, d.why, json, now],
-                )?;
-            }
-            Ok(())
-        })?;
+        self.with_store(|s| saved::keep_decisions(s, label, &decisions, now))?;
         Ok(status_from(label, self.guard_spec(label)?, &fetched))
     }
 
     /// Decisions fetched earlier, newest first (no SSH).
     pub fn guard_decisions(&self, label: &str, limit: u32) -> Result<Vec<Decision>, GuardError> {
-        Ok(self.with_store(|s| {
-            let mut st = s.conn().prepare(
-                "SELECT line_json FROM guard_decisions WHERE host_label = ?1 ORDER BY at_s DESC, rowid DESC LIMIT ?2",
-            )?;
-            let rows = st.query_map(params![label, limit], |r| r.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for r in rows {
-                if let Ok(d) = serde_json::from_str(&r?) {
-                    out.push(d);
-                }
-            }
-            Ok(out)
-        })?)
+        Ok(self.with_store(|s| saved::decisions(s, label, limit))?)
     }
 
     /// Snooze the guard for `seconds`; returns when it ends, in the host's clock.
@@ -419,13 +371,7 @@ impl App {
             return Err(GuardError::NotInstalled(label.to_string()));
         }
         let now = self.now_ms();
-        self.with_store(|s| {
-            s.conn().execute(
-                "UPDATE guards SET off_ms = ?2 WHERE host_label = ?1",
-                params![label, now],
-            )?;
-            Ok(())
-        })?;
+        self.with_store(|s| saved::mark_off(s, label, now))?;
         Ok(())
     }
 }

@@ -374,10 +374,7 @@ impl App {
         let proof = install::prove_key_login(&conn, cancel)?;
         let now = self.now_ms();
         self.with_store_remote(|s| {
-            s.conn().execute(
-                "UPDATE hosts SET key_label = ?2 WHERE label = ?1",
-                rusqlite::params![label, key.label],
-            )?;
+            hosts::set_key_label(s, label, &key.label)?;
             hosts::touch(s, label, now)
         })?;
         let (hardening, hardening_problem) = if disable_password_login {

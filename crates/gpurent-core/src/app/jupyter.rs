@@ -4,8 +4,11 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
+use crate::infra::process::Os;
 use crate::infra::secret::Secret;
 use crate::jupyter::{self, JupyterError};
+use crate::opener::{open_uri_command, spawn_first};
 use crate::remote::connect::Connection;
 use crate::remote::forward::{forward_local, Forward};
 
@@ -56,5 +59,40 @@ impl App {
     ) -> Result<bool, JupyterError> {
         let conn = self.jupyter_connect(label, env, key, cancel)?;
         jupyter::stop(&conn, cancel)
+    }
+}
+
+impl App {
+    /// [`App::jupyter_open`] with the host's own key as the registered operation `jupyter_open`:
+    /// the URL with the token goes to `on_open` (and the browser is opened at it when
+    /// `open_browser`); the tunnel lives until the operation is cancelled.
+    #[allow(clippy::too_many_arguments)]
+    pub fn jupyter_open_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        python: &str,
+        port: u16,
+        local_port: u16,
+        open_browser: bool,
+        on_open: &mut dyn FnMut(String),
+        progress: &dyn ProgressSink,
+    ) -> Result<(), JupyterError> {
+        self.run_op("jupyter_open", progress, |token| {
+            let (fwd, secret) =
+                self.jupyter_open(label, env, None, python, port, local_port, token)?;
+            let url = format!(
+                "http://127.0.0.1:{}/?token={}",
+                fwd.local_port,
+                secret.expose()
+            );
+            on_open(url.clone());
+            if open_browser {
+                if let Err(e) = spawn_first(&[open_uri_command(Os::current(), &url)]) {
+                    tracing::warn!("the browser could not be opened: {e}");
+                }
+            }
+            fwd.wait(token).map_err(JupyterError::from)
+        })
     }
 }

@@ -8,7 +8,6 @@
 //! way; domain modules (`crate::estimate`, `crate::remote`, …) never carry `impl App`.
 
 pub mod billing;
-pub mod billing_watch;
 pub mod estimate;
 pub mod guard;
 pub mod hosts;
@@ -20,6 +19,7 @@ pub mod multigpu;
 pub mod ollama;
 pub mod providers;
 pub mod release;
+pub mod second_guard;
 pub mod setup;
 #[cfg(test)]
 pub(crate) mod test_support;

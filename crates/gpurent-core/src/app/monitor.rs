@@ -6,6 +6,8 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::infra::events::ProgressSink;
 use crate::monitor::stream::{self, Flow, StreamOptions};
 use crate::monitor::watch::{Assembler, WatchEvent, HINT_WINDOW};
 use crate::remote::error::RemoteError;
@@ -27,7 +29,49 @@ impl Default for WatchOptions {
     }
 }
 
+/// The sampling interval a watch accepts (ms).
+pub const INTERVAL_MS: std::ops::RangeInclusive<u64> = 200..=60_000;
+
+impl WatchOptions {
+    /// The default options with the sampling interval `interval_ms` (`None`: the default). The
+    /// one rule for the CLI and the desktop: outside [`INTERVAL_MS`] is refused
+    /// (`invalid_input`), never silently changed.
+    pub fn with_interval(interval_ms: Option<u64>) -> Result<WatchOptions, CoreError> {
+        let mut opts = WatchOptions::default();
+        if let Some(ms) = interval_ms {
+            if !INTERVAL_MS.contains(&ms) {
+                return Err(CoreError::invalid(
+                    "interval_ms",
+                    format!(
+                        "between {} and {} ms",
+                        INTERVAL_MS.start(),
+                        INTERVAL_MS.end()
+                    ),
+                ));
+            }
+            opts.stream.interval_ms = ms;
+        }
+        Ok(opts)
+    }
+}
+
 impl App {
+    /// [`App::monitor_watch`] with the host's own key as the registered operation
+    /// `monitor_watch` (cancelled with `op_cancel`); the interval as [`WatchOptions::with_interval`].
+    pub fn monitor_watch_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        interval_ms: Option<u64>,
+        on_event: &mut dyn FnMut(WatchEvent) -> Flow,
+        progress: &dyn ProgressSink,
+    ) -> Result<(), RemoteError> {
+        let opts = WatchOptions::with_interval(interval_ms)?;
+        self.run_op("monitor_watch", progress, |token| {
+            self.monitor_watch(label, env, None, &opts, on_event, token)
+        })
+    }
+
     /// Stream samples (GPUs, host, apps, hints) of saved host `label` to `on_event` until `cancel`,
     /// a [`Flow::Stop`], or an outcome reconnecting cannot fix (a changed host key, a refused
     /// login: returned). Lost connections are reported as status events and reconnected.
@@ -60,5 +104,31 @@ impl App {
             },
             cancel,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One rule for both edges: the bounds are accepted, outside them is refused (the desktop
+    /// clamped before, the CLI refused).
+    #[test]
+    fn the_interval_is_refused_outside_its_range_not_clamped() {
+        assert_eq!(
+            WatchOptions::with_interval(None)
+                .expect("default")
+                .stream
+                .interval_ms,
+            StreamOptions::default().interval_ms
+        );
+        for ms in [200, 60_000] {
+            let o = WatchOptions::with_interval(Some(ms)).expect("bound");
+            assert_eq!(o.stream.interval_ms, ms);
+        }
+        for ms in [0, 199, 60_001] {
+            let e = WatchOptions::with_interval(Some(ms)).expect_err("out of range");
+            assert_eq!(crate::infra::ipc::Coded::code(&e), "invalid_input");
+        }
     }
 }

@@ -5,6 +5,7 @@ use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
+use crate::infra::events::ProgressSink;
 use crate::multigpu::{
     nccl_hints, rank_line, torchrun_command, LaunchReport, LaunchSpec, RankLine, JOB_DIR, JOB_NAME,
 };
@@ -37,6 +38,21 @@ impl App {
             &mut |l| on_line(rank_line(l)),
             cancel,
         )
+    }
+
+    /// [`App::launch_run_report`] as the registered operation `launch_run` (cancelling it kills
+    /// every rank).
+    pub fn launch_run_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        spec: &LaunchSpec,
+        on_line: &mut dyn FnMut(RankLine),
+        progress: &dyn ProgressSink,
+    ) -> Result<LaunchReport, RemoteError> {
+        self.run_op("launch_run", progress, |token| {
+            self.launch_run_report(label, env, spec, on_line, token)
+        })
     }
 
     /// [`App::launch_run`] for the desktop: a launch already running on the host is an error,

@@ -4,6 +4,7 @@
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::infra::cancel::CancelToken;
+use crate::infra::events::ProgressSink;
 use crate::ollama::fit::ModelFit;
 use crate::ollama::install::{InstallOptions, InstallProgress, InstallStage};
 use crate::ollama::{self, Loaded, OllamaError, PullProgress};
@@ -217,5 +218,97 @@ impl App {
     ) -> Result<Forward, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
         Ok(forward_local(conn, local_port, port)?)
+    }
+}
+
+/// The desktop's calls: each one registered operation ([`App::run_op`]: its op id first on
+/// `progress`, cancelled with `op_cancel`), with the host's own key.
+impl App {
+    /// [`App::ollama_serve`] as the operation `ollama_serve`.
+    pub fn ollama_serve_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        port: u16,
+        gpus: &[String],
+        progress: &dyn ProgressSink,
+    ) -> Result<String, OllamaError> {
+        self.run_op("ollama_serve", progress, |token| {
+            self.ollama_serve(label, env, None, port, gpus, token)
+        })
+    }
+
+    /// [`App::ollama_install`] as the operation `ollama_install`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_install_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        port: u16,
+        gpus: &[String],
+        opts: &InstallOptions,
+        on_install: &mut dyn FnMut(&InstallProgress),
+        progress: &dyn ProgressSink,
+    ) -> Result<OllamaInstallReport, OllamaError> {
+        self.run_op("ollama_install", progress, |token| {
+            self.ollama_install(label, env, None, port, gpus, opts, on_install, token)
+        })
+    }
+
+    /// [`App::ollama_pull`] as the operation `ollama_pull`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_pull_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        port: u16,
+        model: &str,
+        gpus: &[String],
+        force: bool,
+        on_fit: &mut dyn FnMut(&ModelFit),
+        on_pull: &mut dyn FnMut(&PullProgress),
+        progress: &dyn ProgressSink,
+    ) -> Result<ModelFit, OllamaError> {
+        self.run_op("ollama_pull", progress, |token| {
+            self.ollama_pull(
+                label, env, None, port, model, gpus, force, on_fit, on_pull, token,
+            )
+        })
+    }
+
+    /// [`App::ollama_run`] as the operation `ollama_chat`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ollama_chat_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        port: u16,
+        model: &str,
+        prompt: &str,
+        on_piece: &mut dyn FnMut(&str),
+        progress: &dyn ProgressSink,
+    ) -> Result<String, OllamaError> {
+        self.run_op("ollama_chat", progress, |token| {
+            self.ollama_run(label, env, None, port, model, prompt, on_piece, token)
+        })
+    }
+
+    /// [`App::ollama_tunnel`] as the operation `ollama_tunnel`: the local port it listens on goes
+    /// to `on_open` once it does; the tunnel lives until the operation is cancelled (or the
+    /// connection dies).
+    pub fn ollama_tunnel_op(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        local_port: u16,
+        port: u16,
+        on_open: &mut dyn FnMut(u16),
+        progress: &dyn ProgressSink,
+    ) -> Result<(), OllamaError> {
+        self.run_op("ollama_tunnel", progress, |token| {
+            let fwd = self.ollama_tunnel(label, env, None, local_port, port, token)?;
+            on_open(fwd.local_port);
+            fwd.wait(token).map_err(OllamaError::from)
+        })
     }
 }

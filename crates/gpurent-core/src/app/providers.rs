@@ -148,16 +148,7 @@ impl App {
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
-        let mut out = None;
-        self.with_store(|s| {
-            out = Some(f(s.conn()));
-            Ok(())
-        })?;
-        out.unwrap_or_else(|| {
-            Err(ProviderError::Core(crate::CoreError::BundledData(
-                "no result".into(),
-            )))
-        })
+        self.with_store(|s| Ok(f(s.conn())))?
     }
 
     /// The identity of the key an account uses now ([`accounts::key_id`]).

@@ -162,7 +162,7 @@ impl App {
     ) -> Result<Vec<FolderQuery>, CoreError> {
         let list = self.with_store(|s| {
             crate::transfer::journal::list(s, Some(host))
-                .map_err(|e| CoreError::BundledData(format!("transfer journal: {e}")))
+                .map_err(|e| CoreError::stored("transfer journal", e.to_string()))
         })?;
         Ok(folders
             .iter()

@@ -14,18 +14,15 @@ use crate::app::App;
 use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
 use crate::infra::events::{Progress, ProgressSink};
-use crate::infra::ipc::Coded;
 use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_collect, ExecOptions};
 use crate::remote::job::{kill_job, run_job, JobOutcome};
 use crate::remote::quote::shell_quote;
-use crate::setup::pip::{PipFailure, PipOutcome, PipProgress};
+use crate::setup::pip::{PipOutcome, PipProgress};
 use crate::setup::redact::redact_credentials;
 use crate::setup::verify::VerifyIssue;
-use crate::setup::{
-    probe, verify, Facts, FixKind, Report, SetupOptions, Severity, Verdict, VerifyReport,
-};
+use crate::setup::{probe, probe_store, verify, Report, SetupOptions, VerifyReport};
 
 /// Where fix jobs keep their pid file on the host (expanded by the host's shell).
 pub const JOB_DIR: &str = "$HOME/.gpurent/jobs";
@@ -70,156 +67,9 @@ pub struct HostVerify {
     pub verify: VerifyReport,
 }
 
-/// Outcomes of the SSH wizard (stable codes; the SSH and key errors keep their own).
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    #[error(transparent)]
-    Remote(#[from] RemoteError),
-    /// The report has no fix gpurent can run (ready, or blocked: reboot, new host, manual).
-    #[error("there is nothing gpurent can run here: {0}")]
-    NothingToRun(String),
-    /// The host did not run the probe script (no `@@gpurent@@` sections came back: no `sh`, a
-    /// login shell that prints instead of running the command, a forced command). What did come
-    /// back is kept at `probe_path`; `stderr` is what the host said.
-    #[error("the host did not run the probe (its output is saved as {probe_path}): {stderr}; check that the account has a POSIX sh and that no forced command or login script takes over the session")]
-    ProbeNotRun { probe_path: String, stderr: String },
-    /// A fix is still running on the host (another window, or a run that lost its connection).
-    #[error("a fix is already running on this host (process group {pgid}); wait or cancel it")]
-    FixBusy { pgid: u32 },
-    /// A command of the fix failed. What pip got done is kept (re-running resumes).
-    #[error("the fix failed: `{command}` exited with {exit_status:?}")]
-    FixFailed {
-        command: String,
-        exit_status: Option<i32>,
-        /// pip's failure kind when its output said so.
-        failure: Option<PipFailure>,
-        /// The line that says why (pip's error, else the last line of output).
-        line: Option<String>,
-        /// Bytes downloaded before it failed.
-        done_bytes: u64,
-    },
-}
-
-impl From<CoreError> for SetupError {
-    fn from(e: CoreError) -> Self {
-        SetupError::Remote(RemoteError::Core(e))
-    }
-}
-
-impl Coded for SetupError {
-    fn code(&self) -> &'static str {
-        match self {
-            SetupError::Remote(e) => e.code(),
-            SetupError::NothingToRun(_) => "nothing_to_fix",
-            SetupError::ProbeNotRun { .. } => "probe_not_run",
-            SetupError::FixBusy { .. } => "fix_already_running",
-            SetupError::FixFailed { failure, .. } => match failure {
-                Some(PipFailure::Network) => "fix_failed_network",
-                Some(PipFailure::DiskFull) => "fix_failed_disk_full",
-                _ => "fix_failed",
-            },
-        }
-    }
-
-    fn detail(&self) -> Option<String> {
-        match self {
-            SetupError::Remote(e) => e.detail(),
-            SetupError::FixBusy { pgid } => Some(pgid.to_string()),
-            SetupError::FixFailed {
-                line, done_bytes, ..
-            } => Some(format!(
-                "{} ({done_bytes} bytes downloaded)",
-                line.as_deref().unwrap_or("")
-            )),
-            SetupError::NothingToRun(_) => None,
-            SetupError::ProbeNotRun { probe_path, stderr } => {
-                Some(format!("{probe_path}: {stderr}"))
-            }
-        }
-    }
-    fn data(&self) -> Option<crate::infra::ipc::ErrorData> {
-        match self {
-            SetupError::Remote(e) => e.data(),
-            _ => None,
-        }
-    }
-}
-
-/// The commands a fix runs. Without `code` (a `fixable` verdict only): the install plan, else the
-/// first error's `run_here` fix. With `code`, that finding's fix (`run_here` or `optional`). The CLI and UI show exactly these
-/// before asking.
-pub fn fix_commands(report: &Report, code: Option<&str>) -> Result<Vec<String>, SetupError> {
-    let runnable = |k: FixKind| matches!(k, FixKind::RunHere | FixKind::Optional);
-    if let Some(code) = code {
-        let f = report
-            .findings
-            .iter()
-            .find(|f| f.diagnosis.code() == code)
-            .ok_or_else(|| SetupError::NothingToRun(format!("no finding '{code}'")))?;
-        return match &f.fix {
-            Some(x) if runnable(x.kind) && !x.commands.is_empty() => Ok(x.commands.clone()),
-            _ => Err(SetupError::NothingToRun(format!(
-                "'{code}' has no fix gpurent can run"
-            ))),
-        };
-    }
-    match &report.verdict {
-        Verdict::Fixable { .. } => {}
-        Verdict::Ready => return Err(SetupError::NothingToRun("the host is ready".into())),
-        Verdict::Blocked { codes, .. } => {
-            return Err(SetupError::NothingToRun(format!(
-                "blocked by {}: not something gpurent can fix here",
-                codes.join(", ")
-            )))
-        }
-    }
-    if let Some(p) = &report.plan {
-        return Ok(p.commands.clone());
-    }
-    report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .find_map(|f| {
-            f.fix
-                .as_ref()
-                .filter(|x| x.kind == FixKind::RunHere && !x.commands.is_empty())
-        })
-        .map(|x| x.commands.clone())
-        .ok_or_else(|| SetupError::NothingToRun("no fix gpurent can run here".into()))
-}
-
-/// The interpreter verify runs with: gpurent's venv once made, else the one the probe found.
-pub fn best_python(facts: &Facts) -> String {
-    facts
-        .python
-        .gpurent_venv
-        .as_ref()
-        .map(|v| format!("{}/bin/python", v.trim_end_matches('/')))
-        .or_else(|| facts.python.executable.clone())
-        .unwrap_or_else(|| "python3".into())
-}
-
-/// The probe script's output has `@@gpurent@@` section markers.
-fn is_probe_output(raw: &str) -> bool {
-    raw.contains("@@gpurent@@ ")
-}
-
-/// `<label>-<ms>.txt`, or `<label>-<ms>.<n>.txt` when that name is taken (same millisecond).
-fn probe_file_order(label: &str, name: &str) -> Option<(i64, u32)> {
-    let rest = name
-        .strip_prefix(label)?
-        .strip_prefix('-')?
-        .strip_suffix(".txt")?;
-    let (ms, n) = match rest.split_once('.') {
-        Some((ms, n)) => (ms, n.parse().ok()?),
-        None => (rest, 0),
-    };
-    if ms.is_empty() || !ms.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((ms.parse().ok()?, n))
-}
+pub use crate::setup::error::SetupError;
+pub use crate::setup::fix::fix_commands;
+pub use crate::setup::verify::best_python;
 
 impl App {
     fn probes_dir(&self) -> PathBuf {
@@ -228,34 +78,7 @@ impl App {
 
     /// Keep a raw probe: `probes/<label>-<ms>.txt` with the app clock.
     fn save_probe(&self, label: &str, raw: &str) -> Result<PathBuf, CoreError> {
-        let dir = self.probes_dir();
-        std::fs::create_dir_all(&dir).map_err(|e| CoreError::io(&dir, e))?;
-        let ms = self.now_ms();
-        for n in 0u32.. {
-            let name = match n {
-                0 => format!("{label}-{ms}.txt"),
-                n => format!("{label}-{ms}.{n}.txt"),
-            };
-            let path = dir.join(name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    f.write_all(raw.as_bytes())
-                        .map_err(|e| CoreError::io(&path, e))?;
-                    return Ok(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(CoreError::io(&path, e)),
-            }
-        }
-        Err(CoreError::invalid(
-            "probe",
-            "no free file name under probes/ for this host: remove old probes there and check again",
-        ))
+        probe_store::save(&self.probes_dir(), label, raw, self.now_ms())
     }
 
     /// The host's newest saved probe, diagnosed, and its path; `None` when nothing is saved.
@@ -274,20 +97,7 @@ impl App {
 
     /// The newest saved raw probe of a host, if any.
     pub fn setup_latest_probe(&self, label: &str) -> Result<Option<PathBuf>, CoreError> {
-        let dir = self.probes_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(CoreError::io(&dir, e)),
-        };
-        Ok(entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                probe_file_order(label, &name).map(|o| (o, e.path()))
-            })
-            .max_by_key(|(o, _)| *o)
-            .map(|(_, p)| p))
+        probe_store::latest(&self.probes_dir(), label)
     }
 
     /// Connect to a saved host with its pinned host key and log in with `key`.
@@ -328,7 +138,7 @@ impl App {
     ) -> Result<HostReport, SetupError> {
         let raw = redact_credentials(stdout);
         let path = self.save_probe(label, &raw)?;
-        if !is_probe_output(&raw) {
+        if !probe_store::is_probe_output(&raw) {
             return Err(SetupError::ProbeNotRun {
                 probe_path: path.display().to_string(),
                 stderr: redact_credentials(stderr.trim()),
@@ -523,7 +333,7 @@ impl App {
         raw: &str,
         opts: &SetupOptions,
     ) -> Result<Report, CoreError> {
-        if !is_probe_output(raw) {
+        if !probe_store::is_probe_output(raw) {
             return Err(CoreError::invalid(
                 "probe",
                 "this is not the output of gpurent's probe script (no @@gpurent@@ sections): save what `sh -s < probe.sh` prints on the host and pass that file",

@@ -2,26 +2,16 @@ use std::sync::Arc;
 
 use super::*;
 use crate::infra::clock::FixedClock;
+use crate::infra::ipc::Coded;
 use crate::infra::paths::Paths;
+use crate::setup::pip::PipFailure;
+use crate::setup::Facts;
 
 fn app(root: &std::path::Path) -> App {
     App::open(Paths::under(root), Arc::new(FixedClock(1_700)), None).expect("open")
 }
 
 const NO_GPU: &str = "@@gpurent@@ probe v1\n@@gpurent@@ begin nvidia_smi\n@@gpurent@@ stderr nvidia_smi\nsh: 1: nvidia-smi: not found\n@@gpurent@@ end nvidia_smi rc=127\n";
-
-#[test]
-fn probe_file_names_belong_to_their_label_only() {
-    assert_eq!(probe_file_order("box", "box-1700.txt"), Some((1700, 0)));
-    assert_eq!(probe_file_order("box", "box-1700.2.txt"), Some((1700, 2)));
-    assert_eq!(
-        probe_file_order("box", "box-1-1700.txt"),
-        None,
-        "label box-1"
-    );
-    assert_eq!(probe_file_order("box", "box-.txt"), None);
-    assert_eq!(probe_file_order("box-1", "box-1-1700.txt"), Some((1700, 0)));
-}
 
 #[test]
 fn probes_are_kept_under_the_data_dir_with_the_app_clock_and_never_overwritten() {

@@ -1,8 +1,15 @@
 //! Budgets: a limit per day or per month, for one machine or in total, and where the spending
 //! stands against it (80 % warns, 100 % is over). Periods are UTC calendar days and months.
+//! The one home of budgets: the types, the `budgets` table (plain functions over the [`Store`]),
+//! the scope key and the spending count.
 
+use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
+
+use crate::billing::{spent_between, StateChange, Tariff};
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
 
 /// The window a budget counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -89,6 +96,125 @@ pub fn level(spent_usd: f64, budget_usd: f64) -> Level {
     }
 }
 
+/// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Budget {
+    pub host: Option<String>,
+    pub period: Period,
+    pub usd: f64,
+}
+
+/// Where spending stands against a budget in the current period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct BudgetStatus {
+    pub budget: Budget,
+    pub period_start_ms: i64,
+    pub spent_usd: f64,
+    /// spent / budget (1.0 = 100 %).
+    pub fraction: f64,
+    /// `ok`, `warn` (80 % or more), `over` (100 % or more).
+    pub level: Level,
+}
+
+/// A budget as saved, with the user's choice to stop the machine(s) at 100 %.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedBudget {
+    pub budget: Budget,
+    pub stop_at_100: bool,
+}
+
+/// The key a budget is saved (and its notices named) under: `host:<label>` or `total`.
+pub fn scope_of(host: Option<&str>) -> String {
+    host.map(|h| format!("host:{h}"))
+        .unwrap_or_else(|| "total".to_string())
+}
+
+/// The machine a scope names (`None`: the total).
+fn host_of(scope: &str) -> Option<String> {
+    scope.strip_prefix("host:").map(String::from)
+}
+
+/// A budget's amount must be a number above zero.
+pub fn check_usd(usd: f64) -> Result<(), CoreError> {
+    if usd.is_finite() && usd > 0.0 {
+        Ok(())
+    } else {
+        Err(CoreError::invalid("usd", "must be a number > 0"))
+    }
+}
+
+/// Set (or replace) a budget. `stop_at_100`: the user's choice; `None` keeps what was chosen
+/// before (a new budget: no stop).
+pub fn set(
+    store: &Store,
+    budget: &Budget,
+    stop_at_100: Option<bool>,
+    now_ms: i64,
+) -> Result<(), CoreError> {
+    check_usd(budget.usd)?;
+    store.conn().execute(
+        "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES (?1, ?2, ?3, COALESCE(?5, 0), ?4)
+         ON CONFLICT(scope, period) DO UPDATE SET usd = excluded.usd, updated_ms = excluded.updated_ms,
+           stop_at_100 = COALESCE(?5, stop_at_100)",
+        params![scope_of(budget.host.as_deref()), budget.period.name(), budget.usd, now_ms, stop_at_100],
+    )?;
+    Ok(())
+}
+
+/// Remove a budget; `false` when there was none.
+pub fn remove(store: &Store, host: Option<&str>, period: Period) -> Result<bool, CoreError> {
+    Ok(store.conn().execute(
+        "DELETE FROM budgets WHERE scope = ?1 AND period = ?2",
+        params![scope_of(host), period.name()],
+    )? > 0)
+}
+
+/// Every saved budget, by scope and period.
+pub fn list(store: &Store) -> Result<Vec<SavedBudget>, CoreError> {
+    let mut st = store
+        .conn()
+        .prepare("SELECT scope, period, usd, stop_at_100 FROM budgets ORDER BY scope, period")?;
+    let rows: Vec<(String, String, f64, bool)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|(scope, period, usd, stop_at_100)| {
+            let period = Period::parse(&period)
+                .ok_or_else(|| CoreError::stored("budgets", format!("period '{period}'")))?;
+            Ok(SavedBudget {
+                budget: Budget {
+                    host: host_of(&scope),
+                    period,
+                    usd,
+                },
+                stop_at_100,
+            })
+        })
+        .collect()
+}
+
+/// Where `budget` stands at `now_ms`: what the machines in its scope (machine label, timeline,
+/// tariff) spent since its period began.
+pub fn status(
+    budget: Budget,
+    machines: &[(String, Vec<StateChange>, Tariff)],
+    now_ms: i64,
+) -> BudgetStatus {
+    let start = budget.period.start_ms(now_ms);
+    let spent: f64 = machines
+        .iter()
+        .filter(|(h, _, _)| budget.host.as_deref().is_none_or(|x| x == h))
+        .map(|(_, t, tariff)| spent_between(t, tariff, start, now_ms))
+        .sum();
+    BudgetStatus {
+        period_start_ms: start,
+        spent_usd: spent,
+        fraction: spent / budget.usd,
+        level: level(spent, budget.usd),
+        budget,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +231,37 @@ mod tests {
         assert_eq!(Period::Month.start_ms(leap), 1_706_745_600_000);
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+
+    /// One setter: a new budget does not stop; set again without the choice, the choice made
+    /// before is kept; with it, it is replaced. A row that cannot be read back is stored data,
+    /// not built-in data.
+    #[test]
+    fn one_setter_keeps_or_replaces_the_stop_choice_and_a_damaged_row_is_stored_data() {
+        use crate::infra::ipc::Coded;
+        let store = Store::open_in_memory().expect("store");
+        let total = |usd| Budget {
+            host: None,
+            period: Period::Day,
+            usd,
+        };
+        set(&store, &total(5.0), None, 1).expect("new");
+        assert!(!list(&store).expect("list")[0].stop_at_100);
+        set(&store, &total(5.0), Some(true), 2).expect("stop");
+        set(&store, &total(6.0), None, 3).expect("again");
+        let saved = list(&store).expect("list");
+        assert_eq!((saved[0].budget.usd, saved[0].stop_at_100), (6.0, true));
+        assert!(set(&store, &total(0.0), None, 4).is_err());
+        assert_eq!(scope_of(Some("box")), "host:box");
+        store
+            .conn()
+            .execute(
+                "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES ('total', 'week', 1, 0, 1)",
+                [],
+            )
+            .expect("row");
+        let e = list(&store).expect_err("damaged");
+        assert_eq!(e.code(), "stored_data_damaged");
     }
 
     #[test]

@@ -7,8 +7,9 @@
 pub mod budget;
 pub mod cost;
 pub mod instance;
+pub mod rates;
 pub mod rules;
-pub mod watch;
+pub mod spend;
 
 pub use cost::{
     cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, Charge,

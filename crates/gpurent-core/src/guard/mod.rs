@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod provider;
+pub mod saved;
 pub mod ssh;
 
 use serde::{Deserialize, Serialize};

@@ -35,8 +35,15 @@ pub enum CoreError {
     Cancelled,
     #[error("no operation with id '{0}' is running")]
     UnknownOperation(String),
+    /// Data shipped with gpurent (its CSV tables) does not parse: a broken install.
     #[error("built-in data is damaged: {0}")]
     BundledData(String),
+    /// A row gpurent saved earlier (in the local database or a journal) cannot be read back.
+    #[error("saved data in {what} is damaged: {detail}")]
+    StoredDataDamaged { what: String, detail: String },
+    /// The operating system gave no random bytes (for a new id).
+    #[error("the operating system gave no random bytes: {0}")]
+    NoRandomness(String),
 }
 
 impl CoreError {
@@ -44,6 +51,14 @@ impl CoreError {
         CoreError::Io {
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// A saved row in `what` (a table or journal) that cannot be read back.
+    pub fn stored(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        CoreError::StoredDataDamaged {
+            what: what.into(),
+            detail: detail.into(),
         }
     }
 
@@ -68,6 +83,8 @@ impl Coded for CoreError {
             CoreError::Cancelled => "cancelled",
             CoreError::UnknownOperation(_) => "unknown_operation",
             CoreError::BundledData(_) => "bundled_data_damaged",
+            CoreError::StoredDataDamaged { .. } => "stored_data_damaged",
+            CoreError::NoRandomness(_) => "no_randomness",
         }
     }
 
@@ -76,6 +93,8 @@ impl Coded for CoreError {
             CoreError::Io { path, source } => Some(format!("{}: {source}", path.display())),
             CoreError::Database(e) => Some(e.to_string()),
             CoreError::InvalidInput { field, reason } => Some(format!("{field}: {reason}")),
+            CoreError::StoredDataDamaged { what, detail } => Some(format!("{what}: {detail}")),
+            CoreError::NoRandomness(e) => Some(e.clone()),
             _ => None,
         }
     }
@@ -99,6 +118,8 @@ mod tests {
             CoreError::Cancelled,
             CoreError::UnknownOperation("op".into()),
             CoreError::BundledData("x".into()),
+            CoreError::stored("budgets", "period 'week'"),
+            CoreError::NoRandomness("x".into()),
         ];
         for e in &all {
             let c = e.code();

@@ -150,9 +150,8 @@ pub struct Intent {
 /// A fresh ledger id / provider label: `gpurent-` and 12 random hex digits.
 pub fn new_id() -> Result<String, ProviderError> {
     let mut b = [0u8; 6];
-    getrandom::getrandom(&mut b).map_err(|e| {
-        ProviderError::Core(crate::CoreError::BundledData(format!("no randomness: {e}")))
-    })?;
+    getrandom::getrandom(&mut b)
+        .map_err(|e| ProviderError::Core(crate::CoreError::NoRandomness(e.to_string())))?;
     Ok(format!(
         "gpurent-{}",
         b.iter().map(|x| format!("{x:02x}")).collect::<String>()

@@ -364,6 +364,15 @@ pub fn record_check(store: &Store, label: &str, check: &HostCheck) -> Result<(),
     Ok(())
 }
 
+/// The saved key this host logs in with from now on.
+pub fn set_key_label(store: &Store, label: &str, key_label: &str) -> Result<(), RemoteError> {
+    store.conn().execute(
+        "UPDATE hosts SET key_label = ?2 WHERE label = ?1",
+        params![label, key_label],
+    )?;
+    Ok(())
+}
+
 pub fn touch(store: &Store, label: &str, now_ms: i64) -> Result<(), RemoteError> {
     store.conn().execute(
         "UPDATE hosts SET last_used_ms = ?2 WHERE label = ?1",

@@ -6,12 +6,15 @@
 pub mod cards;
 pub mod checks;
 pub mod diagnose;
+pub mod error;
 pub mod facts;
+pub mod fix;
 pub mod host;
 pub mod parse;
 pub mod pip;
 pub mod plan;
 pub mod probe;
+pub mod probe_store;
 pub mod redact;
 pub mod report;
 pub mod verify;

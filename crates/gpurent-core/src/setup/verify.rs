@@ -253,6 +253,17 @@ pub fn parse(raw: &str) -> Result<VerifyReport, CoreError> {
     Ok(r)
 }
 
+/// The interpreter verify runs with: gpurent's venv once made, else the one the probe found.
+pub fn best_python(facts: &crate::setup::Facts) -> String {
+    facts
+        .python
+        .gpurent_venv
+        .as_ref()
+        .map(|v| format!("{}/bin/python", v.trim_end_matches('/')))
+        .or_else(|| facts.python.executable.clone())
+        .unwrap_or_else(|| "python3".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,13 @@
-//! The app as a second guard: what to tell the user (and, where they chose it, what to stop) on
-//! one tick, decided from plain readings with the time passed in. The facade
-//! (`App::second_guard_tick`) gathers the readings — budgets, the guards' deadlines and last
-//! fetched idle state, account balances, which machines still bill — and keeps the keys of what
-//! was sent, so each notice goes out once (de-duplicated across ticks and restarts).
+//! The second guard's rules: what to tell the user (and, where they chose it, what to stop or
+//! act on) on one tick, decided from plain readings with the time passed in. No I/O: the facade
+//! (`App::second_guard_tick`, `app/second_guard.rs`) gathers the readings and carries out what
+//! is decided.
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
-use crate::billing::budget::{Level, Period};
-use crate::guard::ActionKind;
+use crate::billing::budget::{scope_of, BudgetStatus, Level, Period};
+use crate::guard::{ActionKind, GuardSpec};
+use crate::second_guard::notice::{NoActReason, Notice, NoticeKind};
 
 /// Warn this long before a guard's deadline.
 pub const DEADLINE_SOON_MS: i64 = 10 * 60_000;
@@ -33,6 +30,21 @@ pub struct BudgetReading {
     pub stop_at_100: bool,
 }
 
+impl BudgetReading {
+    /// A budget's standing and the user's choice to stop at 100 %.
+    pub fn new(status: &BudgetStatus, stop_at_100: bool) -> BudgetReading {
+        BudgetReading {
+            host: status.budget.host.clone(),
+            period: status.budget.period,
+            period_start_ms: status.period_start_ms,
+            usd: status.budget.usd,
+            spent_usd: status.spent_usd,
+            level: status.level,
+            stop_at_100,
+        }
+    }
+}
+
 /// A guarded machine as the app last knew it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuardReading {
@@ -49,6 +61,29 @@ pub struct GuardReading {
     /// The guard's own action: at a missed deadline the app performs it itself where it is a
     /// provider action (stop, release) on a rented machine.
     pub action: ActionKind,
+}
+
+impl GuardReading {
+    /// A guard as set (`spec`, installed at `installed_ms` in this computer's clock) with its
+    /// last fetched idle state (`idle_since_s` and the host's clock then, unix s; `None` when
+    /// busy or unread). The deadline is re-checked in this computer's clock: installed + "this
+    /// long from then".
+    pub fn new(
+        host: String,
+        spec: &GuardSpec,
+        installed_ms: i64,
+        idle_since_s: Option<i64>,
+        host_now_s: Option<i64>,
+    ) -> GuardReading {
+        GuardReading {
+            host,
+            idle_s: spec.idle_s,
+            idle_for_s: idle_since_s.zip(host_now_s).map(|(s, n)| n - s),
+            idle_since_s,
+            deadline_ms: spec.deadline_in_s.map(|d| installed_ms + d as i64 * 1000),
+            action: spec.action,
+        }
+    }
 }
 
 /// A machine that may bill.
@@ -73,99 +108,11 @@ pub struct BalanceReading {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct WatchInput {
+pub struct TickInput {
     pub budgets: Vec<BudgetReading>,
     pub guards: Vec<GuardReading>,
     pub machines: Vec<MachineReading>,
     pub balances: Vec<BalanceReading>,
-}
-
-/// What a notice is about (the UI and the OS notification text branch on it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum NoticeKind {
-    /// Idle for `minutes`; the guard acts at `limit_minutes`.
-    Idle,
-    /// The guard's deadline is in `minutes`.
-    DeadlineSoon,
-    /// The deadline passed and the machine still bills.
-    DeadlineMissed,
-    /// 80 % of a budget spent.
-    BudgetWarn,
-    /// 100 % of a budget spent.
-    BudgetOver,
-    /// The balance runs out in about `hours`.
-    BalanceLow,
-    /// A stop or release was sent but the provider still shows the machine billing.
-    StillBilling,
-    /// The deadline passed, the guard on the machine did not act, and gpurent performed the
-    /// guard's action (`action`) itself; `state`: what the provider said afterwards.
-    DeadlineActed,
-    /// gpurent tried the guard's action at the missed deadline and the provider did not confirm
-    /// it (`why`: the error code, `state`: the provider's state if it said one).
-    DeadlineActFailed,
-}
-
-/// Why the app only notified of a missed deadline (did not act itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum NoActReason {
-    /// A pasted host: gpurent has no provider API for it.
-    PastedHost,
-    /// The provider could not be read this tick: gpurent never acts on a stale ledger.
-    ProviderUnreadable,
-    /// The guard's action is on the machine (`poweroff`, a command), not a provider call.
-    ActionOnMachine,
-}
-
-/// One thing to tell the user, with the numbers its text needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct Notice {
-    /// De-duplication key: the same key is never sent twice.
-    pub key: String,
-    pub kind: NoticeKind,
-    /// The machine (`None`: a total budget or an account).
-    pub host: Option<String>,
-    pub account: Option<String>,
-    pub period: Option<Period>,
-    pub minutes: Option<i64>,
-    pub limit_minutes: Option<i64>,
-    pub hours: Option<f64>,
-    pub spent_usd: Option<f64>,
-    pub budget_usd: Option<f64>,
-    /// `deadline_acted` / `deadline_act_failed`: the action gpurent performed (`stop`, `release`).
-    #[serde(default)]
-    pub action: Option<String>,
-    /// The provider's state after gpurent's action (its own status text).
-    #[serde(default)]
-    pub state: Option<String>,
-    /// `deadline_act_failed`: the error code.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// `deadline_missed`: why gpurent did not act itself.
-    #[serde(default)]
-    pub no_act: Option<NoActReason>,
-}
-
-impl Notice {
-    fn new(key: String, kind: NoticeKind) -> Notice {
-        Notice {
-            key,
-            kind,
-            host: None,
-            account: None,
-            period: None,
-            minutes: None,
-            limit_minutes: None,
-            hours: None,
-            spent_usd: None,
-            budget_usd: None,
-            action: None,
-            state: None,
-            error: None,
-            no_act: None,
-        }
-    }
 }
 
 /// A stop the user chose in advance ("stop at 100 %").
@@ -193,7 +140,7 @@ pub struct DeadlineAct {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct WatchDecision {
+pub struct TickDecision {
     pub notices: Vec<Notice>,
     pub stops: Vec<StopOrder>,
     /// Deadlines the guard on the machine missed, acted on by the app (each once).
@@ -205,20 +152,15 @@ pub fn deadline_act_key(host: &str, deadline_ms: i64) -> String {
     format!("deadline_act:{host}:{deadline_ms}")
 }
 
-fn scope(host: Option<&str>) -> String {
-    host.map(|h| format!("host:{h}"))
-        .unwrap_or_else(|| "total".into())
-}
-
 /// The UTC day number of `ms` (for "once a day" keys).
 fn day(ms: i64) -> i64 {
     ms.div_euclid(86_400_000)
 }
 
 /// Decide one tick. `sent` holds the keys already sent; nothing in it is returned again.
-pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchDecision {
-    let mut out = WatchDecision::default();
-    let push = |out: &mut WatchDecision, n: Notice| {
+pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDecision {
+    let mut out = TickDecision::default();
+    let push = |out: &mut TickDecision, n: Notice| {
         if !sent.contains(&n.key) && !out.notices.iter().any(|m| m.key == n.key) {
             out.notices.push(n);
             true
@@ -308,7 +250,7 @@ pub fn decide(now_ms: i64, input: &WatchInput, sent: &HashSet<String>) -> WatchD
         };
         let key = format!(
             "budget:{}:{}:{}:{pct}",
-            scope(b.host.as_deref()),
+            scope_of(b.host.as_deref()),
             b.period.name(),
             b.period_start_ms
         );
@@ -394,139 +336,10 @@ pub fn deadline_acted(
     n
 }
 
-/// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
-/// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
-pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (String, String) {
-    use crate::infra::settings::Language;
-    let zh = lang == Language::ZhCn;
-    let host = n.host.clone().unwrap_or_default();
-    let account = n.account.clone().unwrap_or_default();
-    let min = n.minutes.unwrap_or(0);
-    let limit = n.limit_minutes.unwrap_or(0);
-    let usd = |v: Option<f64>| format!("${:.2}", v.unwrap_or(0.0));
-    let (spent, budget) = (usd(n.spent_usd), usd(n.budget_usd));
-    let per = match (n.period, zh) {
-        (Some(Period::Month), false) => "this month",
-        (_, false) => "today",
-        (Some(Period::Month), true) => "本月",
-        (_, true) => "今日",
-    };
-    let whose = match (&n.host, zh) {
-        (Some(h), false) => format!("{h}'s budget"),
-        (None, false) => "The total budget".to_string(),
-        (Some(h), true) => format!("{h} 的预算"),
-        (None, true) => "总预算".to_string(),
-    };
-    let hours = n.hours.unwrap_or(0.0);
-    match (n.kind, zh) {
-        (NoticeKind::Idle, false) => (
-            format!("{host} has been idle for {min} min"),
-            format!("It still bills. The guard on it acts after {limit} min idle; release it if you are done."),
-        ),
-        (NoticeKind::Idle, true) => (
-            format!("{host} 已空闲 {min} 分钟"),
-            format!("仍在计费。机器上的守护进程将在空闲 {limit} 分钟后执行操作；用完请释放。"),
-        ),
-        (NoticeKind::DeadlineSoon, false) => (
-            format!("{host}: deadline in {min} min"),
-            "The guard acts at its deadline whatever the machine is doing. Snooze it or download your results now.".into(),
-        ),
-        (NoticeKind::DeadlineSoon, true) => (
-            format!("{host}：{min} 分钟后到截止时间"),
-            "到截止时间守护进程会执行操作，无论机器在做什么。现在可以推迟，或先下载结果。".into(),
-        ),
-        (NoticeKind::DeadlineMissed, false) => (
-            format!("{host} still bills {min} min after its deadline"),
-            match n.no_act {
-                Some(NoActReason::PastedHost) => "The guard on the machine did not stop it, and gpurent has no provider API for a pasted host, so it cannot stop it: stop it in the platform's console.",
-                Some(NoActReason::ProviderUnreadable) => "The guard on the machine did not stop it. gpurent could not read the provider now, so it did not act: stop or release it in the Billing step.",
-                _ => "The guard on the machine did not stop it. Stop or release it in gpurent's Billing step.",
-            }
-            .into(),
-        ),
-        (NoticeKind::DeadlineMissed, true) => (
-            format!("{host} 超过截止时间 {min} 分钟仍在计费"),
-            match n.no_act {
-                Some(NoActReason::PastedHost) => "机器上的守护进程没有停止它；这是手动添加的主机，gpurent 没有平台 API，无法停止它：请在平台控制台中停止。",
-                Some(NoActReason::ProviderUnreadable) => "机器上的守护进程没有停止它。gpurent 现在无法读取平台状态，因此没有执行操作：请在「计费」步骤中停止或释放。",
-                _ => "机器上的守护进程没有停止它。请在 gpurent 的「计费」步骤中停止或释放。",
-            }
-            .into(),
-        ),
-        (NoticeKind::DeadlineActed, false) => (
-            format!(
-                "gpurent {} {host} at its deadline",
-                if n.action.as_deref() == Some("release") { "released" } else { "stopped" }
-            ),
-            format!(
-                "The guard on the machine did not. The provider now says: {}.",
-                n.state.as_deref().unwrap_or("gone")
-            ),
-        ),
-        (NoticeKind::DeadlineActed, true) => (
-            format!(
-                "gpurent 已在截止时间{} {host}",
-                if n.action.as_deref() == Some("release") { "释放" } else { "停止" }
-            ),
-            format!(
-                "机器上的守护进程没有执行。平台现在显示：{}。",
-                n.state.as_deref().unwrap_or("已删除")
-            ),
-        ),
-        (NoticeKind::DeadlineActFailed, false) => (
-            format!("{host} still bills after its deadline"),
-            format!(
-                "The guard on the machine did not act and gpurent's {} was not confirmed by the provider ({}). Check it in the Billing step.",
-                n.action.as_deref().unwrap_or("stop"),
-                n.state.as_deref().or(n.error.as_deref()).unwrap_or("no answer")
-            ),
-        ),
-        (NoticeKind::DeadlineActFailed, true) => (
-            format!("{host} 超过截止时间仍在计费"),
-            format!(
-                "机器上的守护进程没有执行，gpurent 的{}请求也未得到平台确认（{}）。请在「计费」步骤中查看。",
-                if n.action.as_deref() == Some("release") { "释放" } else { "停止" },
-                n.state.as_deref().or(n.error.as_deref()).unwrap_or("无应答")
-            ),
-        ),
-        (NoticeKind::BudgetWarn, false) => (
-            format!("{whose}: 80 % spent {per}"),
-            format!("{spent} of {budget}."),
-        ),
-        (NoticeKind::BudgetWarn, true) => (
-            format!("{whose}：{per}已用 80 %"),
-            format!("已花 {spent}，预算 {budget}。"),
-        ),
-        (NoticeKind::BudgetOver, false) => (
-            format!("{whose} is used up {per}"),
-            format!("{spent} of {budget}."),
-        ),
-        (NoticeKind::BudgetOver, true) => (
-            format!("{whose}{per}已用完"),
-            format!("已花 {spent}，预算 {budget}。"),
-        ),
-        (NoticeKind::BalanceLow, false) => (
-            format!("{account}: balance runs out in about {hours:.0} h"),
-            "Then the platform may release the machine and delete its disk. Top up or download your results.".into(),
-        ),
-        (NoticeKind::BalanceLow, true) => (
-            format!("{account}：余额约 {hours:.0} 小时后用完"),
-            "届时平台可能释放机器并删除磁盘。请充值或先下载结果。".into(),
-        ),
-        (NoticeKind::StillBilling, false) => (
-            format!("{host} still bills"),
-            "A stop was sent but the provider still shows it running. Check it in the Billing step.".into(),
-        ),
-        (NoticeKind::StillBilling, true) => (
-            format!("{host} 仍在计费"),
-            "已发送停止请求，但平台仍显示运行中。请在「计费」步骤中查看。".into(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::second_guard::notice::*;
 
     /// 2026-12-01T12:00Z.
     const NOW: i64 = 1_796_126_400_000;
@@ -567,7 +380,7 @@ mod tests {
     /// What a tick said: each notice's kind and machine.
     type Said = Vec<(NoticeKind, Option<String>)>;
 
-    fn kinds(d: &WatchDecision) -> Said {
+    fn kinds(d: &TickDecision) -> Said {
         d.notices.iter().map(|n| (n.kind, n.host.clone())).collect()
     }
 
@@ -577,10 +390,10 @@ mod tests {
         use NoticeKind::*;
         let box_on = vec![machine("box", None, true)];
         let box_off = vec![machine("box", None, false)];
-        let rows: Vec<(&str, WatchInput, Said)> = vec![
+        let rows: Vec<(&str, TickInput, Said)> = vec![
             (
                 "nothing set",
-                WatchInput {
+                TickInput {
                     machines: box_on.clone(),
                     ..Default::default()
                 },
@@ -588,7 +401,7 @@ mod tests {
             ),
             (
                 "idle 14 min of 30: not yet (half is 15)",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", Some(14 * 60), None)],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -597,7 +410,7 @@ mod tests {
             ),
             (
                 "idle 16 min of 30",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", Some(16 * 60), None)],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -606,7 +419,7 @@ mod tests {
             ),
             (
                 "idle but already stopped",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", Some(16 * 60), None)],
                     machines: box_off.clone(),
                     ..Default::default()
@@ -615,7 +428,7 @@ mod tests {
             ),
             (
                 "deadline in 11 min: not yet",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", None, Some(NOW + 11 * MIN))],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -624,7 +437,7 @@ mod tests {
             ),
             (
                 "deadline in 10 min",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", None, Some(NOW + 10 * MIN))],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -633,7 +446,7 @@ mod tests {
             ),
             (
                 "deadline 2 min ago: the guard on the host may still be acting",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", None, Some(NOW - 2 * MIN))],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -642,7 +455,7 @@ mod tests {
             ),
             (
                 "deadline 3 min ago and still billing",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", None, Some(NOW - 3 * MIN))],
                     machines: box_on.clone(),
                     ..Default::default()
@@ -651,7 +464,7 @@ mod tests {
             ),
             (
                 "deadline passed and stopped: the guard did its job",
-                WatchInput {
+                TickInput {
                     guards: vec![guard("box", None, Some(NOW - 30 * MIN))],
                     machines: box_off.clone(),
                     ..Default::default()
@@ -660,7 +473,7 @@ mod tests {
             ),
             (
                 "budget at 79 %",
-                WatchInput {
+                TickInput {
                     budgets: vec![budget(None, 10.0, 7.9, false)],
                     ..Default::default()
                 },
@@ -668,7 +481,7 @@ mod tests {
             ),
             (
                 "budget at 80 %",
-                WatchInput {
+                TickInput {
                     budgets: vec![budget(None, 10.0, 8.0, false)],
                     ..Default::default()
                 },
@@ -676,7 +489,7 @@ mod tests {
             ),
             (
                 "machine budget at 100 %",
-                WatchInput {
+                TickInput {
                     budgets: vec![budget(Some("box"), 10.0, 10.0, false)],
                     ..Default::default()
                 },
@@ -684,7 +497,7 @@ mod tests {
             ),
             (
                 "balance 30 h left",
-                WatchInput {
+                TickInput {
                     balances: vec![BalanceReading {
                         account: "rp".into(),
                         balance_usd: 30.0,
@@ -696,7 +509,7 @@ mod tests {
             ),
             (
                 "balance 20 h left",
-                WatchInput {
+                TickInput {
                     balances: vec![BalanceReading {
                         account: "rp".into(),
                         balance_usd: 20.0,
@@ -708,7 +521,7 @@ mod tests {
             ),
             (
                 "nothing burning: no runway to speak of",
-                WatchInput {
+                TickInput {
                     balances: vec![BalanceReading {
                         account: "rp".into(),
                         balance_usd: 0.5,
@@ -730,7 +543,7 @@ mod tests {
     /// a new idle spell is a new notice.
     #[test]
     fn each_notice_once() {
-        let input = WatchInput {
+        let input = TickInput {
             budgets: vec![budget(None, 10.0, 8.5, false)],
             guards: vec![guard("box", Some(20 * 60), Some(NOW + 5 * MIN))],
             machines: vec![machine("box", None, true)],
@@ -771,19 +584,19 @@ mod tests {
             machine("pasted", None, true),
             machine("c", Some("gpurent-c"), true),
         ];
-        let not_chosen = WatchInput {
+        let not_chosen = TickInput {
             budgets: vec![budget(None, 5.0, 6.0, false)],
             machines: machines.clone(),
             ..Default::default()
         };
         assert!(decide(NOW, &not_chosen, &HashSet::new()).stops.is_empty());
-        let warn_only = WatchInput {
+        let warn_only = TickInput {
             budgets: vec![budget(None, 5.0, 4.5, true)],
             machines: machines.clone(),
             ..Default::default()
         };
         assert!(decide(NOW, &warn_only, &HashSet::new()).stops.is_empty());
-        let total = WatchInput {
+        let total = TickInput {
             budgets: vec![budget(None, 5.0, 6.0, true)],
             machines: machines.clone(),
             ..Default::default()
@@ -800,7 +613,7 @@ mod tests {
         assert!(d.notices.is_empty());
         let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
         assert_eq!(stopped, ["gpurent-c"]);
-        let one = WatchInput {
+        let one = TickInput {
             budgets: vec![budget(Some("c"), 5.0, 6.0, true)],
             machines,
             ..Default::default()
@@ -900,7 +713,7 @@ mod tests {
             ),
         ];
         for (name, guard, m, want_acts, want_notices, want_why) in rows {
-            let input = WatchInput {
+            let input = TickInput {
                 guards: vec![guard],
                 machines: vec![m],
                 ..Default::default()
@@ -919,7 +732,7 @@ mod tests {
 
         // Act once: the outcome notice carries the act's key; once it is remembered the next
         // tick does nothing more, even if the provider still says running (it was told).
-        let input = WatchInput {
+        let input = TickInput {
             guards: vec![g(ActionKind::Stop, None, past)],
             machines: vec![rented(true, true)],
             ..Default::default()
@@ -1005,7 +818,7 @@ mod tests {
     /// The balance speaks at 24 h and again at 3 h, each once a day.
     #[test]
     fn balance_low_thresholds() {
-        let at = |bal: f64| WatchInput {
+        let at = |bal: f64| TickInput {
             balances: vec![BalanceReading {
                 account: "rp".into(),
                 balance_usd: bal,

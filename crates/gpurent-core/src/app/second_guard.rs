@@ -1,0 +1,298 @@
+//! The app as a second guard, on the facade: [`App::second_guard_tick`] is one tick of the
+//! watcher the desktop shell runs every 30 s while the app is open. The decisions are
+//! [`crate::second_guard::decide`] (pure, time passed in); this gathers the readings, carries out
+//! a stop the user chose in advance or a deadline action a guard missed, and remembers what was
+//! sent ([`crate::second_guard::sent`]).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::app::login::SshEnv;
+use crate::app::App;
+use crate::billing::InstanceState;
+use crate::guard::saved;
+use crate::infra::cancel::CancelToken;
+use crate::infra::error::CoreError;
+use crate::providers::ProviderError;
+use crate::second_guard::{
+    self as rules, sent, BalanceReading, BudgetReading, GuardReading, MachineReading, Notice,
+    TickInput,
+};
+
+/// What one tick of the second guard did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct TickReport {
+    pub at_ms: i64,
+    /// New notices (each sent once); the shell shows them as OS notifications.
+    pub notices: Vec<Notice>,
+    /// Provider machines stopped because the user chose "stop at 100 %" (confirmed by the
+    /// provider's answer).
+    pub stopped: Vec<String>,
+    /// Guarded hosts whose guard could not be read this tick (host label, error code).
+    pub unreadable: Vec<(String, String)>,
+    /// Provider machines gpurent stopped or released itself because their guard's deadline
+    /// passed and the guard on the machine did not act (confirmed by the provider's state read
+    /// back).
+    #[serde(default)]
+    pub deadline_acted: Vec<String>,
+}
+
+impl App {
+    /// Notices sent so far, newest first.
+    pub fn notices_recent(&self, limit: u32) -> Result<Vec<Notice>, CoreError> {
+        self.with_store(|s| sent::recent(s, limit))
+    }
+
+    /// One tick of the app as a second guard: reconcile with the providers (so a machine that a
+    /// stop or release did not really stop shows as billing), re-read every guard (one short SSH
+    /// connection per guarded host, with its saved key when it needs no passphrase now), re-check
+    /// each deadline in this computer's clock, the budgets and the balances; send each notice
+    /// once; carry out a "stop at 100 %" the user chose, confirmed by the provider's answer (not
+    /// confirmed: a `still_billing` notice).
+    pub fn second_guard_tick(
+        &self,
+        env: &SshEnv,
+        cancel: &CancelToken,
+    ) -> Result<TickReport, ProviderError> {
+        let now = self.now_ms();
+        let mut report = TickReport {
+            at_ms: now,
+            ..TickReport::default()
+        };
+        // Reconcile first (cost_all is live): never act on a stale ledger.
+        let cost = self.cost_all(None)?;
+        let machines: Vec<MachineReading> = cost
+            .machines
+            .iter()
+            .map(|m| MachineReading {
+                host: m.host.clone(),
+                instance: m.instance.clone(),
+                running: m.state == Some(InstanceState::Running),
+                provider_read: m
+                    .account
+                    .as_ref()
+                    .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
+            })
+            .collect();
+        let balances = cost
+            .balances
+            .iter()
+            .filter_map(|b| {
+                b.balance_usd.map(|bal| BalanceReading {
+                    account: b.account.clone(),
+                    balance_usd: bal,
+                    usd_per_hour: b.usd_per_hour,
+                })
+            })
+            .collect();
+        let budgets = self
+            .budget_list()?
+            .into_iter()
+            .map(|b| BudgetReading::new(&b.status, b.stop_at_100))
+            .collect();
+        let mut guards = Vec::new();
+        for (label, spec, installed_ms) in self.with_store(saved::active)? {
+            let status = match self.host_key_for(&label, None) {
+                // A released machine took its guard with it: nothing to read, nothing to act on.
+                Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
+                key => key
+                    .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
+                    .and_then(|key| {
+                        self.guard_status(&label, env, &key, cancel)
+                            .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
+                    }),
+            };
+            let (idle_since_s, host_now_s) = match status {
+                Ok(st) => (st.idle_since, st.host_now_s),
+                Err(code) => {
+                    report.unreadable.push((label.clone(), code));
+                    (None, None)
+                }
+            };
+            guards.push(GuardReading::new(
+                label,
+                &spec,
+                installed_ms,
+                idle_since_s,
+                host_now_s,
+            ));
+        }
+        let input = TickInput {
+            budgets,
+            guards,
+            machines,
+            balances,
+        };
+        let sent = self.with_store(sent::keys)?;
+        let decision = rules::decide(now, &input, &sent);
+        let mut notices = decision.notices;
+        for stop in &decision.stops {
+            match self.instance_action(&stop.instance, "stop", true) {
+                Ok(_) => report.stopped.push(stop.instance.clone()),
+                Err(e) => {
+                    tracing::warn!(instance = %stop.instance, "stop at 100 %: {e}");
+                    let n = rules::still_billing(stop);
+                    if !sent.contains(&n.key) {
+                        notices.push(n);
+                    }
+                }
+            }
+        }
+        for act in &decision.acts {
+            if report.stopped.contains(&act.instance) {
+                // Already stopped this tick (stop at 100 %): the next tick sees it stopped.
+                continue;
+            }
+            let n = self.act_at_deadline(act);
+            if n.kind == rules::NoticeKind::DeadlineActed {
+                report.deadline_acted.push(act.instance.clone());
+            }
+            // Remembered at once (the notice's key names the deadline): acted on once, even if
+            // a later step of this tick fails.
+            self.with_store(|s| sent::remember(s, &n, now))?;
+            notices.push(n);
+        }
+        for n in &notices {
+            self.with_store(|s| sent::remember(s, n, now))?;
+        }
+        report.notices = notices;
+        Ok(report)
+    }
+}
+
+impl App {
+    /// Perform the guard's own action on a machine whose deadline it missed, through the provider
+    /// with the account key gpurent holds (`instance_action(.., yes)`: the call, then a re-read of
+    /// the instance whose state goes into the ledger as a provider event, and anything but the
+    /// state the action leads to is an error). The outcome is the notice.
+    fn act_at_deadline(&self, act: &rules::DeadlineAct) -> Notice {
+        tracing::info!(
+            instance = %act.instance,
+            action = act.action,
+            "second guard: deadline missed by the guard on the machine; acting"
+        );
+        match self.instance_action(&act.instance, act.action, true) {
+            Ok(view) => {
+                let state = view.remote.as_ref().map(|r| r.raw_status.clone());
+                rules::deadline_acted(act, true, state, None)
+            }
+            Err(e) => {
+                tracing::warn!(instance = %act.instance, "second guard: {} not confirmed: {e}", act.action);
+                let state = match &e {
+                    ProviderError::NotConfirmed { state, .. } => Some(state.clone()),
+                    _ => None,
+                };
+                let code = crate::infra::ipc::Coded::code(&e).to_string();
+                rules::deadline_acted(act, false, state, Some(code))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use crate::billing::budget::Period;
+    use crate::billing::{Increment, PastedRate};
+
+    const HOUR: i64 = 3_600_000;
+    /// 2026-12-01T12:00Z.
+    const NOW: i64 = 1_796_126_400_000;
+
+    use crate::app::test_support::{app_at, save_host};
+
+    /// A budget set low goes over; the tick says so once (also after a restart), and the
+    /// screen's view carries cost, budgets and the chart at one `now`.
+    #[test]
+    fn tick_does_not_read_the_guard_of_a_released_machine() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = app_at(tmp.path(), NOW);
+        for label in ["live", "gone"] {
+            save_host(&app, label);
+            let spec = serde_json::to_string(&crate::guard::GuardSpec::new(
+                1800,
+                crate::guard::ActionKind::Poweroff,
+            ))
+            .expect("spec");
+            app.with_store(|s| {
+                s.conn().execute(
+                    "INSERT INTO guards(host_label, spec_json, action_command, boot, installed_ms)
+                     VALUES (?1, ?2, 'poweroff', 'none', ?3)",
+                    rusqlite::params![label, spec, NOW - HOUR],
+                )?;
+                Ok(())
+            })
+            .expect("guard row");
+        }
+        crate::app::test_support::released_rental(&app, "gone", NOW - 60_000);
+        let env = SshEnv::under_home(tmp.path(), None);
+        let t = app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick");
+        // The live host is tried (it has no key here, so it is unreadable); the released one is
+        // not tried at all.
+        let tried: Vec<&str> = t.unreadable.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(tried, ["live"], "{t:?}");
+    }
+
+    #[test]
+    fn tick_notifies_a_budget_once_across_restarts() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = app_at(tmp.path(), NOW);
+        save_host(&app, "box");
+        let rate = PastedRate {
+            usd_per_hour: 1.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+        };
+        app.host_rate_set("box", rate, 2 * HOUR).expect("rate");
+        let row = app
+            .budget_set_with(None, Period::Day, 2.4, true)
+            .expect("budget");
+        assert!(row.stop_at_100);
+        assert_eq!(row.status.level, crate::billing::budget::Level::Warn);
+        let env = SshEnv::under_home(tmp.path(), None);
+        let t = app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick");
+        assert_eq!(t.notices.len(), 1, "{t:?}");
+        assert_eq!(t.notices[0].kind, rules::NoticeKind::BudgetWarn);
+        assert!(t.stopped.is_empty(), "a pasted host is never stopped");
+        assert!(app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick")
+            .notices
+            .is_empty());
+        drop(app);
+        // Half an hour later, after a restart: 2.5 h spent of 2.4 — over, once.
+        let app = app_at(tmp.path(), NOW + HOUR / 2);
+        let t = app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick");
+        let kinds: Vec<_> = t.notices.iter().map(|n| n.kind).collect();
+        assert_eq!(kinds, [rules::NoticeKind::BudgetOver]);
+        assert_eq!(app.notices_recent(10).expect("recent").len(), 2);
+        let v = app.billing_view(Some(HOUR), false).expect("view");
+        assert_eq!(v.now_ms, NOW + HOUR / 2);
+        assert_eq!(v.budgets.len(), 1);
+        assert!(v.budgets[0].stop_at_100);
+        assert_eq!(v.spend.from_ms, NOW - 2 * HOUR);
+        let last = v.spend.points.last().expect("points");
+        assert!((last.usd - 2.5).abs() < 1e-6, "{last:?}");
+        assert!((v.cost.total_projected_usd.unwrap_or(0.0) - 3.5).abs() < 1e-6);
+        let by = app.billing_view_by(Some("1h"), false).expect("by");
+        assert_eq!(by.cost.total_projected_usd, v.cost.total_projected_usd);
+        assert!(app.billing_view_by(Some("soon"), false).is_err());
+        assert!(app
+            .billing_view_by(Some(" "), false)
+            .expect("empty")
+            .cost
+            .total_projected_usd
+            .is_none());
+        // Set again without the choice: it is cleared.
+        app.budget_set_with(None, Period::Day, 5.0, false)
+            .expect("again");
+        assert!(!app.budget_list().expect("list")[0].stop_at_100);
+    }
+}

@@ -1,0 +1,109 @@
+//! What gpurent keeps of the guards it set (`guards`) and of the decisions fetched from them
+//! (`guard_decisions`, so the record stays after the machine is gone): plain functions over the
+//! [`Store`]; the facade (`app/guard.rs`) does the SSH and the clock.
+
+use rusqlite::{params, OptionalExtension};
+
+use crate::guard::{Boot, Decision, GuardSpec};
+use crate::infra::error::CoreError;
+use crate::infra::store::Store;
+
+fn boot_name(boot: Boot) -> &'static str {
+    match boot {
+        Boot::Systemd => "systemd",
+        Boot::Crontab => "crontab",
+        Boot::None => "none",
+    }
+}
+
+/// Record a guard set on `label` now (replacing an earlier one, switched on again).
+pub fn save(
+    store: &Store,
+    label: &str,
+    spec: &GuardSpec,
+    action_command: &str,
+    deadline_host_s: Option<i64>,
+    boot: Boot,
+    now_ms: i64,
+) -> Result<(), CoreError> {
+    let spec_json = serde_json::to_string(spec)
+        .map_err(|e| CoreError::invalid("spec", format!("could not be saved: {e}")))?;
+    store.conn().execute(
+        "INSERT INTO guards(host_label, spec_json, action_command, deadline_host_s, boot, installed_ms, off_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
+         ON CONFLICT(host_label) DO UPDATE SET spec_json = excluded.spec_json,
+           action_command = excluded.action_command, deadline_host_s = excluded.deadline_host_s,
+           boot = excluded.boot, installed_ms = excluded.installed_ms, off_ms = NULL",
+        params![label, spec_json, action_command, deadline_host_s, boot_name(boot), now_ms],
+    )?;
+    Ok(())
+}
+
+/// The spec of the guard set on `label` and not switched off.
+pub fn spec(store: &Store, label: &str) -> Result<Option<GuardSpec>, CoreError> {
+    let json: Option<String> = store
+        .conn()
+        .query_row(
+            "SELECT spec_json FROM guards WHERE host_label = ?1 AND off_ms IS NULL",
+            [label],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+}
+
+/// Guards set and not switched off: label, spec, when installed (this computer's clock).
+pub fn active(store: &Store) -> Result<Vec<(String, GuardSpec, i64)>, CoreError> {
+    let mut st = store.conn().prepare(
+        "SELECT host_label, spec_json, installed_ms FROM guards WHERE off_ms IS NULL ORDER BY host_label",
+    )?;
+    let rows: Vec<(String, String, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(l, j, at)| serde_json::from_str(&j).ok().map(|spec| (l, spec, at)))
+        .collect())
+}
+
+/// Mark the guard on `label` switched off at `now_ms`.
+pub fn mark_off(store: &Store, label: &str, now_ms: i64) -> Result<(), CoreError> {
+    store.conn().execute(
+        "UPDATE guards SET off_ms = ?2 WHERE host_label = ?1",
+        params![label, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Keep decisions fetched from `label` (each once).
+pub fn keep_decisions(
+    store: &Store,
+    label: &str,
+    decisions: &[Decision],
+    now_ms: i64,
+) -> Result<(), CoreError> {
+    for d in decisions {
+        let json = serde_json::to_string(d).unwrap_or_default();
+        store.conn().execute(
+            "INSERT OR IGNORE INTO guard_decisions(host_label, at_s, decision, why, line_json, fetched_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![label, d.at, d.decision, d.why, json, now_ms],
+        )?;
+    }
+    Ok(())
+}
+
+/// Decisions kept for `label`, newest first.
+pub fn decisions(store: &Store, label: &str, limit: u32) -> Result<Vec<Decision>, CoreError> {
+    let mut st = store.conn().prepare(
+        "SELECT line_json FROM guard_decisions WHERE host_label = ?1 ORDER BY at_s DESC, rowid DESC LIMIT ?2",
+    )?;
+    let rows = st.query_map(params![label, limit], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for r in rows {
+        if let Ok(d) = serde_json::from_str(&r?) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}

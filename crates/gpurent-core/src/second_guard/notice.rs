@@ -1,0 +1,225 @@
+//! The second guard's notices: what each says (its kind and the numbers its text needs), the
+//! key it is sent once under, and its words for the OS notification.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::billing::budget::Period;
+
+/// What a notice is about (the UI and the OS notification text branch on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    /// Idle for `minutes`; the guard acts at `limit_minutes`.
+    Idle,
+    /// The guard's deadline is in `minutes`.
+    DeadlineSoon,
+    /// The deadline passed and the machine still bills.
+    DeadlineMissed,
+    /// 80 % of a budget spent.
+    BudgetWarn,
+    /// 100 % of a budget spent.
+    BudgetOver,
+    /// The balance runs out in about `hours`.
+    BalanceLow,
+    /// A stop or release was sent but the provider still shows the machine billing.
+    StillBilling,
+    /// The deadline passed, the guard on the machine did not act, and gpurent performed the
+    /// guard's action (`action`) itself; `state`: what the provider said afterwards.
+    DeadlineActed,
+    /// gpurent tried the guard's action at the missed deadline and the provider did not confirm
+    /// it (`why`: the error code, `state`: the provider's state if it said one).
+    DeadlineActFailed,
+}
+
+/// Why the app only notified of a missed deadline (did not act itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NoActReason {
+    /// A pasted host: gpurent has no provider API for it.
+    PastedHost,
+    /// The provider could not be read this tick: gpurent never acts on a stale ledger.
+    ProviderUnreadable,
+    /// The guard's action is on the machine (`poweroff`, a command), not a provider call.
+    ActionOnMachine,
+}
+
+/// One thing to tell the user, with the numbers its text needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Notice {
+    /// De-duplication key: the same key is never sent twice.
+    pub key: String,
+    pub kind: NoticeKind,
+    /// The machine (`None`: a total budget or an account).
+    pub host: Option<String>,
+    pub account: Option<String>,
+    pub period: Option<Period>,
+    pub minutes: Option<i64>,
+    pub limit_minutes: Option<i64>,
+    pub hours: Option<f64>,
+    pub spent_usd: Option<f64>,
+    pub budget_usd: Option<f64>,
+    /// `deadline_acted` / `deadline_act_failed`: the action gpurent performed (`stop`, `release`).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// The provider's state after gpurent's action (its own status text).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// `deadline_act_failed`: the error code.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `deadline_missed`: why gpurent did not act itself.
+    #[serde(default)]
+    pub no_act: Option<NoActReason>,
+}
+
+impl Notice {
+    pub(crate) fn new(key: String, kind: NoticeKind) -> Notice {
+        Notice {
+            key,
+            kind,
+            host: None,
+            account: None,
+            period: None,
+            minutes: None,
+            limit_minutes: None,
+            hours: None,
+            spent_usd: None,
+            budget_usd: None,
+            action: None,
+            state: None,
+            error: None,
+            no_act: None,
+        }
+    }
+}
+
+/// The OS notification's title and body for a notice, in the app's language. (The UI's own texts
+/// live in its dictionaries; an OS notification is sent from the shell, so its words are here.)
+pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (String, String) {
+    use crate::infra::settings::Language;
+    let zh = lang == Language::ZhCn;
+    let host = n.host.clone().unwrap_or_default();
+    let account = n.account.clone().unwrap_or_default();
+    let min = n.minutes.unwrap_or(0);
+    let limit = n.limit_minutes.unwrap_or(0);
+    let usd = |v: Option<f64>| format!("${:.2}", v.unwrap_or(0.0));
+    let (spent, budget) = (usd(n.spent_usd), usd(n.budget_usd));
+    let per = match (n.period, zh) {
+        (Some(Period::Month), false) => "this month",
+        (_, false) => "today",
+        (Some(Period::Month), true) => "本月",
+        (_, true) => "今日",
+    };
+    let whose = match (&n.host, zh) {
+        (Some(h), false) => format!("{h}'s budget"),
+        (None, false) => "The total budget".to_string(),
+        (Some(h), true) => format!("{h} 的预算"),
+        (None, true) => "总预算".to_string(),
+    };
+    let hours = n.hours.unwrap_or(0.0);
+    match (n.kind, zh) {
+        (NoticeKind::Idle, false) => (
+            format!("{host} has been idle for {min} min"),
+            format!("It still bills. The guard on it acts after {limit} min idle; release it if you are done."),
+        ),
+        (NoticeKind::Idle, true) => (
+            format!("{host} 已空闲 {min} 分钟"),
+            format!("仍在计费。机器上的守护进程将在空闲 {limit} 分钟后执行操作；用完请释放。"),
+        ),
+        (NoticeKind::DeadlineSoon, false) => (
+            format!("{host}: deadline in {min} min"),
+            "The guard acts at its deadline whatever the machine is doing. Snooze it or download your results now.".into(),
+        ),
+        (NoticeKind::DeadlineSoon, true) => (
+            format!("{host}：{min} 分钟后到截止时间"),
+            "到截止时间守护进程会执行操作，无论机器在做什么。现在可以推迟，或先下载结果。".into(),
+        ),
+        (NoticeKind::DeadlineMissed, false) => (
+            format!("{host} still bills {min} min after its deadline"),
+            match n.no_act {
+                Some(NoActReason::PastedHost) => "The guard on the machine did not stop it, and gpurent has no provider API for a pasted host, so it cannot stop it: stop it in the platform's console.",
+                Some(NoActReason::ProviderUnreadable) => "The guard on the machine did not stop it. gpurent could not read the provider now, so it did not act: stop or release it in the Billing step.",
+                _ => "The guard on the machine did not stop it. Stop or release it in gpurent's Billing step.",
+            }
+            .into(),
+        ),
+        (NoticeKind::DeadlineMissed, true) => (
+            format!("{host} 超过截止时间 {min} 分钟仍在计费"),
+            match n.no_act {
+                Some(NoActReason::PastedHost) => "机器上的守护进程没有停止它；这是手动添加的主机，gpurent 没有平台 API，无法停止它：请在平台控制台中停止。",
+                Some(NoActReason::ProviderUnreadable) => "机器上的守护进程没有停止它。gpurent 现在无法读取平台状态，因此没有执行操作：请在「计费」步骤中停止或释放。",
+                _ => "机器上的守护进程没有停止它。请在 gpurent 的「计费」步骤中停止或释放。",
+            }
+            .into(),
+        ),
+        (NoticeKind::DeadlineActed, false) => (
+            format!(
+                "gpurent {} {host} at its deadline",
+                if n.action.as_deref() == Some("release") { "released" } else { "stopped" }
+            ),
+            format!(
+                "The guard on the machine did not. The provider now says: {}.",
+                n.state.as_deref().unwrap_or("gone")
+            ),
+        ),
+        (NoticeKind::DeadlineActed, true) => (
+            format!(
+                "gpurent 已在截止时间{} {host}",
+                if n.action.as_deref() == Some("release") { "释放" } else { "停止" }
+            ),
+            format!(
+                "机器上的守护进程没有执行。平台现在显示：{}。",
+                n.state.as_deref().unwrap_or("已删除")
+            ),
+        ),
+        (NoticeKind::DeadlineActFailed, false) => (
+            format!("{host} still bills after its deadline"),
+            format!(
+                "The guard on the machine did not act and gpurent's {} was not confirmed by the provider ({}). Check it in the Billing step.",
+                n.action.as_deref().unwrap_or("stop"),
+                n.state.as_deref().or(n.error.as_deref()).unwrap_or("no answer")
+            ),
+        ),
+        (NoticeKind::DeadlineActFailed, true) => (
+            format!("{host} 超过截止时间仍在计费"),
+            format!(
+                "机器上的守护进程没有执行，gpurent 的{}请求也未得到平台确认（{}）。请在「计费」步骤中查看。",
+                if n.action.as_deref() == Some("release") { "释放" } else { "停止" },
+                n.state.as_deref().or(n.error.as_deref()).unwrap_or("无应答")
+            ),
+        ),
+        (NoticeKind::BudgetWarn, false) => (
+            format!("{whose}: 80 % spent {per}"),
+            format!("{spent} of {budget}."),
+        ),
+        (NoticeKind::BudgetWarn, true) => (
+            format!("{whose}：{per}已用 80 %"),
+            format!("已花 {spent}，预算 {budget}。"),
+        ),
+        (NoticeKind::BudgetOver, false) => (
+            format!("{whose} is used up {per}"),
+            format!("{spent} of {budget}."),
+        ),
+        (NoticeKind::BudgetOver, true) => (
+            format!("{whose}{per}已用完"),
+            format!("已花 {spent}，预算 {budget}。"),
+        ),
+        (NoticeKind::BalanceLow, false) => (
+            format!("{account}: balance runs out in about {hours:.0} h"),
+            "Then the platform may release the machine and delete its disk. Top up or download your results.".into(),
+        ),
+        (NoticeKind::BalanceLow, true) => (
+            format!("{account}：余额约 {hours:.0} 小时后用完"),
+            "届时平台可能释放机器并删除磁盘。请充值或先下载结果。".into(),
+        ),
+        (NoticeKind::StillBilling, false) => (
+            format!("{host} still bills"),
+            "A stop was sent but the provider still shows it running. Check it in the Billing step.".into(),
+        ),
+        (NoticeKind::StillBilling, true) => (
+            format!("{host} 仍在计费"),
+            "已发送停止请求，但平台仍显示运行中。请在「计费」步骤中查看。".into(),
+        ),
+    }
+}
