@@ -36,6 +36,7 @@ pub mod compat;
 pub mod error;
 pub mod estimate;
 pub mod events;
+pub mod explain;
 pub mod fsperm;
 pub mod guard;
 pub mod hostparse;
