@@ -10,6 +10,7 @@
 pub mod billing;
 pub mod billing_watch;
 pub mod estimate;
+pub mod explain;
 pub mod guard;
 pub mod hosts;
 pub mod jupyter;

@@ -185,14 +185,22 @@ pub enum ExplainError {
     /// The log file could not be read.
     #[error("could not read the log {path}: {reason}")]
     ReadLog { path: String, reason: String },
+    /// The host's saved probe could not be read or diagnosed.
+    #[error("the host's saved probe could not be used: {0}")]
+    Probe(String),
+    /// The saved hosts could not be read (database, files).
+    #[error(transparent)]
+    Remote(#[from] crate::remote::error::RemoteError),
 }
 
 impl Coded for ExplainError {
     fn code(&self) -> &'static str {
         match self {
             ExplainError::BundledRules(_) => "bundled_data_damaged",
-            ExplainError::UnknownHost(_) => "host_not_found",
+            ExplainError::UnknownHost(_) => "unknown_host",
             ExplainError::ReadLog { .. } => "explain_log_unreadable",
+            ExplainError::Probe(_) => "explain_probe_unreadable",
+            ExplainError::Remote(e) => e.code(),
         }
     }
 
@@ -201,6 +209,15 @@ impl Coded for ExplainError {
             ExplainError::BundledRules(d) => Some(d.clone()),
             ExplainError::UnknownHost(l) => Some(l.clone()),
             ExplainError::ReadLog { path, reason } => Some(format!("{path}: {reason}")),
+            ExplainError::Probe(d) => Some(d.clone()),
+            ExplainError::Remote(e) => e.detail(),
+        }
+    }
+
+    fn data(&self) -> Option<crate::ipc::ErrorData> {
+        match self {
+            ExplainError::Remote(e) => e.data(),
+            _ => None,
         }
     }
 }
