@@ -28,6 +28,7 @@ use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::events::Progress;
+use gpurent_core::explain::Explanation;
 use gpurent_core::guard::Decision;
 use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::ipc::ErrorPayload;
@@ -113,6 +114,7 @@ fn export_all(dir: &Path) {
         LaunchSpec,
         RankLine,
         LaunchReport,
+        Explanation,
         CostReport,
         MachineCost,
         AccountBalance,

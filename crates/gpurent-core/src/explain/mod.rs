@@ -23,6 +23,7 @@ use crate::setup::{FixKind, FixNote, Report, SmiState};
 /// How sure a match is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "MatchConfidence")]
 pub enum Confidence {
     /// The rule's own message text is in the log (or a weaker one with a supporting line).
     High,
@@ -153,8 +154,9 @@ pub struct ExplainHost {
     pub environment: Option<String>,
 }
 
-/// The answer.
+/// The answer (`ErrorExplanation` in TypeScript: the estimator has an `Explanation`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "ErrorExplanation")]
 pub struct Explanation {
     /// Root cause first; empty when nothing is recognised.
     pub matches: Vec<ExplainMatch>,
