@@ -20,6 +20,7 @@ const BLOCKING_PREFIXES: &[&str] = &[
     "local_fit",
     "local_gpus",
     "setup_",
+    "explain_",
     "transfer_put",
     "transfer_get",
     "transfer_resume",

@@ -4,6 +4,7 @@
 import {
   exportSkypilot, jupyterOpen, jupyterStop, launchRun, launchStop, ollamaChat, ollamaFit, ollamaInstall, ollamaPs, ollamaPull, ollamaServe, ollamaStop, ollamaTunnel,
 } from '../api-run.js';
+import { explainButton, explanationView } from './explain.js';
 import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
@@ -356,13 +357,14 @@ function launchSection(label, d, gpus) {
     const keys = [...d.ranks.keys()].sort((a, b) => (a === 'torchrun' ? -1 : b === 'torchrun' ? 1 : Number(a) - Number(b)));
     for (const k of keys) {
       const pre = el('pre', { class: 'log', 'data-rank': k, text: (d.ranks.get(k) ?? []).join('\n') });
-      logs.append(el('div', { class: 'rank' }, el('div', { class: 'small muted', text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }) }), pre));
+      logs.append(el('div', { class: 'rank' }, el('div', { class: 'small muted', text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }) }), pre, explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label)));
       pre.scrollTop = pre.scrollHeight;
     }
     clear(result);
     if (d.launch) {
       result.append(el('p', { class: d.launch.status === 0 ? 'ok' : 'warn', 'data-status': String(d.launch.status), text: d.launch.status === null ? t('run.launch.killed') : t('run.launch.exit', { status: d.launch.status }) }));
       for (const h of d.launch.hints) result.append(el('p', { class: 'hint small', 'data-hint': h, text: t(h) }));
+      if (d.launch.explanation) result.append(el('p', { class: 'small muted', text: t('explain.auto') }), explanationView(d.launch.explanation));
     }
   };
   return { node, draw };

@@ -5,6 +5,7 @@ import { hideError, showError } from '../banner.js';
 import { clear, el } from '../dom.js';
 import { num, t } from '../i18n.js';
 import * as ops from '../ops.js';
+import { explainPanel } from './explain.js';
 
 /** @typedef {import('../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../bindings/Report').Report} Report */
@@ -205,6 +206,8 @@ export async function renderSetup(root) {
     }, () => {});
   }
 
+  /** Run a Setup fix named by an explanation (on its host). @param {string} label @param {string} code */
+  const fixFromExplain = (label, code) => { hostSel.value = label; state.host = label; fix(/** @type {Finding} */ (/** @type {unknown} */ ({ code }))); };
   run.addEventListener('click', probe);
   hostSel.addEventListener('change', () => {
     state.host = hostSel.value;
@@ -232,6 +235,7 @@ export async function renderSetup(root) {
       steps, verdict, line, bar),
     findings,
     el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log),
+    explainPanel(hosts.map((h) => h.label), hostSel.value, fixFromExplain),
   );
   draw();
   const op = current();

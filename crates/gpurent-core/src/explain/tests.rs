@@ -459,3 +459,30 @@ fn a_damaged_table_is_an_error_with_a_code() {
     let e = rules::parse("code,layer\nx,1\n").expect_err("damaged");
     assert_eq!(e.code(), "bundled_data_damaged");
 }
+
+#[test]
+fn every_code_has_its_ui_texts_in_both_languages() {
+    let en = include_str!("../../../../ui/js/i18n/en-explain.js");
+    let zh = include_str!("../../../../ui/js/i18n/zh-CN-explain.js");
+    for r in &rules::bundled().expect("rules").rules {
+        for part in ["title", "meaning", "cause", "fix"] {
+            let key = format!("\"explain.code.{}.{part}\"", r.code);
+            assert!(en.contains(&key) && zh.contains(&key), "{key}");
+        }
+    }
+    // The host causes the UI translates by key.
+    for key in [
+        "arch_missing",
+        "driver_too_old",
+        "shm_size",
+        "gpu_memory",
+        "host_memory",
+        "disk_free",
+        "gpus_visible",
+        "driver_state",
+        "listens_on",
+    ] {
+        let k = format!("\"explain.cause.{key}\"");
+        assert!(en.contains(&k) && zh.contains(&k), "{k}");
+    }
+}
