@@ -34,6 +34,7 @@ const COMMANDS: &[&str] = &[
     "host_open_terminal",
     "host_open_vscode",
     "setup_probe",
+    "explain_log",
     "setup_fix",
     "setup_verify",
     "files_ls",

@@ -87,6 +87,7 @@ pub fn run() {
             commands::setup::setup_probe,
             commands::setup::setup_fix,
             commands::setup::setup_verify,
+            commands::explain::explain_log,
             commands::files::files_ls,
             commands::files::files_mkdir,
             commands::files::files_rename,

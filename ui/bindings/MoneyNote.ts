@@ -5,7 +5,9 @@
  */
 export type MoneyNote = { action: string, 
 /**
- * `gpu_billing_stops_disk_kept`, `gpu_billing_resumes`, `everything_deleted`.
+ * `gpu_billing_stops_disk_kept` (Vast), `gpu_billing_stops_disk_wiped` (RunPod: the
+ * container disk is ephemeral, wiped on stop — its spec), `gpu_billing_resumes`,
+ * `everything_deleted`.
  */
 effect: string, price_per_hour_usd: number, disk_gb: number, 
 /**

@@ -13,6 +13,7 @@ import enRent from './i18n/en-rent.js';
 import enRelease from './i18n/en-release.js';
 import enBilling from './i18n/en-billing.js';
 import enGuard from './i18n/en-guard.js';
+import enExplain from './i18n/en-explain.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
@@ -26,6 +27,7 @@ import zhRent from './i18n/zh-CN-rent.js';
 import zhRelease from './i18n/zh-CN-release.js';
 import zhBilling from './i18n/zh-CN-billing.js';
 import zhGuard from './i18n/zh-CN-guard.js';
+import zhExplain from './i18n/zh-CN-explain.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
@@ -46,6 +48,7 @@ export const DICTIONARIES = {
     ...enRelease,
     ...enBilling,
     ...enGuard,
+    ...enExplain,
   },
   'zh-CN': {
     ...zh,
@@ -61,6 +64,7 @@ export const DICTIONARIES = {
     ...zhRelease,
     ...zhBilling,
     ...zhGuard,
+    ...zhExplain,
   },
 };
 

@@ -7,6 +7,7 @@ mod budget;
 mod cards;
 mod cost;
 mod estimate;
+mod explain;
 mod guard;
 mod host;
 mod instance_action;
@@ -67,6 +68,8 @@ enum Command {
     Estimate(Box<estimate::EstimateArgs>),
     /// List the model catalog and weight formats.
     Models(estimate::ModelsArgs),
+    /// Explain an error log: the cause, the lines that show it and the fix (for a saved host).
+    Explain(explain::ExplainArgs),
     /// SSH keys kept in the OS keychain: new, list, import, export-pub, delete (docs/cli-keys.md).
     Key(key::KeyArgs),
     /// Saved SSH hosts: add from a pasted command, list, check, re-pin, ssh config (docs/remote.md).
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
         Command::Ollama(args) => return ollama::main(cli.data_dir.as_deref(), args),
         Command::Jupyter(args) => return jupyter::main(cli.data_dir.as_deref(), args),
         Command::Launch(args) => return launch::main(cli.data_dir.as_deref(), args),
+        Command::Explain(args) => return explain::main(cli.data_dir.as_deref(), args),
         Command::Export(args) => return launch::export(args),
         Command::Guard(args) => return guard::main(cli.data_dir.as_deref(), args),
         Command::Cost(args) => return cost::main(cli.data_dir.as_deref(), args),

@@ -32,6 +32,7 @@ pub mod billing;
 pub mod catalog;
 pub mod compat;
 pub mod estimate;
+pub mod explain;
 pub mod guard;
 pub mod hostparse;
 pub mod infra;

@@ -99,11 +99,14 @@ pub fn nccl_hints(lines: &[String]) -> Vec<&'static str> {
 }
 
 /// How a launch ended, for the desktop: the job's exit status (`None`: killed by a signal, or
-/// stopped) and the NCCL hints over its last lines (keys, see [`nccl_hints`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// stopped) and the NCCL hints over its last lines (keys, see [`nccl_hints`]); a launch that
+/// exited non-zero has its last lines explained (`crate::explain`, with the host's saved probe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct LaunchReport {
     pub status: Option<i32>,
     pub hints: Vec<String>,
+    #[serde(default)]
+    pub explanation: Option<crate::explain::Explanation>,
 }
 
 /// A SkyPilot task for `num_nodes` machines with `accelerators` (e.g. `H100:8`): `setup` and

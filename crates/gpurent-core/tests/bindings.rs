@@ -28,6 +28,7 @@ use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
+use gpurent_core::explain::Explanation;
 use gpurent_core::guard::Decision;
 use gpurent_core::hostparse::ParsedHostSummary;
 use gpurent_core::infra::events::Progress;
@@ -114,6 +115,7 @@ fn export_all(dir: &Path) {
         LaunchSpec,
         RankLine,
         LaunchReport,
+        Explanation,
         CostReport,
         MachineCost,
         AccountBalance,

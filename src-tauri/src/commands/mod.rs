@@ -3,6 +3,7 @@
 pub mod billing;
 pub mod catalog;
 pub mod estimate;
+pub mod explain;
 pub mod files;
 pub mod guard;
 pub mod hosts;

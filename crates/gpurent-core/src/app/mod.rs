@@ -9,6 +9,7 @@
 
 pub mod billing;
 pub mod estimate;
+pub mod explain;
 pub mod guard;
 pub mod hosts;
 pub mod jupyter;

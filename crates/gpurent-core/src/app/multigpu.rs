@@ -81,13 +81,19 @@ impl App {
             cancel,
         )?;
         match outcome {
-            JobOutcome::Exited(status) => Ok(LaunchReport {
-                status,
-                hints: nccl_hints(&Vec::from(tail))
-                    .into_iter()
-                    .map(String::from)
-                    .collect(),
-            }),
+            JobOutcome::Exited(status) => {
+                let tail = Vec::from(tail);
+                // A failed launch is explained without asking (a broken explanation never hides
+                // the exit status).
+                let explanation = (status != Some(0))
+                    .then(|| self.explain_log(&tail.join("\n"), Some(label)).ok())
+                    .flatten();
+                Ok(LaunchReport {
+                    status,
+                    hints: nccl_hints(&tail).into_iter().map(String::from).collect(),
+                    explanation,
+                })
+            }
             JobOutcome::Busy(pid) => Err(CoreError::invalid(
                 "launch",
                 format!(

@@ -37,7 +37,7 @@ fn open_module(h: &Host) -> bool {
 }
 
 /// The fix for a driver that is too old: rent another host in a container, upgrade on a VM.
-fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -> Option<Fix> {
+pub(crate) fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -> Option<Fix> {
     let req = compat.min_driver(needs);
     let min_driver = req.min_driver.as_ref().map(Ver::to_string);
     if f.container.in_container {

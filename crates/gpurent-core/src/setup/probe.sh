@@ -66,7 +66,7 @@ s_cpu() {
 s_memory() { grep -E '^(MemTotal|MemAvailable):' /proc/meminfo; }
 
 s_disk() {
-  for d in "$HOME" /workspace /root/autodl-tmp /data /mnt /tmp; do
+  for d in "$HOME" /workspace /root/autodl-tmp /data /mnt /tmp /dev/shm; do
     [ -d "$d" ] || continue
     df -Pk "$d" 2>/dev/null | awk -v d="$d" 'NR > 1 { print d "\t" $2 "\t" $4 "\t" $6 }'
   done

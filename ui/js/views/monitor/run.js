@@ -21,6 +21,7 @@ import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { listen, redraws } from '../../screen.js';
+import { explainButton, explanationView } from '../setup/explain.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
 /** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
@@ -676,6 +677,7 @@ function launchSection(label, d, gpus) {
             text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }),
           }),
           pre,
+          explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label),
         ),
       );
       pre.scrollTop = pre.scrollHeight;
@@ -690,6 +692,11 @@ function launchSection(label, d, gpus) {
         }),
       );
       for (const h of d.launch.hints) result.append(el('p', { class: 'hint small', 'data-hint': h, text: t(h) }));
+      if (d.launch.explanation)
+        result.append(
+          el('p', { class: 'small muted', text: t('explain.auto') }),
+          explanationView(d.launch.explanation),
+        );
     }
   };
   return { node, draw };

@@ -6,6 +6,7 @@ import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
+import { explainPanel } from './explain.js';
 
 /** @typedef {import('../../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../../bindings/Report').Report} Report */
@@ -271,6 +272,12 @@ export async function renderSetup(root, signal) {
     );
   }
 
+  /** Run a Setup fix named by an explanation (on its host). @param {string} label @param {string} code */
+  const fixFromExplain = (label, code) => {
+    hostSel.value = label;
+    state.host = label;
+    fix(/** @type {Finding} */ (/** @type {unknown} */ ({ code })));
+  };
   run.addEventListener('click', probe);
   hostSel.addEventListener('change', () => {
     state.host = hostSel.value;
@@ -318,6 +325,11 @@ export async function renderSetup(root, signal) {
     ),
     findings,
     el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log),
+    explainPanel(
+      hosts.map((h) => h.label),
+      hostSel.value,
+      fixFromExplain,
+    ),
   );
   draw();
   const op = current();
