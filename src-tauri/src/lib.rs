@@ -5,7 +5,7 @@
 mod commands;
 mod edge;
 mod state;
-mod watch;
+mod second_guard;
 
 use std::sync::Arc;
 
@@ -46,8 +46,8 @@ pub fn run() {
             if let Ok(core) = app.state::<AppState>().shared() {
                 // "A long step finished" (docs/billing.md): decided in the core where each
                 // operation ends.
-                watch::notify_long_ops(app.handle().clone(), &core);
-                watch::start(app.handle().clone(), core);
+                second_guard::notify_long_ops(app.handle().clone(), &core);
+                second_guard::start(app.handle().clone(), core);
             }
             Ok(())
         })

@@ -163,7 +163,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
             }
             app.guard_check_action(&common.host, &spec)?;
             let (env, key) = login(app, common)?;
-            let rep = app.guard_set(&common.host, &env, &key, &spec, &cancel)?;
+            let rep = app.guard_set_with_key(&common.host, &env, &key, &spec, &cancel)?;
             if common.json {
                 return Ok(print_json(&rep)?);
             }
@@ -171,7 +171,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
         }
         GuardCommand::Status { common } => {
             let (env, key) = login(app, common)?;
-            let st = app.guard_status(&common.host, &env, &key, &cancel)?;
+            let st = app.guard_status_with_key(&common.host, &env, &key, &cancel)?;
             if common.json {
                 return Ok(print_json(&st)?);
             }
@@ -180,7 +180,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
         GuardCommand::Snooze { common, duration } => {
             let secs = parse_duration(duration)?;
             let (env, key) = login(app, common)?;
-            let until = app.guard_snooze(&common.host, &env, &key, secs, &cancel)?;
+            let until = app.guard_snooze_with_key(&common.host, &env, &key, secs, &cancel)?;
             if common.json {
                 return Ok(print_json(
                     &serde_json::json!({ "host": common.host, "snooze_until": until }),
@@ -190,7 +190,7 @@ fn run(app: &App, args: &GuardArgs) -> Result<(), GuardError> {
         }
         GuardCommand::Off { common } => {
             let (env, key) = login(app, common)?;
-            app.guard_off(&common.host, &env, &key, &cancel)?;
+            app.guard_off_with_key(&common.host, &env, &key, &cancel)?;
             if common.json {
                 return Ok(print_json(
                     &serde_json::json!({ "host": common.host, "off": true }),

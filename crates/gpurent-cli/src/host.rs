@@ -320,7 +320,7 @@ fn run(app: &App, cmd: &HostCommand) -> Result<(), RemoteError> {
         } => {
             let k = load_key(app, key.as_deref(), label, *passphrase_stdin)?;
             let check: HostCheck =
-                app.host_check(label, &env, &k, &print_progress(*json), &cancel)?;
+                app.host_check_with_key(label, &env, &k, &print_progress(*json), &cancel)?;
             if *json {
                 return Ok(print_json(
                     &serde_json::json!({ "label": label, "check": check }),
@@ -350,7 +350,7 @@ fn run(app: &App, cmd: &HostCommand) -> Result<(), RemoteError> {
             let who = std::env::var("USER")
                 .or_else(|_| std::env::var("USERNAME"))
                 .unwrap_or_else(|_| "user".into());
-            let h = app.host_repin(label, fingerprint, &who, &env, k.as_ref(), &cancel)?;
+            let h = app.host_repin_with_key(label, fingerprint, &who, &env, k.as_ref(), &cancel)?;
             if *json {
                 return Ok(print_json(&serde_json::json!({ "host": h }))?);
             }
@@ -409,7 +409,7 @@ fn run(app: &App, cmd: &HostCommand) -> Result<(), RemoteError> {
             if *agent {
                 app.host_agent_add(&env, &k, None)?;
             }
-            let r = app.host_ssh_config(label, &k.public_line, &env)?;
+            let r = app.host_ssh_config_with_key(label, &k.public_line, &env)?;
             if *json {
                 return Ok(print_json(&serde_json::json!({ "ssh_config": r }))?);
             }

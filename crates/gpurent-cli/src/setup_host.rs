@@ -84,7 +84,7 @@ pub fn run(app: &App, host: &str, args: &SetupArgs) -> Result<(), SetupError> {
     }
     if args.verify {
         let sink: &dyn ProgressSink = if args.json { &NoProgress } else { &steps };
-        let v = app.setup_verify_as(host, &env, &key, sink, &cancel)?;
+        let v = app.setup_verify_with_key(host, &env, &key, sink, &cancel)?;
         if args.json {
             return Ok(print_json(&v)?);
         }
@@ -92,7 +92,7 @@ pub fn run(app: &App, host: &str, args: &SetupArgs) -> Result<(), SetupError> {
         return Ok(());
     }
     let sink: &dyn ProgressSink = if args.json { &NoProgress } else { &steps };
-    let report = app.setup_probe_as(host, &env, &key, &opts, sink, &cancel)?;
+    let report = app.setup_probe_with_key(host, &env, &key, &opts, sink, &cancel)?;
     if !args.fix {
         if args.json {
             return Ok(print_json(&report)?);
@@ -142,7 +142,7 @@ fn fix(
                 println!("{line}");
             }
         };
-        app.setup_fix_as(
+        app.setup_fix_with_key(
             host,
             env,
             key,
@@ -154,7 +154,7 @@ fn fix(
         )
     } else {
         let bar = Bar::new(std::io::stderr().is_terminal());
-        let r = app.setup_fix_as(
+        let r = app.setup_fix_with_key(
             host,
             env,
             key,

@@ -310,7 +310,7 @@ pub fn put(data_dir: Option<&Path>, a: &PutArgs) -> ExitCode {
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "LOCAL... REMOTE_DIR"))?;
         let locals: Vec<PathBuf> = locals.iter().map(PathBuf::from).collect();
-        app.transfer_put_as(&a.host, key, &locals, dest, &a.choices.options(), env, sink)
+        app.transfer_put_with_key(&a.host, key, &locals, dest, &a.choices.options(), env, sink)
     })
 }
 
@@ -321,13 +321,13 @@ pub fn get(data_dir: Option<&Path>, a: &GetArgs) -> ExitCode {
             .split_last()
             .ok_or_else(|| TransferError::invalid("paths", "REMOTE... LOCAL_DIR"))?;
         let (dir, opts) = (Path::new(dest), a.choices.options());
-        app.transfer_get_as(&a.host, key, remotes, dir, &opts, env, sink)
+        app.transfer_get_with_key(&a.host, key, remotes, dir, &opts, env, sink)
     })
 }
 
 pub fn resume(data_dir: Option<&Path>, a: &ResumeArgs) -> ExitCode {
     moving(data_dir, &a.common, |app, key, env, sink| {
-        app.transfer_resume_as(a.id, key, env, sink)
+        app.transfer_resume_with_key(a.id, key, env, sink)
     })
 }
 
@@ -337,7 +337,7 @@ pub fn discard(data_dir: Option<&Path>, a: &DiscardArgs) -> ExitCode {
     let r = (|| {
         let app = open(data_dir)?;
         let key = identity(a.common.identity.as_deref())?;
-        app.transfer_discard_as(a.id, key.as_ref(), &env()?)
+        app.transfer_discard_with_key(a.id, key.as_ref(), &env()?)
     })();
     match r {
         Ok(t) if a.common.json => {

@@ -1,5 +1,5 @@
 //! "Explain this error" with a host's facts, on the fake GPU hosts of `tests/fakegpu/`: the real
-//! probe runs (locally under `sh`, and over a REAL loopback sshd through `App::setup_probe_as`,
+//! probe runs (locally under `sh`, and over a REAL loopback sshd through `App::setup_probe_with_key`,
 //! which saves it), and `App::explain_log` reads the host's saved probe by its label. Covers the
 //! host-refined answers for arch_not_supported (RTX 5090 sm_120 with a cu124 torch), nccl_shm
 //! (a container with Docker's 64 MB /dev/shm) and driver_too_old (a cu121 torch on a driver that
@@ -154,7 +154,7 @@ fn over_ssh_the_saved_probe_of_the_host_refines_the_answer() {
         assert_eq!(e.matches[0].cause.needs, vec!["shm", "container"]);
         let rep = w
             .app
-            .setup_probe_as(
+            .setup_probe_with_key(
                 "gpu",
                 &w.env,
                 &key,

@@ -93,7 +93,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // No curl, no wget on the host: refused with a code, nothing installed.
     let e = ww
         .app
-        .guard_set(&label, &ww.env, &key, &spec, &cancel)
+        .guard_set_with_key(&label, &ww.env, &key, &spec, &cancel)
         .expect_err("no HTTP tool");
     assert_eq!(e.code(), "guard_http_tool_missing", "{e}");
     assert!(!guarded.dir.join("guard.sh").exists());
@@ -108,7 +108,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     std::os::unix::fs::symlink("/usr/bin/curl", bin.join("curl")).expect("link curl");
     let rep = ww
         .app
-        .guard_set(&label, &ww.env, &key, &spec, &cancel)
+        .guard_set_with_key(&label, &ww.env, &key, &spec, &cancel)
         .expect("guard_set");
     let pa = rep.provider_action.clone().expect("provider action");
     assert_eq!(pa.credential, Credential::InstanceEnv, "{rep:?}");
@@ -185,7 +185,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     )
     .expect("reopen");
     let st = app
-        .guard_status(&label, &env, &key, &CancelToken::new())
+        .guard_status_with_key(&label, &env, &key, &CancelToken::new())
         .expect("status");
     let la = st.last_action.as_ref().expect("last action");
     assert_eq!(
@@ -237,13 +237,14 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     std::fs::remove_file(bin.join("curl")).expect("unlink curl");
     std::os::unix::fs::symlink("/usr/bin/wget", bin.join("wget")).expect("link wget");
     // The first guard (it acted) goes off; then release with the full key.
-    app.guard_off(&label, &env, &key, &cancel).expect("off");
+    app.guard_off_with_key(&label, &env, &key, &cancel)
+        .expect("off");
     let release = GuardSpec {
         action: ActionKind::Release,
         ..spec.clone()
     };
     let e = app
-        .guard_set(&pod_label, &env, &key, &release, &cancel)
+        .guard_set_with_key(&pod_label, &env, &key, &release, &cancel)
         .expect_err("no own key, no consent");
     assert_eq!(e.code(), "guard_provider_credential_unavailable", "{e}");
     let consent = GuardSpec {
@@ -251,7 +252,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
         ..release.clone()
     };
     let rep = app
-        .guard_set(&pod_label, &env, &key, &consent, &cancel)
+        .guard_set_with_key(&pod_label, &env, &key, &consent, &cancel)
         .expect("set with the full key");
     let pa = rep.provider_action.clone().expect("provider action");
     assert_eq!(pa.credential, Credential::FullKeyFile, "{rep:?}");
@@ -273,9 +274,10 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     }
     assert_eq!(std::fs::read_to_string(&key_file).expect("key"), RUNPOD_KEY);
     // Off removes the full key from the machine; set it again for the release.
-    app.guard_off(&pod_label, &env, &key, &cancel).expect("off");
+    app.guard_off_with_key(&pod_label, &env, &key, &cancel)
+        .expect("off");
     assert!(!key_file.exists(), "guard off removes provider.key");
-    app.guard_set(&pod_label, &env, &key, &consent, &cancel)
+    app.guard_set_with_key(&pod_label, &env, &key, &consent, &cancel)
         .expect("set with the full key again");
     assert!(key_file.exists());
     let acts_before = guarded
@@ -338,7 +340,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     assert_eq!(row.ledger.state, LedgerState::Terminated, "{row:?}");
     // The released machine (and the key on it) is gone: nothing connects to its address again.
     let e = app
-        .guard_off(&pod_label, &env, &key, &cancel)
+        .guard_off_with_key(&pod_label, &env, &key, &cancel)
         .expect_err("released");
     assert_eq!(e.code(), "host_released", "{e}");
     rp_prism.assert_spec_kept("RunPod");
@@ -392,7 +394,7 @@ fn a_host_naming_another_instance_gets_no_guard_and_no_key() {
         };
         let e = w
             .app
-            .guard_set(&label, &w.env, &key, &spec, &cancel)
+            .guard_set_with_key(&label, &w.env, &key, &spec, &cancel)
             .expect_err("another instance");
         assert_eq!(e.code(), "guard_wrong_machine", "{e}");
         assert!(e.detail().unwrap_or_default().contains("2002"), "{e:?}");

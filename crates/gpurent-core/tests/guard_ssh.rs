@@ -1,5 +1,5 @@
 //! The guard on fake GPU hosts served by a REAL loopback sshd (`gpurent-testhost`): installed
-//! with `App::guard_set`, then left alone — no gpurent connection stays open. The fake
+//! with `App::guard_set_with_key`, then left alone — no gpurent connection stays open. The fake
 //! `nvidia-smi` answers from `$FAKEGPU_STATE/gpus.csv` / `apps.csv` (its live mode, re-read on
 //! every sample), a fake `poweroff` on the host's PATH records that it was called, a fake `wall`
 //! records the warning, a fake `crontab` keeps its table in a file. The sampling period is the
@@ -124,7 +124,7 @@ impl Rig {
     fn set(&self, spec: &GuardSpec) -> gpurent_core::app::guard::GuardSetReport {
         self.w()
             .app
-            .guard_set(LABEL, &self.w().env, &self.key, spec, &CancelToken::new())
+            .guard_set_with_key(LABEL, &self.w().env, &self.key, spec, &CancelToken::new())
             .expect("guard_set")
     }
     fn poweroffs(&self) -> Vec<String> {
@@ -249,7 +249,7 @@ fn idle_fires_with_gpurent_closed() {
     )
     .expect("reopen");
     let st = app
-        .guard_status(LABEL, &env, &r.key, &CancelToken::new())
+        .guard_status_with_key(LABEL, &env, &r.key, &CancelToken::new())
         .expect("status");
     assert!(st.installed && st.running, "{st:?}");
     let la = st.last_action.as_ref().expect("last action");
@@ -353,7 +353,7 @@ fn snooze_is_honoured_and_off_stops_it() {
     let until = r
         .w()
         .app
-        .guard_snooze(LABEL, &r.w().env, &r.key, 3600, &CancelToken::new())
+        .guard_snooze_with_key(LABEL, &r.w().env, &r.key, 3600, &CancelToken::new())
         .expect("snooze");
     let ds = r.assert_never_fires("snoozed");
     let sn = ds
@@ -365,7 +365,7 @@ fn snooze_is_honoured_and_off_stops_it() {
     let pid = r.pid().expect("pid");
     r.w()
         .app
-        .guard_off(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .guard_off_with_key(LABEL, &r.w().env, &r.key, &CancelToken::new())
         .expect("off");
     assert!(
         wait_for(Duration::from_secs(5), || !Rig::alive(pid)),
@@ -376,7 +376,7 @@ fn snooze_is_honoured_and_off_stops_it() {
     let st = r
         .w()
         .app
-        .guard_status(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .guard_status_with_key(LABEL, &r.w().env, &r.key, &CancelToken::new())
         .expect("status");
     assert!(st.installed && !st.running, "{st:?}");
     assert_eq!(st.spec, None, "switched off");
@@ -580,7 +580,7 @@ fn a_passed_deadline_does_not_fire_again_after_a_reboot() {
     let st = r
         .w()
         .app
-        .guard_status(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .guard_status_with_key(LABEL, &r.w().env, &r.key, &CancelToken::new())
         .expect("status");
     assert!(!st.stale, "{st:?}");
     assert!(st.last_sample_age_s.is_some_and(|a| a <= 5), "{st:?}");

@@ -96,7 +96,7 @@ fn a_passphrase_key_is_asked_for_once_then_works_on_every_desktop_path() {
     // Check, Setup probe, the file pane and an upload: no passphrase passed, none asked for.
     let check = w
         .app
-        .host_check_saved("gpu1", &w.env, &NoProgress)
+        .host_check("gpu1", &w.env, &NoProgress)
         .expect("check");
     assert!(check.key_login_ok, "{check:?}");
     w.app
@@ -127,7 +127,7 @@ fn a_passphrase_key_is_asked_for_once_then_works_on_every_desktop_path() {
     assert_eq!(w.app.key_lock(None).expect("lock"), 1);
     let e = w
         .app
-        .host_check_saved("gpu1", &w.env, &NoProgress)
+        .host_check("gpu1", &w.env, &NoProgress)
         .expect_err("locked again");
     assert_eq!(needs_passphrase(&e), "laptop");
     let e = w

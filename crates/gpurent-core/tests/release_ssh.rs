@@ -1,5 +1,5 @@
 //! The release checklist over a REAL loopback sshd (`gpurent-testhost`), the machine a fake GPU
-//! host: result folders are really downloaded with `App::transfer_get_as` (so the transfer
+//! host: result folders are really downloaded with `App::transfer_get_with_key` (so the transfer
 //! journal knows what was downloaded and when), one of them then changes on the machine; the
 //! checklist (one exec on the machine) lists the changed folder with the new file, does not list
 //! the unchanged one, lists a never-downloaded folder and a missing one, and the environment
@@ -98,7 +98,7 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
     for remote in [&results, &logs, &moved] {
         let rep = w
             .app
-            .transfer_get_as(
+            .transfer_get_with_key(
                 LABEL,
                 Some(&key),
                 std::slice::from_ref(remote),

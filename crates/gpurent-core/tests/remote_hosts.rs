@@ -75,14 +75,14 @@ fn first_use_asks_for_the_fingerprint_and_check_reports_key_login_and_latency() 
 
     let check = w
         .app
-        .host_check("box", &w.env, &key, &NoProgress, &cancel)
+        .host_check_with_key("box", &w.env, &key, &NoProgress, &cancel)
         .expect("check");
     assert!(check.host_key_ok && check.key_login_ok, "{check:?}");
     assert!(check.latency_ms.is_some_and(|l| l >= 0.0));
     let stranger = login_key(&UserKey::generate("other").expect("key"), "other");
     let check = w
         .app
-        .host_check("box", &w.env, &stranger, &NoProgress, &cancel)
+        .host_check_with_key("box", &w.env, &stranger, &NoProgress, &cancel)
         .expect("check");
     assert!(!check.key_login_ok);
     assert_eq!(check.key_login_problem.as_deref(), Some("auth_rejected"));
@@ -115,7 +115,7 @@ fn password_login_installs_the_key_once_then_key_login_works_then_passwords_go_o
     add_confirmed(&w, "autodl", spec(&sshd), None);
     let before = w
         .app
-        .host_check("autodl", &env, &key, &NoProgress, &cancel)
+        .host_check_with_key("autodl", &env, &key, &NoProgress, &cancel)
         .expect("check");
     assert!(!before.key_login_ok, "key not installed yet");
 
@@ -176,7 +176,7 @@ fn password_login_installs_the_key_once_then_key_login_works_then_passwords_go_o
     assert_eq!(mode(&ssh_dir.join("authorized_keys")), 0o600);
     let after = w
         .app
-        .host_check("autodl", &env, &key, &NoProgress, &cancel)
+        .host_check_with_key("autodl", &env, &key, &NoProgress, &cancel)
         .expect("check");
     assert!(after.key_login_ok, "{after:?}");
     assert_eq!(
@@ -212,7 +212,7 @@ fn password_login_installs_the_key_once_then_key_login_works_then_passwords_go_o
     }
     assert!(
         w.app
-            .host_check("autodl", &env, &key, &NoProgress, &cancel)
+            .host_check_with_key("autodl", &env, &key, &NoProgress, &cancel)
             .expect("check")
             .key_login_ok
     );
@@ -236,7 +236,10 @@ fn a_changed_host_key_stops_everything_until_an_explicit_repin() {
         .clone();
     sshd.swap_host_key().expect("swap");
     let new = sshd.host_key_fingerprint().expect("fp");
-    match w.app.host_check("vast", &w.env, &key, &NoProgress, &cancel) {
+    match w
+        .app
+        .host_check_with_key("vast", &w.env, &key, &NoProgress, &cancel)
+    {
         Err(RemoteError::HostKeyChanged {
             old_fingerprint,
             new_fingerprint,
@@ -252,12 +255,12 @@ fn a_changed_host_key_stops_everything_until_an_explicit_repin() {
     // Re-pinning to a fingerprint the host does not present changes nothing.
     let e = w
         .app
-        .host_repin("vast", &old, "alice", &w.env, None, &cancel)
+        .host_repin_with_key("vast", &old, "alice", &w.env, None, &cancel)
         .expect_err("wrong");
     assert_eq!(e.code(), "host_key_changed");
     let h = w
         .app
-        .host_repin("vast", &new, "alice", &w.env, None, &cancel)
+        .host_repin_with_key("vast", &new, "alice", &w.env, None, &cancel)
         .expect("repin");
     let pin = h.pinned(Role::Target).expect("pin");
     assert_eq!(
@@ -277,7 +280,7 @@ fn a_changed_host_key_stops_everything_until_an_explicit_repin() {
     );
     assert!(
         w.app
-            .host_check("vast", &w.env, &key, &NoProgress, &cancel)
+            .host_check_with_key("vast", &w.env, &key, &NoProgress, &cancel)
             .expect("check")
             .key_login_ok
     );
@@ -365,7 +368,7 @@ fn latency_through_the_delay_proxy_is_about_the_configured_round_trip() {
     add_confirmed(&w, "far", spec_port(&sshd, proxy.port()), None);
     let check = w
         .app
-        .host_check("far", &w.env, &key, &NoProgress, &CancelToken::new())
+        .host_check_with_key("far", &w.env, &key, &NoProgress, &CancelToken::new())
         .expect("check");
     let rtt = check.latency_ms.expect("latency");
     // 2 × 25 ms one-way; the upper bound only guards against counting several round trips.
@@ -404,7 +407,7 @@ fn jump_host_is_pinned_too_and_ssh_config_works_with_the_real_client_and_agent()
     );
     let check = w
         .app
-        .host_check("behind", &w.env, &key, &NoProgress, &CancelToken::new())
+        .host_check_with_key("behind", &w.env, &key, &NoProgress, &CancelToken::new())
         .expect("check");
     assert!(check.key_login_ok, "{check:?}");
 
@@ -431,7 +434,7 @@ fn jump_host_is_pinned_too_and_ssh_config_works_with_the_real_client_and_agent()
         .expect("ssh-add -");
     let cfg = w
         .app
-        .host_ssh_config("behind", &key.public_line, &env)
+        .host_ssh_config_with_key("behind", &key.public_line, &env)
         .expect("ssh config");
     assert!(cfg.agent_running && cfg.changed);
     assert_eq!(
@@ -440,7 +443,7 @@ fn jump_host_is_pinned_too_and_ssh_config_works_with_the_real_client_and_agent()
     );
     let again = w
         .app
-        .host_ssh_config("behind", &key.public_line, &env)
+        .host_ssh_config_with_key("behind", &key.public_line, &env)
         .expect("again");
     assert!(!again.changed);
     let pubfile = std::fs::read_to_string(&cfg.identity_file).expect("identity");

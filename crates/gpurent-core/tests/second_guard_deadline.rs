@@ -92,7 +92,7 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
         ..short_spec(3600, ActionKind::Stop, 1)
     };
     let guarded = Guarded::on(&host);
-    app.guard_set(&label, &env, &key, &spec, &cancel)
+    app.guard_set_with_key(&label, &env, &key, &spec, &cancel)
         .expect("guard_set");
     // Its HTTP tool taken away: the guard's own action at the deadline fails.
     std::fs::remove_file(bin.join("curl")).expect("remove curl");

@@ -69,7 +69,7 @@ fn the_app_rechecks_a_guard_deadline_and_says_it_once() {
         ..short_spec(600, ActionKind::Poweroff, 2)
     };
     w.app
-        .guard_set(LABEL, &w.env, &key, &guard, &cancel)
+        .guard_set_with_key(LABEL, &w.env, &key, &guard, &cancel)
         .expect("guard set");
     let stop_guard = Guarded::on(&host);
 

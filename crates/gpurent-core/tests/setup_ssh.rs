@@ -2,7 +2,7 @@
 //! hosts of `tests/fakegpu/`: a drop-in `SetEnv` puts the scenario's bin dir first (only the fake
 //! tools and a whitelist of system utilities, as in the local suite), its fake root, home and
 //! pip state, and `FAKEGPU_SCENARIO` (the fake tools source it) into every session. Each scenario
-//! of the shared table (`setup_common`) runs through `App::setup_probe_as`; the fix runner meets a
+//! of the shared table (`setup_common`) runs through `App::setup_probe_with_key`; the fix runner meets a
 //! pip that fails midway, then converges; a cancel mid-install leaves nothing running on the
 //! host; verify runs the real `verify.py` against the fake torch's timed matmul and copy.
 //!
@@ -62,7 +62,7 @@ impl Remote {
     fn doctor(&self) -> HostReport {
         self.w
             .app
-            .setup_probe_as(
+            .setup_probe_with_key(
                 LABEL,
                 &self.w.env,
                 &self.key,
@@ -90,7 +90,7 @@ fn check_over_ssh(name: &str) {
     };
     let rep =
         r.w.app
-            .setup_probe_as(
+            .setup_probe_with_key(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -178,7 +178,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
     let (seen, cancel) = events();
     let sink = |p: Progress| seen.lock().expect("lock").push(p);
     let fix = |sink: &dyn gpurent_core::infra::events::ProgressSink| {
-        r.w.app.setup_fix_as(
+        r.w.app.setup_fix_with_key(
             LABEL,
             &r.w.env,
             &r.key,
@@ -258,7 +258,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
         .collect();
     assert_eq!(steps, vec!["connect", "fix_command", "recheck"]);
     // Nothing left to run now.
-    let again = r.w.app.setup_fix_as(
+    let again = r.w.app.setup_fix_with_key(
         LABEL,
         &r.w.env,
         &r.key,
@@ -273,7 +273,7 @@ fn a_fix_that_fails_midway_reports_why_and_converges_when_re_run_then_verifies()
     // Verify with the interpreter the re-probe names, on the fake torch's timed matmul and copy.
     let v =
         r.w.app
-            .setup_verify_as(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .setup_verify_with_key(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
             .expect("verify");
     assert_eq!(v.python, py);
     assert_eq!(
@@ -320,7 +320,7 @@ fn cancelling_mid_install_kills_the_install_on_the_host_and_a_re_run_converges()
     let started = Instant::now();
     let err =
         r.w.app
-            .setup_fix_as(
+            .setup_fix_with_key(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -361,7 +361,7 @@ fn cancelling_mid_install_kills_the_install_on_the_host_and_a_re_run_converges()
     // Safe to re-run after a cancel.
     let done =
         r.w.app
-            .setup_fix_as(
+            .setup_fix_with_key(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -390,7 +390,7 @@ fn verify_flags_a_card_far_below_its_spec_and_probes_first_when_nothing_is_saved
     assert_eq!(r.w.app.setup_latest_probe(LABEL).expect("probes"), None);
     let v =
         r.w.app
-            .setup_verify_as(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
+            .setup_verify_with_key(LABEL, &r.w.env, &r.key, &NoProgress, &CancelToken::new())
             .expect("verify");
     assert_eq!(
         r.w.app
@@ -487,7 +487,7 @@ fn the_path_fix_takes_effect_on_the_next_probe_and_is_idempotent() {
     );
     let fix = |report: &gpurent_core::setup::Report| {
         r.w.app
-            .setup_fix_as(
+            .setup_fix_with_key(
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -513,7 +513,7 @@ fn the_path_fix_takes_effect_on_the_next_probe_and_is_idempotent() {
     let home = r.host.dir.path().join("home");
     let dir = before.report.facts.nvcc.path.clone().expect("path");
     let dir = dir.strip_suffix("/nvcc").expect("dir");
-    let marker = gpurent_core::setup::host::path_block_marker(dir);
+    let marker = gpurent_core::setup::distro::path_block_marker(dir);
     for profile in [".bashrc", ".profile"] {
         let text = std::fs::read_to_string(home.join(profile)).expect(profile);
         assert_eq!(text.matches(&marker).count(), 1, "{profile}:\n{text}");

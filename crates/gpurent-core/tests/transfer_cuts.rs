@@ -383,7 +383,7 @@ fn cancel_stops_everything_on_the_host_and_removes_the_temp_file() {
             _ => {}
         };
         let e = app
-            .transfer_put_as(
+            .transfer_put_with_key(
                 "box",
                 Some(&r.key),
                 &[p.to_path_buf()],

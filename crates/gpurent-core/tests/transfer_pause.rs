@@ -89,7 +89,7 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
         pause(e)
     };
     let e = app
-        .transfer_put_as(
+        .transfer_put_with_key(
             "box",
             Some(&r.key),
             &[big.clone(), tree.clone()],
@@ -132,7 +132,7 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
         .expect("file")
         .id;
     let rep = app
-        .transfer_resume_as(file_id, Some(&r.key), &r.w.env, &NoProgress)
+        .transfer_resume_with_key(file_id, Some(&r.key), &r.w.env, &NoProgress)
         .expect("resume");
     assert_eq!(rep.transfers[0].state, TransferState::Done);
     assert!(rep.transfers[0].verified);
@@ -150,13 +150,13 @@ fn paused_uploads_keep_their_bytes_and_resume_without_starting_over() {
         .expect("tree")
         .id;
     let rep = app
-        .transfer_resume_as(tree_id, Some(&r.key), &r.w.env, &NoProgress)
+        .transfer_resume_with_key(tree_id, Some(&r.key), &r.w.env, &NoProgress)
         .expect("the never-started folder goes as a whole");
     assert_eq!(rep.transfers[0].state, TransferState::Done);
     assert_eq!(tree_hashes(&dir.join("corpus")), tree_hashes(&tree));
     assert!(temp_names(&dir).is_empty());
     assert!(
-        app.transfer_resume_as(tree_id, Some(&r.key), &r.w.env, &NoProgress)
+        app.transfer_resume_with_key(tree_id, Some(&r.key), &r.w.env, &NoProgress)
             .expect("resuming a finished transfer is a no-op")
             .transfers[0]
             .verified
@@ -181,7 +181,7 @@ fn a_paused_folder_upload_resumes_and_a_discarded_one_leaves_nothing() {
     for discard in [false, true] {
         let op = Mutex::new(None);
         let e = app
-            .transfer_put_as(
+            .transfer_put_with_key(
                 "box",
                 Some(&r.key),
                 std::slice::from_ref(&tree),
@@ -201,20 +201,20 @@ fn a_paused_folder_upload_resumes_and_a_discarded_one_leaves_nothing() {
         assert!(rig_processes(&r).is_empty(), "tar is not left running");
         if discard {
             let s = app
-                .transfer_discard_as(id, Some(&r.key), &r.w.env)
+                .transfer_discard_with_key(id, Some(&r.key), &r.w.env)
                 .expect("discard");
             assert_eq!(s.state, TransferState::Cancelled);
             assert!(temp_names(&dir).is_empty(), "temp folder removed");
         } else {
             let rep = app
-                .transfer_resume_as(id, Some(&r.key), &r.w.env, &NoProgress)
+                .transfer_resume_with_key(id, Some(&r.key), &r.w.env, &NoProgress)
                 .expect("resume");
             assert_eq!(rep.transfers[0].state, TransferState::Done);
             // Files that arrived whole before the pause are not sent again.
             assert!(rep.wire_bytes < total as u64, "{}", rep.wire_bytes);
             assert_eq!(tree_hashes(&dir.join("run 1")), tree_hashes(&tree));
             assert_eq!(
-                app.transfer_discard_as(id, Some(&r.key), &r.w.env)
+                app.transfer_discard_with_key(id, Some(&r.key), &r.w.env)
                     .expect_err("done")
                     .code(),
                 "transfer_done"
@@ -240,7 +240,7 @@ fn a_paused_download_keeps_its_partial_file_and_discard_removes_it() {
         let _ = std::fs::remove_file(back.join("out.ckpt"));
         let op = Mutex::new(None);
         let e = app
-            .transfer_get_as(
+            .transfer_get_with_key(
                 "box",
                 Some(&r.key),
                 &[src.display().to_string()],
@@ -261,13 +261,13 @@ fn a_paused_download_keeps_its_partial_file_and_discard_removes_it() {
         assert!(rig_processes(&r).is_empty(), "no cat/tail left on the host");
         if discard {
             // A download's temp is here: no connection needed.
-            app.transfer_discard_as(id, None, &r.w.env)
+            app.transfer_discard_with_key(id, None, &r.w.env)
                 .expect("discard");
             assert!(temp_names(&back).is_empty());
             assert_eq!(by_id(app, id).state, TransferState::Cancelled);
         } else {
             let rep = app
-                .transfer_resume_as(id, Some(&r.key), &r.w.env, &NoProgress)
+                .transfer_resume_with_key(id, Some(&r.key), &r.w.env, &NoProgress)
                 .expect("resume");
             assert!(rep.wire_bytes < size as u64, "{}", rep.wire_bytes);
             assert_eq!(sha(&back.join("out.ckpt")), sha(&src));
@@ -292,7 +292,7 @@ fn a_pause_before_any_byte_moved_still_records_every_item_as_paused() {
         }
     };
     let e = app
-        .transfer_put_as(
+        .transfer_put_with_key(
             "box",
             Some(&r.key),
             std::slice::from_ref(&a),
@@ -308,7 +308,7 @@ fn a_pause_before_any_byte_moved_still_records_every_item_as_paused() {
     assert_eq!(list[0].state, TransferState::Paused);
     assert!(!dir.join("a.txt").exists());
     let rep = app
-        .transfer_resume_as(list[0].id, Some(&r.key), &r.w.env, &NoProgress)
+        .transfer_resume_with_key(list[0].id, Some(&r.key), &r.w.env, &NoProgress)
         .expect("resume");
     assert!(rep.transfers[0].verified);
     assert_eq!(std::fs::read(dir.join("a.txt")).expect("arrived"), b"alpha");

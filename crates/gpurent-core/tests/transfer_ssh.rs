@@ -46,7 +46,7 @@ fn files_and_folders_with_hostile_names_go_up_and_down_verified() {
     let sink = |e: Progress| events.lock().expect("lock").push(e);
     let rep =
         r.w.app
-            .transfer_put_as(
+            .transfer_put_with_key(
                 "box",
                 Some(&r.key),
                 &[big.clone(), empty.clone(), tree.clone()],
@@ -317,7 +317,7 @@ fn the_remote_pane_lists_creates_renames_and_deletes_any_name() {
     for n in NASTY {
         std::fs::write(home.join(n), n.as_bytes()).expect("write");
     }
-    let l = app.remote_ls_as("box", key, &hs, env).expect("ls");
+    let l = app.remote_ls_with_key("box", key, &hs, env).expect("ls");
     assert_eq!(l.absolute, home.display().to_string());
     for n in NASTY {
         let e = l.entries.iter().find(|e| e.name == *n).expect(n);
@@ -328,7 +328,7 @@ fn the_remote_pane_lists_creates_renames_and_deletes_any_name() {
         assert!(e.modified_s.is_some());
     }
     let d = format!("{hs}/新 folder $(x)");
-    let ls_dir = |dir: &str| app.remote_ls_as("box", key, dir, env).expect("ls");
+    let ls_dir = |dir: &str| app.remote_ls_with_key("box", key, dir, env).expect("ls");
     std::fs::create_dir(&d).expect("mkdir");
     std::fs::write(PathBuf::from(&d).join("a b"), b"1").expect("w");
     assert_eq!(ls_dir(&d).entries[0].path, format!("{d}/a b"));

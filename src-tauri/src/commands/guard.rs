@@ -42,7 +42,7 @@ pub async fn guard_set(
 ) -> CmdResult<GuardSetReport> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.guard_set_saved(&label, &env, &req, &sink(on_progress))
+        app.guard_set(&label, &env, &req, &sink(on_progress))
             .map_err(err)
     })
     .await
@@ -52,7 +52,7 @@ pub async fn guard_set(
 #[tauri::command]
 pub async fn guard_status(state: State<'_, AppState>, label: String) -> CmdResult<GuardStatus> {
     let (app, env) = (state.shared()?, ssh_env()?);
-    blocking(move || app.guard_status_saved(&label, &env).map_err(err)).await
+    blocking(move || app.guard_status(&label, &env).map_err(err)).await
 }
 
 /// Decisions fetched earlier, newest first (no SSH).
@@ -74,12 +74,12 @@ pub async fn guard_snooze(
     duration: String,
 ) -> CmdResult<i64> {
     let (app, env) = (state.shared()?, ssh_env()?);
-    blocking(move || app.guard_snooze_saved(&label, &env, &duration).map_err(err)).await
+    blocking(move || app.guard_snooze(&label, &env, &duration).map_err(err)).await
 }
 
 /// Stop the guard and remove its reboot start (its log stays on the host).
 #[tauri::command]
 pub async fn guard_off(state: State<'_, AppState>, label: String) -> CmdResult<()> {
     let (app, env) = (state.shared()?, ssh_env()?);
-    blocking(move || app.guard_off_saved(&label, &env).map_err(err)).await
+    blocking(move || app.guard_off(&label, &env).map_err(err)).await
 }

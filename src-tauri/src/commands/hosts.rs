@@ -51,7 +51,7 @@ pub async fn host_check(
 ) -> CmdResult<HostCheck> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.host_check_saved(&label, &env, &sink(on_progress))
+        app.host_check(&label, &env, &sink(on_progress))
             .map_err(err)
     })
     .await
@@ -65,7 +65,7 @@ pub async fn host_repin(
 ) -> CmdResult<Host> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
-        app.host_repin_saved(&label, &fingerprint, &env, &CancelToken::new())
+        app.host_repin(&label, &fingerprint, &env, &CancelToken::new())
             .map_err(err)
     })
     .await
@@ -77,7 +77,7 @@ pub async fn host_ssh_config(
     label: String,
 ) -> CmdResult<SshConfigResult> {
     let (app, env) = (state.shared()?, ssh_env()?);
-    blocking(move || app.host_ssh_config_saved(&label, &env).map_err(err)).await
+    blocking(move || app.host_ssh_config(&label, &env).map_err(err)).await
 }
 
 #[tauri::command]

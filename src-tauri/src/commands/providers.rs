@@ -7,7 +7,7 @@ use gpurent_core::app::providers::{
 use gpurent_core::infra::events::Progress;
 use gpurent_core::infra::secret::Secret;
 use gpurent_core::providers::accounts::Account;
-use gpurent_core::providers::{Offer, OfferQuery, ProviderKind};
+use gpurent_core::providers::{OfferQuery, ProviderKind, ProviderOffer};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -90,7 +90,7 @@ pub async fn instance_action(
 #[tauri::command]
 pub async fn rent_options(
     state: State<'_, AppState>,
-    offer: Offer,
+    offer: ProviderOffer,
     disk_gb: Option<u32>,
 ) -> CmdResult<RentOptions> {
     state.app()?.rent_options(&offer, disk_gb).map_err(err)

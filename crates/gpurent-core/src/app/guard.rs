@@ -215,7 +215,7 @@ impl App {
     }
 
     /// Install (or update) the guard on a saved host and start it.
-    pub fn guard_set(
+    pub fn guard_set_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -315,7 +315,7 @@ impl App {
 
     /// Fetch the guard's state and decisions from the host; the decisions are kept in the
     /// database (`guard_decisions`), so the record stays after the machine is gone.
-    pub fn guard_status(
+    pub fn guard_status_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -338,7 +338,7 @@ impl App {
     }
 
     /// Snooze the guard for `seconds`; returns when it ends, in the host's clock.
-    pub fn guard_snooze(
+    pub fn guard_snooze_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -358,7 +358,7 @@ impl App {
     }
 
     /// Switch the guard off (loop stopped, reboot start removed, logs kept).
-    pub fn guard_off(
+    pub fn guard_off_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -464,7 +464,7 @@ impl App {
 
     /// `guard set` from the app: refusals first (no keychain, no SSH), then the host's key from
     /// the keychain (`passphrase_required` for a locked one) and the install, as a cancellable op.
-    pub fn guard_set_saved(
+    pub fn guard_set(
         &self,
         label: &str,
         env: &SshEnv,
@@ -475,19 +475,19 @@ impl App {
         self.guard_check_action(label, &spec)?;
         self.run_op("guard_set", progress, |cancel| {
             let key = self.host_key_for(label, None)?;
-            self.guard_set(label, env, &key, &spec, cancel)
+            self.guard_set_with_key(label, env, &key, &spec, cancel)
         })
     }
 
     /// `guard status` with the host's own key.
-    pub fn guard_status_saved(&self, label: &str, env: &SshEnv) -> Result<GuardStatus, GuardError> {
+    pub fn guard_status(&self, label: &str, env: &SshEnv) -> Result<GuardStatus, GuardError> {
         let key = self.host_key_for(label, None)?;
-        self.guard_status(label, env, &key, &CancelToken::new())
+        self.guard_status_with_key(label, env, &key, &CancelToken::new())
     }
 
     /// `guard snooze` with the host's own key; `duration` like `30m`. Returns when it ends
     /// (host clock, unix s).
-    pub fn guard_snooze_saved(
+    pub fn guard_snooze(
         &self,
         label: &str,
         env: &SshEnv,
@@ -495,13 +495,13 @@ impl App {
     ) -> Result<i64, GuardError> {
         let seconds = crate::guard::parse_duration(duration)?;
         let key = self.host_key_for(label, None)?;
-        self.guard_snooze(label, env, &key, seconds, &CancelToken::new())
+        self.guard_snooze_with_key(label, env, &key, seconds, &CancelToken::new())
     }
 
     /// `guard off` with the host's own key.
-    pub fn guard_off_saved(&self, label: &str, env: &SshEnv) -> Result<(), GuardError> {
+    pub fn guard_off(&self, label: &str, env: &SshEnv) -> Result<(), GuardError> {
         let key = self.host_key_for(label, None)?;
-        self.guard_off(label, env, &key, &CancelToken::new())
+        self.guard_off_with_key(label, env, &key, &CancelToken::new())
     }
 }
 
@@ -623,7 +623,7 @@ mod request_tests {
             ..req()
         };
         let e = app
-            .guard_set_saved("box", &SshEnv::detect().expect("env"), &req, &|_| {})
+            .guard_set("box", &SshEnv::detect().expect("env"), &req, &|_| {})
             .expect_err("refused");
         use crate::infra::ipc::Coded;
         assert_eq!(e.code(), "guard_provider_action_unavailable");

@@ -239,7 +239,7 @@ impl App {
 
     /// Connect, verify the pinned host key, try the key login and measure one round trip.
     /// A changed or unknown host key is an error (hard stop); a refused key login is a result.
-    pub fn host_check(
+    pub fn host_check_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -284,7 +284,7 @@ impl App {
 
     /// Accept a changed host key: connect, and if the host now presents exactly `fingerprint`
     /// (the new one the user confirmed), pin it and record who did it when. Returns the host.
-    pub fn host_repin(
+    pub fn host_repin_with_key(
         &self,
         label: &str,
         fingerprint: &str,
@@ -397,7 +397,7 @@ impl App {
 
     /// Write (or refresh) the `Host gpurent-<label>` block in the user's ssh config, with the
     /// public key exported next to gpurent's data and a known_hosts file of pinned keys.
-    pub fn host_ssh_config(
+    pub fn host_ssh_config_with_key(
         &self,
         label: &str,
         public_line: &str,
@@ -526,7 +526,7 @@ impl App {
 
     /// Connect to a saved host with its key: host key, key login, latency. A registered
     /// operation.
-    pub fn host_check_saved(
+    pub fn host_check(
         &self,
         label: &str,
         env: &SshEnv,
@@ -534,12 +534,12 @@ impl App {
     ) -> Result<HostCheck, RemoteError> {
         self.run_op("host_check", progress, |cancel| {
             let key = self.host_key_for(label, None)?;
-            self.host_check(label, env, &key, progress, cancel)
+            self.host_check_with_key(label, env, &key, progress, cancel)
         })
     }
 
     /// Accept a changed host key the user confirmed (recorded as changed by the desktop user).
-    pub fn host_repin_saved(
+    pub fn host_repin(
         &self,
         label: &str,
         fingerprint: &str,
@@ -554,7 +554,7 @@ impl App {
             }
             Err(_) => None,
         };
-        self.host_repin(
+        self.host_repin_with_key(
             label,
             fingerprint,
             "desktop user",
@@ -568,7 +568,7 @@ impl App {
     /// into the running ssh-agent first (the private key never touches the disk). Returns the
     /// command line that started.
     pub fn host_open_terminal(&self, label: &str, env: &SshEnv) -> Result<Opened, RemoteError> {
-        let cfg = self.host_ssh_config_saved(label, env)?;
+        let cfg = self.host_ssh_config(label, env)?;
         let key = self.host_key_for(label, None)?;
         let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
         let started = opener::spawn_first(&opener::terminal_commands(Os::current(), &cfg.alias))?;
@@ -580,7 +580,7 @@ impl App {
 
     /// Open the host in VS Code Remote-SSH (config block + agent, then the `vscode://` link).
     pub fn host_open_vscode(&self, label: &str, env: &SshEnv) -> Result<Opened, RemoteError> {
-        let cfg = self.host_ssh_config_saved(label, env)?;
+        let cfg = self.host_ssh_config(label, env)?;
         let key = self.host_key_for(label, None)?;
         let agent_keep = self.host_agent_add(env, &key, Some(OPEN_AGENT_LIFETIME_S))?;
         opener::spawn_first(&[opener::open_uri_command(Os::current(), &cfg.vscode_uri)])?;
@@ -591,7 +591,7 @@ impl App {
     }
 
     /// Write the `Host gpurent-<label>` block for a saved host (its key's public half).
-    pub fn host_ssh_config_saved(
+    pub fn host_ssh_config(
         &self,
         label: &str,
         env: &SshEnv,
@@ -601,7 +601,7 @@ impl App {
             .key_label
             .ok_or_else(|| RemoteError::KeyUnavailable(label.to_string()))?;
         let public_line = self.key_export_pub(&key)?;
-        self.host_ssh_config(label, &public_line, env)
+        self.host_ssh_config_with_key(label, &public_line, env)
     }
 }
 
@@ -650,7 +650,7 @@ mod tests {
             public_line: "ssh-ed25519 AAAA k".into(),
         };
         let err = app
-            .host_check(
+            .host_check_with_key(
                 "gpurent-abc",
                 &env,
                 &key,

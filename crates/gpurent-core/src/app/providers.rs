@@ -22,8 +22,8 @@ use crate::providers::ledger::{
     LedgerState, ReconcileReport,
 };
 use crate::providers::{
-    self, crash, images, ClientConfig, CreateRequest, Offer, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderTerms, RemoteInstance, RemoteState,
+    self, crash, images, ClientConfig, CreateRequest, OfferQuery, Provider, ProviderError,
+    ProviderKind, ProviderOffer, ProviderTerms, RemoteInstance, RemoteState,
 };
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::HostSpec;
@@ -39,7 +39,7 @@ pub struct AccountCheck {
 /// Live offers from the connected accounts, and the accounts that could not be asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct OffersView {
-    pub offers: Vec<Offer>,
+    pub offers: Vec<ProviderOffer>,
     pub failed_accounts: Vec<AccountFailure>,
 }
 
@@ -289,7 +289,7 @@ impl App {
         let now = self.now_ms();
         for a in &accounts {
             match self.provider_client(a).and_then(|c| c.offers(query, now)) {
-                Ok(o) => offers.extend(o.into_iter().map(|o| Offer {
+                Ok(o) => offers.extend(o.into_iter().map(|o| ProviderOffer {
                     account: Some(a.name.clone()),
                     ..o
                 })),
@@ -320,7 +320,7 @@ impl App {
     /// a stopped machine still costs per month.
     pub fn rent_options(
         &self,
-        offer: &Offer,
+        offer: &ProviderOffer,
         disk_gb: Option<u32>,
     ) -> Result<RentOptions, ProviderError> {
         let disk_gb = disk_gb.unwrap_or(DEFAULT_DISK_GB);
@@ -623,7 +623,7 @@ impl App {
         self.save_rented_host(&id, spec, key, env, cancel)?;
         crash::point("after_host_saved");
         loop {
-            let check = self.host_check(&id, env, key, &NoProgress, cancel)?;
+            let check = self.host_check_with_key(&id, env, key, &NoProgress, cancel)?;
             if check.key_login_ok {
                 break;
             }
@@ -1138,8 +1138,12 @@ mod tests {
     use crate::infra::clock::FixedClock;
     use crate::infra::paths::Paths;
 
-    fn offer(provider: ProviderKind, host_cuda: Option<&str>, storage: Option<f64>) -> Offer {
-        Offer {
+    fn offer(
+        provider: ProviderKind,
+        host_cuda: Option<&str>,
+        storage: Option<f64>,
+    ) -> ProviderOffer {
+        ProviderOffer {
             provider,
             host_cuda: host_cuda.map(String::from),
             storage_usd_per_gb_month: storage,

@@ -98,7 +98,7 @@ impl App {
                 key => key
                     .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     .and_then(|key| {
-                        self.guard_status(&label, env, &key, cancel)
+                        self.guard_status_with_key(&label, env, &key, cancel)
                             .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     }),
             };

@@ -154,7 +154,7 @@ impl App {
 
     /// Probe a saved host over SSH and diagnose it (same parser and diagnosis as `--from-probe`).
     /// Steps: `connect`, `probe`.
-    pub fn setup_probe_as(
+    pub fn setup_probe_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -175,7 +175,7 @@ impl App {
     /// downloads as cumulative `Bytes`; then re-probe. Safe to re-run after a failure or cancel.
     /// Steps: `connect`, `fix_command` (one per command), `recheck`.
     #[allow(clippy::too_many_arguments)]
-    pub fn setup_fix_as(
+    pub fn setup_fix_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -261,7 +261,7 @@ impl App {
 
     /// Run the GPU check with the host's best Python (from its newest saved probe; probes first
     /// when there is none) and compare each GPU with its catalog card. Steps: `connect`, `verify`.
-    pub fn setup_verify_as(
+    pub fn setup_verify_with_key(
         &self,
         label: &str,
         env: &SshEnv,
@@ -372,7 +372,7 @@ impl App {
     ) -> Result<HostReport, SetupError> {
         self.run_op("setup_probe", progress, |cancel| {
             let key = self.host_key_for(label, None)?;
-            self.setup_probe_as(label, env, &key, &SetupOptions::default(), progress, cancel)
+            self.setup_probe_with_key(label, env, &key, &SetupOptions::default(), progress, cancel)
         })
     }
 
@@ -391,11 +391,11 @@ impl App {
             let report = match self.setup_saved_report(label, &opts)? {
                 Some((report, _)) => report,
                 None => {
-                    self.setup_probe_as(label, env, &key, &opts, progress, cancel)?
+                    self.setup_probe_with_key(label, env, &key, &opts, progress, cancel)?
                         .report
                 }
             };
-            self.setup_fix_as(label, env, &key, &report, code, &opts, progress, cancel)
+            self.setup_fix_with_key(label, env, &key, &report, code, &opts, progress, cancel)
         })
     }
 
@@ -408,7 +408,7 @@ impl App {
     ) -> Result<HostVerify, SetupError> {
         self.run_op("setup_verify", progress, |cancel| {
             let key = self.host_key_for(label, None)?;
-            self.setup_verify_as(label, env, &key, progress, cancel)
+            self.setup_verify_with_key(label, env, &key, progress, cancel)
         })
     }
 }

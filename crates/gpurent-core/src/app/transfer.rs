@@ -173,12 +173,12 @@ impl App {
         env: &SshEnv,
         progress: &dyn ProgressSink,
     ) -> Result<TransferReport, TransferError> {
-        self.transfer_put_as(label, None, locals, remote_dir, opts, env, progress)
+        self.transfer_put_with_key(label, None, locals, remote_dir, opts, env, progress)
     }
 
     /// [`App::transfer_put`] with a given key instead of the host's key from the keychain.
     #[allow(clippy::too_many_arguments)]
-    pub fn transfer_put_as(
+    pub fn transfer_put_with_key(
         &self,
         label: &str,
         key: Option<&LoginKey>,
@@ -291,12 +291,12 @@ impl App {
         env: &SshEnv,
         progress: &dyn ProgressSink,
     ) -> Result<TransferReport, TransferError> {
-        self.transfer_get_as(label, None, remotes, local_dir, opts, env, progress)
+        self.transfer_get_with_key(label, None, remotes, local_dir, opts, env, progress)
     }
 
     /// [`App::transfer_get`] with a given key.
     #[allow(clippy::too_many_arguments)]
-    pub fn transfer_get_as(
+    pub fn transfer_get_with_key(
         &self,
         label: &str,
         key: Option<&LoginKey>,
@@ -380,11 +380,11 @@ impl App {
         env: &SshEnv,
         progress: &dyn ProgressSink,
     ) -> Result<TransferReport, TransferError> {
-        self.transfer_resume_as(id, None, env, progress)
+        self.transfer_resume_with_key(id, None, env, progress)
     }
 
     /// [`App::transfer_resume`] with a given key.
-    pub fn transfer_resume_as(
+    pub fn transfer_resume_with_key(
         &self,
         id: i64,
         key: Option<&LoginKey>,
@@ -421,11 +421,11 @@ impl App {
         id: i64,
         env: &SshEnv,
     ) -> Result<TransferSummary, TransferError> {
-        self.transfer_discard_as(id, None, env)
+        self.transfer_discard_with_key(id, None, env)
     }
 
     /// [`App::transfer_discard`] with a given key.
-    pub fn transfer_discard_as(
+    pub fn transfer_discard_with_key(
         &self,
         id: i64,
         key: Option<&LoginKey>,
@@ -511,10 +511,10 @@ impl App {
         dir: &str,
         env: &SshEnv,
     ) -> Result<RemoteListing, TransferError> {
-        self.remote_ls_as(label, None, dir, env)
+        self.remote_ls_with_key(label, None, dir, env)
     }
 
-    pub fn remote_ls_as(
+    pub fn remote_ls_with_key(
         &self,
         label: &str,
         key: Option<&LoginKey>,

@@ -8,7 +8,7 @@
 //! Nothing recognised is a normal answer (empty `matches`, the most suspicious lines and, with a
 //! host, the environment report a bug report needs), never an error.
 
-pub mod host;
+pub mod refine;
 pub mod rules;
 pub mod scan;
 #[cfg(test)]
@@ -259,7 +259,7 @@ pub fn explain_with(
     let matches = ranked
         .into_iter()
         .map(|(consequence_of, hit)| {
-            let (cause, fix) = host::refine(&hit, report);
+            let (cause, fix) = refine::refine(&hit, report);
             ExplainMatch {
                 code: hit.rule.code.clone(),
                 title: hit.rule.title.clone(),
@@ -285,7 +285,7 @@ pub fn explain_with(
         host: host.map(|h| ExplainHost {
             label: h.label.to_string(),
             probe_path: h.probe.map(|(_, p)| p.to_string()),
-            environment: h.probe.map(|(r, _)| host::environment(&r.facts)),
+            environment: h.probe.map(|(r, _)| refine::environment(&r.facts)),
         }),
         lines: lines.len() as u32,
     })

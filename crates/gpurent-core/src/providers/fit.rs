@@ -8,7 +8,7 @@ use crate::catalog::{parse_cc, Catalog};
 use crate::compat::version::CudaVer;
 use crate::compat::{arch_runs, Compat};
 
-use super::Offer;
+use super::ProviderOffer;
 
 /// The compute capability of a provider's GPU name, from the catalog card it names.
 pub fn gpu_cc(catalog: &Catalog, gpu: &str, vram_gib: Option<f64>) -> Option<(u32, u32)> {
@@ -106,7 +106,7 @@ pub fn gpu_card<'c>(
 }
 
 /// Mark an offer: `runs_pytorch` and the newest wheel that fits (`2.8.0+cu128`).
-pub fn annotate(offer: &mut Offer, catalog: &Catalog, compat: &Compat) {
+pub fn annotate(offer: &mut ProviderOffer, catalog: &Catalog, compat: &Compat) {
     offer.card_id = gpu_card(catalog, &offer.gpu, offer.vram_gib).map(|c| c.id.clone());
     let Some(host) = offer.host_cuda.as_deref().and_then(CudaVer::parse) else {
         return;
@@ -128,8 +128,8 @@ mod tests {
     use super::*;
 
     /// The shared test offer with a host CUDA (`annotate` reads only the GPU and the host CUDA).
-    fn offer(gpu: &str, cuda: Option<&str>) -> Offer {
-        Offer {
+    fn offer(gpu: &str, cuda: Option<&str>) -> ProviderOffer {
+        ProviderOffer {
             host_cuda: cuda.map(String::from),
             ..crate::providers::tests::offer(gpu, 1, None, 1.0)
         }

@@ -18,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 use super::http::{enc, CallKind, Http, Req, Resp};
 use super::{
-    key_core, ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider,
-    ProviderError, ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+    key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
+    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Lambda;
@@ -225,7 +225,7 @@ impl Provider for Lambda {
         Ok(None)
     }
 
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
         let r = self.http.send(&Req::read("/api/v1/instance-types"))?;
         let types: Data<std::collections::BTreeMap<String, TypeItem>> =
             r.parse(KIND, "instance types")?;
@@ -233,7 +233,7 @@ impl Provider for Lambda {
         for item in types.data.into_values() {
             let t = &item.instance_type;
             for region in &item.regions_with_capacity_available {
-                let o = Offer {
+                let o = ProviderOffer {
                     provider: KIND,
                     offer_id: format!("{}@{}", t.name, region.name),
                     gpu: t.gpu_description.clone(),

@@ -144,7 +144,7 @@ pub struct OfferQuery {
 impl OfferQuery {
     /// Whether an offer passes the query (providers filter on their side where they can; this is
     /// the one rule every offer goes through).
-    pub fn matches(&self, o: &Offer) -> bool {
+    pub fn matches(&self, o: &ProviderOffer) -> bool {
         if let Some(g) = &self.gpu {
             if !name_matches(&o.gpu, g) {
                 return false;
@@ -196,11 +196,10 @@ pub fn name_matches(gpu: &str, typed: &str) -> bool {
     })
 }
 
-/// One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
-/// estimator's priced card).
+/// One thing that can be rented now, at a price (the estimator's priced card is
+/// [`crate::estimate::Offer`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(rename = "ProviderOffer")]
-pub struct Offer {
+pub struct ProviderOffer {
     pub provider: ProviderKind,
     /// What `rent --offer` takes: RunPod `<cloud>:<count>:<gpu type id>`, Vast the ask id,
     /// Lambda `<instance type>@<region>`.
@@ -407,10 +406,10 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// One authenticated read; returns what the account is called (email, id) when known.
     fn check_account(&self) -> Result<Option<String>, ProviderError>;
     /// What can be rented now.
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError>;
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError>;
     /// One offer by id, read again now (`None`: it is gone). Providers whose listing is paged or
     /// depends on the query override this.
-    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
         Ok(self
             .offers(&OfferQuery::default(), now_ms)?
             .into_iter()
@@ -475,8 +474,8 @@ pub(crate) mod tests {
     use super::*;
 
     /// A test offer; `fit` tests build theirs from it too.
-    pub(crate) fn offer(gpu: &str, count: u32, vram: Option<f64>, price: f64) -> Offer {
-        Offer {
+    pub(crate) fn offer(gpu: &str, count: u32, vram: Option<f64>, price: f64) -> ProviderOffer {
+        ProviderOffer {
             provider: ProviderKind::Vast,
             offer_id: "1".into(),
             gpu: gpu.into(),

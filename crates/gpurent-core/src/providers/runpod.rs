@@ -3,7 +3,7 @@
 //! - Offers: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&count=N`, one offer per GPU
 //!   type and cloud (`secure`/`community`) it is available on; the price is the listed per-GPU
 //!   rate times the count; `host_cuda` is the newest CUDA version with free capacity.
-//!   Offer id: `<cloud>:<count>:<gpu type id>`, e.g. `secure:1:NVIDIA GeForce RTX 4090`.
+//!   ProviderOffer id: `<cloud>:<count>:<gpu type id>`, e.g. `secure:1:NVIDIA GeForce RTX 4090`.
 //! - Keys: the account key set is replaced whole by `PUT /v2/account/ssh-keys`, so gpurent reads
 //!   it, adds the key if missing and writes the union back; the pod also gets the key as its
 //!   `PUBLIC_KEY` environment variable (RunPod's images install it at start).
@@ -17,8 +17,8 @@ use serde_json::json;
 
 use super::http::{self, enc, CallKind, Http, Req, Resp};
 use super::{
-    key_core, ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider,
-    ProviderError, ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+    key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
+    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Runpod;
@@ -254,7 +254,7 @@ impl Provider for RunPod {
         Ok(None)
     }
 
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
         let count = query.count.unwrap_or(1).max(1);
         let r = self.http.send(
             &Req::read("/v2/catalog/gpus")
@@ -294,7 +294,7 @@ impl Provider for RunPod {
                 if !listed || max.is_some_and(|m| m < count) {
                     continue;
                 }
-                let offer = Offer {
+                let offer = ProviderOffer {
                     provider: KIND,
                     offer_id: format!("{cloud}:{count}:{}", g.id),
                     gpu: g.id.clone(),
@@ -322,7 +322,7 @@ impl Provider for RunPod {
 
     /// The offer id names its GPU count (`secure:2:…`): the catalog is read again for that
     /// count, or a multi-GPU offer could never be found again.
-    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
         let Some((_, count, _)) = parse_offer_id(offer_id) else {
             return Ok(None);
         };

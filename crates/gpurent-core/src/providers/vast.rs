@@ -2,7 +2,7 @@
 //!
 //! - Offers: `POST /api/v0/bundles` (on-demand, rentable, not rented, cheapest first); each ask is
 //!   an offer with its own price (`dph_total`), host CUDA (`cuda_max_good`), storage price and
-//!   verification. Offer id: the ask id.
+//!   verification. ProviderOffer id: the ask id.
 //! - Create: `PUT /api/v0/asks/{id}` with the gpurent label as `label`, `runtype: ssh_direct`,
 //!   `cancel_unavail: true`; the key is attached to the new instance with
 //!   `POST /api/v0/instances/{id}/ssh` (Vast keys are per instance).
@@ -15,8 +15,8 @@ use serde_json::json;
 
 use super::http::{CallKind, Http, Req, Resp};
 use super::{
-    ClientConfig, CreateRequest, KeyRegistration, Offer, OfferQuery, Provider, ProviderError,
-    ProviderKind, RemoteInstance, RemoteState, SshEndpoint,
+    ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
+    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Vast;
@@ -304,14 +304,18 @@ impl Vast {
 
 impl Vast {
     /// `POST /api/v0/bundles` with a filter body, every ask as an offer.
-    fn search(&self, body: serde_json::Value, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+    fn search(
+        &self,
+        body: serde_json::Value,
+        now_ms: i64,
+    ) -> Result<Vec<ProviderOffer>, ProviderError> {
         let mut req = Req::new(reqwest::Method::POST, "/api/v0/bundles", CallKind::Read).json(body);
         req.pace = Some("vast_search");
         let r = self.http.send(&req)?;
         let b: Bundles = r.parse(KIND, "offers")?;
         Ok(b.offers
             .into_iter()
-            .map(|a| Offer {
+            .map(|a| ProviderOffer {
                 provider: KIND,
                 offer_id: a.id.to_string(),
                 gpu: a.gpu_name,
@@ -351,7 +355,7 @@ impl Provider for Vast {
         Ok(u.credit.or(u.balance))
     }
 
-    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<Offer>, ProviderError> {
+    fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
         let Ok(ask) = offer_id.trim().parse::<i64>() else {
             return Ok(None);
         };
@@ -364,7 +368,7 @@ impl Provider for Vast {
             .find(|o| o.offer_id == offer_id))
     }
 
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<Offer>, ProviderError> {
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
         let mut body = json!({
             "limit": 64,
             "type": "ondemand",
@@ -377,7 +381,7 @@ impl Provider for Vast {
         if let Some(n) = query.count {
             body["num_gpus"] = json!({ "in": [n] });
         }
-        let mut offers: Vec<Offer> = self
+        let mut offers: Vec<ProviderOffer> = self
             .search(body, now_ms)?
             .into_iter()
             .filter(|o| query.matches(o))

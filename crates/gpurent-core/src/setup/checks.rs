@@ -1,20 +1,20 @@
 //! The host-level checks (CUDA toolkit, disk, network) and the verdict.
 
+use super::distro;
 use super::facts::{DiskFree, Facts};
-use super::host;
-use super::plan::{Host, DISK_NEEDED_MIB, DISK_TIGHT_MIB};
+use super::plan::{HostProfile, DISK_NEEDED_MIB, DISK_TIGHT_MIB};
 use super::report::*;
 use crate::compat::{CudaVer, Ver};
 
 /// No nvcc (info); one whose major differs from PyTorch's or that is newer than the driver
 /// (`cuda_toolkit_mismatch`); a matching one off the non-interactive PATH (`cuda_toolkit_off_path`).
-pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
+pub fn toolkit(f: &Facts, h: &HostProfile, tc: Option<CudaVer>) -> Option<Finding> {
     if !f.sections.iter().any(|s| s == "nvcc") {
         return None;
     }
     if !f.nvcc.found {
         let cmds = tc
-            .and_then(|c| host::toolkit_install(f, c.major, c.minor))
+            .and_then(|c| distro::toolkit_install(f, c.major, c.minor))
             .unwrap_or_default();
         return Some(finding(
             Diagnosis::CudaToolkitMissing { torch_cuda: tc.map(|c| c.to_string()) },
@@ -51,7 +51,7 @@ pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
             .and_then(|p| p.strip_suffix("/nvcc"))
             .unwrap_or("/usr/local/cuda/bin")
             .to_string();
-        let fx = match host::persist_path(&dir) {
+        let fx = match distro::persist_path(&dir) {
             Some(cmds) => fix(
                 FixKind::Optional,
                 cmds,
@@ -84,7 +84,7 @@ pub fn toolkit(f: &Facts, h: &Host, tc: Option<CudaVer>) -> Option<Finding> {
     }
     let notes = vec![FixNote::OnlyForExtensions];
     let cmds = match tc.filter(|_| major_differs) {
-        Some(c) => host::toolkit_install(f, c.major, c.minor).unwrap_or_default(),
+        Some(c) => distro::toolkit_install(f, c.major, c.minor).unwrap_or_default(),
         None => Vec::new(),
     };
     Some(finding(

@@ -3,9 +3,9 @@
 //! CUDA and the GPU's architecture, then toolkit, disk and network.
 
 use super::checks::{self, verdict_of};
+use super::distro;
 use super::facts::*;
-use super::host;
-use super::plan::{self, Host, NoPlan};
+use super::plan::{self, HostProfile, NoPlan};
 use super::report::*;
 use crate::compat::{
     arch_list_from_torch, arch_runs, Compat, CudaVer, RunSupport, Ver, DATA_AS_OF,
@@ -32,12 +32,17 @@ fn is_datacenter(f: &Facts) -> bool {
 }
 
 /// Turing (7.5) and newer use the open kernel module.
-fn open_module(h: &Host) -> bool {
+fn open_module(h: &HostProfile) -> bool {
     h.gpus.iter().all(|(_, cc)| *cc >= (7, 5))
 }
 
 /// The fix for a driver that is too old: rent another host in a container, upgrade on a VM.
-pub(crate) fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -> Option<Fix> {
+pub(crate) fn driver_fix(
+    f: &Facts,
+    compat: &Compat,
+    h: &HostProfile,
+    needs: CudaVer,
+) -> Option<Fix> {
     let req = compat.min_driver(needs);
     let min_driver = req.min_driver.as_ref().map(Ver::to_string);
     if f.container.in_container {
@@ -67,7 +72,7 @@ pub(crate) fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -
         },
         FixNote::RebootFollows,
     ];
-    match host::driver_upgrade(f, &num, is_datacenter(f), open_module(h)) {
+    match distro::driver_upgrade(f, &num, is_datacenter(f), open_module(h)) {
         Some(cmds) => fix(FixKind::DriverUpgrade, cmds, notes),
         None => {
             notes.push(FixNote::RentHostWithCuda {
@@ -83,7 +88,7 @@ pub(crate) fn driver_fix(f: &Facts, compat: &Compat, h: &Host, needs: CudaVer) -
 pub fn diagnose(facts: Facts, opts: &SetupOptions) -> Result<Report, CoreError> {
     let compat = Compat::bundled()?;
     let f = &facts;
-    let h = Host::from_facts(f, compat);
+    let h = HostProfile::from_facts(f, compat);
     let mut flags = h.flags.clone();
     let mut out: Vec<Finding> = Vec::new();
     let d = &f.driver;
@@ -95,7 +100,7 @@ pub fn diagnose(facts: Facts, opts: &SetupOptions) -> Result<Report, CoreError> 
             FixKind::Reboot
         }
     };
-    let sudo = host::sudo(f);
+    let sudo = distro::sudo(f);
 
     // 1. The driver layer.
     let gpu_ok = match d.smi_state {
@@ -215,7 +220,7 @@ pub fn diagnose(facts: Facts, opts: &SetupOptions) -> Result<Report, CoreError> 
     let mut needs_install: Vec<usize> = Vec::new();
     let python_ok = f.python.found || !f.sections.iter().any(|s| s == "python");
     if !python_ok {
-        let cmds = host::python_install(f);
+        let cmds = distro::python_install(f);
         let kind = if cmds.is_some() {
             FixKind::RunHere
         } else {

@@ -6,10 +6,10 @@
 pub mod cards;
 pub mod checks;
 pub mod diagnose;
+pub mod distro;
 pub mod error;
 pub mod facts;
 pub mod fix;
-pub mod host;
 pub mod parse;
 pub mod pip;
 pub mod plan;

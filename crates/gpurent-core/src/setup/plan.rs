@@ -78,7 +78,7 @@ pub fn mirrors() -> Result<&'static [Mirror], CoreError> {
 
 /// The host as the planner sees it.
 #[derive(Debug, Clone)]
-pub struct Host {
+pub struct HostProfile {
     /// (GPU name, compute capability) for every GPU whose CC is known.
     pub gpus: Vec<(String, (u32, u32))>,
     pub driver: Option<Ver>,
@@ -87,8 +87,8 @@ pub struct Host {
     pub flags: Vec<DataFlag>,
 }
 
-impl Host {
-    pub fn from_facts(f: &Facts, compat: &Compat) -> Host {
+impl HostProfile {
+    pub fn from_facts(f: &Facts, compat: &Compat) -> HostProfile {
         let mut flags = Vec::new();
         let cat = crate::catalog::Catalog::bundled().ok();
         let mut gpus = Vec::new();
@@ -134,7 +134,7 @@ impl Host {
                 });
             }
         }
-        Host {
+        HostProfile {
             gpus,
             driver,
             driver_cuda,
@@ -166,7 +166,7 @@ impl Host {
 /// compatibility, the highest native CUDA, the lowest compat CUDA.
 pub fn candidates<'a>(
     compat: &'a Compat,
-    host: &Host,
+    host: &HostProfile,
     python: Option<&Ver>,
     pin: Option<&Ver>,
     ignore_driver: bool,
@@ -299,7 +299,7 @@ fn pip_command(
 fn pick<'a>(
     f: &Facts,
     compat: &'a Compat,
-    host: &Host,
+    host: &HostProfile,
     python: Option<&Ver>,
     pin: Option<&Ver>,
 ) -> Result<Option<(&'a TorchWheel, RunSupport, Source)>, CoreError> {
@@ -343,7 +343,7 @@ fn conda_base(f: &Facts) -> Option<String> {
 pub fn plan(
     f: &Facts,
     compat: &Compat,
-    host: &Host,
+    host: &HostProfile,
     pin: Option<&str>,
     disk_free_mib: Option<u64>,
 ) -> Result<Result<TorchPlan, NoPlan>, CoreError> {
@@ -380,7 +380,7 @@ pub fn plan(
                 }
             } else {
                 if !f.python.venv_module {
-                    commands.extend(super::host::venv_module_install(f));
+                    commands.extend(super::distro::venv_module_install(f));
                 }
                 commands.push(format!("{} -m venv {VENV}", sh_path(&py_exec)?));
                 notes.push(FixNote::NewVenv { path: VENV.into() });

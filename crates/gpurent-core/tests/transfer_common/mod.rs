@@ -61,7 +61,7 @@ pub fn put_with(
     sink: &dyn gpurent_core::infra::events::ProgressSink,
 ) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
     r.w.app
-        .transfer_put_as("box", Some(&r.key), locals, dir, o, &r.w.env, sink)
+        .transfer_put_with_key("box", Some(&r.key), locals, dir, o, &r.w.env, sink)
 }
 
 /// Download into `to` with the rig's key.
@@ -73,7 +73,7 @@ pub fn get_with(
     sink: &dyn gpurent_core::infra::events::ProgressSink,
 ) -> Result<gpurent_core::transfer::TransferReport, gpurent_core::transfer::TransferError> {
     r.w.app
-        .transfer_get_as("box", Some(&r.key), remotes, to, o, &r.w.env, sink)
+        .transfer_get_with_key("box", Some(&r.key), remotes, to, o, &r.w.env, sink)
 }
 
 /// Deterministic pseudo-random bytes.

@@ -6,7 +6,7 @@
 use super::scan::Hit;
 use super::{Cause, ExplainFix, HostCause};
 use crate::compat::{arch_list_from_torch, arch_runs, parse_cc, Compat, CudaVer};
-use crate::setup::plan::Host;
+use crate::setup::plan::HostProfile;
 use crate::setup::redact::redact_credentials;
 use crate::setup::{Facts, FixKind, Report};
 
@@ -190,9 +190,12 @@ fn host_cause(
                 // driver fix for what the log needs.
                 if fix.notes.is_empty() {
                     if let (Some(n), Some(c)) = (needs, compat) {
-                        if let Some(x) =
-                            crate::setup::diagnose::driver_fix(f, c, &Host::from_facts(f, c), n)
-                        {
+                        if let Some(x) = crate::setup::diagnose::driver_fix(
+                            f,
+                            c,
+                            &HostProfile::from_facts(f, c),
+                            n,
+                        ) {
                             fix.kind = x.kind;
                             fix.notes = x.notes;
                             if !x.commands.is_empty() {
