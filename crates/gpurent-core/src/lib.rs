@@ -16,16 +16,18 @@
 //!   pinned host keys, exec, key install, `~/.ssh/config`, the agent), [`opener`] (terminals and
 //!   links opened without a shell).
 //! - Setup: [`setup`] (the probe, its parser, diagnosis, fix plan and GPU check) over [`compat`]
-//!   (driver / CUDA / PyTorch / architecture tables).
+//!   (driver / CUDA / PyTorch / architecture tables); [`explain`] (error text → cause and fix, on
+//!   this host).
 //! - Files: [`transfer`] (uploads/downloads with resume, SHA-256 verify, tar streams;
 //!   `docs/transfer.md`).
 //! - Renting: [`providers`] (RunPod, Vast.ai, Lambda behind one trait, the instance ledger and
 //!   its reconcile; `docs/providers.md`; facade `app/providers.rs`).
-//! - Shared plumbing: [`store`] (SQLite, append-only migrations), [`settings`], [`paths`] (the
-//!   one module that decides where files live; `GPURENT_HOME` redirects it), [`error`] and
-//!   [`ipc`] (typed errors with stable codes, the `{code, message, detail?}` wire shape),
-//!   [`events`] and [`cancel`] (progress and cancellation), [`selfcheck`], [`clock`], [`secret`],
-//!   [`logging`].
+//! - Monitor and run: [`monitor`], [`ollama`], [`jupyter`], [`multigpu`].
+//! - Billing: [`billing`] (cost, rates, budgets), [`guard`] (the guard on the machine),
+//!   [`second_guard`] (the app as a second guard), [`release`] (the release checklist).
+//! - Settings: [`selfcheck`] (the app's health check).
+//! - [`infra`]: the plumbing under every step (store, settings, paths, typed errors and the wire
+//!   shape, progress and cancel, clock, secrets, logging, file permissions, processes, units).
 
 pub mod app;
 pub mod billing;
