@@ -7,12 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::login::SshEnv;
 use gpurent_core::infra::cancel::CancelToken;
-use gpurent_core::infra::secret::Secret;
 use gpurent_core::jupyter::{JupyterError, DEFAULT_PORT};
 use gpurent_core::remote::RemoteError;
-use gpurent_core::CoreError;
 
 use crate::output::fail;
 
@@ -49,19 +47,7 @@ pub fn main(data_dir: Option<&Path>, args: &JupyterArgs) -> ExitCode {
 fn run(data_dir: Option<&Path>, args: &JupyterArgs) -> Result<(), JupyterError> {
     let app = crate::open::open_app(data_dir).map_err(RemoteError::from)?;
     let env = SshEnv::detect()?;
-    let key = match &args.identity {
-        Some(p) => Some(LoginKey {
-            label: "identity-file".into(),
-            pem: Secret::new(std::fs::read_to_string(p).map_err(|e| {
-                RemoteError::from(CoreError::invalid(
-                    "identity",
-                    format!("{}: {e}", p.display()),
-                ))
-            })?),
-            public_line: String::new(),
-        }),
-        None => None,
-    };
+    let key = crate::open::identity_file(args.identity.as_deref())?;
     let cancel = CancelToken::new();
     if args.stop {
         let stopped = app.jupyter_stop(&args.host, &env, key.as_ref(), &cancel)?;

@@ -12,9 +12,8 @@ use std::process::ExitCode;
 
 use crate::interrupt::{on_ctrl_c, Second};
 use clap::{Args, Subcommand};
-use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::login::SshEnv;
 use gpurent_core::infra::cancel::CancelToken;
-use gpurent_core::infra::secret::Secret;
 use gpurent_core::multigpu::{nccl_hints, skypilot_yaml, LaunchSpec};
 use gpurent_core::remote::job::JobOutcome;
 use gpurent_core::remote::RemoteError;
@@ -88,17 +87,7 @@ pub fn main(data_dir: Option<&Path>, args: &LaunchArgs) -> ExitCode {
 fn run(data_dir: Option<&Path>, args: &LaunchArgs) -> Result<ExitCode, RemoteError> {
     let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
-    let key = match &args.identity {
-        Some(p) => Some(LoginKey {
-            label: "identity-file".into(),
-            pem: Secret::new(
-                std::fs::read_to_string(p)
-                    .map_err(|e| CoreError::invalid("identity", format!("{}: {e}", p.display())))?,
-            ),
-            public_line: String::new(),
-        }),
-        None => None,
-    };
+    let key = crate::open::identity_file(args.identity.as_deref())?;
     let cancel = CancelToken::new();
     if args.stop {
         app.launch_stop(&args.host, &env, key.as_ref(), &cancel)?;

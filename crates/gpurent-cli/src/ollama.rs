@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::login::SshEnv;
 use gpurent_core::infra::cancel::CancelToken;
-use gpurent_core::infra::secret::Secret;
 use gpurent_core::ollama::install::{InstallOptions, InstallStage};
 use gpurent_core::ollama::{OllamaError, DEFAULT_PORT};
 use gpurent_core::CoreError;
@@ -114,17 +113,6 @@ fn fit_text(f: &gpurent_core::ollama::fit::ModelFit) -> String {
     t
 }
 
-fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
-    let Some(p) = path else { return Ok(None) };
-    let pem = std::fs::read_to_string(p)
-        .map_err(|e| CoreError::invalid("identity", format!("{}: {e}", p.display())))?;
-    Ok(Some(LoginKey {
-        label: "identity-file".into(),
-        pem: Secret::new(pem),
-        public_line: String::new(),
-    }))
-}
-
 pub fn main(data_dir: Option<&Path>, args: &OllamaArgs) -> ExitCode {
     match run(data_dir, args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,8 +123,8 @@ pub fn main(data_dir: Option<&Path>, args: &OllamaArgs) -> ExitCode {
 fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
     let app = crate::open::open_app(data_dir).map_err(gpurent_core::remote::RemoteError::from)?;
     let env = SshEnv::detect()?;
-    let key =
-        identity(args.identity.as_deref()).map_err(gpurent_core::remote::RemoteError::from)?;
+    let key = crate::open::identity_file(args.identity.as_deref())
+        .map_err(gpurent_core::remote::RemoteError::from)?;
     let key = key.as_ref();
     let cancel = CancelToken::new();
     let (host, port, json) = (args.host.as_str(), args.port, args.json);

@@ -4,9 +4,13 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use std::path::Path;
+
+use gpurent_core::app::login::LoginKey;
 use gpurent_core::app::App;
 use gpurent_core::infra::clock::SystemClock;
 use gpurent_core::infra::paths::Paths;
+use gpurent_core::infra::secret::Secret;
 use gpurent_core::CoreError;
 
 /// Open the app (the data folder and database) for one subcommand.
@@ -32,4 +36,17 @@ pub fn provider_cmd(
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => crate::output::fail(&e, json),
     }
+}
+
+/// The `--identity FILE` of the SSH subcommands: a private key read from a file instead of the
+/// host's own key from the keychain (not for `rent`, which also reads the `.pub`).
+pub fn identity_file(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
+    let Some(p) = path else { return Ok(None) };
+    let pem = std::fs::read_to_string(p)
+        .map_err(|e| CoreError::invalid("identity", format!("{}: {e}", p.display())))?;
+    Ok(Some(LoginKey {
+        label: "identity-file".into(),
+        pem: Secret::new(pem),
+        public_line: String::new(),
+    }))
 }

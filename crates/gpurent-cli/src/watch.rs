@@ -10,10 +10,9 @@ use std::process::ExitCode;
 
 use crate::interrupt::{on_ctrl_c, Second};
 use clap::Args;
-use gpurent_core::app::login::{LoginKey, SshEnv};
+use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::monitor::WatchOptions;
 use gpurent_core::infra::cancel::CancelToken;
-use gpurent_core::infra::secret::Secret;
 use gpurent_core::monitor::hints::Hint;
 use gpurent_core::monitor::stream::{Flow, TelemetryEvent};
 use gpurent_core::monitor::watch::{WatchEvent, WatchSample};
@@ -41,17 +40,6 @@ pub struct WatchArgs {
     identity: Option<PathBuf>,
 }
 
-fn identity(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {
-    let Some(p) = path else { return Ok(None) };
-    let pem = std::fs::read_to_string(p)
-        .map_err(|e| CoreError::invalid("identity", format!("{}: {e}", p.display())))?;
-    Ok(Some(LoginKey {
-        label: "identity-file".into(),
-        pem: Secret::new(pem),
-        public_line: String::new(),
-    }))
-}
-
 pub fn main(data_dir: Option<&Path>, args: &WatchArgs) -> ExitCode {
     match run(data_dir, args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -66,7 +54,7 @@ fn run(data_dir: Option<&Path>, args: &WatchArgs) -> Result<(), RemoteError> {
     }
     let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
-    let key = identity(args.identity.as_deref())?;
+    let key = crate::open::identity_file(args.identity.as_deref())?;
     let cancel = CancelToken::new();
     let mut seen = 0u64;
     let stop = || {
