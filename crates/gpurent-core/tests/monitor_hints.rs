@@ -296,7 +296,10 @@ fn every_key_a_hint_carries_is_translated_with_its_numbers() {
             let at = d
                 .find(&format!("'{key}':"))
                 .unwrap_or_else(|| panic!("{lang}: {key} missing"));
-            d[at..].lines().next().unwrap_or_default().to_string()
+            // The whole entry: the formatter may put a long text on the next line.
+            let rest = &d[at + 1..];
+            let end = rest.find("\n  '").unwrap_or(rest.len());
+            d[at..at + 1 + end].to_string()
         };
         for (file, _, _) in TABLE {
             for h in hints(&load(file)) {
