@@ -72,6 +72,7 @@ impl App {
                     .account
                     .as_ref()
                     .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
+                can_stop: m.instance.is_some() && m.provider.is_some_and(|p| p.terms().can_stop),
             })
             .collect();
         let balances = cost

@@ -119,6 +119,8 @@ pub struct MachineReading {
     /// The provider answered this tick's reconcile for this machine's account (so `running` is
     /// the provider's word, not a stale ledger). Pasted hosts: `true` (nothing to ask).
     pub provider_read: bool,
+    /// Its provider can stop it (Lambda: only release). Pasted hosts: `false`.
+    pub can_stop: bool,
 }
 
 /// A provider account's balance and what it burns now.
@@ -298,11 +300,13 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             Level::Warn => (NoticeKind::BudgetWarn, 80),
             Level::Over => (NoticeKind::BudgetOver, 100),
         };
+        // The amount is in the key: a budget raised (or lowered) is a new 80 % and 100 %.
         let key = format!(
-            "budget:{}:{}:{}:{pct}",
+            "budget:{}:{}:{}:{pct}:{:.2}",
             scope_of(b.host.as_deref()),
             b.period.name(),
-            b.period_start_ms
+            b.period_start_ms,
+            b.usd
         );
         let mut n = Notice::new(key.clone(), kind);
         n.host = b.host.clone();
@@ -316,7 +320,18 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             for m in &input.machines {
                 let in_scope = b.host.as_deref().is_none_or(|h| h == m.host);
                 if let (true, true, Some(i)) = (in_scope, m.running, &m.instance) {
-                    if !out.stops.iter().any(|s| &s.instance == i) {
+                    if !m.can_stop {
+                        // Nothing is sent: say so (once per machine and budget notice).
+                        let mut n = Notice::new(
+                            format!("budget_cannot_stop:{i}:{key}"),
+                            NoticeKind::BudgetCannotStop,
+                        );
+                        n.host = Some(m.host.clone());
+                        n.period = Some(b.period);
+                        n.spent_usd = Some(b.spent_usd);
+                        n.budget_usd = Some(b.usd);
+                        push(&mut out, n);
+                    } else if !out.stops.iter().any(|s| &s.instance == i) {
                         out.stops.push(StopOrder {
                             instance: i.clone(),
                             host: m.host.clone(),
@@ -408,6 +423,7 @@ mod tests {
             instance: instance.map(String::from),
             running,
             provider_read: true,
+            can_stop: instance.is_some(),
         }
     }
 
@@ -680,6 +696,59 @@ mod tests {
         let d = decide(NOW, &one, &HashSet::new());
         assert_eq!(d.stops.len(), 1);
         assert_eq!(d.stops[0].instance, "gpurent-c");
+    }
+
+    /// "Stop at 100 %" never claims a stop it cannot send: a machine whose provider has no stop
+    /// (Lambda) is named in its own notice, nothing is sent for it.
+    #[test]
+    fn stop_at_100_names_machines_it_cannot_stop() {
+        let input = TickInput {
+            budgets: vec![budget(None, 5.0, 6.0, true)],
+            machines: vec![
+                MachineReading {
+                    can_stop: false,
+                    ..machine("lambda", Some("gpurent-l"), true)
+                },
+                machine("vast", Some("gpurent-v"), true),
+            ],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
+        assert_eq!(stopped, ["gpurent-v"]);
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (NoticeKind::BudgetOver, None),
+                (NoticeKind::BudgetCannotStop, Some("lambda".into()))
+            ]
+        );
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert!(decide(NOW + 30_000, &input, &sent).notices.is_empty());
+    }
+
+    /// Raising a budget does not silence its next 100 %: the notice for the new amount goes out
+    /// when spending reaches it.
+    #[test]
+    fn a_raised_budget_speaks_again() {
+        let at = |usd: f64, spent: f64| TickInput {
+            budgets: vec![budget(None, usd, spent, false)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &at(10.0, 10.5), &HashSet::new());
+        assert_eq!(kinds(&d), vec![(NoticeKind::BudgetOver, None)]);
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert!(decide(NOW, &at(10.0, 11.0), &sent).notices.is_empty());
+        // Raised to $20: quiet until spending reaches it, then 100 % again.
+        assert!(decide(NOW, &at(20.0, 11.0), &sent).notices.is_empty());
+        let d = decide(NOW, &at(20.0, 20.5), &sent);
+        let over: Vec<_> = d
+            .notices
+            .iter()
+            .filter(|n| n.kind == NoticeKind::BudgetOver)
+            .collect();
+        assert_eq!(over.len(), 1, "{d:?}");
+        assert_eq!(over[0].budget_usd, Some(20.0));
     }
 
     /// A missed deadline of a rented machine: the app performs the guard's own action, once;
