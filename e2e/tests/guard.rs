@@ -76,6 +76,12 @@ async fn guard_panel_set_status_snooze_off() {
     assert!(s.text("#guard-action-money").await.contains("VM"));
     s.fill("#guard-idle", "20").await;
     s.fill("#guard-util", "10").await;
+    // No deadline yet: said as a warning where it is chosen.
+    let none = s.text("#guard-deadline-at").await;
+    assert!(
+        none.contains("nothing bounds the bill"),
+        "no deadline is a warning: {none}"
+    );
     s.fill("#guard-deadline", "2.5h").await;
     let mut at = String::new();
     for _ in 0..50 {

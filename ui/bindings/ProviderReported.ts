@@ -9,7 +9,8 @@ export type ProviderReported = {
  */
 usd_per_hour: number, 
 /**
- * gpurent's compute rate per hour (the rate it bills by, from the offer at rent time).
+ * gpurent's rate per hour while running, from the offer at rent time (Vast: `dph_total`,
+ * its storage included, as the provider reports it).
  */
 gpurent_usd_per_hour: number, 
 /**

@@ -119,7 +119,8 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
         .to_string();
     std::thread::sleep(Duration::from_millis(300));
 
-    // Running: gpurent's $0.35/h (the offer's dph_total) + 50 GB × $0.15/GB-month; Vast says 0.35.
+    // Running: the offer's dph_total $0.35/h, which includes 50 GB × $0.15/GB-month (compute is
+    // dph_base, the rest): storage is not counted twice; Vast says 0.35.
     let storage_h = 50.0 * 0.15 / 720.0;
     let out = gpurent(&prism, h, &["cost", "--json"]);
     assert!(out.status.success(), "{out:?}");
@@ -133,7 +134,7 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
     assert_eq!(m["state"], "running");
     assert_eq!(m["rule"], "per-second");
     let now = m["usd_per_hour_now"].as_f64().expect("now");
-    assert!((now - (0.35 + storage_h)).abs() < 1e-9, "{m}");
+    assert!((now - 0.35).abs() < 1e-9, "{m}");
     assert!(
         m["so_far"]["total_usd"].as_f64().expect("so far") > 0.0,
         "{m}"
@@ -144,7 +145,7 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
     assert_eq!(b["provider"], "vast", "{r}");
     assert_eq!(b["balance_usd"], 10.0);
     let runs_out = b["runs_out_in_h"].as_f64().expect("runs out");
-    assert!((runs_out - 10.0 / (0.35 + storage_h)).abs() < 1e-6, "{b}");
+    assert!((runs_out - 10.0 / 0.35).abs() < 1e-6, "{b}");
 
     // The provider's own number changes: it is shown beside gpurent's, marked as differing.
     fake.set_reported_price(Some(0.50));
@@ -157,7 +158,7 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
     let so_far = m["so_far"]["total_usd"].as_f64().expect("so far");
     let projected = m["projected"]["total_usd"].as_f64().expect("projected");
     assert!(
-        (projected - so_far - 2.0 * (0.35 + storage_h)).abs() < 1e-3,
+        (projected - so_far - 2.0 * 0.35).abs() < 1e-3,
         "2 h more at the running rate: {m}"
     );
 

@@ -25,7 +25,7 @@ use gpurent_core::infra::clock::{Clock, SystemClock};
 use gpurent_core::infra::events::NoProgress;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::second_guard::{NoticeKind, DEADLINE_GRACE_MS};
-use gpurent_testhost::fakecloud::FakeState;
+use gpurent_testhost::fakecloud::{FakeState, Fault, Route};
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
     rent_request, short_spec, vast_machine, wait_for, Guarded, VastMachine, INSTANCE_ID,
@@ -111,8 +111,27 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
     assert!(t.deadline_acted.is_empty(), "{t:?}");
     assert_eq!(fake.instances()[0].state, FakeState::Running);
 
-    // Past the deadline by more than the grace (in the app's clock): the app stops it.
+    // Past the deadline by more than the grace (in the app's clock), the provider failing: the
+    // app's stop is not confirmed — said once — and tried again on the next tick.
     clock.0.store(DEADLINE_GRACE_MS + 60_000, Ordering::SeqCst);
+    for _ in 0..8 {
+        fake.push_fault(
+            Route::Action,
+            Fault::RateLimited {
+                retry_after_s: Some(0),
+            },
+        );
+    }
+    let t = app.second_guard_tick(&env, &cancel).expect("tick");
+    assert!(t.deadline_acted.is_empty(), "{t:?}");
+    let failed = t
+        .notices
+        .iter()
+        .filter(|n| n.kind == NoticeKind::DeadlineActFailed)
+        .count();
+    assert_eq!(failed, 1, "{t:?}");
+    assert_eq!(fake.instances()[0].state, FakeState::Running);
+    fake.clear_faults();
     let t = app.second_guard_tick(&env, &cancel).expect("tick");
     assert_eq!(t.deadline_acted, std::slice::from_ref(&ledger_id), "{t:?}");
     let acted: Vec<_> = t
@@ -149,13 +168,31 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
             .cloned()
             .collect::<Vec<_>>()
     };
-    assert_eq!(puts(), [format!("PUT /api/v0/instances/{INSTANCE_ID}")]);
+    let sent = puts();
+    assert!(
+        sent.len() >= 2
+            && sent
+                .iter()
+                .all(|p| p == &format!("PUT /api/v0/instances/{INSTANCE_ID}")),
+        "{sent:?}"
+    );
     assert!(fake.instance_key_requests().is_empty());
 
     // The next tick does nothing more (stopped; the act remembered): no call, no notice.
     let t = app.second_guard_tick(&env, &cancel).expect("tick");
     assert!(t.deadline_acted.is_empty() && t.notices.is_empty(), "{t:?}");
-    assert_eq!(puts().len(), 1);
+    assert_eq!(puts().len(), sent.len());
+
+    // The user starts it again after the deadline: it fired once, it stays started.
+    app.instance_action(&ledger_id, "start", true)
+        .expect("start");
+    let puts_after_start = puts().len();
+    for _ in 0..2 {
+        let t = app.second_guard_tick(&env, &cancel).expect("tick");
+        assert!(t.deadline_acted.is_empty() && t.notices.is_empty(), "{t:?}");
+    }
+    assert_ne!(fake.instances()[0].state, FakeState::Stopped);
+    assert_eq!(puts().len(), puts_after_start, "no stop after the start");
 
     drop(guarded);
     assert!(prism.log().contains("Request received"), "{}", prism.log());

@@ -105,6 +105,8 @@ export default {
   'billing.notice.balance_low':
     '{account}: the balance runs out in about {hours} h. The platform may then release the machine and delete its disk.',
   'billing.notice.still_billing': '{host}: a stop was sent but the provider still shows it billing.',
+  'billing.notice.budget_cannot_stop':
+    '{host}: a budget with "stop at 100 %" is used up ({spent} of {budget}), but its provider has no stop (only release): nothing was sent and it still bills. Release it below — the release checklist shows what would be lost first.',
   'billing.notice.deadline_acted':
     "gpurent did the guard's {action} of {host} {minutes} min after its deadline, because the guard on the machine did not. The provider now says: {state}.",
   'billing.notice.deadline_act_failed':

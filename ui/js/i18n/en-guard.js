@@ -54,6 +54,27 @@ export default {
   'guard.note.full_key_on_machine':
     'Your account’s FULL API key is on the machine (~/.gpurent/guard/provider.key, readable only by the login user). Anyone who gets onto it can use your whole account; Off removes it.',
   'guard.note.http_tool_wget': 'No curl on the machine: the guard uses wget to call the provider.',
+  'guard.deadline.none_warn':
+    'no deadline — if a signal stays busy (a stuck job, a connection left open), nothing bounds the bill',
+  'guard.deadline.fired': 'fired (never again; set the guard again for a new deadline)',
+  'guard.inactive_limit': 'Connected but inactive',
+  'guard.inactive_limit.with': 'a session with no input for {span} no longer keeps it alive ({n} such now)',
+  'guard.last_sample': 'Last sample',
+  'guard.ago': '{span} ago',
+  'guard.signal.cpu': 'CPU (the machine’s own work)',
+  'guard.signal.net': 'Network traffic',
+  'guard.signal.keepalive': 'Keep-alive file (~/.gpurent/keepalive)',
+  'guard.reading.cpu': '{pct} % of one core',
+  'guard.reading.net': '{kbps} KiB/s',
+  'guard.why.memory': 'GPU memory held (a loaded model)',
+  'guard.why.hung': 'nvidia-smi did not answer',
+  'guard.why.not_available': 'nvidia-smi says [N/A] (MIG or vGPU)',
+  'guard.note.guard_stale':
+    'The guard has not sampled for longer than it ever should: it is stuck, and neither idle nor the deadline can act. Set it again.',
+  'guard.note.no_deadline': 'No deadline is set: if a signal stays busy, nothing bounds the bill. Set one.',
+  'guard.note.nvidia_smi_hung': 'nvidia-smi did not answer: the GPU counts as busy, so only the deadline can act.',
+  'guard.note.gpu_not_available':
+    'nvidia-smi says [N/A] (a MIG instance or a vGPU): the GPU counts as busy, so only the deadline can act.',
   'guard.status.title': 'What the guard sees',
   'guard.status.intro':
     'Read from the machine over SSH when you open this panel and when you press Refresh (at most every 30 s).',

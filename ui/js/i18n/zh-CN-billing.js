@@ -103,6 +103,8 @@ export default {
   'billing.notice.budget_over': '预算「{name}」已用完（已花 {spent}，预算 {budget}）。',
   'billing.notice.balance_low': '{account}：余额约 {hours} 小时后用完。届时平台可能释放机器并删除磁盘。',
   'billing.notice.still_billing': '{host}：已发送停止请求，但平台仍显示在计费。',
+  'billing.notice.budget_cannot_stop':
+    '{host}：设置了「用到 100 % 时停止」的预算已用完（已花 {spent}，预算 {budget}），但它的平台没有「停止」（只能释放）：没有发送任何请求，它仍在计费。请在下方释放它——释放前的检查清单会先列出会丢失的内容。',
   'billing.notice.deadline_acted':
     '机器上的守护进程没有执行，gpurent 在截止时间后 {minutes} 分钟代为对 {host} 执行了守护进程的操作（{action}）。平台现在显示：{state}。',
   'billing.notice.deadline_act_failed':

@@ -363,12 +363,9 @@ impl App {
                 .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
             reported: remote.and_then(|r| {
                 r.price_per_hour_usd.map(|p| {
-                    priced::reported(
-                        row.provider,
-                        p,
-                        compute.map(|c| c.usd_per_hour).unwrap_or(0.0),
-                        row.state,
-                    )
+                    // The offer's rate (Vast: dph_total, storage included — what the
+                    // provider reports), not the compute meter alone.
+                    priced::reported(row.provider, p, row.price_per_hour_usd, row.state)
                 })
             }),
             notes,

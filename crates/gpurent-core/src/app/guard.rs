@@ -351,10 +351,21 @@ impl App {
         }
         let h = self.host_get(label)?;
         let conn = connect_saved(&h, env, key, cancel)?;
-        ssh::snooze(&conn, seconds, cancel).map_err(|e| match e {
+        let until = ssh::snooze(&conn, seconds, cancel).map_err(|e| match e {
             GuardError::NotInstalled(_) => GuardError::NotInstalled(label.to_string()),
             e => e,
-        })
+        })?;
+        // The app's second guard honours it too, also while the machine cannot be read.
+        let local = self
+            .now_ms()
+            .saturating_add((seconds as i64).saturating_mul(1000));
+        self.with_store(|s| {
+            s.meta_set(
+                &crate::app::second_guard::snooze_meta(label),
+                &local.to_string(),
+            )
+        })?;
+        Ok(until)
     }
 
     /// Switch the guard off (loop stopped, reboot start removed, logs kept).

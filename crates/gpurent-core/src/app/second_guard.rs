@@ -72,6 +72,7 @@ impl App {
                     .account
                     .as_ref()
                     .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
+                can_stop: m.instance.is_some() && m.provider.is_some_and(|p| p.terms().can_stop),
             })
             .collect();
         let balances = cost
@@ -92,6 +93,26 @@ impl App {
             .collect();
         let mut guards = Vec::new();
         for (label, spec, installed_ms) in self.with_store(saved::active)? {
+            let mut g = GuardReading::new(label.clone(), &spec, installed_ms, None, None);
+            let done_key = g.deadline_ms.map(|d| rules::deadline_act_key(&label, d));
+            // The app's own record: the deadline's action was done (acted, or seen stopped).
+            if let Some(k) = &done_key {
+                g.deadline_done = self.with_store(|s| s.meta_get(&done_meta(k)))?.is_some();
+            }
+            // A snooze set from the app holds even when the machine cannot be read.
+            g.snooze_until_ms = self
+                .with_store(|s| s.meta_get(&snooze_meta(&label)))?
+                .and_then(|v| v.parse::<i64>().ok());
+            // A provider machine the ledger shows stopped: nothing runs there to read (no SSH
+            // every 30 s to a machine that is off).
+            let stopped = machines
+                .iter()
+                .any(|m| m.host == label && m.instance.is_some())
+                && !machines.iter().any(|m| m.host == label && m.running);
+            if stopped {
+                guards.push(g);
+                continue;
+            }
             let status = match self.host_key_for(&label, None) {
                 // A released machine took its guard with it: nothing to read, nothing to act on.
                 Err(crate::remote::RemoteError::HostReleased { .. }) => continue,
@@ -102,20 +123,30 @@ impl App {
                             .map_err(|e| crate::infra::ipc::Coded::code(&e).to_string())
                     }),
             };
-            let (idle_since_s, host_now_s) = match status {
-                Ok(st) => (st.idle_since, st.host_now_s),
-                Err(code) => {
-                    report.unreadable.push((label.clone(), code));
-                    (None, None)
+            match status {
+                Ok(st) => {
+                    let read = GuardReading::new(
+                        label.clone(),
+                        &spec,
+                        installed_ms,
+                        st.idle_since,
+                        st.host_now_s,
+                    );
+                    g.idle_for_s = read.idle_for_s;
+                    g.idle_since_s = read.idle_since_s;
+                    let on_machine = rules::snooze_in_local_ms(now, st.snooze_until, st.host_now_s);
+                    g.snooze_until_ms = g.snooze_until_ms.max(on_machine);
+                    // The guard on the machine fired this deadline (its marker survives a
+                    // restart): recorded here too, never acted on again.
+                    let fired = st.last.as_ref().and_then(|d| d.deadline_fired) == Some(true);
+                    if let (true, Some(k)) = (fired && spec.deadline_in_s.is_some(), &done_key) {
+                        self.with_store(|s| s.meta_set(&done_meta(k), &now.to_string()))?;
+                        g.deadline_done = true;
+                    }
                 }
-            };
-            guards.push(GuardReading::new(
-                label,
-                &spec,
-                installed_ms,
-                idle_since_s,
-                host_now_s,
-            ));
+                Err(code) => report.unreadable.push((label.clone(), code)),
+            }
+            guards.push(g);
         }
         let input = TickInput {
             budgets,
@@ -126,6 +157,9 @@ impl App {
         let sent = self.with_store(sent::keys)?;
         let decision = rules::decide(now, &input, &sent);
         let mut notices = decision.notices;
+        for k in &decision.deadlines_done {
+            self.with_store(|s| s.meta_set(&done_meta(k), &now.to_string()))?;
+        }
         for stop in &decision.stops {
             match self.instance_action(&stop.instance, "stop", true) {
                 Ok(_) => report.stopped.push(stop.instance.clone()),
@@ -146,9 +180,12 @@ impl App {
             let n = self.act_at_deadline(act);
             if n.kind == rules::NoticeKind::DeadlineActed {
                 report.deadline_acted.push(act.instance.clone());
+                // Recorded at once: acted on once, even if a later step of this tick fails.
+                self.with_store(|s| s.meta_set(&done_meta(&act.key), &now.to_string()))?;
+            } else if sent.contains(&n.key) {
+                // Not confirmed again: said once already; tried again next tick.
+                continue;
             }
-            // Remembered at once (the notice's key names the deadline): acted on once, even if
-            // a later step of this tick fails.
             self.with_store(|s| sent::remember(s, &n, now))?;
             notices.push(n);
         }
@@ -158,6 +195,16 @@ impl App {
         report.notices = notices;
         Ok(report)
     }
+}
+
+/// The `meta` key recording that a deadline's action was done (by [`rules::deadline_act_key`]).
+pub(crate) fn done_meta(act_key: &str) -> String {
+    format!("second_guard.done:{act_key}")
+}
+
+/// The `meta` key holding a snooze set from the app (this computer's clock, unix ms).
+pub(crate) fn snooze_meta(label: &str) -> String {
+    format!("second_guard.snooze:{label}")
 }
 
 impl App {
@@ -234,6 +281,40 @@ mod tests {
         // not tried at all.
         let tried: Vec<&str> = t.unreadable.iter().map(|(h, _)| h.as_str()).collect();
         assert_eq!(tried, ["live"], "{t:?}");
+    }
+
+    /// The tick does not connect to a machine the ledger shows stopped (it is off: nothing to
+    /// read), but keeps reading a running one.
+    #[test]
+    fn tick_does_not_connect_to_a_stopped_machine() {
+        use crate::providers::ledger::LedgerState;
+        use crate::providers::ProviderKind;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = app_at(tmp.path(), NOW);
+        for (label, state) in [("on", LedgerState::Running), ("off", LedgerState::Stopped)] {
+            save_host(&app, label);
+            let spec = serde_json::to_string(&crate::guard::GuardSpec::new(
+                1800,
+                crate::guard::ActionKind::Poweroff,
+            ))
+            .expect("spec");
+            app.with_store(|s| {
+                s.conn().execute(
+                    "INSERT INTO guards(host_label, spec_json, action_command, boot, installed_ms)
+                     VALUES (?1, ?2, 'poweroff', 'none', ?3)",
+                    rusqlite::params![label, spec, NOW - HOUR],
+                )?;
+                Ok(())
+            })
+            .expect("guard row");
+            crate::app::test_support::rental(&app, label, ProviderKind::Runpod, state, NOW - HOUR);
+        }
+        let env = SshEnv::under_home(tmp.path(), None);
+        let t = app
+            .second_guard_tick(&env, &CancelToken::new())
+            .expect("tick");
+        let tried: Vec<&str> = t.unreadable.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(tried, ["on"], "{t:?}");
     }
 
     #[test]

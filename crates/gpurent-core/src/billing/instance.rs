@@ -47,10 +47,14 @@ pub fn timeline(events: &[InstanceEvent]) -> (Vec<StateChange>, bool) {
 /// - RunPod: `compute` at the row's price per hour; `container_disk` (`disk_gb` is the pod's
 ///   container disk, `CreatePodRequest.disk` in the spec) at RunPod's published $0.10/GB-month,
 ///   paid only while running. gpurent creates no volume, so there is no volume meter.
-/// - Vast: `compute` at the row's price (the offer's `dph_total`); `storage` at the offer's
-///   `storage_cost` × `disk_gb` while the instance exists, stopped included (note
-///   `vast_dph_total_may_include_storage`: whether `dph_total` already counts the storage is not
-///   said by the spec; note `storage_price_unknown` when the offer listed none).
+/// - Vast: `storage` at the offer's `storage_cost` × `disk_gb` while the instance exists, stopped
+///   included; `compute` at the base rate `dph_base` = the row's price (the offer's `dph_total`)
+///   less that storage per hour (`storage_cost` × `disk_gb` / 720): `dph_total` already counts
+///   the storage (the spec's own example: `dph_base` 1.0, `storage_cost` 0.149333, 10 GB,
+///   `storage_total_cost` 0.00207407 = 0.149333 × 10 / 720, `dph_total` 1.00207407), so counting
+///   both would bill the storage twice while running. With no storage price (note
+///   `storage_price_unknown`) compute is `dph_total` and note `vast_dph_total_may_include_storage`
+///   stands.
 /// - Lambda: `compute` by the minute. Filesystems are not in the ledger (none is created by gpurent).
 pub fn tariff(row: &LedgerInstance) -> Result<(Tariff, Vec<String>), CoreError> {
     let mut notes = Vec::new();
@@ -69,23 +73,37 @@ pub fn tariff(row: &LedgerInstance) -> Result<(Tariff, Vec<String>), CoreError> 
                 quantity: disk,
             },
         ],
-        ProviderKind::Vast => {
-            notes.push("vast_dph_total_may_include_storage".to_string());
-            let mut v = vec![compute];
-            match row.storage_usd_per_gb_month {
-                Some(p) => v.push(RateInput {
-                    meter: "storage".into(),
-                    rate: Some(p),
-                    quantity: disk,
-                }),
-                None => notes.push("storage_price_unknown".to_string()),
+        ProviderKind::Vast => match row.storage_usd_per_gb_month {
+            Some(p) => {
+                // dph_base: dph_total less the storage it includes (720 h a month, as Vast's
+                // storage_total_cost is computed).
+                let base = (row.price_per_hour_usd - p * disk / VAST_HOURS_PER_MONTH).max(0.0);
+                vec![
+                    RateInput {
+                        rate: Some(base),
+                        ..compute
+                    },
+                    RateInput {
+                        meter: "storage".into(),
+                        rate: Some(p),
+                        quantity: disk,
+                    },
+                ]
             }
-            v
-        }
+            None => {
+                notes.push("vast_dph_total_may_include_storage".to_string());
+                notes.push("storage_price_unknown".to_string());
+                vec![compute]
+            }
+        },
         ProviderKind::Lambda => vec![compute],
     };
     Ok((Tariff::from_rules(row.provider.as_str(), &inputs)?, notes))
 }
+
+/// Hours in Vast's storage month: its `storage_total_cost` (USD/h) is `storage_cost` (USD per
+/// GB-month) × GB / 720 (the spec's example values).
+const VAST_HOURS_PER_MONTH: f64 = 720.0;
 
 /// Which field of the provider's answer its own rate per hour came from.
 pub fn reported_source(kind: ProviderKind) -> &'static str {
@@ -116,7 +134,8 @@ pub fn runs_out_in_h(balance_usd: f64, usd_per_hour: f64) -> Option<f64> {
 pub struct ProviderReported {
     /// The provider's rate per hour for the machine now.
     pub usd_per_hour: f64,
-    /// gpurent's compute rate per hour (the rate it bills by, from the offer at rent time).
+    /// gpurent's rate per hour while running, from the offer at rent time (Vast: `dph_total`,
+    /// its storage included, as the provider reports it).
     pub gpurent_usd_per_hour: f64,
     /// `true` when the two disagree (more than $0.005 and 1 %); `null` when the machine is not
     /// running (RunPod reports 0.0 for a stopped pod, Vast its running price: not comparable).
@@ -227,8 +246,9 @@ mod tests {
                 per_hour_now: 0.44 + 50.0 * 0.10 / 720.0,
             },
             Case {
-                // Vast $0.30/h; 100 GB at $0.15/GB-month from provisioning on, stopped included.
-                // Provisioning 10 min, running 2 h, stopped 3 h.
+                // Vast $0.30/h dph_total, which includes 100 GB at $0.15/GB-month (from
+                // provisioning on, stopped included): compute is the rest. Provisioning 10 min,
+                // running 2 h, stopped 3 h.
                 name: "vast stopped pays storage",
                 row: row(ProviderKind::Vast, 0.30, 100, Some(0.15)),
                 events: vec![
@@ -238,7 +258,7 @@ mod tests {
                     ev(10 * MIN + 2 * HOUR, Stopped),
                 ],
                 now: 10 * MIN + 5 * HOUR,
-                compute: 0.60,
+                compute: (0.30 - 100.0 * 0.15 / 720.0) * 2.0,
                 storage_meter: Some(("storage", 100.0 * 0.15 / 720.0 * (5.0 + 10.0 / 60.0))),
                 per_hour_now: 100.0 * 0.15 / 720.0,
             },
@@ -279,6 +299,24 @@ mod tests {
             let now = usd_per_hour_now(&t, &tariff, c.now);
             assert!((now - c.per_hour_now).abs() < 1e-9, "{}: now {now}", c.name);
         }
+    }
+
+    /// Vast's `dph_total` includes the storage: while running it bills `dph_total` an hour, not
+    /// `dph_total` + storage (the spec's example offer: base 1.0, 10 GB at 0.149333/GB-month).
+    #[test]
+    fn vast_storage_is_not_counted_twice_while_running() {
+        let total = 1.0020740740740741;
+        let r = row(ProviderKind::Vast, total, 10, Some(0.14933333333333335));
+        let (tariff, notes) = tariff(&r).expect("vast");
+        assert!(notes.is_empty(), "{notes:?}");
+        let t = timeline(&[ev(0, LedgerState::Running)]).0;
+        let now = usd_per_hour_now(&t, &tariff, HOUR);
+        assert!((now - total).abs() < 1e-9, "running bills dph_total: {now}");
+        let so_far = cost_so_far(&t, &tariff, Traffic::default(), HOUR);
+        assert!(
+            (line(&so_far, "compute") - 1.0).abs() < 1e-9,
+            "compute is dph_base"
+        );
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub enum NoticeKind {
     /// gpurent tried the guard's action at the missed deadline and the provider did not confirm
     /// it (`why`: the error code, `state`: the provider's state if it said one).
     DeadlineActFailed,
+    /// A budget with "stop at 100 %" is used up but this machine cannot be stopped (Lambda has no
+    /// stop, only release): nothing was sent; release it with the checklist, or keep it.
+    BudgetCannotStop,
 }
 
 /// Why the app only notified of a missed deadline (did not act itself).
@@ -220,6 +223,18 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
         (NoticeKind::StillBilling, true) => (
             format!("{host} 仍在计费"),
             "已发送停止请求，但平台仍显示运行中。请在「计费」步骤中查看。".into(),
+        ),
+        (NoticeKind::BudgetCannotStop, false) => (
+            format!("{whose} is used up, but {host} cannot be stopped"),
+            format!(
+                "{spent} of {budget}. Its provider has no stop (only release), so nothing was sent and it still bills. Release it in the Billing step — the release checklist shows what would be lost first."
+            ),
+        ),
+        (NoticeKind::BudgetCannotStop, true) => (
+            format!("{whose}已用完，但 {host} 无法停止"),
+            format!(
+                "已花 {spent}，预算 {budget}。它的平台没有「停止」（只能释放），因此没有发送任何请求，它仍在计费。请在「计费」步骤中释放它——释放前的检查清单会先列出会丢失的内容。"
+            ),
         ),
     }
 }

@@ -61,6 +61,15 @@ pub struct GuardReading {
     /// The guard's own action: at a missed deadline the app performs it itself where it is a
     /// provider action (stop, release) on a rented machine.
     pub action: ActionKind,
+    /// A snooze holds until then (this computer's clock): the later of the one the guard on the
+    /// machine reports and the one set from the app. While it holds the app neither acts nor
+    /// says the deadline was missed; after it, the grace counts from its end.
+    pub snooze_until_ms: Option<i64>,
+    /// This deadline's action was done: the guard on the machine reports it fired, or the app
+    /// recorded it (it acted, or saw the machine stopped after the deadline). It is never acted
+    /// on again, also when the user starts the machine afterwards; a new `guard set` is a new
+    /// deadline.
+    pub deadline_done: bool,
 }
 
 impl GuardReading {
@@ -82,8 +91,21 @@ impl GuardReading {
             idle_since_s,
             deadline_ms: spec.deadline_in_s.map(|d| installed_ms + d as i64 * 1000),
             action: spec.action,
+            snooze_until_ms: None,
+            deadline_done: false,
         }
     }
+}
+
+/// A snooze the guard reports in the host's clock (`snooze_until_s`, with the host's clock
+/// `host_now_s` read at the same time) in this computer's clock (`now_ms`).
+pub fn snooze_in_local_ms(
+    now_ms: i64,
+    snooze_until_s: Option<i64>,
+    host_now_s: Option<i64>,
+) -> Option<i64> {
+    let (until, host_now) = snooze_until_s.zip(host_now_s)?;
+    Some(now_ms + (until - host_now).saturating_mul(1000))
 }
 
 /// A machine that may bill.
@@ -97,6 +119,8 @@ pub struct MachineReading {
     /// The provider answered this tick's reconcile for this machine's account (so `running` is
     /// the provider's word, not a stale ledger). Pasted hosts: `true` (nothing to ask).
     pub provider_read: bool,
+    /// Its provider can stop it (Lambda: only release). Pasted hosts: `false`.
+    pub can_stop: bool,
 }
 
 /// A provider account's balance and what it burns now.
@@ -143,8 +167,12 @@ pub struct DeadlineAct {
 pub struct TickDecision {
     pub notices: Vec<Notice>,
     pub stops: Vec<StopOrder>,
-    /// Deadlines the guard on the machine missed, acted on by the app (each once).
+    /// Deadlines the guard on the machine missed, acted on by the app (until the provider
+    /// confirms; then never again).
     pub acts: Vec<DeadlineAct>,
+    /// Deadlines whose action is seen done this tick (the machine is stopped or gone after its
+    /// deadline), by [`deadline_act_key`]: the app records them and never acts on them again.
+    pub deadlines_done: Vec<String>,
 }
 
 /// The key that names one guard deadline's action by the app (and its outcome notice).
@@ -186,8 +214,31 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             }
         }
         if let Some(d) = g.deadline_ms {
+            if g.deadline_done {
+                // Fired once (by the guard or by the app): never again for this deadline.
+                continue;
+            }
             let left = d - now_ms;
-            if left > 0 && left <= DEADLINE_SOON_MS {
+            let snooze = g.snooze_until_ms.filter(|s| *s > now_ms);
+            if left <= 0 {
+                // Past the deadline and the machine stopped (the provider's word): the action
+                // was done — recorded, so starting the machine again is the user's choice.
+                let stopped = input
+                    .machines
+                    .iter()
+                    .filter(|m| m.host == g.host)
+                    .any(|m| !m.running && m.provider_read && m.instance.is_some());
+                if stopped && !input.machines.iter().any(|m| m.host == g.host && m.running) {
+                    out.deadlines_done.push(deadline_act_key(&g.host, d));
+                    continue;
+                }
+            }
+            // A snooze holds the deadline back; the grace counts from whichever ends later.
+            let due = g.snooze_until_ms.map_or(d, |s| s.max(d));
+            if snooze.is_some() && left <= 0 {
+                continue;
+            }
+            if left > 0 && left <= DEADLINE_SOON_MS && snooze.is_none_or(|s| s < d) {
                 let mut n = Notice::new(
                     format!("deadline_soon:{}:{d}", g.host),
                     NoticeKind::DeadlineSoon,
@@ -195,7 +246,7 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
                 n.host = Some(g.host.clone());
                 n.minutes = Some((left + 59_999) / 60_000);
                 push(&mut out, n);
-            } else if left <= -DEADLINE_GRACE_MS {
+            } else if left <= 0 && due - now_ms <= -DEADLINE_GRACE_MS {
                 // Only the deadline — never the idle signal — makes the app act itself (idle is
                 // the on-machine guard's call: the app cannot read the signals as well).
                 let Some(m) = input
@@ -214,6 +265,7 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
                 let no_act = match (&m.instance, m.provider_read, act) {
                     (Some(instance), true, Some(action)) => {
                         let key = deadline_act_key(&g.host, d);
+                        // Not yet confirmed (a failed act is tried again every tick).
                         if !sent.contains(&key) && !out.acts.iter().any(|a| a.key == key) {
                             out.acts.push(DeadlineAct {
                                 key,
@@ -248,11 +300,13 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             Level::Warn => (NoticeKind::BudgetWarn, 80),
             Level::Over => (NoticeKind::BudgetOver, 100),
         };
+        // The amount is in the key: a budget raised (or lowered) is a new 80 % and 100 %.
         let key = format!(
-            "budget:{}:{}:{}:{pct}",
+            "budget:{}:{}:{}:{pct}:{:.2}",
             scope_of(b.host.as_deref()),
             b.period.name(),
-            b.period_start_ms
+            b.period_start_ms,
+            b.usd
         );
         let mut n = Notice::new(key.clone(), kind);
         n.host = b.host.clone();
@@ -266,7 +320,18 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             for m in &input.machines {
                 let in_scope = b.host.as_deref().is_none_or(|h| h == m.host);
                 if let (true, true, Some(i)) = (in_scope, m.running, &m.instance) {
-                    if !out.stops.iter().any(|s| &s.instance == i) {
+                    if !m.can_stop {
+                        // Nothing is sent: say so (once per machine and budget notice).
+                        let mut n = Notice::new(
+                            format!("budget_cannot_stop:{i}:{key}"),
+                            NoticeKind::BudgetCannotStop,
+                        );
+                        n.host = Some(m.host.clone());
+                        n.period = Some(b.period);
+                        n.spent_usd = Some(b.spent_usd);
+                        n.budget_usd = Some(b.usd);
+                        push(&mut out, n);
+                    } else if !out.stops.iter().any(|s| &s.instance == i) {
                         out.stops.push(StopOrder {
                             instance: i.clone(),
                             host: m.host.clone(),
@@ -316,6 +381,8 @@ pub fn still_billing(stop: &StopOrder) -> Notice {
 
 /// The notice for a deadline the app acted on: `confirmed` when the provider's state read back
 /// shows the action took (`state`: the provider's own status text); otherwise `error` says why.
+/// A confirmed act carries the act's key (remembered: never again); a failed one its own key
+/// (said once, the act is tried again on the next tick until the provider confirms).
 pub fn deadline_acted(
     act: &DeadlineAct,
     confirmed: bool,
@@ -327,7 +394,12 @@ pub fn deadline_acted(
     } else {
         NoticeKind::DeadlineActFailed
     };
-    let mut n = Notice::new(act.key.clone(), kind);
+    let key = if confirmed {
+        act.key.clone()
+    } else {
+        format!("deadline_act_failed:{}:{}", act.host, act.deadline_ms)
+    };
+    let mut n = Notice::new(key, kind);
     n.host = Some(act.host.clone());
     n.minutes = Some(act.minutes);
     n.action = Some(act.action.to_string());
@@ -351,6 +423,7 @@ mod tests {
             instance: instance.map(String::from),
             running,
             provider_read: true,
+            can_stop: instance.is_some(),
         }
     }
 
@@ -362,6 +435,8 @@ mod tests {
             idle_since_s: idle_for_s.map(|i| NOW / 1000 - i),
             deadline_ms,
             action: ActionKind::Poweroff,
+            snooze_until_ms: None,
+            deadline_done: false,
         }
     }
 
@@ -623,6 +698,59 @@ mod tests {
         assert_eq!(d.stops[0].instance, "gpurent-c");
     }
 
+    /// "Stop at 100 %" never claims a stop it cannot send: a machine whose provider has no stop
+    /// (Lambda) is named in its own notice, nothing is sent for it.
+    #[test]
+    fn stop_at_100_names_machines_it_cannot_stop() {
+        let input = TickInput {
+            budgets: vec![budget(None, 5.0, 6.0, true)],
+            machines: vec![
+                MachineReading {
+                    can_stop: false,
+                    ..machine("lambda", Some("gpurent-l"), true)
+                },
+                machine("vast", Some("gpurent-v"), true),
+            ],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        let stopped: Vec<&str> = d.stops.iter().map(|s| s.instance.as_str()).collect();
+        assert_eq!(stopped, ["gpurent-v"]);
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (NoticeKind::BudgetOver, None),
+                (NoticeKind::BudgetCannotStop, Some("lambda".into()))
+            ]
+        );
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert!(decide(NOW + 30_000, &input, &sent).notices.is_empty());
+    }
+
+    /// Raising a budget does not silence its next 100 %: the notice for the new amount goes out
+    /// when spending reaches it.
+    #[test]
+    fn a_raised_budget_speaks_again() {
+        let at = |usd: f64, spent: f64| TickInput {
+            budgets: vec![budget(None, usd, spent, false)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &at(10.0, 10.5), &HashSet::new());
+        assert_eq!(kinds(&d), vec![(NoticeKind::BudgetOver, None)]);
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert!(decide(NOW, &at(10.0, 11.0), &sent).notices.is_empty());
+        // Raised to $20: quiet until spending reaches it, then 100 % again.
+        assert!(decide(NOW, &at(20.0, 11.0), &sent).notices.is_empty());
+        let d = decide(NOW, &at(20.0, 20.5), &sent);
+        let over: Vec<_> = d
+            .notices
+            .iter()
+            .filter(|n| n.kind == NoticeKind::BudgetOver)
+            .collect();
+        assert_eq!(over.len(), 1, "{d:?}");
+        assert_eq!(over[0].budget_usd, Some(20.0));
+    }
+
     /// A missed deadline of a rented machine: the app performs the guard's own action, once;
     /// never for the idle signal, never on a stale ledger, never for a pasted host or an action
     /// that runs on the machine.
@@ -759,6 +887,95 @@ mod tests {
         let d = decide(NOW, &unread, &HashSet::new());
         let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
         assert_eq!(decide(NOW + 30_000, &input, &sent).acts.len(), 1);
+    }
+
+    /// A snooze holds everywhere: the app neither acts nor says "missed" while the snooze the
+    /// guard reports (or the app set) holds, and gives the guard its grace after it ends.
+    #[test]
+    fn a_snooze_holds_the_deadline() {
+        let rented = machine("pod", Some("gpurent-pod"), true);
+        let at = |snooze: Option<i64>| TickInput {
+            guards: vec![GuardReading {
+                action: ActionKind::Stop,
+                snooze_until_ms: snooze,
+                ..guard("pod", None, Some(NOW - 30 * MIN))
+            }],
+            machines: vec![rented.clone()],
+            ..Default::default()
+        };
+        let none = HashSet::new();
+        let d = decide(NOW, &at(Some(NOW + 20 * MIN)), &none);
+        assert!(d.acts.is_empty() && d.notices.is_empty(), "snoozed: {d:?}");
+        let d = decide(NOW, &at(Some(NOW - MIN)), &none);
+        assert!(
+            d.acts.is_empty() && d.notices.is_empty(),
+            "grace after: {d:?}"
+        );
+        let d = decide(NOW, &at(Some(NOW - 4 * MIN)), &none);
+        assert_eq!(d.acts.len(), 1, "snooze over + grace: acts");
+        assert_eq!(d.acts[0].minutes, 30, "minutes past the deadline");
+        // A pasted host: no "missed" notice while snoozed either.
+        let mut pasted = at(Some(NOW + 20 * MIN));
+        pasted.machines = vec![machine("pod", None, true)];
+        assert!(decide(NOW, &pasted, &none).notices.is_empty());
+        // No "deadline soon" for a deadline the snooze covers.
+        let mut soon = at(Some(NOW + 60 * MIN));
+        soon.guards[0].deadline_ms = Some(NOW + 5 * MIN);
+        assert!(decide(NOW, &soon, &none).notices.is_empty());
+    }
+
+    /// A deadline fires once: done by the guard on the machine (it reports it fired) or seen
+    /// done (the machine stopped after it), a machine the user started again is left alone.
+    #[test]
+    fn a_deadline_fires_once() {
+        let none = HashSet::new();
+        let input = |done: bool, running: bool| TickInput {
+            guards: vec![GuardReading {
+                action: ActionKind::Stop,
+                deadline_done: done,
+                ..guard("pod", None, Some(NOW - 30 * MIN))
+            }],
+            machines: vec![machine("pod", Some("gpurent-pod"), running)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input(true, true), &none);
+        assert!(d.acts.is_empty() && d.notices.is_empty(), "{d:?}");
+        // Stopped after the deadline: recorded as done.
+        let d = decide(NOW, &input(false, false), &none);
+        assert_eq!(d.deadlines_done, [deadline_act_key("pod", NOW - 30 * MIN)]);
+        assert!(d.acts.is_empty());
+        assert!(decide(NOW, &input(true, false), &none)
+            .deadlines_done
+            .is_empty());
+    }
+
+    /// A failed act is said once and tried again on every tick until the provider confirms;
+    /// a confirmed one is never repeated.
+    #[test]
+    fn a_failed_deadline_act_is_retried() {
+        let input = TickInput {
+            guards: vec![GuardReading {
+                action: ActionKind::Stop,
+                ..guard("pod", None, Some(NOW - 5 * MIN))
+            }],
+            machines: vec![machine("pod", Some("gpurent-pod"), true)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        assert_eq!(d.acts.len(), 1);
+        let failed = deadline_acted(&d.acts[0], false, None, Some("provider_http".into()));
+        assert_eq!(failed.kind, NoticeKind::DeadlineActFailed);
+        let sent: HashSet<String> = [failed.key.clone()].into();
+        let again = decide(NOW + 30_000, &input, &sent);
+        assert_eq!(again.acts.len(), 1, "tried again");
+        assert_eq!(
+            deadline_acted(&again.acts[0], false, None, None).key,
+            failed.key,
+            "the failure is said once"
+        );
+        let done = deadline_acted(&again.acts[0], true, Some("exited".into()), None);
+        let sent: HashSet<String> = [failed.key, done.key].into();
+        assert!(decide(NOW + 60_000, &input, &sent).acts.is_empty());
     }
 
     /// The words of the app's own action, both languages, with the provider's state.

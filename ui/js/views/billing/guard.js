@@ -29,7 +29,9 @@ import { every, later } from '../../screen.js';
 const READ_EVERY_MS = 30_000;
 /** After Set, the guard's first sample takes a moment. */
 const FIRST_SAMPLE_MS = 2500;
-const SIGNALS = /** @type {const} */ (['gpu', 'ssh', 'ollama', 'jupyter']);
+const SIGNALS = /** @type {const} */ (['gpu', 'ssh', 'cpu', 'net', 'keepalive', 'ollama', 'jupyter']);
+/** Status notes that are warnings (the rest are facts). */
+const WARN_NOTES = ['guard_stale', 'no_deadline', 'nvidia_smi_hung', 'gpu_not_available'];
 
 /** @param {number} ms */
 const clock = (ms) =>
@@ -163,8 +165,11 @@ export async function renderGuard(root, signal) {
     const newest = previews.begin();
     const text = deadline.value.trim();
     deadline.classList.remove('bad');
+    deadlineAt.classList.remove('bad-text');
     if (!text) {
-      deadlineAt.textContent = t('guard.deadline.none');
+      // Nothing bounds the bill if a signal stays busy: say so where the deadline is chosen.
+      deadlineAt.textContent = t('guard.deadline.none_warn');
+      deadlineAt.classList.add('bad-text');
       return;
     }
     try {
@@ -193,7 +198,8 @@ export async function renderGuard(root, signal) {
         util.value = String(v.spec.util_below);
         if (v.actions.includes(v.spec.action)) action.value = v.spec.action;
         command.value = v.spec.command ?? '';
-        fullKey.checked = v.spec.allow_full_key;
+        // The full-key consent is asked each time, never pre-ticked (not even from the last set).
+        fullKey.checked = false;
       }
       showAction();
       await showDeadline();
@@ -372,7 +378,8 @@ function renderSet(r, box) {
     ul,
   );
   for (const n of r.notes) {
-    box.append(el('p', { class: 'guard-note small', 'data-note': n, text: maybe(`guard.note.${n}`, n) }));
+    const cls = WARN_NOTES.includes(n) ? 'guard-note small bad-text' : 'guard-note small';
+    box.append(el('p', { class: cls, 'data-note': n, text: maybe(`guard.note.${n}`, n) }));
   }
 }
 
@@ -388,6 +395,8 @@ function readingText(name, s) {
     return [v, why].filter(Boolean).join(' · ');
   }
   if (name === 'ssh' && s.value !== null) return t('guard.reading.ssh', { n: num(s.value, 0) });
+  if (name === 'cpu' && s.value !== null) return t('guard.reading.cpu', { pct: num(s.value, 0) });
+  if (name === 'net' && s.value !== null) return t('guard.reading.net', { kbps: num(s.value, 0) });
   return why;
 }
 
@@ -424,6 +433,11 @@ function renderStatus(s, decisions, readAt, box) {
   if (!s.last) {
     box.append(el('p', { id: 'guard-no-sample', class: 'muted', text: t('guard.status.no_sample') }));
     return;
+  }
+  // What the status itself warns of: a stuck loop, no deadline, a GPU it cannot read.
+  for (const n of s.notes) {
+    const cls = WARN_NOTES.includes(n) ? 'guard-note bad-text' : 'guard-note muted';
+    box.append(el('p', { class: cls, 'data-note': n, text: maybe(`guard.note.${n}`, n) }));
   }
   const last = s.last;
   const busy = last.decision === 'keep' ? last.why.split(',').filter(Boolean) : [];
@@ -493,7 +507,21 @@ function renderStatus(s, decisions, readAt, box) {
     );
   }
   const dl = local(s.deadline);
-  fact('guard-deadline-shown', t('guard.deadline.title'), dl === null ? t('guard.deadline.none') : clock(dl), dl);
+  const dlText = last.deadline_fired ? t('guard.deadline.fired') : t('guard.deadline.none');
+  fact('guard-deadline-shown', t('guard.deadline.title'), dl === null ? dlText : clock(dl), dl);
+  if (s.spec) {
+    const inactive = last.ssh_inactive ?? 0;
+    fact(
+      'guard-inactive-limit',
+      t('guard.inactive_limit'),
+      inactive > 0
+        ? t('guard.inactive_limit.with', { span: span(Number(s.spec.inactive_s)), n: num(inactive, 0) })
+        : span(Number(s.spec.inactive_s)),
+    );
+  }
+  if (s.last_sample_age_s !== null) {
+    fact('guard-last-sample', t('guard.last_sample'), t('guard.ago', { span: span(Number(s.last_sample_age_s)) }));
+  }
   const snooze = local(s.snooze_until);
   if (snooze !== null && snooze > readAt) fact('guard-snoozed', t('guard.snoozed_until'), clock(snooze), snooze);
   if (s.warning) fact('guard-warning', t('guard.warning'), s.warning.replace(/^\d+\s*/, ''));
