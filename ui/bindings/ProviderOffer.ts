@@ -2,8 +2,8 @@
 import type { ProviderKind } from "./ProviderKind";
 
 /**
- * One thing that can be rented now, at a price (TypeScript: `ProviderOffer`; `Offer` is the
- * estimator's priced card).
+ * One thing that can be rented now, at a price (the estimator's priced card is
+ * [`crate::estimate::Offer`]).
  */
 export type ProviderOffer = { provider: ProviderKind, 
 /**
