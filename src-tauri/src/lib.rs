@@ -4,8 +4,8 @@
 
 mod commands;
 mod edge;
-mod state;
 mod second_guard;
+mod state;
 
 use std::sync::Arc;
 
