@@ -89,6 +89,18 @@ async fn explain_a_failed_launch_with_a_cuda_oom_in_en_and_zh() {
         "{rank1} .explain-inline .explain-match[data-code='cuda_out_of_memory']"
     ))
     .await;
+    // The answer stays when the Run tab redraws (a failing Jupyter start notifies it).
+    s.fill("#jupyter-python", "/nonexistent/python3").await;
+    s.click("#jupyter-open").await;
+    s.wait_css("#banner:not([hidden]) .error-text").await;
+    s.wait_css("#jupyter-open:not([disabled])").await;
+    assert_eq!(
+        s.count(&format!(
+            "{rank1} .explain-inline .explain-match[data-code='cuda_out_of_memory']"
+        ))
+        .await,
+        1
+    );
 
     // The Setup step's field, no host: a pasted OOM line is recognised (and says what a host
     // would add); an unknown error is "not recognised" with the lines that look like it.

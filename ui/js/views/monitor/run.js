@@ -650,7 +650,21 @@ function launchSection(label, d, gpus) {
   const stop = button('launch-stop', t('run.launch.stop'), 'danger ghost');
   const logs = el('div', { class: 'rank-logs', id: 'launch-logs' });
   const result = el('div', { id: 'launch-result' });
+  // Each rank's Explain button (and its answer) outlives the redraws a new line or another
+  // section's progress causes; a new launch starts without them.
+  /** @type {Map<string, HTMLElement>} */
+  const explainers = new Map();
+  /** @param {string} k */
+  const explainer = (k) => {
+    let b = explainers.get(k);
+    if (!b) {
+      b = explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label);
+      explainers.set(k, b);
+    }
+    return b;
+  };
   run.onclick = () => {
+    explainers.clear();
     d.ranks.clear();
     d.launch = null;
     const n = Math.max(1, Number(form.nproc) || 1);
@@ -721,7 +735,7 @@ function launchSection(label, d, gpus) {
             text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }),
           }),
           pre,
-          explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label),
+          explainer(k),
         ),
       );
       pre.scrollTop = pre.scrollHeight;
