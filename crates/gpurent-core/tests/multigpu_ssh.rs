@@ -50,6 +50,36 @@ fn ranks_stream_with_their_environment_and_a_cancel_kills_them_all() {
         ]
     );
 
+    // A rank that fails: torchrun exits 1, as the real one does (its ChildFailedError summary).
+    let failing = h.host.dir.path().join("home/fail.py");
+    std::fs::write(
+        &failing,
+        "import os, sys\nsys.exit(3 if os.environ['RANK'] == '1' else 0)\n",
+    )
+    .expect("script");
+    let mut failed = Vec::new();
+    let out = run_job(
+        &conn,
+        JOB_DIR,
+        JOB_NAME,
+        &torchrun_command(&LaunchSpec {
+            nproc: 2,
+            gpus: vec![],
+            script: vec![failing.display().to_string()],
+        })
+        .expect("cmd"),
+        &mut |l| failed.push(rank_line(l)),
+        &cancel,
+    )
+    .expect("launch");
+    assert_eq!(out, JobOutcome::Exited(Some(1)), "{failed:?}");
+    assert!(
+        failed
+            .iter()
+            .any(|l| l.rank.is_none() && l.line.contains("exitcode  : 3")),
+        "{failed:?}"
+    );
+
     // A hanging job: cancel once both ranks spoke; nothing of it stays on the host.
     let hang = format!(
         "HANG=1 {}",

@@ -26,6 +26,7 @@ export default {
   'explain.runfix': 'Run this fix (Setup)',
   'explain.unverified': 'This rule is not verified against a cited source.',
   'explain.sources': 'Sources: {sources}',
+  'explain.remote.log': "The host's log (or the error's detail):",
   'explain.auto': "gpurent read the failed launch's log:",
   'explain.cause.arch_missing': 'This is an {gpu} ({sm}); the installed torch {torch} has kernels up to {max}.',
   'explain.cause.arch_missing_has_it':

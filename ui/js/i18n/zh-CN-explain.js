@@ -26,6 +26,7 @@ export default {
   'explain.runfix': '运行这个修复（Setup）',
   'explain.unverified': '这条规则尚未与引用的来源核实。',
   'explain.sources': '来源：{sources}',
+  'explain.remote.log': '主机上的日志（或错误详情）：',
   'explain.auto': 'gpurent 读取了失败启动的日志：',
   'explain.cause.arch_missing': '这是 {gpu}（{sm}）；已安装的 torch {torch} 的内核最高只到 {max}。',
   'explain.cause.arch_missing_has_it':

@@ -50,6 +50,7 @@ import { explainButton, explanationView } from '../setup/explain.js';
  * @property {OllamaInstallReport | null} installed
  * @property {ModelFit | null} fit the memory check of the model in the field
  * @property {boolean} refused the last pull was refused because the model does not fit
+ * @property {{ ollama: string, jupyter: string }} failedLog the host's log (or the error's detail) of the last failed call
  * @property {Set<() => void>} listeners
  */
 
@@ -94,6 +95,7 @@ function rd(label) {
       installed: null,
       fit: null,
       refused: false,
+      failedLog: { ollama: '', jupyter: '' },
       listeners: new Set(),
     };
     runs.set(label, d);
@@ -143,6 +145,35 @@ function fitText(f) {
 
 /** @param {unknown} e */
 const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
+
+/** Keep a failed Ollama or Jupyter call's remote log (its error's detail) to show with an Explain button. @param {RunData} d @param {string} kind @param {ErrorPayload | null} e */
+function keepLog(d, kind, e) {
+  const section = kind.split('_')[0];
+  if (section === 'ollama' || section === 'jupyter') d.failedLog[section] = e?.detail ?? '';
+}
+
+/**
+ * Where a failed call's log is shown: the log and an Explain button, redrawn only when the log changes.
+ * @param {string} id @param {string} label
+ * @returns {{ node: HTMLElement, show: (log: string) => void }}
+ */
+function failedLogBox(id, label) {
+  const node = el('div', { id, class: 'failed-log', hidden: true });
+  let shown = '';
+  const show = (/** @type {string} */ log) => {
+    if (log === shown) return;
+    shown = log;
+    clear(node);
+    node.hidden = !log;
+    if (log)
+      node.append(
+        el('p', { class: 'small muted', text: t('explain.remote.log') }),
+        el('pre', { class: 'log', text: log }),
+        explainButton(() => log, label),
+      );
+  };
+  return { node, show };
+}
 
 /** @param {string} id @param {string} label @param {HTMLElement} control @param {string} [cls] */
 const field = (id, label, control, cls = '') => {
@@ -246,11 +277,14 @@ function gpuPicker(gpus, name) {
 /** Run `call` as an operation of `kind` on `label`, redrawing on its end; errors in the banner. @template T @param {string} kind @param {string} label @param {RunData} d @param {(on: (p: import('../../../bindings/Progress').Progress) => void) => Promise<T>} call */
 function operation(kind, label, d, call) {
   hideError();
+  keepLog(d, kind, null);
   const { result } = ops.start(kind, label, {}, call);
   notify(d);
   result
     .catch((e) => {
-      if (/** @type {ErrorPayload} */ (e).code !== 'cancelled') fail(e);
+      if (/** @type {ErrorPayload} */ (e).code === 'cancelled') return;
+      keepLog(d, kind, /** @type {ErrorPayload} */ (e));
+      fail(e);
     })
     .finally(() => notify(d));
   return result;
@@ -285,6 +319,7 @@ function ollamaSection(label, d, gpus) {
   const answer = el('pre', { class: 'log answer', id: 'ollama-answer' });
   const psOut = el('ul', { class: 'small', id: 'ollama-ps-out' });
   const url = el('p', { class: 'small', id: 'ollama-url' });
+  const failed = failedLogBox('ollama-failed-log', label);
   const portNum = () => Number(form.port) || 11434;
 
   const picked = () => [...chosen.ollama].filter((u) => gpus.some((g) => g.uuid === u));
@@ -338,6 +373,7 @@ function ollamaSection(label, d, gpus) {
     d.pullStatus = '';
     d.refused = false;
     hideError();
+    keepLog(d, 'ollama_pull', null);
     const { result } = ops.start('ollama_pull', label, {}, (on) =>
       ollamaPull(
         label,
@@ -364,7 +400,10 @@ function ollamaSection(label, d, gpus) {
         const err = /** @type {ErrorPayload} */ (e);
         // Refused by the memory check: the sentence with its numbers, and "Pull anyway".
         if (err.code === 'model_does_not_fit') d.refused = true;
-        else if (err.code !== 'cancelled') fail(err);
+        else if (err.code !== 'cancelled') {
+          keepLog(d, 'ollama_pull', err);
+          fail(err);
+        }
       })
       .finally(() => notify(d));
   };
@@ -435,6 +474,7 @@ function ollamaSection(label, d, gpus) {
     el('div', { class: 'row' }, installBar, installLine),
     gpuPicker(gpus, 'ollama'),
     version,
+    failed.node,
     el('h3', { text: t('run.ollama.pull.title') }),
     el(
       'div',
@@ -459,6 +499,7 @@ function ollamaSection(label, d, gpus) {
 
   const draw = () => {
     const busy = (/** @type {string} */ k) => ops.running(k, label).length > 0;
+    failed.show(d.failedLog.ollama);
     serve.disabled = busy('ollama_serve') || busy('ollama_install');
     install.disabled = serve.disabled;
     const ip = d.install;
@@ -531,6 +572,7 @@ function jupyterSection(label, d) {
   const open = button('jupyter-open', t('run.jupyter.open'), 'primary');
   const close = button('jupyter-stop', t('run.jupyter.stop'), 'danger ghost');
   const url = el('p', { class: 'small', id: 'jupyter-url' });
+  const failed = failedLogBox('jupyter-failed-log', label);
   open.onclick = () => {
     operation('jupyter_open', label, d, (on) =>
       jupyterOpen(
@@ -580,8 +622,10 @@ function jupyterSection(label, d) {
       close,
     ),
     url,
+    failed.node,
   );
   const draw = () => {
+    failed.show(d.failedLog.jupyter);
     const on = ops.running('jupyter_open', label).length > 0;
     open.disabled = on;
     if (on) {
@@ -606,7 +650,21 @@ function launchSection(label, d, gpus) {
   const stop = button('launch-stop', t('run.launch.stop'), 'danger ghost');
   const logs = el('div', { class: 'rank-logs', id: 'launch-logs' });
   const result = el('div', { id: 'launch-result' });
+  // Each rank's Explain button (and its answer) outlives the redraws a new line or another
+  // section's progress causes; a new launch starts without them.
+  /** @type {Map<string, HTMLElement>} */
+  const explainers = new Map();
+  /** @param {string} k */
+  const explainer = (k) => {
+    let b = explainers.get(k);
+    if (!b) {
+      b = explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label);
+      explainers.set(k, b);
+    }
+    return b;
+  };
   run.onclick = () => {
+    explainers.clear();
     d.ranks.clear();
     d.launch = null;
     const n = Math.max(1, Number(form.nproc) || 1);
@@ -677,7 +735,7 @@ function launchSection(label, d, gpus) {
             text: k === 'torchrun' ? t('run.launch.torchrun') : t('run.launch.rank', { rank: k }),
           }),
           pre,
-          explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label),
+          explainer(k),
         ),
       );
       pre.scrollTop = pre.scrollHeight;

@@ -6,7 +6,7 @@ import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
-import { explainPanel } from './explain.js';
+import { explainButton, explainPanel } from './explain.js';
 
 /** @typedef {import('../../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../../bindings/Report').Report} Report */
@@ -125,6 +125,8 @@ export async function renderSetup(root, signal) {
   const line = el('p', { id: 'setup-line', class: 'muted', role: 'status' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'setup-progress', hidden: true }));
   const log = el('pre', { id: 'setup-log', class: 'log', hidden: true });
+  // A failed fix's log, explained on request.
+  const logExplain = el('div', { id: 'setup-log-explain' });
   // Following one operation at a time: following another (or another host) ends the last.
   const following = redraws(signal);
   /** The operation running for the chosen host, if any (probe, fix or verify). */
@@ -193,6 +195,7 @@ export async function renderSetup(root, signal) {
     );
     if (op.kind === 'fix') {
       clear(log);
+      clear(logExplain);
       log.hidden = false;
     }
     const followed = following();
@@ -268,7 +271,10 @@ export async function renderSetup(root, signal) {
         state.report = done.after; // the fix ends with a re-probe
         state.steps = stepStates(done.after);
       },
-      () => {},
+      () => {
+        if (!signal.aborted && log.textContent)
+          logExplain.append(explainButton(() => log.textContent ?? '', hostSel.value));
+      },
     );
   }
 
@@ -324,7 +330,7 @@ export async function renderSetup(root, signal) {
       bar,
     ),
     findings,
-    el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log),
+    el('details', { class: 'card wide', open: true }, el('summary', { text: t('setup.log') }), log, logExplain),
     explainPanel(
       hosts.map((h) => h.label),
       hostSel.value,
