@@ -353,7 +353,6 @@ impl App {
     /// Save a recipe as `<data>/recipes/<host>-<ms>.sh` (mode 0700 on Unix); returns its path.
     pub fn release_save_recipe(&self, recipe: &EnvRecipe) -> Result<String, CoreError> {
         let dir = self.paths().recipes();
-        std::fs::create_dir_all(&dir).map_err(|e| CoreError::io(&dir, e))?;
         let safe: String = recipe
             .host
             .chars()
@@ -365,38 +364,17 @@ impl App {
                 }
             })
             .collect();
-        let ms = self.now_ms();
-        for n in 0u32..1000 {
-            let name = match n {
-                0 => format!("{safe}-{ms}.sh"),
-                n => format!("{safe}-{ms}.{n}.sh"),
-            };
-            let path = dir.join(name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    f.write_all(recipe.script.as_bytes())
-                        .map_err(|e| CoreError::io(&path, e))?;
-                    #[cfg(unix)]
-                    {
-                        use std::os::unix::fs::PermissionsExt;
-                        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
-                            .map_err(|e| CoreError::io(&path, e))?;
-                    }
-                    return Ok(path.display().to_string());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(CoreError::io(&path, e)),
-            }
+        let stem = format!("{safe}-{}", self.now_ms());
+        let path =
+            crate::infra::paths::write_new_file(&dir, &stem, "sh", recipe.script.as_bytes())?
+                .ok_or_else(|| CoreError::invalid("recipe", "no free file name under recipes/"))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| CoreError::io(&path, e))?;
         }
-        Err(CoreError::invalid(
-            "recipe",
-            "no free file name under recipes/",
-        ))
+        Ok(path.display().to_string())
     }
 }
 

@@ -79,6 +79,38 @@ impl Paths {
     }
 }
 
+/// Write `bytes` to a new file `<dir>/<stem>.<ext>`, or `<stem>.<n>.<ext>` when that name is
+/// taken (never over an existing file); `None` when no free name was found in 1000 tries.
+pub fn write_new_file(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    bytes: &[u8],
+) -> Result<Option<PathBuf>, CoreError> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
+    for n in 0u32..1000 {
+        let name = match n {
+            0 => format!("{stem}.{ext}"),
+            n => format!("{stem}.{n}.{ext}"),
+        };
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes).map_err(|e| CoreError::io(&path, e))?;
+                return Ok(Some(path));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(CoreError::io(&path, e)),
+        }
+    }
+    Ok(None)
+}
+
 /// A path the user typed, with a leading `~` (alone, or followed by `/` or, on Windows, `\\`)
 /// replaced by their home folder — the shell does this in a terminal, nothing does it for a text
 /// field. `~user/…` and a `~` anywhere else are left as typed.

@@ -28,32 +28,13 @@ fn probe_file_order(label: &str, name: &str) -> Option<(i64, u32)> {
 
 /// Keep a raw probe: `<dir>/<label>-<ms>.txt` (`.<n>.txt` when that name is taken).
 pub fn save(dir: &Path, label: &str, raw: &str, ms: i64) -> Result<PathBuf, CoreError> {
-    std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
-    for n in 0u32.. {
-        let name = match n {
-            0 => format!("{label}-{ms}.txt"),
-            n => format!("{label}-{ms}.{n}.txt"),
-        };
-        let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                f.write_all(raw.as_bytes())
-                    .map_err(|e| CoreError::io(&path, e))?;
-                return Ok(path);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(CoreError::io(&path, e)),
-        }
-    }
-    Err(CoreError::invalid(
-        "probe",
-        "no free file name under probes/ for this host: remove old probes there and check again",
-    ))
+    crate::infra::paths::write_new_file(dir, &format!("{label}-{ms}"), "txt", raw.as_bytes())?
+        .ok_or_else(|| {
+            CoreError::invalid(
+                "probe",
+                "no free file name under probes/ for this host: remove old probes there and check again",
+            )
+        })
 }
 
 /// The host's newest kept probe, if any.
