@@ -417,6 +417,9 @@ pub async fn add_host_at(
         &format!("ssh -p {port} {}@{}", sshd.user(), sshd.host()),
     )
     .await;
+    // The paste's preview lands 200 ms later and moves the form down: wait for it, as a user
+    // would read it, so no click below lands where a button was a moment before.
+    s.wait_css("#host-preview p").await;
     s.fill("#host-label", label).await;
     s.click("#host-add").await;
     if let Some(p) = passphrase {
