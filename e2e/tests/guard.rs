@@ -1,7 +1,8 @@
 //! The Guard panel of the Billing step in the real app: a pasted host on the real loopback sshd
 //! with the fake GPU tools (`nvidia-smi` reading `state/gpus.csv`, the GPU at 90 %). Power off is
-//! refused while the host has no `poweroff` (the code translated, with what to do next); with a
-//! fake `poweroff` on its PATH the guard is set from the panel, the deadline shown as the clock
+//! refused while the login user is not root and has no passwordless sudo (the code translated,
+//! with what to do next); as root with a fake `poweroff` on its PATH the guard is set from the
+//! panel, the deadline shown as the clock
 //! time it means; its status shows every signal and that the GPU keeps the machine alive; Snooze
 //! and Off work on the machine itself. Screenshots in en and zh-CN.
 
@@ -20,6 +21,7 @@ const COLUMNS: &str = "index,uuid,name,utilization.gpu,utilization.memory,memory
 
 const FAKE_POWEROFF: &str =
     "#!/bin/sh\necho \"$(date +%s) poweroff $*\" >> \"$FAKEGPU_STATE/poweroff.log\"\n";
+const FAKE_ID: &str = "#!/bin/sh\nu=$(cat \"$FAKEGPU_STATE/uid\" 2>/dev/null || echo 0)\ncase \"$1\" in -u) echo \"$u\" ;; -un) [ \"$u\" = 0 ] && echo root || echo gputest ;; *) echo \"uid=$u\" ;; esac\n";
 const FAKE_WALL: &str = "#!/bin/sh\n{ date +%s; cat; } >> \"$FAKEGPU_STATE/wall.log\"\n";
 const FAKE_CRONTAB: &str = "#!/bin/sh\nf=\"$FAKEGPU_STATE/crontab\"\ncase \"$1\" in\n  -l) [ -f \"$f\" ] || { echo 'no crontab for user' >&2; exit 1; }; cat \"$f\" ;;\n  -) cat > \"$f\" ;;\n  *) exit 2 ;;\nesac\n";
 
@@ -29,13 +31,54 @@ fn write_exec(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
+/// A process ended on drop (also when the journey fails).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn system_tool(name: &str) -> std::path::PathBuf {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.exists())
+        .expect("system tool")
+}
+
 #[tokio::test]
 async fn guard_panel_set_status_snooze_off() {
     if !gpurent_testhost::sshd_available() {
         return;
     }
-    let host =
+    let mut host =
         gpurent_testhost::fakegpu::FakeHost::new(&fakegpu_dir(), "ready_h100").expect("fake host");
+    // A quiet machine: the guard's CPU and network readings come from a fixed /proc and cgroup
+    // under GPURENT_PROC_ROOT (this machine's own are busy with the build), so only the GPU keeps
+    // it alive.
+    let root = host.dir.path().join("sysroot");
+    std::fs::create_dir_all(root.join("proc/net")).expect("sysroot");
+    std::fs::create_dir_all(root.join("sys/fs/cgroup")).expect("sysroot");
+    std::fs::write(
+        root.join("proc/stat"),
+        "cpu  1000 0 100 500000 20 0 3 0 0 0\n",
+    )
+    .expect("stat");
+    std::fs::write(
+        root.join("proc/net/dev"),
+        "Inter-|   Receive |  Transmit\n face |bytes packets|bytes packets\n    lo: 5000 10 0 0 0 0 0 0 5000 10 0 0 0 0 0 0\n  eth0: 100000 10 0 0 0 0 0 0 1000 10 0 0 0 0 0 0\n",
+    )
+    .expect("net/dev");
+    std::fs::write(
+        root.join("sys/fs/cgroup/cpu.stat"),
+        "usage_usec 1000000\nuser_usec 1000000\nsystem_usec 0\n",
+    )
+    .expect("cpu.stat");
+    host.vars
+        .insert("GPURENT_PROC_ROOT".into(), root.display().to_string());
     let bin = host.bin();
     for t in ["mv", "nohup"] {
         let target = ["/usr/bin", "/bin"]
@@ -45,8 +88,21 @@ async fn guard_panel_set_status_snooze_off() {
             .expect("system tool");
         std::os::unix::fs::symlink(target, bin.join(t)).expect("link tool");
     }
+    // Who logs in, from a state file: a user with no sudo first, then root. (The guard finds
+    // poweroff off the login PATH too — /usr/sbin here — so "no poweroff" cannot be arranged on
+    // this machine; "not root and no sudo" can.)
+    write_exec(&bin.join("id"), FAKE_ID);
     write_exec(&bin.join("wall"), FAKE_WALL);
     write_exec(&bin.join("crontab"), FAKE_CRONTAB);
+    // A cron daemon runs (the guard writes an @reboot line only where one does): a process named
+    // cron, ended when the journey ends.
+    std::os::unix::fs::symlink(system_tool("sleep"), bin.join("cron")).expect("link cron");
+    let _cron = Child(
+        std::process::Command::new(bin.join("cron"))
+            .arg("3600")
+            .spawn()
+            .expect("fake cron"),
+    );
     let state = host.dir.path().join("state");
     std::fs::write(
         state.join("gpus.csv"),
@@ -96,7 +152,9 @@ async fn guard_panel_set_status_snooze_off() {
         "the clock time: {at}"
     );
 
-    // No poweroff on the host: refused before anything is installed, with what to do next.
+    // Not root and no passwordless sudo: refused before anything is installed, with what to do
+    // next.
+    std::fs::write(state.join("uid"), "1001\n").expect("uid");
     s.click("#guard-set").await;
     s.wait_css("#guard-error[data-code='guard_poweroff_unavailable']")
         .await;
@@ -109,12 +167,15 @@ async fn guard_panel_set_status_snooze_off() {
     s.scroll_to("#guard-card").await;
     s.screenshot("guard-refused-en").await;
 
-    // With a poweroff there: set, running, its command and the reboot start said.
+    // As root with a poweroff on its PATH (a fake that only logs): set, running, its command by
+    // full path and the reboot start said.
+    std::fs::write(state.join("uid"), "0\n").expect("uid");
     write_exec(&bin.join("poweroff"), FAKE_POWEROFF);
     s.click("#guard-set").await;
     s.wait_css("#guard-set-ok[data-running='true']").await;
     let lines = s.text("#guard-result").await;
-    assert!(lines.contains("When it acts it runs: poweroff"), "{lines}");
+    let runs = format!("When it acts it runs: {}", bin.join("poweroff").display());
+    assert!(lines.contains(&runs), "{lines}");
     assert!(lines.contains("crontab @reboot"), "{lines}");
     assert!(host
         .dir
@@ -126,7 +187,10 @@ async fn guard_panel_set_status_snooze_off() {
     s.wait_css("#guard-signals tr[data-signal='gpu'][data-state='busy']")
         .await;
     assert_eq!(s.attr("#guard-because", "data-decision").await, "keep");
-    assert_eq!(s.attr("#guard-because", "data-why").await, "gpu");
+    // The first sample has no CPU or network delta yet: those count as busy too (unreadable is
+    // busy), after the GPU.
+    let why = s.attr("#guard-because", "data-why").await;
+    assert!(why.split(',').next() == Some("gpu"), "{why}");
     assert!(s.text("#guard-because").await.contains("GPU"));
     let gpu = s
         .text("#guard-signals tr[data-signal='gpu'] td.reading")
@@ -142,7 +206,7 @@ async fn guard_panel_set_status_snooze_off() {
             .await,
         "idle"
     );
-    assert_eq!(s.count("#guard-signals tbody tr").await, 4);
+    assert_eq!(s.count("#guard-signals tbody tr").await, 7);
     assert_eq!(s.text("#guard-idle-since").await, "not idle");
     assert!(s
         .text("#guard-deadline-shown")
