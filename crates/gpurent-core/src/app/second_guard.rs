@@ -257,20 +257,7 @@ mod tests {
         let app = app_at(tmp.path(), NOW);
         for label in ["live", "gone"] {
             save_host(&app, label);
-            let spec = serde_json::to_string(&crate::guard::GuardSpec::new(
-                1800,
-                crate::guard::ActionKind::Poweroff,
-            ))
-            .expect("spec");
-            app.with_store(|s| {
-                s.conn().execute(
-                    "INSERT INTO guards(host_label, spec_json, action_command, boot, installed_ms)
-                     VALUES (?1, ?2, 'poweroff', 'none', ?3)",
-                    rusqlite::params![label, spec, NOW - HOUR],
-                )?;
-                Ok(())
-            })
-            .expect("guard row");
+            crate::app::test_support::guard_row(&app, label, NOW - HOUR);
         }
         crate::app::test_support::released_rental(&app, "gone", NOW - 60_000);
         let env = SshEnv::under_home(tmp.path(), None);
@@ -293,20 +280,7 @@ mod tests {
         let app = app_at(tmp.path(), NOW);
         for (label, state) in [("on", LedgerState::Running), ("off", LedgerState::Stopped)] {
             save_host(&app, label);
-            let spec = serde_json::to_string(&crate::guard::GuardSpec::new(
-                1800,
-                crate::guard::ActionKind::Poweroff,
-            ))
-            .expect("spec");
-            app.with_store(|s| {
-                s.conn().execute(
-                    "INSERT INTO guards(host_label, spec_json, action_command, boot, installed_ms)
-                     VALUES (?1, ?2, 'poweroff', 'none', ?3)",
-                    rusqlite::params![label, spec, NOW - HOUR],
-                )?;
-                Ok(())
-            })
-            .expect("guard row");
+            crate::app::test_support::guard_row(&app, label, NOW - HOUR);
             crate::app::test_support::rental(&app, label, ProviderKind::Runpod, state, NOW - HOUR);
         }
         let env = SshEnv::under_home(tmp.path(), None);

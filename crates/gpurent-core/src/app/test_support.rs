@@ -70,3 +70,21 @@ pub fn released_rental(app: &App, label: &str, released_ms: i64) {
         released_ms,
     );
 }
+
+/// Record a guard on `label` (idle 30 min, power off, no deadline) installed at `installed_ms`, as
+/// `guard set` records it.
+pub fn guard_row(app: &App, label: &str, installed_ms: i64) {
+    let spec = crate::guard::GuardSpec::new(1800, crate::guard::ActionKind::Poweroff);
+    app.with_store(|s| {
+        crate::guard::saved::save(
+            s,
+            label,
+            &spec,
+            "poweroff",
+            None,
+            crate::guard::Boot::None,
+            installed_ms,
+        )
+    })
+    .expect("guard row");
+}
