@@ -132,7 +132,7 @@ async fn explain_a_failed_launch_with_a_cuda_oom_in_en_and_zh() {
     s.click("#explain-run").await;
     s.wait_css("#explain-out [data-unrecognised='true']").await;
     let unknown = s.text("#explain-out [data-unrecognised='true']").await;
-    assert!(unknown.contains("(3 lines read)"), "{unknown}");
+    assert!(unknown.contains("(lines read: 3)"), "{unknown}");
     let suspicious = s.text("#explain-out pre").await;
     assert!(
         suspicious.contains("ValueError: frobnicator 7 is not calibrated"),

@@ -67,7 +67,7 @@ fn run(data_dir: Option<&Path>, args: &ExplainArgs) -> Result<(), ExplainError> 
 
 fn print_text(e: &Explanation, host: Option<&str>) {
     if e.matches.is_empty() {
-        println!("Not recognised ({} lines read).", e.lines);
+        println!("Not recognised (lines read: {}).", e.lines);
         if !e.suspicious.is_empty() {
             println!("\nMost suspicious lines:");
             for l in &e.suspicious {

@@ -61,7 +61,10 @@ fn stdin_with_nothing_recognised_exits_zero_with_empty_matches() {
     let out = gpurent_with_stdin(home.path(), &["explain"], &log);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("Not recognised (7 lines read)."), "{text}");
+    assert!(
+        text.starts_with("Not recognised (lines read: 7)."),
+        "{text}"
+    );
     assert!(
         text.contains("ValueError: Tokenizer class QwenTokenizerFast"),
         "{text}"

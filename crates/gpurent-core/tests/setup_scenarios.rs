@@ -69,6 +69,9 @@ fn facts_of_a_scenario_are_parsed_from_the_fake_tools() {
         "{:?}",
         f.torch.warnings
     );
+    // CUDA 12.1 needs driver 530.30.02, written as NVIDIA writes it (not "530.30.2").
+    let json = serde_json::to_string(&r.findings).expect("json");
+    assert!(json.contains("\"min_driver\":\"530.30.02\""), "{json}");
     let p = r.plan.as_ref().expect("plan");
     assert!(
         p.minor_version_compat,

@@ -70,6 +70,25 @@ impl Ord for Ver {
     }
 }
 
+impl Ver {
+    /// A driver version as NVIDIA writes it: the third part has two digits (`530.30.02`; the
+    /// plain display drops the zero, which reads as another driver).
+    pub fn driver_text(&self) -> String {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if i == 2 {
+                    format!("{p:02}")
+                } else {
+                    p.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+}
+
 impl fmt::Display for Ver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();

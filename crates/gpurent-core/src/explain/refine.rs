@@ -50,22 +50,6 @@ pub fn shm_mib(f: &Facts) -> Option<u64> {
         .map(|d| d.total_mib)
 }
 
-/// A driver version as NVIDIA writes it: the third part has two digits (`530.30.02`;
-/// [`crate::compat::Ver`]'s display drops the zero).
-fn driver_text(v: &crate::compat::Ver) -> String {
-    v.0.iter()
-        .enumerate()
-        .map(|(i, p)| {
-            if i == 2 {
-                format!("{p:02}")
-            } else {
-                p.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 /// Cause and fix of a hit, refined with the host's diagnosed probe when there is one.
 pub fn refine(hit: &Hit<'_>, report: Option<&Report>) -> (Cause, ExplainFix) {
     let rule = hit.rule;
@@ -179,7 +163,7 @@ fn host_cause(
                 });
             let compat = Compat::bundled().ok();
             let min_driver = match (needs, compat) {
-                (Some(n), Some(c)) => c.min_driver(n).min_driver.map(|v| driver_text(&v)),
+                (Some(n), Some(c)) => c.min_driver(n).min_driver.map(|v| v.driver_text()),
                 _ => None,
             };
             if let Some(f) = f {
@@ -535,9 +519,9 @@ mod tests {
     #[test]
     fn driver_versions_keep_nvidias_two_digit_third_part() {
         let v = |s: &str| crate::compat::Ver::parse(s).expect("ver");
-        assert_eq!(driver_text(&v("530.30.02")), "530.30.02");
-        assert_eq!(driver_text(&v("570.124.06")), "570.124.06");
-        assert_eq!(driver_text(&v("570.26")), "570.26");
+        assert_eq!(v("530.30.02").driver_text(), "530.30.02");
+        assert_eq!(v("570.124.06").driver_text(), "570.124.06");
+        assert_eq!(v("570.26").driver_text(), "570.26");
     }
 
     #[test]

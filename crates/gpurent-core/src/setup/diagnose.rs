@@ -44,7 +44,7 @@ pub(crate) fn driver_fix(
     needs: CudaVer,
 ) -> Option<Fix> {
     let req = compat.min_driver(needs);
-    let min_driver = req.min_driver.as_ref().map(Ver::to_string);
+    let min_driver = req.min_driver.as_ref().map(Ver::driver_text);
     if f.container.in_container {
         return fix(
             FixKind::DifferentHost,
@@ -77,7 +77,7 @@ pub(crate) fn driver_fix(
         None => {
             notes.push(FixNote::RentHostWithCuda {
                 min_cuda: needs.to_string(),
-                min_driver: req.min_driver.as_ref().map(Ver::to_string),
+                min_driver: req.min_driver.as_ref().map(Ver::driver_text),
             });
             fix(FixKind::DriverUpgrade, Vec::new(), notes)
         }
@@ -288,7 +288,7 @@ pub fn diagnose(facts: Facts, opts: &SetupOptions) -> Result<Report, CoreError> 
                             broken = true;
                         }
                         out.push(finding(Diagnosis::DriverTooOldForTorch { torch: v.clone(), torch_cuda: tc.to_string(), driver: d.driver_version.clone(), driver_cuda: c.to_string(),
-                                minor_version_compat: compat_ok, min_driver: compat.min_driver(tc).min_driver.map(|m| m.to_string()) },
+                                minor_version_compat: compat_ok, min_driver: compat.min_driver(tc).min_driver.map(|m| m.driver_text()) },
                             if compat_ok { Severity::Warning } else { Severity::Error }, Step::Pytorch, ev, None,
                             if compat_ok { format!("PyTorch's CUDA {tc} is newer than the driver's {c}; it runs under minor-version compatibility, but PTX JIT and the newest features may fail.") }
                             else { format!("PyTorch was built for CUDA {tc}, but this driver runs CUDA {c} at most.") }));
