@@ -50,89 +50,135 @@ use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
 use gpurent_core::transfer::{
     RemoteListing, ScanReport, TransferOptions, TransferReport, TransferSummary,
 };
-use ts_rs::{Config, TS};
+use ts_rs::{Config, TypeVisitor, TS};
 
-/// Every type that crosses the IPC edge (their dependencies are exported with them).
+/// Every type that crosses the IPC edge (their dependencies are exported with them), handed to
+/// `each` (a macro name: `export_each` or `visit_each`).
+macro_rules! ipc_types {
+    ($each:ident, $arg:expr) => {
+        $each!(
+            $arg,
+            ErrorPayload,
+            Progress,
+            Card,
+            CardFilter,
+            CardDetail,
+            Settings,
+            SettingsView,
+            SelfCheckReport,
+            Job,
+            Estimate,
+            ModelSpec,
+            QuantFormat,
+            LocalGpuReport,
+            Host,
+            HostCheck,
+            HostAddRequest,
+            KeyInstallReport,
+            SshConfigResult,
+            Opened,
+            LocalFitReport,
+            PasteAdd,
+            HostReport,
+            FixReport,
+            HostVerify,
+            HostAddOutcome,
+            KeyInfo,
+            KeyAlgorithm,
+            ParsedHostSummary,
+            Report,
+            SetupOptions,
+            VerifyReport,
+            TransferOptions,
+            TransferReport,
+            TransferSummary,
+            ScanReport,
+            RemoteListing,
+            ProviderKind,
+            Account,
+            AccountCheck,
+            OfferQuery,
+            OffersView,
+            RentRequest,
+            RentOptions,
+            InstanceView,
+            InstancesView,
+            MoneyNote,
+            WatchSample,
+            TelemetryEvent,
+            PullProgress,
+            Loaded,
+            InstallProgress,
+            OllamaInstallReport,
+            ModelFit,
+            LaunchSpec,
+            RankLine,
+            LaunchReport,
+            Explanation,
+            CostReport,
+            MachineCost,
+            AccountBalance,
+            CostOptions,
+            HostRate,
+            Budget,
+            BudgetStatus,
+            ReleaseChecklist,
+            BillingView,
+            BudgetRow,
+            TickReport,
+            GuardRequest,
+            GuardSetReport,
+            GuardStatus,
+            GuardView,
+            DurationPreview,
+            Decision,
+        )
+    };
+}
+
+macro_rules! export_each {
+    ($cfg:expr, $($t:ty),* $(,)?) => { $( <$t as TS>::export_all($cfg).expect(stringify!($t)); )* };
+}
+
+macro_rules! visit_each {
+    ($v:expr, $($t:ty),* $(,)?) => { $( $v.visit::<$t>(); )* };
+}
+
 fn export_all(dir: &Path) {
     let cfg = Config::new().with_out_dir(dir).with_large_int("number");
-    macro_rules! export {
-        ($($t:ty),* $(,)?) => { $( <$t as TS>::export_all(&cfg).expect(stringify!($t)); )* };
+    ipc_types!(export_each, &cfg);
+}
+
+/// Every Rust type behind each exported file: two Rust types that share a TypeScript name would
+/// write the same file, the last one silently winning.
+#[derive(Default)]
+struct Files(BTreeMap<PathBuf, std::collections::BTreeSet<&'static str>>);
+
+impl TypeVisitor for Files {
+    fn visit<T: TS + 'static + ?Sized>(&mut self) {
+        let Some(path) = T::output_path() else {
+            T::visit_dependencies(self);
+            T::visit_generics(self);
+            return;
+        };
+        let rust = std::any::type_name::<T::WithoutGenerics>();
+        if self.0.entry(path).or_default().insert(rust) {
+            T::visit_dependencies(self);
+            T::visit_generics(self);
+        }
     }
-    export!(
-        ErrorPayload,
-        Progress,
-        Card,
-        CardFilter,
-        CardDetail,
-        Settings,
-        SettingsView,
-        SelfCheckReport,
-        Job,
-        Estimate,
-        ModelSpec,
-        QuantFormat,
-        LocalGpuReport,
-        Host,
-        HostCheck,
-        HostAddRequest,
-        KeyInstallReport,
-        SshConfigResult,
-        Opened,
-        LocalFitReport,
-        PasteAdd,
-        HostReport,
-        FixReport,
-        HostVerify,
-        HostAddOutcome,
-        KeyInfo,
-        KeyAlgorithm,
-        ParsedHostSummary,
-        Report,
-        SetupOptions,
-        VerifyReport,
-        TransferOptions,
-        TransferReport,
-        TransferSummary,
-        ScanReport,
-        RemoteListing,
-        ProviderKind,
-        Account,
-        AccountCheck,
-        OfferQuery,
-        OffersView,
-        RentRequest,
-        RentOptions,
-        InstanceView,
-        InstancesView,
-        MoneyNote,
-        WatchSample,
-        TelemetryEvent,
-        PullProgress,
-        Loaded,
-        InstallProgress,
-        OllamaInstallReport,
-        ModelFit,
-        LaunchSpec,
-        RankLine,
-        LaunchReport,
-        Explanation,
-        CostReport,
-        MachineCost,
-        AccountBalance,
-        CostOptions,
-        HostRate,
-        Budget,
-        BudgetStatus,
-        ReleaseChecklist,
-        BillingView,
-        BudgetRow,
-        TickReport,
-        GuardRequest,
-        GuardSetReport,
-        GuardStatus,
-        GuardView,
-        DurationPreview,
-        Decision,
+}
+
+#[test]
+fn no_two_rust_types_share_a_typescript_name() {
+    let mut files = Files::default();
+    ipc_types!(visit_each, files);
+    assert!(files.0.len() > 50, "the visitor saw the exported types");
+    let clashes: Vec<_> = files.0.iter().filter(|(_, r)| r.len() > 1).collect();
+    assert!(
+        clashes.is_empty(),
+        "these TypeScript files each have more than one Rust type (rename one, or give it \
+         #[ts(rename = ...)]): {clashes:#?}"
     );
 }
 
