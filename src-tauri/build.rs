@@ -13,6 +13,8 @@ const COMMANDS: &[&str] = &[
     "estimate_defaults",
     "estimate_models",
     "estimate_quants",
+    "kind_estimate",
+    "kind_catalog",
     "local_fit",
     "prices_list",
     "price_set",

@@ -61,6 +61,8 @@ pub fn run() {
             commands::ops::op_cancel,
             commands::ops::op_pause,
             commands::estimate::estimate_run,
+            commands::estimate::kind_estimate,
+            commands::estimate::kind_catalog,
             commands::estimate::estimate_defaults,
             commands::estimate::estimate_models,
             commands::estimate::estimate_quants,

@@ -81,6 +81,16 @@ export const opPause = (opId) => invoke('op_pause', { opId });
 /** @param {Job} job @returns {Promise<Estimate>} */
 export const estimateRun = (job) => invoke('estimate_run', { job });
 
+/** @typedef {import('../bindings/KindJob').KindJob} KindJob */
+/** @typedef {import('../bindings/KindEstimate').KindEstimate} KindEstimate */
+/** @typedef {import('../bindings/KindCatalog').KindCatalog} KindCatalog */
+
+/** A job beyond LLMs, sized from sourced figures. @param {KindJob} job @returns {Promise<KindEstimate>} */
+export const kindEstimate = (job) => invoke('kind_estimate', { job });
+
+/** The sourced figures of jobs beyond LLMs. @returns {Promise<KindCatalog>} */
+export const kindCatalog = () => invoke('kind_catalog');
+
 /** @returns {Promise<Job>} */
 export const estimateDefaults = () => invoke('estimate_defaults');
 

@@ -3,6 +3,7 @@
 import en from './i18n/en.js';
 import enAccess from './i18n/en-access.js';
 import enEstimate from './i18n/en-estimate.js';
+import enKinds from './i18n/en-kinds.js';
 import enFiles from './i18n/en-files.js';
 import enPlatform from './i18n/en-platform.js';
 import enSession from './i18n/en-session.js';
@@ -17,6 +18,7 @@ import enExplain from './i18n/en-explain.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
+import zhKinds from './i18n/zh-CN-kinds.js';
 import zhFiles from './i18n/zh-CN-files.js';
 import zhPlatform from './i18n/zh-CN-platform.js';
 import zhSession from './i18n/zh-CN-session.js';
@@ -37,6 +39,7 @@ export const DICTIONARIES = {
   en: {
     ...en,
     ...enEstimate,
+    ...enKinds,
     ...enAccess,
     ...enSetup,
     ...enFiles,
@@ -53,6 +56,7 @@ export const DICTIONARIES = {
   'zh-CN': {
     ...zh,
     ...zhEstimate,
+    ...zhKinds,
     ...zhAccess,
     ...zhSetup,
     ...zhFiles,

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::output::print_json;
 
 /// Parse a snake_case enum value the way the core serialises it ("llama-cpp" = "llama_cpp").
-fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
+pub fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
     let v = s.trim().to_lowercase().replace('-', "_");
     let v = match v.as_str() {
         "ollama" | "llamacpp" => "llama_cpp".to_string(),
@@ -26,7 +26,7 @@ fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
 }
 
 /// CARD=PRICE.
-fn parse_price(s: &str) -> Result<(String, f64), String> {
+pub fn parse_price(s: &str) -> Result<(String, f64), String> {
     let (card, price) = s
         .split_once('=')
         .ok_or_else(|| format!("expected CARD=PRICE_PER_HOUR, got '{s}'"))?;

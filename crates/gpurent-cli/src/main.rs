@@ -13,6 +13,7 @@ mod host;
 mod instance_action;
 mod instances;
 mod interrupt;
+mod job;
 mod jupyter;
 mod key;
 mod launch;
@@ -66,6 +67,9 @@ enum Command {
     Cards(cards::CardsArgs),
     /// Memory, fit per card, speed, time and cost for a job (docs/estimator.md).
     Estimate(Box<estimate::EstimateArgs>),
+    /// Size a job beyond LLMs (image, video, lora, speech, 3dgs, render, simulation) from sourced
+    /// figures (docs/estimator.md: Jobs beyond LLMs).
+    Job(Box<job::JobArgs>),
     /// List the model catalog and weight formats.
     Models(estimate::ModelsArgs),
     /// Explain an error log: the cause, the lines that show it and the fix (for a saved host).
@@ -169,6 +173,10 @@ fn main() -> ExitCode {
         Command::Estimate(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| estimate::run(&app, args)),
+        ),
+        Command::Job(args) => (
+            args.json,
+            open_app(cli.data_dir.as_deref()).and_then(|app| job::run(&app, args)),
         ),
         Command::Models(args) => (
             args.json,

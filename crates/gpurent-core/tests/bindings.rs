@@ -26,6 +26,7 @@ use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
 use gpurent_core::catalog::{Card, CardFilter};
+use gpurent_core::estimate::kinds::{KindCatalog, KindEstimate, KindJob};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, QuantFormat};
 use gpurent_core::explain::Explanation;
@@ -132,6 +133,9 @@ macro_rules! ipc_types {
             GuardView,
             DurationPreview,
             Decision,
+            KindJob,
+            KindEstimate,
+            KindCatalog,
         )
     };
 }

@@ -1,5 +1,6 @@
 //! Pick a card: job estimates, the model catalog, the local GPU and the user's prices.
 
+use gpurent_core::estimate::kinds::{KindCatalog, KindEstimate, KindJob};
 use gpurent_core::estimate::local::LocalFitReport;
 use gpurent_core::estimate::{Estimate, Job, ModelSpec, Offer, QuantFormat};
 use tauri::State;
@@ -10,6 +11,18 @@ use crate::state::AppState;
 #[tauri::command]
 pub async fn estimate_run(state: State<'_, AppState>, job: Job) -> CmdResult<Estimate> {
     state.app()?.estimate(&job).map_err(err)
+}
+
+/// A job beyond LLMs (image, video, LoRA, speech, 3DGS, rendering, simulation).
+#[tauri::command]
+pub async fn kind_estimate(state: State<'_, AppState>, job: KindJob) -> CmdResult<KindEstimate> {
+    state.app()?.kind_estimate(&job).map_err(err)
+}
+
+/// The sourced figures of those jobs (models and settings to choose).
+#[tauri::command]
+pub async fn kind_catalog(state: State<'_, AppState>) -> CmdResult<KindCatalog> {
+    state.app()?.kind_catalog().map_err(err)
 }
 
 /// A job with every default filled in (the UI edits it; defaults live in Rust only).

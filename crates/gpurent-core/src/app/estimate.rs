@@ -4,6 +4,7 @@
 
 use crate::app::App;
 use crate::catalog::Catalog;
+use crate::estimate::kinds::{self, KindCatalog, KindEstimate, KindJob};
 use crate::estimate::local::{local_fits, LocalFitReport};
 use crate::estimate::{self, Estimate, Job, ModelCatalog, ModelSpec, Offer, QuantFormat};
 use crate::infra::error::CoreError;
@@ -14,6 +15,17 @@ impl App {
     /// Memory, fit per card, speed, time, cost and explanation for a job.
     pub fn estimate(&self, job: &Job) -> Result<Estimate, CoreError> {
         estimate::estimate(job, ModelCatalog::bundled()?, Catalog::bundled()?)
+    }
+
+    /// A job beyond LLMs (image, video, LoRA, speech, 3DGS, rendering, simulation), sized from
+    /// sourced figures: memory, verdict per card, time where measured, cost, explanation.
+    pub fn kind_estimate(&self, job: &KindJob) -> Result<KindEstimate, CoreError> {
+        kinds::estimate(job, KindCatalog::bundled()?, Catalog::bundled()?)
+    }
+
+    /// Every sourced figure and speed of the non-LLM job kinds (models and settings to choose).
+    pub fn kind_catalog(&self) -> Result<KindCatalog, CoreError> {
+        Ok(KindCatalog::bundled()?.clone())
     }
 
     /// The model catalog (architecture shapes with sources).
@@ -107,6 +119,33 @@ mod tests {
             Err(CoreError::InvalidInput { .. })
         ));
         assert!(app.local_gpus().is_ok());
+    }
+
+    #[test]
+    fn kind_estimate_through_the_facade() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let app = App::open(Paths::under(tmp.path()), Arc::new(FixedClock(1)), None).expect("open");
+        let job = KindJob {
+            setting: Some("bnb-nf4".into()),
+            ..Default::default()
+        };
+        let e = app.kind_estimate(&job).expect("flux nf4");
+        assert_eq!(e.figure.setting, "bnb-nf4");
+        assert_eq!(e.need.as_ref().map(|n| n.value), Some(17.3));
+        assert!(app
+            .kind_catalog()
+            .expect("catalog")
+            .figures
+            .iter()
+            .any(|f| f.model == "whisper-large-v2"));
+        let bad = KindJob {
+            model: "nope".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            app.kind_estimate(&bad),
+            Err(CoreError::InvalidInput { .. })
+        ));
     }
 
     fn offer(card: &str, price: f64) -> Offer {

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod explain;
 pub mod fit;
 pub mod job;
+pub mod kinds;
 pub mod local;
 pub mod memory;
 pub mod model;

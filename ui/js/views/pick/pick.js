@@ -4,9 +4,13 @@ import { t } from '../../i18n.js';
 import { redraws } from '../../screen.js';
 import { renderCatalog } from './catalog.js';
 import { renderEstimate } from './estimate.js';
+import { renderKinds } from './kinds.js';
 
 /** @type {'estimate' | 'catalog'} */
 let tab = 'estimate';
+/** The job kind of the estimate tab; LLM (the original estimate) is the default. */
+let kind = 'llm';
+const KINDS = ['llm', 'image', 'video', 'lora', 'speech', '3dgs', 'render', 'simulation'];
 
 /** @param {HTMLElement} root @param {AbortSignal} signal */
 export async function renderPick(root, signal) {
@@ -35,6 +39,18 @@ export async function renderPick(root, signal) {
       tabs.append(b);
     }
     root.append(tabs, body);
-    await (tab === 'estimate' ? renderEstimate(body, drawn) : renderCatalog(body, drawn));
+    if (tab === 'catalog') return renderCatalog(body, drawn);
+    const select = /** @type {HTMLSelectElement} */ (el('select', { id: 'job-kind' }));
+    for (const k of KINDS) select.append(el('option', { value: k, text: t(`kind.${k}`) }));
+    select.value = kind;
+    select.addEventListener('change', () => {
+      kind = select.value;
+      draw();
+    });
+    const inner = el('div');
+    body.append(el('label', { class: 'field job-kind' }, el('span', { text: t('kind.label') }), select), inner);
+    await (kind === 'llm'
+      ? renderEstimate(inner, drawn)
+      : renderKinds(inner, drawn, /** @type {import('../../../bindings/JobKind').JobKind} */ (kind)));
   }
 }
