@@ -15,7 +15,10 @@
 #   gpu       every GPU below UTIL_BELOW %, holding at most MEM_BASELINE_MIB of memory, and no
 #             compute process (the GPU_CMD / APPS_CMD queries, each cut off after SMI_TIMEOUT s)
 #   ssh       no ESTABLISHED TCP connection on PORTS older than CONN_MIN_AGE s that still carries
-#             activity: a login whose terminal had no input for INACTIVE s no longer counts
+#             activity: a login whose terminal had no input for INACTIVE s no longer counts, nor
+#             a connection without a terminal (VS Code remote, a port forward) that moved at most
+#             CONN_BYTES bytes a sample for INACTIVE s (per-socket bytes from `ss -tin`; where
+#             ss is missing or fails such a connection cannot be judged and counts as busy)
 #   ollama    nothing loaded (/api/ps) when something listens on OLLAMA_PORT
 #   jupyter   ipykernel processes below JUPYTER_CPU_BUSY % CPU
 #   cpu       the machine's own work below CPU_BUSY % of one core (cgroup cpu.stat, else /proc/stat)
@@ -38,7 +41,7 @@ defaults() {
   PERIOD=30; IDLE=1800; UTIL_BELOW=5; DEADLINE_IN=; DEADLINE_ID=; WARN=120; CONN_MIN_AGE=10; PORTS=22
   ACTION=poweroff; GUARD_PATH=; OLLAMA_PORT=11434; JUPYTER_CPU_BUSY=5; REACT=600; PROC=/proc
   LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
-  MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=
+  MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=; SS=ss; CONN_BYTES=2048
   SMI_TIMEOUT=20; ACTION_TIMEOUT=120; WALL_EVERY=1800
   GPU_CMD='nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'
   APPS_CMD='nvidia-smi --query-compute-apps=pid --format=csv,nounits'
@@ -185,37 +188,68 @@ ssh_ttys() { # "CLIENT_PORT SERVER_PORT ATIME" (ports in hex, atime of the termi
   done
 }
 
+ssh_traffic() { # "CLIENT_PORT SERVER_PORT BYTES" (ports in hex; bytes sent and received so
+  # far) for each established TCP socket whose local port is in PORTS, from `ss -tin` (iproute2):
+  # a socket's line "[State] Recv-Q Send-Q LOCAL:PORT PEER:PORT [Process]", then an indented
+  # line of TCP info with bytes_acked:N and bytes_received:N (each absent while still 0). No ss,
+  # or ss failing: nothing, and connections without a terminal stay unmeasured (= active).
+  command -v "$SS" >/dev/null 2>&1 || return 0
+  limited 10 "$DIR/.ss.out" "$SS" -tin state established || return 0
+  awk -v ports="$PORTS" '
+    BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+    function port(x) { sub(/.*:/, "", x); return x }
+    /^[ \t]/ { if (k != "") { b = 0
+                  if (match($0, /bytes_acked:[0-9]+/)) b += substr($0, RSTART + 12, RLENGTH - 12)
+                  if (match($0, /bytes_received:[0-9]+/)) b += substr($0, RSTART + 15, RLENGTH - 15)
+                  printf "%s %.0f\n", k, b }
+                k = ""; next }
+    { k = ""; loc = ""; peer = ""
+      for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { if (loc == "") loc = $i; else if (peer == "") peer = $i }
+      if (peer == "") next
+      lp = port(loc); pp = port(peer)
+      if (lp in want) k = sprintf("%04X %04X", pp, lp) }' "$DIR/.ss.out"
+}
+
 sample_ssh() {
   ssh=unreadable; ssh_conns=; ssh_new=0; ssh_inactive=0
   files=$(tcp_files)
   [ -n "$files" ] || return
   ssh_ttys > "$DIR/ttys" 2>/dev/null
+  ssh_traffic > "$DIR/traffic" 2>/dev/null
   # ESTABLISHED (01) with a local port in PORTS. A connection keeps the machine alive once it is
   # CONN_MIN_AGE old (first seen in an earlier sample), so gpurent's own short status checks never
   # do; a younger one only holds the action back for that sample (someone just logged in). One
   # whose terminal had no input for INACTIVE s (a laptop lid closed on it) no longer counts: its
-  # input time is when the terminal's atime last changed, on the monotonic clock. conns:
-  # KEY FIRST_SEEN ATIME LAST_INPUT WARNED.
+  # input time is when the terminal's atime last changed, on the monotonic clock. A connection
+  # without a terminal (VS Code remote, a port forward) is judged by its traffic instead: its last
+  # activity is the last sample in which it moved more than CONN_BYTES bytes (keep-alives move
+  # less). One measured neither way counts as busy. conns:
+  # KEY FIRST_SEEN ATIME LAST_INPUT WARNED BYTES.
   # shellcheck disable=SC2086
   counts=$(awk -v ports="$(hexports "$PORTS")" -v now="$mono" -v age="$CONN_MIN_AGE" \
       -v inactive="$INACTIVE" -v warn="$WARN" -v prev="$DIR/conns" -v ttys="$DIR/ttys" \
+      -v traffic="$DIR/traffic" -v quiet="$CONN_BYTES" \
       -v out="$DIR/conns.new" -v wout="$DIR/conns.warn" '
     BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1
-            while ((getline line < prev) > 0) { split(line, f, " "); seen[f[1]] = f[2]; pat[f[1]] = f[3]; pli[f[1]] = f[4]; pw[f[1]] = f[5] }
+            while ((getline line < prev) > 0) { split(line, f, " "); seen[f[1]] = f[2]; pat[f[1]] = f[3]; pli[f[1]] = f[4]; pw[f[1]] = f[5]; pby[f[1]] = f[6] }
             while ((getline line < ttys) > 0) { split(line, f, " "); k = f[1] " " f[2]; if (!(k in tty) || f[3] > tty[k]) tty[k] = f[3] }
+            while ((getline line < traffic) > 0) { split(line, f, " "); trf[f[1] " " f[2]] = f[3] }
             printf "" > out; printf "" > wout }
     FNR > 1 && $4 == "01" { split($2, l, ":"); if (l[2] in want) {
             split($3, r, ":"); k = $2 "-" $3; first = (k in seen) ? seen[k] : now
-            at = ""; li = now; w = 0
+            at = ""; li = now; w = 0; by = "-"; measured = 0
             if ((r[2] " " l[2]) in tty) {
-              at = tty[r[2] " " l[2]]
+              at = tty[r[2] " " l[2]]; measured = 1
               if ((k in pat) && pat[k] == at && pli[k] != "") { li = pli[k]; w = pw[k] + 0 }
+            } else if ((r[2] " " l[2]) in trf) {
+              by = trf[r[2] " " l[2]]; measured = 1
+              if ((k in pby) && pby[k] != "-" && pby[k] != "" && pli[k] != "" && by - pby[k] <= quiet + 0) { li = pli[k]; w = pw[k] + 0 }
             }
-            print k, first, (at == "" ? "-" : at), li, w > out
+            print k, first, (at == "" ? "-" : at), li, w, by > out
             if (now - first < age) y++
-            else if (at == "" || now - li < inactive) {
+            else if (!measured || now - li < inactive) {
               c++
-              if (at != "" && now - li >= inactive - warn && !w) { print k, inactive - (now - li) > wout; w = 1 }
+              if (measured && now - li >= inactive - warn && !w) { print k, inactive - (now - li) > wout; w = 1 }
             } else {
               z++
               if (!w) { print k, 0 > wout; w = 1 }
@@ -226,7 +260,7 @@ sample_ssh() {
     awk -v wf="$DIR/conns.warn" 'BEGIN { while ((getline line < wf) > 0) { split(line, f, " "); w[f[1]] = 1 } }
       { if ($1 in w) $5 = 1; print }' "$DIR/conns.new" > "$DIR/conns.tmp" && mv "$DIR/conns.tmp" "$DIR/conns.new"
     left=$(awk 'NR == 1 { print int($2 / 60) + 1 }' "$DIR/conns.warn")
-    warn "gpurent guard: an SSH session here has had no input for a while; in about $left min it no longer keeps this machine running."
+    warn "gpurent guard: an SSH session here has had no input (or traffic) for a while; in about $left min it no longer keeps this machine running."
   fi
   mv "$DIR/conns.new" "$DIR/conns"
   set -- $counts; ssh_conns=$1; ssh_new=$2; ssh_inactive=$3

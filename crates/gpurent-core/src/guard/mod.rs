@@ -5,7 +5,8 @@
 //! registered to start again after a reboot (a systemd unit as root where systemd runs, else a
 //! crontab `@reboot` line, else nothing — and the status says so). Every 30 s it samples the GPUs
 //! (the monitor's one set of `nvidia-smi` fields: [`crate::monitor::telemetry`]), established
-//! SSH/VS Code/port-forward connections in `/proc/net/tcp{,6}`, Ollama's `/api/ps` and Jupyter
+//! SSH/VS Code/port-forward connections in `/proc/net/tcp{,6}` (judged by terminal input or, with
+//! no terminal, by their traffic from `ss -tin`), Ollama's `/api/ps` and Jupyter
 //! kernels' CPU; the machine is idle only when all agree, and a signal it cannot read counts as
 //! busy. After the idle time, or at the absolute deadline whatever the signals say, it warns,
 //! honours a snooze and runs the action. Each decision is one JSON line in `decisions.log`
