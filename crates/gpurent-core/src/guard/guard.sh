@@ -2,9 +2,13 @@
 # gpurent guard: stops paying for a machine nobody uses. POSIX sh, no Python. Installed by gpurent
 # in ~/.gpurent/guard/ with guard.conf beside it (see docs/guard.md in the gpurent repository).
 #
-#   guard.sh start   start the loop detached (setsid, else nohup) unless it already runs
-#   guard.sh run     the loop itself (what start detaches)
-#   guard.sh stop    stop the loop
+#   guard.sh start   start the loop unless it already runs: through its systemd unit where one is
+#                    installed (so it is the unit's, never a child of the SSH session that ran
+#                    start, and never two), else detached (setsid, else nohup). Not while the file
+#                    `off` is there: the user switched the guard off (only `gpurent guard set`
+#                    removes it), so a boot hook left behind never brings it back
+#   guard.sh run     the loop itself (what start detaches; the unit's ExecStart)
+#   guard.sh stop    stop the loop (and the unit)
 #   guard.sh boot    make a reboot start it again: systemd unit (root + systemd), else crontab @reboot
 #                    (only where a cron daemon runs)
 #   guard.sh unboot  undo boot
@@ -43,6 +47,7 @@ defaults() {
   LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
   MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=; SS=ss; CONN_BYTES=2048
   SMI_TIMEOUT=20; ACTION_TIMEOUT=120; WALL_EVERY=1800
+  SYSTEMD_DIR=/run/systemd/system; UNIT_DIR=/etc/systemd/system
   GPU_CMD='nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'
   APPS_CMD='nvidia-smi --query-compute-apps=pid --format=csv,nounits'
 }
@@ -545,8 +550,14 @@ cron_runs() { # a cron daemon is running (an @reboot line is only worth somethin
   return 1
 }
 
+UNIT=gpurent-guard.service
+
+unit_here() { # the guard's systemd unit is installed and systemd runs
+  [ -f "$UNIT_DIR/$UNIT" ] && [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1
+}
+
 boot_kind() {
-  if [ -f /etc/systemd/system/gpurent-guard.service ]; then echo systemd
+  if [ -f "$UNIT_DIR/$UNIT" ]; then echo systemd
   elif command -v crontab >/dev/null 2>&1 && crontab -l 2>/dev/null | grep -q '# gpurent-guard$' && cron_runs; then echo crontab
   else echo none; fi
 }
@@ -560,8 +571,18 @@ case "${1:-}" in
   provider) load; provider_call ;;
   start)
     load
+    [ -f "$DIR/off" ] && { echo "off (switched off by the user; gpurent guard set turns it on)"; exit 0; }
+    if unit_here; then
+      # The unit runs the loop: one started from an SSH session (an older gpurent) is replaced.
+      p=$(running_pid)
+      if [ -n "$p" ] && systemctl is-active --quiet "$UNIT" 2>/dev/null; then echo "running pid=$p"; exit 0; fi
+      [ -n "$p" ] && kill "$p" 2>/dev/null; rm -f "$DIR/pid"
+      systemctl start "$UNIT" || { echo "did not start ($UNIT)"; exit 1; }
+      i=0; while [ $i -lt 500 ] && ! running_pid > /dev/null; do nap 10; i=$((i + napped)); done
+      p=$(running_pid) && { echo "started pid=$p unit=$UNIT"; exit 0; }
+      echo "did not start ($UNIT)"; exit 1
+    fi
     p=$(running_pid) && { echo "running pid=$p"; exit 0; }
-    rm -f "$DIR/off"
     if command -v setsid >/dev/null 2>&1; then
       setsid sh "$DIR/guard.sh" run < /dev/null >> "$DIR/guard.out" 2>&1 &
     else
@@ -571,28 +592,34 @@ case "${1:-}" in
     p=$(running_pid) && { echo "started pid=$p"; exit 0; }
     echo "did not start"; exit 1 ;;
   stop)
+    load
+    unit_here && systemctl stop "$UNIT" >/dev/null 2>&1
     p=$(running_pid) && kill "$p"; rm -f "$DIR/pid"; echo stopped ;;
   boot)
     load
-    if [ "$(id -u)" = 0 ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-      printf '[Unit]\nDescription=gpurent guard\nAfter=network.target\n\n[Service]\nType=forking\nExecStart=/bin/sh "%s/guard.sh" start\n\n[Install]\nWantedBy=multi-user.target\n' "$DIR" > /etc/systemd/system/gpurent-guard.service
-      systemctl daemon-reload && systemctl enable gpurent-guard.service >/dev/null 2>&1 && { echo boot=systemd; exit 0; }
-      rm -f /etc/systemd/system/gpurent-guard.service
+    if [ "$(id -u)" = 0 ] && [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1; then
+      # The unit runs the loop itself (Type=simple): systemd owns it, `start` goes through it.
+      # The path in systemd's quoting: \ and " escaped, % (specifiers) and $ (variables) doubled.
+      uw=$(printf '%s' "$DIR" | sed 's/\\/\\\\/g; s/"/\\"/g; s/%/%%/g; s/\$/$$/g')
+      printf '[Unit]\nDescription=gpurent guard\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/bin/sh "%s/guard.sh" run\n\n[Install]\nWantedBy=multi-user.target\n' "$uw" > "$UNIT_DIR/$UNIT"
+      systemctl daemon-reload && systemctl enable "$UNIT" >/dev/null 2>&1 && { echo boot=systemd; exit 0; }
+      rm -f "$UNIT_DIR/$UNIT"
     fi
     if command -v crontab >/dev/null 2>&1 && cron_runs; then
       { crontab -l 2>/dev/null | grep -v '# gpurent-guard$'; echo "@reboot /bin/sh $(cron_word "$DIR/guard.sh") start # gpurent-guard"; } | crontab - && { echo boot=crontab; exit 0; }
     fi
     echo boot=none ;;
   unboot)
-    if [ -f /etc/systemd/system/gpurent-guard.service ]; then
-      systemctl disable gpurent-guard.service >/dev/null 2>&1; rm -f /etc/systemd/system/gpurent-guard.service
+    load
+    if [ -f "$UNIT_DIR/$UNIT" ]; then
+      systemctl disable "$UNIT" >/dev/null 2>&1; rm -f "$UNIT_DIR/$UNIT"
     fi
     if command -v crontab >/dev/null 2>&1 && crontab -l 2>/dev/null | grep -q '# gpurent-guard$'; then
       crontab -l 2>/dev/null | grep -v '# gpurent-guard$' | crontab -
     fi
     echo boot=none ;;
   state)
-    p=$(running_pid)
+    load; p=$(running_pid)
     if [ -n "$p" ]; then echo "running=1 pid=$p boot=$(boot_kind)"; else echo "running=0 pid= boot=$(boot_kind)"; fi ;;
   *) echo "usage: guard.sh start|run|stop|boot|unboot|state|provider" >&2; exit 2 ;;
 esac

@@ -178,8 +178,10 @@ pub fn gpu_commands(conn: &Connection, cancel: &CancelToken) -> Result<GpuComman
     })
 }
 
-/// Write `guard.sh` and `guard.conf`, start the loop (a running loop re-reads the new conf on its
-/// next sample) and register the reboot start.
+/// Write `guard.sh` and `guard.conf`, register the reboot start, then start the loop (a running
+/// loop re-reads the new conf on its next sample): through the systemd unit where `boot`
+/// installed one (the loop is then the unit's, not a child of this SSH session), else detached.
+/// Only this removes the `off` mark the user's `guard off` left.
 pub fn install(
     conn: &Connection,
     conf: &str,
@@ -201,7 +203,7 @@ pub fn install(
     let out = run(
         conn,
         &format!(
-            "{D}; rm -f \"$d/off\"; sh \"$d/guard.sh\" start || exit 1; sh \"$d/guard.sh\" boot; sh \"$d/guard.sh\" state"
+            "{D}; rm -f \"$d/off\"; sh \"$d/guard.sh\" boot; sh \"$d/guard.sh\" start || {{ sh \"$d/guard.sh\" unboot; exit 1; }}; sh \"$d/guard.sh\" state"
         ),
         cancel,
     )?;
