@@ -262,7 +262,16 @@ impl App {
             _ => None,
         };
         ssh::put_key(&conn, full_key.as_ref(), cancel)?;
-        let state = ssh::install(&conn, &conf, cancel)?;
+        let state = match ssh::install(&conn, &conf, cancel) {
+            Ok(s) => s,
+            Err(e) => {
+                // A guard that did not start must not leave the account's full key behind.
+                if full_key.is_some() {
+                    let _ = ssh::put_key(&conn, None, cancel);
+                }
+                return Err(e);
+            }
+        };
         drop(conn);
         let deadline = spec
             .deadline_in_s

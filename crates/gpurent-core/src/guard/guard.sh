@@ -482,7 +482,12 @@ act() { # WHY: run the action, cut off after ACTION_TIMEOUT s. A deadline is mar
   [ "$1" = deadline ] && echo "$DEADLINE_ID" > "$DIR/deadline.fired"
   if [ "$ACTION" = provider ]; then limited "$ACTION_TIMEOUT" "$DIR/action.out" provider_call; rc=$?
   else limited "$ACTION_TIMEOUT" "$DIR/action.out" sh -c "$ACTION"; rc=$?; fi
-  if [ $rc = 0 ]; then log act "$1" 0; acted=$mono
+  if [ $rc = 0 ]; then
+    # The provider confirmed the stop/release: the account's full key (written with the user's
+    # consent) leaves the disk now — a stopped Vast machine keeps its disk, which its host
+    # operator can read. A later `gpurent guard set` puts it back.
+    [ "$ACTION" = provider ] && [ "$PROVIDER_CRED" = file ] && rm -f "$DIR/provider.key"
+    log act "$1" 0; acted=$mono
   else
     [ "$1" = deadline ] && rm -f "$DIR/deadline.fired"
     log act_failed "$1" $rc
