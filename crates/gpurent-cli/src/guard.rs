@@ -267,10 +267,18 @@ fn print_status(s: &GuardStatus) {
     );
     let show = |name: &str, r: &Option<gpurent_core::app::guard::SignalReading>| {
         if let Some(r) = r {
+            // A first sample has no earlier one to compare with: not "cannot read".
+            let state = if r.state == "unreadable" && r.why.as_deref() == Some("no_reading_yet") {
+                "no reading yet (counts as busy)"
+            } else {
+                r.state.as_str()
+            };
             println!(
                 "  {name:8} {}{}{}",
-                r.state,
+                state,
                 r.why
+                    .as_deref()
+                    .filter(|w| *w != "no_reading_yet")
                     .as_deref()
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default(),

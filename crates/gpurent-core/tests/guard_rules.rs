@@ -861,3 +861,40 @@ fn start_does_not_undo_off() {
         g.decisions()
     );
 }
+
+/// The first sample has no earlier one to compare CPU and network counters with: both count as
+/// busy, and say why — "no reading yet", not "cannot read" — while a counter that cannot be read
+/// at all says nothing; the second sample reads them.
+#[test]
+fn the_first_sample_has_no_cpu_or_network_reading_yet() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.start();
+    let first = g.wait(20, "a first sample", |_| true);
+    assert_eq!(first.cpu.as_deref(), Some("unreadable"), "{first:?}");
+    assert_eq!(
+        first.cpu_why.as_deref(),
+        Some("no_reading_yet"),
+        "{first:?}"
+    );
+    assert_eq!(first.net.as_deref(), Some("unreadable"), "{first:?}");
+    assert_eq!(
+        first.net_why.as_deref(),
+        Some("no_reading_yet"),
+        "{first:?}"
+    );
+    let later = idle_reached(&g);
+    assert_eq!(later.cpu.as_deref(), Some("idle"), "{later:?}");
+    // No /proc/net/dev at all: cannot read, with no "yet".
+    g.kill();
+    std::fs::remove_file(g.root().join("proc/net/dev")).expect("rm net/dev");
+    std::fs::remove_file(g.gdir().join("decisions.log")).expect("rm log");
+    g.start();
+    let seen = g.watch(3);
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|d| d.net.as_deref() == Some("unreadable") && d.net_why.as_deref() == Some("")),
+        "{seen:#?}"
+    );
+}

@@ -115,6 +115,7 @@ export default {
   'guard.state.idle': 'idle',
   'guard.state.busy': 'busy',
   'guard.state.unreadable': 'cannot read (counts as busy)',
+  'guard.state.no_reading_yet': 'no reading yet (counts as busy)',
   'guard.state.absent': 'not running there',
   'guard.reading.gpu': 'highest {pct} %',
   'guard.reading.ssh': '{n} connection(s)',

@@ -105,6 +105,7 @@ export default {
   'guard.state.idle': '空闲',
   'guard.state.busy': '忙碌',
   'guard.state.unreadable': '无法读取（视为忙碌）',
+  'guard.state.no_reading_yet': '暂无读数（视为忙碌）',
   'guard.state.absent': '未在运行',
   'guard.reading.gpu': '最高 {pct} %',
   'guard.reading.ssh': '{n} 个连接',

@@ -55,7 +55,8 @@ fn boxed(e: ProviderError) -> GuardError {
 pub struct SignalReading {
     /// `idle`, `busy`, `unreadable` or `absent`.
     pub state: String,
-    /// For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …
+    /// For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …;
+    /// for CPU and network: `no_reading_yet` (unreadable only because there is no earlier sample).
     pub why: Option<String>,
     /// GPU: the highest utilisation (%); SSH: established connections old enough to count.
     pub value: Option<f64>,
@@ -169,8 +170,16 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
         ssh: l.map(|d| reading(&d.ssh, None, d.ssh_conns.map(f64::from))),
         ollama: l.map(|d| reading(&d.ollama, None, None)),
         jupyter: l.map(|d| reading(&d.jupyter, None, None)),
-        cpu: l.and_then(|d| d.cpu.as_deref().map(|c| reading(c, None, d.cpu_pct))),
-        net: l.and_then(|d| d.net.as_deref().map(|n| reading(n, None, d.net_kbps))),
+        cpu: l.and_then(|d| {
+            d.cpu
+                .as_deref()
+                .map(|c| reading(c, d.cpu_why.as_deref(), d.cpu_pct))
+        }),
+        net: l.and_then(|d| {
+            d.net
+                .as_deref()
+                .map(|n| reading(n, d.net_why.as_deref(), d.net_kbps))
+        }),
         keepalive: l.and_then(|d| d.keepalive.as_deref().map(|k| reading(k, None, None))),
         last_sample_s: l.map(|d| d.at),
         last_sample_age_s: age,

@@ -329,7 +329,7 @@ rate() { # NAME VALUE [SOURCE]: VALUE's growth per second since the last sample 
 
 sample_cpu() { # the machine's own CPU work, in % of one core over the last period: cgroup v2
   # cpu.stat (in a container: its own processes), cgroup v1 cpuacct, else /proc/stat (a VM: all)
-  cpu=unreadable; cpu_pct=; cpu_src=
+  cpu=unreadable; cpu_pct=; cpu_src=; cpu_why=
   cg="$SYS_ROOT/sys/fs/cgroup"
   if [ -r "$cg/cpu.stat" ] && grep -q '^usage_usec ' "$cg/cpu.stat" 2>/dev/null; then
     cpu_src=cgroup; used=$(awk '$1 == "usage_usec" { printf "%.0f", $2 }' "$cg/cpu.stat")
@@ -342,20 +342,21 @@ sample_cpu() { # the machine's own CPU work, in % of one core over the last peri
     used=
   fi
   r=$(rate cpu "$used" "$cpu_src") # microseconds of CPU per second
-  [ -n "$r" ] || return
+  # Read, but no earlier sample to compare with (the first one, after a reboot): no reading yet.
+  [ -n "$r" ] || { [ -n "$used" ] && cpu_why=no_reading_yet; return; }
   cpu_pct=$(awk -v r="$r" 'BEGIN { printf "%.1f", r / 10000 }')
   if awk -v p="$cpu_pct" -v t="$CPU_BUSY" 'BEGIN { exit !(p + 0 >= t + 0) }'; then cpu=busy; else cpu=idle; fi
 }
 
 sample_net() { # bytes in and out on every interface but lo (a download or upload under nohup)
-  net=unreadable; net_kbps=
+  net=unreadable; net_kbps=; net_why=
   f="$SYS_ROOT/proc/net/dev"
   [ -r "$f" ] || { rate net ""; return; }
   bytes=$(awk 'NR > 2 { s = $0; sub(/^ +/, "", s); i = index(s, ":"); if (!i) next
       if (substr(s, 1, i - 1) == "lo") next
       split(substr(s, i + 1), v, " "); b += v[1] + v[9] } END { printf "%.0f", b + 0 }' "$f")
   r=$(rate net "$bytes")
-  [ -n "$r" ] || return
+  [ -n "$r" ] || { [ -n "$bytes" ] && net_why=no_reading_yet; return; }
   net_kbps=$(awk -v r="$r" 'BEGIN { printf "%.1f", r / 1024 }')
   if awk -v k="$net_kbps" -v t="$NET_BUSY_KBPS" 'BEGIN { exit !(k + 0 >= t + 0) }'; then net=busy; else net=idle; fi
 }
@@ -400,10 +401,10 @@ num() { case "$1" in ''|*[!0-9.]*) printf null ;; *) printf '%s' "$1" ;; esac; }
 plus() { [ -n "$2" ] && printf '%s' $(($1 + $2)); } # A B: A + B, or nothing without B
 
 log() { # DECISION WHY [RC]
-  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ollama":"%s","jupyter":"%s","cpu":"%s","cpu_pct":%s,"net":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
+  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ollama":"%s","jupyter":"%s","cpu":"%s","cpu_why":"%s","cpu_pct":%s,"net":"%s","net_why":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
     "$now" "$1" "$2" "$gpu" "$gpu_why" "$(num "$gpu_util")" "$(num "$gpu_mem")" "$(num "$gpu_procs")" "$ssh" \
-    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$ollama" "$jupyter" "$cpu" "$(num "$cpu_pct")" \
-    "$net" "$(num "$net_kbps")" "$keepalive" "$(num "$(plus "$now" "${idle_mono:+$((idle_mono - mono))}")")" "$(num "$IDLE")" \
+    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$ollama" "$jupyter" "$cpu" "$cpu_why" "$(num "$cpu_pct")" \
+    "$net" "$net_why" "$(num "$net_kbps")" "$keepalive" "$(num "$(plus "$now" "${idle_mono:+$((idle_mono - mono))}")")" "$(num "$IDLE")" \
     "$(num "$(plus "$now" "$dl_left")")" "$(if [ -n "$dl_fired" ]; then echo true; else echo false; fi)" "$(num "$snooze_until")" \
     "$PERIOD" "$(num "$3")" "$mono" >> "$DIR/decisions.log"
   n=$(wc -l < "$DIR/decisions.log")

@@ -446,12 +446,19 @@ pub struct Decision {
     /// The machine's own CPU work (`idle`, `busy`, `unreadable`: e.g. the first sample).
     #[serde(default)]
     pub cpu: Option<String>,
+    /// Why it is `unreadable`: `no_reading_yet` (read, but no earlier sample to compare with: the
+    /// first sample, after a reboot); empty when it could not be read.
+    #[serde(default)]
+    pub cpu_why: Option<String>,
     /// % of one core over the last period.
     #[serde(default)]
     pub cpu_pct: Option<f64>,
     /// Network traffic other than loopback.
     #[serde(default)]
     pub net: Option<String>,
+    /// As [`Decision::cpu_why`].
+    #[serde(default)]
+    pub net_why: Option<String>,
     #[serde(default)]
     pub net_kbps: Option<f64>,
     /// `busy` while `~/.gpurent/keepalive` exists.
