@@ -279,7 +279,6 @@ fn print_status(s: &GuardStatus) {
                 r.why
                     .as_deref()
                     .filter(|w| *w != "no_reading_yet")
-                    .as_deref()
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default(),
                 r.value.map(|v| format!(" [{v}]")).unwrap_or_default()

@@ -898,3 +898,48 @@ fn the_first_sample_has_no_cpu_or_network_reading_yet() {
         "{seen:#?}"
     );
 }
+
+/// `--action poweroff` (RECORD_POWEROFF=1): before the action runs, the guard records it on the
+/// machine — host time and this boot's id in `poweroff.rec`, a `poweroff` decision — since a real
+/// power-off ends the guard before it can log anything; a failed action takes the record back.
+#[test]
+fn a_poweroff_is_recorded_before_it_runs() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("IDLE=1\nRECORD_POWEROFF=1\n");
+    let rec = g.gdir().join("poweroff.rec");
+    // The action checks that the record is already there when it runs.
+    g.extra_conf.push_str(&format!(
+        "ACTION='test -s \"{}\" && echo recorded'\n",
+        rec.display()
+    ));
+    g.conf();
+    g.start();
+    let act = g.wait(20, "act", |d| d.decision == "act");
+    assert_eq!(
+        act.action_rc,
+        Some(0),
+        "the record was there first: {act:?}"
+    );
+    let ds = g.decisions();
+    let p = ds
+        .iter()
+        .position(|d| d.decision == "poweroff")
+        .expect("a poweroff decision");
+    let a = ds.iter().position(|d| d.decision == "act").expect("act");
+    assert!(p < a, "{ds:#?}");
+    let text = std::fs::read_to_string(&rec).expect("poweroff.rec");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
+    let mut w = text.split_whitespace();
+    let at: i64 = w.next().and_then(|a| a.parse().ok()).expect("time");
+    assert!((at - now_s()).abs() < 60, "{text}");
+    assert_eq!(w.next(), Some(boot.trim()), "{text}");
+    // A failing power-off takes its record back.
+    g.kill();
+    std::fs::remove_file(&rec).expect("rm");
+    g.extra_conf = "IDLE=1\nRECORD_POWEROFF=1\nACTION='exit 3'\n".into();
+    g.conf();
+    std::fs::remove_file(g.gdir().join("decisions.log")).expect("rm log");
+    g.start();
+    g.wait(20, "act_failed", |d| d.decision == "act_failed");
+    assert!(!rec.exists(), "a failed power-off left its record");
+}

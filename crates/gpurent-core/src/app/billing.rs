@@ -700,6 +700,84 @@ mod tests {
         assert_eq!(r.history[1].at_ms, t0 + HOUR);
     }
 
+    /// A pasted host its guard powered off stops costing from the guard's record — only with the
+    /// machine's own evidence: a record from another boot (then running again from its boot
+    /// time); a record on the current boot changes nothing until the host stops answering; a
+    /// host that answers again on that boot did not go off (net nothing).
+    #[test]
+    fn a_guard_poweroff_stops_a_pasted_hosts_billing_on_the_machines_evidence() {
+        use crate::billing::rates::RateEventKind;
+        use crate::guard::ssh::Fetched;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "box");
+        let rate = PastedRate {
+            usd_per_hour: 2.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+        };
+        app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
+        // The host's clock runs 100 s ahead of this computer's.
+        let host_now = t0 / 1000 + 100;
+        let on_boot = |boot: &str, uptime_s: i64| Fetched {
+            installed: true,
+            host_now_s: Some(host_now),
+            boot_id: Some(boot.into()),
+            uptime_s: Some(uptime_s),
+            poweroff_at_s: Some(host_now - 2 * 3600),
+            poweroff_boot_id: Some("boot-a".into()),
+            ..Fetched::default()
+        };
+        let cost = |app: &App| app.cost_host("box", None).expect("cost").so_far.total_usd;
+        // The record on the boot it was written on: a power-off under way, not yet evidence.
+        app.guard_poweroff_billing("box", &on_boot("boot-a", 9000))
+            .expect("same boot");
+        assert!((cost(&app) - 6.0).abs() < 1e-6, "{}", cost(&app));
+        // The machine answers on another boot, up for 30 min: off from the record's time until
+        // its boot — billed 1 h before and 30 min after: $3, not $6.
+        let later = on_boot("boot-b", 1800);
+        app.guard_poweroff_billing("box", &later).expect("new boot");
+        app.guard_poweroff_billing("box", &later)
+            .expect("again: once");
+        assert!((cost(&app) - 3.0).abs() < 1e-6, "{}", cost(&app));
+        let r = app.host_rate_get("box").expect("get").expect("rate");
+        let guard: Vec<(RateEventKind, i64)> = r
+            .history
+            .iter()
+            .filter(|e| e.source == "guard")
+            .map(|e| (e.kind, e.at_ms))
+            .collect();
+        assert_eq!(
+            guard,
+            [
+                (RateEventKind::PoweredOff, t0 - 2 * HOUR),
+                (RateEventKind::Running, t0 - HOUR / 2)
+            ]
+        );
+        assert_eq!(
+            app.cost_host("box", None).expect("c").state,
+            Some(InstanceState::Running)
+        );
+
+        // Another host: the record seen under way, then no answer: off from the record's time.
+        save_host(&app, "box2");
+        app.host_rate_set("box2", rate, 3 * HOUR).expect("rate");
+        let c2 = |app: &App| app.cost_host("box2", None).expect("cost").so_far.total_usd;
+        assert!(
+            !app.guard_poweroff_no_answer("box2").expect("no record"),
+            "no evidence"
+        );
+        app.guard_poweroff_billing("box2", &on_boot("boot-a", 9000))
+            .expect("under way");
+        assert!(app.guard_poweroff_no_answer("box2").expect("no answer"));
+        assert!((c2(&app) - 2.0).abs() < 1e-6, "{}", c2(&app));
+        // It answers again on the same boot: it did not go off — billed throughout.
+        app.guard_poweroff_billing("box2", &on_boot("boot-a", 9000))
+            .expect("same boot again");
+        assert!((c2(&app) - 6.0).abs() < 1e-6, "{}", c2(&app));
+    }
+
     /// Budgets count what was spent since the start of the UTC day / month.
     #[test]
     fn budgets_count_the_current_period() {

@@ -47,7 +47,7 @@ defaults() {
   LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
   MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=; SS=ss; CONN_BYTES=2048
   SMI_TIMEOUT=20; ACTION_TIMEOUT=120; WALL_EVERY=1800
-  SYSTEMD_DIR=/run/systemd/system; UNIT_DIR=/etc/systemd/system
+  SYSTEMD_DIR=/run/systemd/system; UNIT_DIR=/etc/systemd/system; RECORD_POWEROFF=
   GPU_CMD='nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'
   APPS_CMD='nvidia-smi --query-compute-apps=pid --format=csv,nounits'
 }
@@ -481,6 +481,10 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
 act() { # WHY: run the action, cut off after ACTION_TIMEOUT s. A deadline is marked fired before
   # it runs (a poweroff may end the guard before it can write anything), unmarked if it failed.
   [ "$1" = deadline ] && echo "$DEADLINE_ID" > "$DIR/deadline.fired"
+  # A power-off (RECORD_POWEROFF=1: `--action poweroff`) is recorded first — host time and this
+  # boot's id — since it ends the guard: gpurent reads it on its next contact, and a record from
+  # another boot proves the machine went off (billing of a pasted host stops from then).
+  if [ "$RECORD_POWEROFF" = 1 ]; then echo "$now $bid" > "$DIR/poweroff.rec"; log poweroff "$1"; fi
   if [ "$ACTION" = provider ]; then limited "$ACTION_TIMEOUT" "$DIR/action.out" provider_call; rc=$?
   else limited "$ACTION_TIMEOUT" "$DIR/action.out" sh -c "$ACTION"; rc=$?; fi
   if [ $rc = 0 ]; then
@@ -491,6 +495,7 @@ act() { # WHY: run the action, cut off after ACTION_TIMEOUT s. A deadline is mar
     log act "$1" 0; acted=$mono
   else
     [ "$1" = deadline ] && rm -f "$DIR/deadline.fired"
+    [ "$RECORD_POWEROFF" = 1 ] && rm -f "$DIR/poweroff.rec"
     log act_failed "$1" $rc
     warn "gpurent guard: the action failed (status $rc; see ~/.gpurent/guard/action.out). It is tried again every sample; this machine keeps billing."
   fi

@@ -394,7 +394,8 @@ pub fn conf_text(
     Ok(format!(
         "# written by gpurent; `gpurent guard set` rewrites it (the loop re-reads it every sample)\n\
          PERIOD={}\nIDLE={}\nUTIL_BELOW={}\nDEADLINE_IN={}\nDEADLINE_ID={}\nWARN={}\nCONN_MIN_AGE={}\n\
-         INACTIVE={}\nPORTS={}\nACTION={}\nGUARD_PATH={}\nSYS_ROOT={}\nGPU_CMD={}\nAPPS_CMD={}\n",
+         INACTIVE={}\nPORTS={}\nACTION={}\nGUARD_PATH={}\nSYS_ROOT={}\nGPU_CMD={}\nAPPS_CMD={}\n\
+         RECORD_POWEROFF={}\n",
         spec.period_s,
         spec.idle_s,
         spec.util_below,
@@ -409,6 +410,11 @@ pub fn conf_text(
         q(facts.proc_root.as_deref().unwrap_or(""))?,
         q(gpu_command)?,
         q(apps_command)?,
+        if spec.action == ActionKind::Poweroff {
+            "1"
+        } else {
+            ""
+        },
     ))
 }
 
