@@ -48,13 +48,22 @@ ollama: string, jupyter: string,
  */
 cpu: string | null, 
 /**
+ * Why it is `unreadable`: `no_reading_yet` (read, but no earlier sample to compare with: the
+ * first sample, after a reboot); empty when it could not be read.
+ */
+cpu_why: string | null, 
+/**
  * % of one core over the last period.
  */
 cpu_pct: number | null, 
 /**
  * Network traffic other than loopback.
  */
-net: string | null, net_kbps: number | null, 
+net: string | null, 
+/**
+ * As [`Decision::cpu_why`].
+ */
+net_why: string | null, net_kbps: number | null, 
 /**
  * `busy` while `~/.gpurent/keepalive` exists.
  */

@@ -9,7 +9,8 @@ export type SignalReading = {
  */
 state: string, 
 /**
- * For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …
+ * For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …;
+ * for CPU and network: `no_reading_yet` (unreadable only because there is no earlier sample).
  */
 why: string | null, 
 /**

@@ -62,8 +62,11 @@ pub enum GuardCommand {
         #[arg(long, default_value = "poweroff")]
         action: String,
         /// stop/release only: where the machine has no API key of its own, write the account's
-        /// FULL API key to it (mode 0600) so the guard can call the provider. Anyone who gets
-        /// onto the machine can then use your whole account.
+        /// FULL API key to it (mode 0600) so the guard can call the provider. Who can read it
+        /// there: the login user and root, anyone who gets onto the machine, the host operator
+        /// (on Vast, whoever runs the physical machine can read its disk) and anyone who gets
+        /// the disk; any of them can use your whole account. The guard deletes it once the
+        /// provider confirms its stop/release; `guard off` deletes it too.
         #[arg(long)]
         allow_full_key: bool,
         /// The command for --action command (run by sh on the host).
@@ -242,7 +245,7 @@ fn print_set(r: &GuardSetReport) {
             "no_nvidia_smi" => println!("Note: no nvidia-smi on the host: the GPU counts as busy, so only the deadline can fire."),
             "no_reboot_start" => println!("Note: the host has no crontab or systemd for gpurent: after a reboot the guard is gone until you set it again."),
             "container_poweroff" => println!("Note: this looks like a container: poweroff may not stop the provider's meter."),
-            "full_key_on_machine" => println!("WARNING: your account's FULL API key is now on {} (~/.gpurent/guard/provider.key, mode 0600), as you allowed: anyone who gets onto this machine can use your whole account. `gpurent guard off {}` removes it.", r.host, r.host),
+            "full_key_on_machine" => println!("WARNING: your account's FULL API key is now on {} (~/.gpurent/guard/provider.key, mode 0600), as you allowed. The login user and root, anyone who gets onto this machine, the host operator (on Vast, whoever runs the physical machine can read its disk) and anyone who gets its disk can read it and use your whole account. The guard deletes it once the provider confirms its stop/release; `gpurent guard off {}` removes it.", r.host, r.host),
             "http_tool_wget" => println!("Note: the host has no curl; the guard calls the provider with wget."),
             "nvidia_smi_hung" => println!("WARNING: nvidia-smi hung on the host (a GPU off the bus?): the GPU counts as busy, so only the deadline can fire."),
             "no_deadline" => println!("Note: no deadline is set: while any signal stays busy (a stuck job, a held GPU) the machine keeps billing. Add one with --deadline 4h."),
@@ -264,11 +267,18 @@ fn print_status(s: &GuardStatus) {
     );
     let show = |name: &str, r: &Option<gpurent_core::app::guard::SignalReading>| {
         if let Some(r) = r {
+            // A first sample has no earlier one to compare with: not "cannot read".
+            let state = if r.state == "unreadable" && r.why.as_deref() == Some("no_reading_yet") {
+                "no reading yet (counts as busy)"
+            } else {
+                r.state.as_str()
+            };
             println!(
                 "  {name:8} {}{}{}",
-                r.state,
+                state,
                 r.why
                     .as_deref()
+                    .filter(|w| *w != "no_reading_yet")
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default(),
                 r.value.map(|v| format!(" [{v}]")).unwrap_or_default()

@@ -19,7 +19,7 @@ pub struct RateArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum RateCommand {
-    /// Set the rate of a saved host (replaces the previous one; billing starts now or --started-ago).
+    /// Set the rate of a saved host from now or --started-ago (earlier rates stay in its history, each billed for its own period).
     Set {
         host: String,
         #[arg(long)]

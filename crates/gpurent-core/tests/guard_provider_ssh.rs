@@ -277,6 +277,19 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     app.guard_off_with_key(&pod_label, &env, &key, &cancel)
         .expect("off");
     assert!(!key_file.exists(), "guard off removes provider.key");
+    // A set whose guard does not start (no setsid, no nohup on the host) leaves no key behind.
+    let (setsid, nohup) = (bin.join("setsid"), bin.join("nohup"));
+    let setsid_target = std::fs::read_link(&setsid).expect("setsid link");
+    let nohup_target = std::fs::read_link(&nohup).expect("nohup link");
+    std::fs::remove_file(&setsid).expect("unlink setsid");
+    std::fs::remove_file(&nohup).expect("unlink nohup");
+    let e = app
+        .guard_set_with_key(&pod_label, &env, &key, &consent, &cancel)
+        .expect_err("the guard cannot start");
+    assert_eq!(e.code(), "guard_install_failed", "{e}");
+    assert!(!key_file.exists(), "a failed install left the full key");
+    std::os::unix::fs::symlink(setsid_target, &setsid).expect("relink setsid");
+    std::os::unix::fs::symlink(nohup_target, &nohup).expect("relink nohup");
     app.guard_set_with_key(&pod_label, &env, &key, &consent, &cancel)
         .expect("set with the full key again");
     assert!(key_file.exists());
@@ -307,6 +320,11 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     assert!(
         out.starts_with("http 20") && out.contains(" DELETE "),
         "{out}"
+    );
+    // The provider confirmed the release: the guard took the full key off the disk.
+    assert!(
+        !key_file.exists(),
+        "the full key stayed on the machine after its confirmed release"
     );
     // Closed only on the provider's word: one "gone" read is noted (the row stays open), a
     // second one 15 s later closes it (issue 19: two reads some seconds apart, on the clock).

@@ -695,5 +695,271 @@ fn the_crontab_line_survives_a_hostile_home() {
         !g.dir.path().join("canary").exists(),
         "a folder name ran as a command"
     );
-    assert!(run("state").contains("running=0"));
+    // The loop was sent SIGTERM: it is gone once the signal lands (not at once).
+    assert!(
+        (0..30).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            run("state").contains("running=0")
+        }),
+        "the loop still runs"
+    );
+}
+
+/// Kill the processes whose pids these files hold, when they are still a guard loop.
+fn kill_loops(files: &[PathBuf]) {
+    for f in files {
+        if let Ok(pid) = std::fs::read_to_string(f) {
+            let pid = pid.trim();
+            let ours = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.contains("guard.sh"))
+                .unwrap_or(false);
+            if ours {
+                let _ = Command::new("kill").arg(pid).status();
+            }
+        }
+    }
+}
+
+fn loop_alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/cmdline", pid.trim()))
+        .map(|c| c.contains("guard.sh"))
+        .unwrap_or(false)
+}
+
+/// Where systemd runs and the guard's unit is installed, `guard.sh start` (what `guard set`
+/// runs over SSH) starts the loop through the unit — `systemctl start` — so the loop is the
+/// unit's and not a child of the SSH session; a loop an older gpurent started from a session is
+/// replaced (one loop, never two); a second start leaves the unit's loop alone; `stop` stops the
+/// unit. A fake `systemctl` that does what systemd does for a `Type=simple` unit (runs its
+/// ExecStart, tracks its main pid), the unit folders in the temp dir. Root only (`boot` writes a
+/// unit only as root).
+#[test]
+fn start_goes_through_the_systemd_unit() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+    {
+        eprintln!("SKIP: not root (guard.sh boot writes a systemd unit only as root)");
+        return;
+    }
+    let mut g = Guard::new("");
+    let d = g.dir.path().to_path_buf();
+    std::fs::create_dir_all(d.join("run-systemd")).expect("mkdir");
+    std::fs::create_dir_all(d.join("units")).expect("mkdir");
+    g.extra_conf = format!(
+        "SYSTEMD_DIR='{}'\nUNIT_DIR='{}'\n",
+        d.join("run-systemd").display(),
+        d.join("units").display()
+    );
+    g.conf();
+    write_exec(
+        &g.bin().join("systemctl"),
+        &format!(
+            r#"#!/bin/sh
+d='{d}'
+echo "$*" >> "$d/systemctl.log"
+[ "$1" = is-active ] && [ "$2" = --quiet ] && set -- is-active "$3"
+alive() {{ p=$(cat "$d/unit.pid" 2>/dev/null); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }}
+case "$1" in
+  daemon-reload|enable|disable) exit 0 ;;
+  is-active) alive ;;
+  start) alive && exit 0
+    cmd=$(sed -n 's/^ExecStart=//p' "$d/units/$2") || exit 1
+    [ -n "$cmd" ] || {{ echo "Unit $2 not found." >&2; exit 5; }}
+    sh -c "exec $cmd" < /dev/null > /dev/null 2>&1 &
+    echo $! > "$d/unit.pid"; exit 0 ;;
+  stop) p=$(cat "$d/unit.pid" 2>/dev/null); [ -n "$p" ] && kill "$p" 2>/dev/null; rm -f "$d/unit.pid"; exit 0 ;;
+  *) exit 1 ;;
+esac
+"#,
+            d = d.display()
+        ),
+    );
+    let path = format!("{}:/usr/bin:/bin", g.bin().display());
+    let run = |what: &str| {
+        let out = Command::new("dash")
+            .arg(g.gdir().join("guard.sh"))
+            .arg(what)
+            .env("PATH", &path)
+            .env("FAKE_SMI_STATE", d.join("smi"))
+            .env("HOME", &d)
+            .stdin(Stdio::null())
+            .output()
+            .expect("guard.sh");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let pidfiles = [g.gdir().join("pid"), d.join("unit.pid")];
+    struct Cleanup(Vec<PathBuf>);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            kill_loops(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(pidfiles.to_vec());
+    // An older gpurent's loop, started from the SSH session (no unit yet).
+    let out = run("start");
+    assert!(out.contains("started pid="), "{out}");
+    let session_loop = std::fs::read_to_string(g.gdir().join("pid")).expect("pid");
+    assert!(run("boot").contains("boot=systemd"));
+    let unit = std::fs::read_to_string(d.join("units/gpurent-guard.service")).expect("unit");
+    assert!(unit.contains("Type=simple"), "{unit}");
+    assert!(unit.contains("guard.sh\" run"), "{unit}");
+    let out = run("start");
+    assert!(out.contains("unit=gpurent-guard.service"), "{out}");
+    let log = std::fs::read_to_string(d.join("systemctl.log")).expect("systemctl called");
+    assert!(log.contains("start gpurent-guard.service"), "{log}");
+    let unit_pid = std::fs::read_to_string(d.join("unit.pid")).expect("unit pid");
+    assert_eq!(
+        std::fs::read_to_string(g.gdir().join("pid"))
+            .expect("pid")
+            .trim(),
+        unit_pid.trim(),
+        "the loop is the unit's"
+    );
+    assert!(
+        (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            !loop_alive(&session_loop)
+        }),
+        "the session's loop still runs beside the unit's"
+    );
+    // Again: the unit's loop runs, nothing is started.
+    let out = run("start");
+    assert!(out.contains("running pid="), "{out}");
+    let log = std::fs::read_to_string(d.join("systemctl.log")).expect("log");
+    assert_eq!(
+        log.matches("start gpurent-guard.service").count(),
+        1,
+        "{log}"
+    );
+    assert!(run("state").contains("running=1"));
+    // stop stops the unit.
+    run("stop");
+    let log = std::fs::read_to_string(d.join("systemctl.log")).expect("log");
+    assert!(log.contains("stop gpurent-guard.service"), "{log}");
+    assert!(
+        (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            !loop_alive(&unit_pid)
+        }),
+        "the unit's loop still runs"
+    );
+    g.kill();
+}
+
+/// A guard the user switched off (`gpurent guard off` leaves the file `off`) is not brought back
+/// by `guard.sh start` — what a boot hook left behind runs when the machine starts — with or
+/// without a unit; the mark stays (only `gpurent guard set` removes it).
+#[test]
+fn start_does_not_undo_off() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let g = Guard::new("");
+    let d = g.dir.path().to_path_buf();
+    std::fs::write(g.gdir().join("off"), "").expect("off");
+    let path = format!("{}:/usr/bin:/bin", g.bin().display());
+    let out = Command::new("dash")
+        .arg(g.gdir().join("guard.sh"))
+        .arg("start")
+        .env("PATH", &path)
+        .env("FAKE_SMI_STATE", d.join("smi"))
+        .env("HOME", &d)
+        .stdin(Stdio::null())
+        .output()
+        .expect("guard.sh start");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill_loops(&[g.gdir().join("pid")]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("off"), "{text}");
+    assert!(g.gdir().join("off").exists(), "start removed the off mark");
+    assert!(
+        !g.gdir().join("pid").exists() && g.decisions().is_empty(),
+        "a switched-off guard ran: {text} {:#?}",
+        g.decisions()
+    );
+}
+
+/// The first sample has no earlier one to compare CPU and network counters with: both count as
+/// busy, and say why — "no reading yet", not "cannot read" — while a counter that cannot be read
+/// at all says nothing; the second sample reads them.
+#[test]
+fn the_first_sample_has_no_cpu_or_network_reading_yet() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("");
+    g.start();
+    let first = g.wait(20, "a first sample", |_| true);
+    assert_eq!(first.cpu.as_deref(), Some("unreadable"), "{first:?}");
+    assert_eq!(
+        first.cpu_why.as_deref(),
+        Some("no_reading_yet"),
+        "{first:?}"
+    );
+    assert_eq!(first.net.as_deref(), Some("unreadable"), "{first:?}");
+    assert_eq!(
+        first.net_why.as_deref(),
+        Some("no_reading_yet"),
+        "{first:?}"
+    );
+    let later = idle_reached(&g);
+    assert_eq!(later.cpu.as_deref(), Some("idle"), "{later:?}");
+    // No /proc/net/dev at all: cannot read, with no "yet".
+    g.kill();
+    std::fs::remove_file(g.root().join("proc/net/dev")).expect("rm net/dev");
+    std::fs::remove_file(g.gdir().join("decisions.log")).expect("rm log");
+    g.start();
+    let seen = g.watch(3);
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|d| d.net.as_deref() == Some("unreadable") && d.net_why.as_deref() == Some("")),
+        "{seen:#?}"
+    );
+}
+
+/// `--action poweroff` (RECORD_POWEROFF=1): before the action runs, the guard records it on the
+/// machine — host time and this boot's id in `poweroff.rec`, a `poweroff` decision — since a real
+/// power-off ends the guard before it can log anything; a failed action takes the record back.
+#[test]
+fn a_poweroff_is_recorded_before_it_runs() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = Guard::new("IDLE=1\nRECORD_POWEROFF=1\n");
+    let rec = g.gdir().join("poweroff.rec");
+    // The action checks that the record is already there when it runs.
+    g.extra_conf.push_str(&format!(
+        "ACTION='test -s \"{}\" && echo recorded'\n",
+        rec.display()
+    ));
+    g.conf();
+    g.start();
+    let act = g.wait(20, "act", |d| d.decision == "act");
+    assert_eq!(
+        act.action_rc,
+        Some(0),
+        "the record was there first: {act:?}"
+    );
+    let ds = g.decisions();
+    let p = ds
+        .iter()
+        .position(|d| d.decision == "poweroff")
+        .expect("a poweroff decision");
+    let a = ds.iter().position(|d| d.decision == "act").expect("act");
+    assert!(p < a, "{ds:#?}");
+    let text = std::fs::read_to_string(&rec).expect("poweroff.rec");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").expect("boot id");
+    let mut w = text.split_whitespace();
+    let at: i64 = w.next().and_then(|a| a.parse().ok()).expect("time");
+    assert!((at - now_s()).abs() < 60, "{text}");
+    assert_eq!(w.next(), Some(boot.trim()), "{text}");
+    // A failing power-off takes its record back.
+    g.kill();
+    std::fs::remove_file(&rec).expect("rm");
+    g.extra_conf = "IDLE=1\nRECORD_POWEROFF=1\nACTION='exit 3'\n".into();
+    g.conf();
+    std::fs::remove_file(g.gdir().join("decisions.log")).expect("rm log");
+    g.start();
+    g.wait(20, "act_failed", |d| d.decision == "act_failed");
+    assert!(!rec.exists(), "a failed power-off left its record");
 }

@@ -292,13 +292,18 @@ fn busy_gpu_never_fires() {
 }
 
 /// An open SSH session (a VS Code window, a port forward: all the same TCP connection to sshd)
-/// keeps the machine alive.
+/// keeps the machine alive. This host has no `ss`: a connection without a terminal cannot be
+/// judged by its traffic, so it counts as busy even past the connected-but-inactive limit.
 #[test]
 fn open_ssh_session_never_fires() {
     let Some(r) = rig(0, &[], &[]) else {
         return;
     };
-    r.set(&test_spec());
+    assert!(!r.host.bin().join("ss").exists());
+    r.set(&GuardSpec {
+        inactive_s: 3,
+        ..test_spec()
+    });
     let pem = Secret::new(r.k.private_pem.clone());
     let mut accept = |_: Role, _: &Endpoint, _: &PresentedKey| Ok(());
     let v: &mut KeyVerifier<'_> = &mut accept;
@@ -325,6 +330,113 @@ fn open_ssh_session_never_fires() {
         "no action after the session closed: {:#?}",
         r.decisions()
     );
+}
+
+/// The real OpenSSH client logged in with the test's key, no terminal (`-T`): `-N` holds the
+/// connection open and moves nothing (a port forward nobody uses); a command keeps output flowing.
+fn openssh_client(r: &Rig, key_file: &Path, command: Option<&str>) -> std::process::Child {
+    let mut c = std::process::Command::new("ssh");
+    c.args(["-T", "-i"])
+        .arg(key_file)
+        .args(["-p", &r.sshd.port().to_string()])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ServerAliveInterval=0",
+            "-o",
+            "LogLevel=ERROR",
+        ])
+        .arg(format!("{TEST_USER}@{}", r.sshd.host()));
+    match command {
+        None => c.arg("-N"),
+        Some(cmd) => c.arg(cmd),
+    };
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ssh")
+}
+
+/// A connection without a terminal (VS Code remote, a port forward) keeps the machine alive only
+/// while it carries traffic (per-socket bytes from the host's `ss -tin`): a silent one stops
+/// counting after the connected-but-inactive limit, a busy one never does; once the busy one
+/// closes, the guard fires with the silent one still open. Real sshd, real OpenSSH client, real ss.
+#[test]
+fn a_connection_without_a_terminal_counts_only_while_it_carries_traffic() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    if system_tool("ss").is_none() || system_tool("ssh").is_none() {
+        eprintln!("SKIP: no ss (iproute2) or no ssh client on this machine");
+        return;
+    }
+    link_system_tools(&r.host.bin(), &["ss"]);
+    let keydir = tempfile::tempdir().expect("tmp");
+    let key_file = keydir.path().join("id");
+    std::fs::write(&key_file, &r.k.private_pem).expect("key");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let before = r.conns_to_sshd();
+    let silent = Kill(openssh_client(&r, &key_file, None));
+    let busy = Kill(openssh_client(
+        &r,
+        &key_file,
+        Some("while :; do dd if=/dev/zero bs=16384 count=1 2>/dev/null; sleep 0.3; done"),
+    ));
+    assert!(
+        wait_for(Duration::from_secs(10), || r.conns_to_sshd() >= before + 2),
+        "the two ssh clients did not connect"
+    );
+    r.set(&GuardSpec {
+        inactive_s: 4,
+        ..test_spec()
+    });
+    // Past the limit: the silent one no longer counts, the busy one still does.
+    std::thread::sleep(Duration::from_secs(IDLE_S + 8));
+    assert!(r.poweroffs().is_empty(), "{:#?}", r.decisions());
+    let last = r.decisions().last().cloned().expect("decision");
+    assert_eq!(
+        (last.decision.as_str(), last.ssh.as_str()),
+        ("keep", "busy"),
+        "{last:?}"
+    );
+    assert_eq!(last.ssh_conns, Some(1), "the busy connection: {last:?}");
+    assert_eq!(
+        last.ssh_inactive,
+        Some(1),
+        "the silent connection: {last:?}"
+    );
+    drop(busy);
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action with only a silent connection open: {:#?}",
+        r.decisions()
+    );
+    let act = r
+        .decisions()
+        .into_iter()
+        .find(|d| d.decision == "act")
+        .expect("act");
+    assert_eq!(act.why, "idle");
+    assert_eq!(act.ssh_inactive, Some(1), "{act:?}");
+    let wall = std::fs::read_to_string(r.state().join("wall.log")).unwrap_or_default();
+    assert!(wall.contains("no input (or traffic)"), "{wall}");
+    drop(silent);
 }
 
 /// A signal it cannot read (nvidia-smi failing) counts as busy.

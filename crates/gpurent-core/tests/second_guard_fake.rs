@@ -3,7 +3,13 @@
 //! a REAL loopback sshd. A total daily budget set far below what the pod costs goes over: the
 //! tick notifies once and stops nothing while "stop at 100 %" is off; once the user ticks it, the
 //! next tick stops the pod through the provider — confirmed by the provider's answer, the fake
-//! pod really stopped, the ledger says stopped — and the tick after that has nothing to do.
+//! pod stopped, the ledger says stopped — and the tick after that has nothing to do.
+//!
+//! A RunPod stop is destructive: it wipes the pod's container disk (its spec: "ephemeral, wiped
+//! on restart"; the fake cloud models it). So this test does not claim the stop kept anything:
+//! it asserts the stop happens only when the user chose it, that gpurent says before any stop of
+//! this pod that its disk is wiped (`gpu_billing_stops_disk_wiped`), and that the file a job left
+//! on the container disk is gone after the budget's stop — what the user agreed to lose.
 //!
 //! One test function (it sets the `GPURENT_RUNPOD_*` variables of this process). Needs sshd and
 //! Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
@@ -58,6 +64,16 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
         .expect("rent");
     assert!(pod.ready, "{pod:?}");
     let id = pod.ledger.id.clone();
+    let pod_id = pod
+        .ledger
+        .provider_instance_id
+        .clone()
+        .expect("provider id");
+    // A job's result on the container disk (not on a network volume).
+    fake.put_container_file(&pod_id, "/root/results/model.pt");
+    // What a stop of this pod does, as gpurent says it: the container disk is wiped.
+    let money = app.instance_money(&id, "stop").expect("money");
+    assert_eq!(money.effect, "gpu_billing_stops_disk_wiped", "{money:?}");
 
     // $0.00005 a day: a pod at $0.44/h is over it within a second.
     app.budget_set_with(None, Period::Day, 0.00005, false)
@@ -68,6 +84,11 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
     assert_eq!(kinds, [NoticeKind::BudgetOver], "{t:?}");
     assert!(t.stopped.is_empty(), "not chosen: nothing stopped");
     assert_eq!(fake.instances()[0].state, FakeState::Running);
+    assert_eq!(
+        fake.container_files(&pod_id),
+        ["/root/results/model.pt"],
+        "not chosen: the disk is untouched"
+    );
 
     // The user ticks "stop at 100 %": the next tick stops the pod (no second notice).
     let row = app
@@ -78,6 +99,11 @@ fn budget_over_stops_a_rented_pod_only_when_the_user_chose_it() {
     assert_eq!(t.stopped, std::slice::from_ref(&id), "{t:?}");
     assert!(t.notices.is_empty(), "{t:?}");
     assert_eq!(fake.instances()[0].state, FakeState::Stopped);
+    // The stop the user chose wiped the container disk, as RunPod's does: nothing was kept.
+    assert!(
+        fake.container_files(&pod_id).is_empty(),
+        "a RunPod stop wipes the container disk"
+    );
     let cost = app.cost_all(None).expect("cost");
     let m = cost
         .machines

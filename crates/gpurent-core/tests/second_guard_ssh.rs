@@ -72,6 +72,14 @@ fn the_app_rechecks_a_guard_deadline_and_says_it_once() {
         .guard_set_with_key(LABEL, &w.env, &key, &guard, &cancel)
         .expect("guard set");
     let stop_guard = Guarded::on(&host);
+    // `guard set` returns once the loop started (through the boot start first, then the loop);
+    // its first sample follows within a period or so.
+    assert!(
+        guard_common::wait_for(std::time::Duration::from_secs(15), || !stop_guard
+            .decisions()
+            .is_empty()),
+        "the guard never sampled"
+    );
 
     let t = w.app.second_guard_tick(&w.env, &cancel).expect("tick");
     assert!(t.unreadable.is_empty(), "the guard was read: {t:?}");

@@ -25,8 +25,9 @@
 //! - read replicas that lag a create by seconds (modelled: `Lag`), so one 404 is not "gone";
 //! - 429 with long `Retry-After` windows (RunPod `RateLimit`, Vast thresholds) on any route;
 //! - another account's key answering 404 for your machine (modelled: `add_account`);
-//! - RunPod stop wipes the container disk (only a network volume survives) — not modelled here
-//!   yet: the fake keeps no disk contents;
+//! - RunPod stop wipes the container disk (only a network volume survives) — modelled: a pod's
+//!   container disk holds the names a test put there (`put_container_file`), and a stop that
+//!   took effect empties it (Vast's stop keeps its disk);
 //! - machines stuck provisioning or in ERROR that bill on (modelled only as a long
 //!   `set_provisioning`); Vast `instances: null` for an unknown id; partial Vast listings
 //!   (`next_token`) — not modelled.
@@ -148,6 +149,8 @@ struct Inner {
     /// Per-instance keys (`key`, instance id): accepted only on that instance's own routes
     /// (`…/instances/{id}`, `/v2/pods/{id}…`), like Vast's `CONTAINER_API_KEY`.
     instance_keys: Mutex<Vec<(String, String)>>,
+    /// What is on each machine's container disk (instance id → file names): RunPod's stop wipes it.
+    container_disks: Mutex<HashMap<String, Vec<String>>>,
     /// `METHOD path` of every request made with a per-instance key.
     instance_key_requests: Mutex<Vec<String>>,
     state: Mutex<State>,
@@ -183,6 +186,7 @@ impl FakeCloud {
             reported_price: Mutex::new(None),
             balance: Mutex::new(10.0),
             instance_keys: Mutex::new(vec![]),
+            container_disks: Mutex::new(HashMap::new()),
             instance_key_requests: Mutex::new(vec![]),
             state: Mutex::new(State {
                 next_id: 1000,
@@ -235,6 +239,22 @@ impl FakeCloud {
     /// The account balance Vast's `users/current` reports (default 10.0).
     pub fn set_balance(&self, usd: f64) {
         *lock(&self.inner.balance) = usd;
+    }
+
+    /// Put a file (by name) on machine `id`'s container disk: what a job wrote there.
+    pub fn put_container_file(&self, id: &str, name: &str) {
+        lock(&self.inner.container_disks)
+            .entry(id.to_string())
+            .or_default()
+            .push(name.to_string());
+    }
+
+    /// The files on machine `id`'s container disk now (empty after a RunPod stop).
+    pub fn container_files(&self, id: &str) -> Vec<String> {
+        lock(&self.inner.container_disks)
+            .get(id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Accept `key` for requests on instance `id`'s own routes only (a scoped, per-instance key).
@@ -753,27 +773,39 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
         ("GET", ["v2", "pods", id]) => get_one(inner, id, runpod_pod, || {
             problem(404, "Not Found", "pod not found")
         }),
-        ("POST", ["v2", "pods", id, "action"]) => act_on(
-            inner,
-            id,
-            || problem(404, "Not Found", "pod not found"),
-            |i| {
-                let changed = match body["action"].as_str() {
-                    Some("stop") => stop_or_start(i, FakeState::Stopped),
-                    Some("start") => stop_or_start(i, FakeState::Running),
-                    Some("terminate") => {
-                        i.state = FakeState::Terminated;
-                        return no_content();
+        ("POST", ["v2", "pods", id, "action"]) => {
+            let answer = act_on(
+                inner,
+                id,
+                || problem(404, "Not Found", "pod not found"),
+                |i| {
+                    let changed = match body["action"].as_str() {
+                        Some("stop") => stop_or_start(i, FakeState::Stopped),
+                        Some("start") => stop_or_start(i, FakeState::Running),
+                        Some("terminate") => {
+                            i.state = FakeState::Terminated;
+                            return no_content();
+                        }
+                        _ => false,
+                    };
+                    if changed {
+                        ok(runpod_pod(inner, i))
+                    } else {
+                        problem(409, "Conflict", "action not valid in this state")
                     }
-                    _ => false,
-                };
-                if changed {
-                    ok(runpod_pod(inner, i))
-                } else {
-                    problem(409, "Conflict", "action not valid in this state")
-                }
-            },
-        ),
+                },
+            );
+            // A stop that took effect wipes the container disk ("ephemeral, wiped on restart").
+            let stopped = body["action"].as_str() == Some("stop")
+                && lock(&inner.state)
+                    .instances
+                    .iter()
+                    .any(|i| i.id == *id && i.state == FakeState::Stopped);
+            if stopped {
+                lock(&inner.container_disks).remove(*id);
+            }
+            answer
+        }
         ("DELETE", ["v2", "pods", id]) => act_on(
             inner,
             id,

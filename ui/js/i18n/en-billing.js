@@ -73,7 +73,7 @@ export default {
   'billing.budget.save': 'Save budget',
   'billing.budget.stop': 'Stop the machine at 100 %',
   'billing.budget.stop.note':
-    'Only if you tick it. Rented machines are stopped through the provider (the stop is confirmed by its answer; the disk is kept). A pasted host cannot be stopped by gpurent: you are notified instead.',
+    'Only if you tick it. Rented machines are stopped through the provider (the stop is confirmed by its answer). A stop is not always safe for your files: Vast keeps the disk (and bills it), RunPod wipes the container disk (only a network volume survives) — download what you need first. A pasted host cannot be stopped by gpurent: you are notified instead.',
   'billing.level.ok': 'ok',
   'billing.level.warn': '80 % reached',
   'billing.level.over': 'used up',

@@ -30,7 +30,7 @@ export default {
   'guard.full_key':
     'This machine has no API key of its own: put my account’s full API key on it so the guard can call the provider.',
   'guard.full_key.warn':
-    'Anyone who gets onto this machine can then use your whole account. Switching the guard off deletes the key from the machine.',
+    'Who can read it there: the login user and root, anyone who gets onto the machine, the host operator (on Vast, whoever runs the physical machine can read its disk), and anyone who gets the disk or a copy of it. Any of them can use your whole account. The guard deletes the key once the provider confirms its stop or release; switching the guard off deletes it too.',
   'guard.set': 'Set the guard',
   'guard.cancel': 'Cancel',
   'guard.setting': 'Installing the guard on {host}…',
@@ -52,7 +52,7 @@ export default {
   'guard.note.container_poweroff':
     'This is a container: power off may not stop the provider’s meter. Prefer Stop or Release for a rented machine.',
   'guard.note.full_key_on_machine':
-    'Your account’s FULL API key is on the machine (~/.gpurent/guard/provider.key, readable only by the login user). Anyone who gets onto it can use your whole account; Off removes it.',
+    'Your account’s FULL API key is on the machine (~/.gpurent/guard/provider.key, mode 0600). The login user and root, anyone who gets onto it, the host operator (on Vast) and anyone with its disk can read it and use your whole account. The guard deletes it after a confirmed stop or release; Off removes it.',
   'guard.note.http_tool_wget': 'No curl on the machine: the guard uses wget to call the provider.',
   'guard.deadline.none_warn':
     'no deadline — if a signal stays busy (a stuck job, a connection left open), nothing bounds the bill',
@@ -115,6 +115,7 @@ export default {
   'guard.state.idle': 'idle',
   'guard.state.busy': 'busy',
   'guard.state.unreadable': 'cannot read (counts as busy)',
+  'guard.state.no_reading_yet': 'no reading yet (counts as busy)',
   'guard.state.absent': 'not running there',
   'guard.reading.gpu': 'highest {pct} %',
   'guard.reading.ssh': '{n} connection(s)',

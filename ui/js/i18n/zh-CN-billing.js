@@ -72,7 +72,7 @@ export default {
   'billing.budget.save': '保存预算',
   'billing.budget.stop': '达到 100 % 时停止机器',
   'billing.budget.stop.note':
-    '仅在你勾选时生效。租用的机器通过平台停止（以平台的回复确认；磁盘保留）。粘贴的主机 gpurent 无法停止，只会通知你。',
+    '仅在你勾选时生效。租用的机器通过平台停止（以平台的回复确认）。停止并不总能保住你的文件：Vast 保留磁盘（并继续收费），RunPod 会清空容器磁盘（只有网络卷保留）——请先下载需要的内容。粘贴的主机 gpurent 无法停止，只会通知你。',
   'billing.level.ok': '正常',
   'billing.level.warn': '已达 80 %',
   'billing.level.over': '已用完',

@@ -25,7 +25,8 @@ export default {
   'guard.command': '命令（在机器上由 sh 运行）',
   'guard.command.placeholder': '例如 my-platform stop',
   'guard.full_key': '这台机器没有自己的 API 密钥：把我账户的完整 API 密钥放到机器上，让守护能调用平台。',
-  'guard.full_key.warn': '之后任何能登录这台机器的人都能使用你的整个账户。关闭守护会从机器上删除该密钥。',
+  'guard.full_key.warn':
+    '谁能在机器上读到它：登录用户和 root、任何能登录这台机器的人、主机运营者（在 Vast 上，运营物理机器的人能读取它的磁盘），以及任何拿到该磁盘或其副本的人。他们都能使用你的整个账户。平台确认守护的停止或释放后，守护会删除该密钥；关闭守护也会删除它。',
   'guard.set': '设置守护',
   'guard.cancel': '取消',
   'guard.setting': '正在 {host} 上安装守护…',
@@ -45,7 +46,7 @@ export default {
   'guard.note.no_reboot_start': '这台主机无法在重启后自动启动守护（容器中常见，重启即是新容器）。',
   'guard.note.container_poweroff': '这是容器：关机可能不会停止平台计费。租用的机器请优先选择停止或释放。',
   'guard.note.full_key_on_machine':
-    '你账户的完整 API 密钥已在机器上（~/.gpurent/guard/provider.key，仅登录用户可读）。任何能登录它的人都能使用你的整个账户；关闭守护会删除它。',
+    '你账户的完整 API 密钥已在机器上（~/.gpurent/guard/provider.key，权限 0600）。登录用户和 root、任何能登录它的人、主机运营者（Vast）以及任何拿到其磁盘的人都能读到它并使用你的整个账户。平台确认停止或释放后守护会删除它；关闭守护也会删除它。',
   'guard.note.http_tool_wget': '机器上没有 curl：守护用 wget 调用平台。',
   'guard.deadline.none_warn': '未设截止时间——如果某个信号一直忙（作业卡住、连接未断），费用将没有上限',
   'guard.deadline.fired': '已触发（不会再触发；如需新的截止时间请重新设置守护）',
@@ -104,6 +105,7 @@ export default {
   'guard.state.idle': '空闲',
   'guard.state.busy': '忙碌',
   'guard.state.unreadable': '无法读取（视为忙碌）',
+  'guard.state.no_reading_yet': '暂无读数（视为忙碌）',
   'guard.state.absent': '未在运行',
   'guard.reading.gpu': '最高 {pct} %',
   'guard.reading.ssh': '{n} 个连接',

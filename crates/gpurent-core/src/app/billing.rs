@@ -128,11 +128,8 @@ impl App {
         let now = self.now_ms();
         let since = now - started_ago_ms;
         self.with_store(|s| rates::set(s, label, &rate, since, now))?;
-        Ok(HostRate {
-            host: label.to_string(),
-            rate,
-            since_ms: since,
-            stopped_ms: None,
+        self.host_rate_get(label)?.ok_or_else(|| {
+            RemoteError::invalid("host", format!("'{label}': the rate was not saved"))
         })
     }
 
@@ -160,8 +157,21 @@ impl App {
     fn machine_cost(&self, r: &HostRate, ahead_ms: Option<i64>) -> MachineCost {
         let now = self.now_ms();
         let by_ms = ahead_ms.map(|a| now + a.max(0));
+        // Each rate period at its own rate (an earlier `rate set` keeps its own).
+        let periods = r.periods();
         let t = r.timeline();
-        let tariff = r.rate.tariff();
+        let sum = |until: i64| {
+            merge_breakdowns(
+                until,
+                periods
+                    .iter()
+                    .map(|(t, tariff)| cost_until(t, tariff, Traffic::default(), now, until)),
+            )
+        };
+        let tariff = periods
+            .last()
+            .map(|(_, tariff)| tariff.clone())
+            .unwrap_or_else(|| r.rate.tariff());
         MachineCost {
             host: r.host.clone(),
             kind: MachineKind::Pasted,
@@ -174,9 +184,9 @@ impl App {
             rule: r.rate.rule.rule_name().to_string(),
             since_ms: r.since_ms,
             now_ms: now,
-            so_far: cost_so_far(&t, &tariff, Traffic::default(), now),
+            so_far: sum(now),
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
-            projected: by_ms.map(|by| cost_until(&t, &tariff, Traffic::default(), now, by)),
+            projected: by_ms.map(sum),
             reported: None,
             notes: vec![],
         }
@@ -438,9 +448,11 @@ impl App {
         let mut machines: Vec<(String, Vec<StateChange>, Tariff)> = self
             .host_rates()?
             .into_iter()
-            .map(|r| {
-                let (t, tariff) = (r.timeline(), r.rate.tariff());
-                (r.host, t, tariff)
+            .flat_map(|r| {
+                let host = r.host.clone();
+                r.periods()
+                    .into_iter()
+                    .map(move |(t, tariff)| (host.clone(), t, tariff))
             })
             .collect();
         for row in self.with_db(ledger::list).map_err(into_core)? {
@@ -487,7 +499,7 @@ impl App {
         let mut out: Vec<(Vec<StateChange>, Tariff)> = self
             .host_rates()?
             .iter()
-            .map(|r| (r.timeline(), r.rate.tariff()))
+            .flat_map(|r| r.periods())
             .collect();
         for row in self.with_db(ledger::list)? {
             let (t, tariff, _) = self.instance_timeline(&row)?;
@@ -576,6 +588,32 @@ impl App {
     }
 }
 
+/// One breakdown of several rate periods' costs: meters of the same name added up.
+fn merge_breakdowns(
+    until_ms: i64,
+    parts: impl Iterator<Item = crate::billing::CostBreakdown>,
+) -> crate::billing::CostBreakdown {
+    let mut lines: Vec<crate::billing::CostLine> = Vec::new();
+    let mut until = until_ms;
+    for b in parts {
+        until = until.max(b.until_ms);
+        for l in b.lines {
+            match lines.iter_mut().find(|x| x.meter == l.meter) {
+                Some(x) => {
+                    x.billed_ms += l.billed_ms;
+                    x.usd += l.usd;
+                }
+                None => lines.push(l),
+            }
+        }
+    }
+    crate::billing::CostBreakdown {
+        until_ms: until,
+        total_usd: crate::billing::usd_total(lines.iter().map(|l| l.usd)),
+        lines,
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -619,6 +657,125 @@ mod tests {
         assert_eq!(c.state, Some(InstanceState::Stopped));
         assert_eq!(compute(&c.so_far), Some(4.0));
         assert!((c.usd_per_hour_now - 0.02).abs() < 1e-9);
+    }
+
+    /// `rate set` again keeps the earlier rate for the time it applied: $1/h for the 3 h before
+    /// the new rate, $3/h after (per second) — $6 at t0 + 2 h, not 2 h x $3. The history lists
+    /// both, and survives a restart.
+    #[test]
+    fn a_new_rate_keeps_the_earlier_rate_history() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "box");
+        let one = PastedRate {
+            usd_per_hour: 1.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+        };
+        app.host_rate_set("box", one, 2 * HOUR).expect("set");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + HOUR);
+        let three = PastedRate {
+            usd_per_hour: 3.0,
+            ..one
+        };
+        let r = app.host_rate_set("box", three, 0).expect("set again");
+        assert_eq!(r.history.len(), 2, "{r:?}");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + 2 * HOUR);
+        let c = app.cost_host("box", Some(HOUR)).expect("cost");
+        assert!((c.so_far.total_usd - 6.0).abs() < 1e-6, "{c:?}");
+        assert!((c.usd_per_hour_now - 3.0).abs() < 1e-9);
+        let projected = c.projected.as_ref().map(|p| p.total_usd).unwrap_or(0.0);
+        assert!((projected - 9.0).abs() < 1e-6, "{c:?}");
+        // The budgets and the spend chart count the same.
+        app.budget_set(Some("box"), Period::Month, 100.0)
+            .expect("budget");
+        let st = app.budget_status().expect("status");
+        assert!((st[0].spent_usd - 6.0).abs() < 1e-6, "{st:?}");
+        let r = app.host_rate_get("box").expect("get").expect("rate");
+        assert_eq!(r.history[0].rate.map(|x| x.usd_per_hour), Some(1.0));
+        assert_eq!(r.history[1].rate.map(|x| x.usd_per_hour), Some(3.0));
+        assert_eq!(r.history[1].at_ms, t0 + HOUR);
+    }
+
+    /// A pasted host its guard powered off stops costing from the guard's record — only with the
+    /// machine's own evidence: a record from another boot (then running again from its boot
+    /// time); a record on the current boot changes nothing until the host stops answering; a
+    /// host that answers again on that boot did not go off (net nothing).
+    #[test]
+    fn a_guard_poweroff_stops_a_pasted_hosts_billing_on_the_machines_evidence() {
+        use crate::billing::rates::RateEventKind;
+        use crate::guard::ssh::Fetched;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "box");
+        let rate = PastedRate {
+            usd_per_hour: 2.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+        };
+        app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
+        // The host's clock runs 100 s ahead of this computer's.
+        let host_now = t0 / 1000 + 100;
+        let on_boot = |boot: &str, uptime_s: i64| Fetched {
+            installed: true,
+            host_now_s: Some(host_now),
+            boot_id: Some(boot.into()),
+            uptime_s: Some(uptime_s),
+            poweroff_at_s: Some(host_now - 2 * 3600),
+            poweroff_boot_id: Some("boot-a".into()),
+            ..Fetched::default()
+        };
+        let cost = |app: &App| app.cost_host("box", None).expect("cost").so_far.total_usd;
+        // The record on the boot it was written on: a power-off under way, not yet evidence.
+        app.guard_poweroff_billing("box", &on_boot("boot-a", 9000))
+            .expect("same boot");
+        assert!((cost(&app) - 6.0).abs() < 1e-6, "{}", cost(&app));
+        // The machine answers on another boot, up for 30 min: off from the record's time until
+        // its boot — billed 1 h before and 30 min after: $3, not $6.
+        let later = on_boot("boot-b", 1800);
+        app.guard_poweroff_billing("box", &later).expect("new boot");
+        app.guard_poweroff_billing("box", &later)
+            .expect("again: once");
+        assert!((cost(&app) - 3.0).abs() < 1e-6, "{}", cost(&app));
+        let r = app.host_rate_get("box").expect("get").expect("rate");
+        let guard: Vec<(RateEventKind, i64)> = r
+            .history
+            .iter()
+            .filter(|e| e.source == "guard")
+            .map(|e| (e.kind, e.at_ms))
+            .collect();
+        assert_eq!(
+            guard,
+            [
+                (RateEventKind::PoweredOff, t0 - 2 * HOUR),
+                (RateEventKind::Running, t0 - HOUR / 2)
+            ]
+        );
+        assert_eq!(
+            app.cost_host("box", None).expect("c").state,
+            Some(InstanceState::Running)
+        );
+
+        // Another host: the record seen under way, then no answer: off from the record's time.
+        save_host(&app, "box2");
+        app.host_rate_set("box2", rate, 3 * HOUR).expect("rate");
+        let c2 = |app: &App| app.cost_host("box2", None).expect("cost").so_far.total_usd;
+        assert!(
+            !app.guard_poweroff_no_answer("box2").expect("no record"),
+            "no evidence"
+        );
+        app.guard_poweroff_billing("box2", &on_boot("boot-a", 9000))
+            .expect("under way");
+        assert!(app.guard_poweroff_no_answer("box2").expect("no answer"));
+        assert!((c2(&app) - 2.0).abs() < 1e-6, "{}", c2(&app));
+        // It answers again on the same boot: it did not go off — billed throughout.
+        app.guard_poweroff_billing("box2", &on_boot("boot-a", 9000))
+            .expect("same boot again");
+        assert!((c2(&app) - 6.0).abs() < 1e-6, "{}", c2(&app));
     }
 
     /// Budgets count what was spent since the start of the UTC day / month.

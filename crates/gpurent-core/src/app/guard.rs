@@ -55,7 +55,8 @@ fn boxed(e: ProviderError) -> GuardError {
 pub struct SignalReading {
     /// `idle`, `busy`, `unreadable` or `absent`.
     pub state: String,
-    /// For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …
+    /// For the GPU: `utilization`, `processes`, `no_nvidia_smi`, `query_failed`, `unparsable`, …;
+    /// for CPU and network: `no_reading_yet` (unreadable only because there is no earlier sample).
     pub why: Option<String>,
     /// GPU: the highest utilisation (%); SSH: established connections old enough to count.
     pub value: Option<f64>,
@@ -169,8 +170,16 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
         ssh: l.map(|d| reading(&d.ssh, None, d.ssh_conns.map(f64::from))),
         ollama: l.map(|d| reading(&d.ollama, None, None)),
         jupyter: l.map(|d| reading(&d.jupyter, None, None)),
-        cpu: l.and_then(|d| d.cpu.as_deref().map(|c| reading(c, None, d.cpu_pct))),
-        net: l.and_then(|d| d.net.as_deref().map(|n| reading(n, None, d.net_kbps))),
+        cpu: l.and_then(|d| {
+            d.cpu
+                .as_deref()
+                .map(|c| reading(c, d.cpu_why.as_deref(), d.cpu_pct))
+        }),
+        net: l.and_then(|d| {
+            d.net
+                .as_deref()
+                .map(|n| reading(n, d.net_why.as_deref(), d.net_kbps))
+        }),
         keepalive: l.and_then(|d| d.keepalive.as_deref().map(|k| reading(k, None, None))),
         last_sample_s: l.map(|d| d.at),
         last_sample_age_s: age,
@@ -262,7 +271,16 @@ impl App {
             _ => None,
         };
         ssh::put_key(&conn, full_key.as_ref(), cancel)?;
-        let state = ssh::install(&conn, &conf, cancel)?;
+        let state = match ssh::install(&conn, &conf, cancel) {
+            Ok(s) => s,
+            Err(e) => {
+                // A guard that did not start must not leave the account's full key behind.
+                if full_key.is_some() {
+                    let _ = ssh::put_key(&conn, None, cancel);
+                }
+                return Err(e);
+            }
+        };
         drop(conn);
         let deadline = spec
             .deadline_in_s
@@ -329,6 +347,7 @@ impl App {
         let (decisions, _) = parse_decisions(&fetched.log);
         let now = self.now_ms();
         self.with_store(|s| saved::keep_decisions(s, label, &decisions, now))?;
+        self.guard_poweroff_billing(label, &fetched)?;
         Ok(status_from(label, self.guard_spec(label)?, &fetched))
     }
 
@@ -384,6 +403,123 @@ impl App {
         let now = self.now_ms();
         self.with_store(|s| saved::mark_off(s, label, now))?;
         Ok(())
+    }
+}
+
+/// The `meta` key of a guard power-off record seen on the machine's current boot (the power-off
+/// under way): if the host then no longer answers, it went off at this time.
+fn poweroff_pending_meta(label: &str) -> String {
+    format!("guard_poweroff_pending:{label}")
+}
+
+impl App {
+    /// A pasted host's billing after its guard powered it off (docs/billing.md), from the
+    /// machine's own record only: a record from another boot than now proves it — `powered_off`
+    /// at the record's time, `running` at the machine's boot time; a record on this boot is a
+    /// power-off under way (kept, for when the host stops answering), or — when the host's no
+    /// longer answering was taken as its power-off — proof it did not go off (`running` at that
+    /// same time: nothing was saved). Host times are moved onto this computer's clock by the
+    /// host's own `now`. Nothing happens for a host without a rate.
+    pub(crate) fn guard_poweroff_billing(
+        &self,
+        label: &str,
+        f: &Fetched,
+    ) -> Result<(), crate::infra::error::CoreError> {
+        use crate::billing::rates::{self, RateEventKind};
+        let (Some(at), Some(rec_boot), Some(host_now), Some(boot)) = (
+            f.poweroff_at_s,
+            f.poweroff_boot_id.as_deref(),
+            f.host_now_s,
+            f.boot_id.as_deref(),
+        ) else {
+            return Ok(());
+        };
+        let now = self.now_ms();
+        let at_ms = now + (at - host_now) * 1000;
+        let pending = poweroff_pending_meta(label);
+        if boot != rec_boot {
+            self.with_store(|s| {
+                rates::record_guard_event(
+                    s,
+                    label,
+                    RateEventKind::PoweredOff,
+                    at_ms,
+                    "the guard powered the machine off (its record; the machine has booted since)",
+                    now,
+                )
+            })?;
+            if let Some(up) = f.uptime_s {
+                let boot_ms = now - up * 1000;
+                if boot_ms > at_ms {
+                    self.with_store(|s| {
+                        rates::record_guard_event(
+                            s,
+                            label,
+                            RateEventKind::Running,
+                            boot_ms,
+                            "running again: the machine's boot time",
+                            now,
+                        )
+                    })?;
+                }
+            }
+            self.with_store(|s| s.meta_set(&pending, ""))?;
+            return Ok(());
+        }
+        // The same record, moved onto this clock at another contact: within a few seconds.
+        let taken_as_off = self.with_store(|s| rates::get(s, label))?.and_then(|r| {
+            r.history
+                .iter()
+                .find(|e| {
+                    e.kind == RateEventKind::PoweredOff
+                        && e.source == "guard"
+                        && (e.at_ms - at_ms).abs() <= 5_000
+                })
+                .map(|e| e.at_ms)
+        });
+        if let Some(at_ms) = taken_as_off {
+            self.with_store(|s| {
+                rates::record_guard_event(
+                    s,
+                    label,
+                    RateEventKind::Running,
+                    at_ms,
+                    "it answered again on the same boot: it did not power off",
+                    now,
+                )
+            })?;
+            self.with_store(|s| s.meta_set(&pending, ""))?;
+        } else {
+            self.with_store(|s| s.meta_set(&pending, &at_ms.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The host no longer answers: when its guard's power-off record was seen under way on the
+    /// last contact, it went off then (`powered_off` at the record's time). `true` when recorded.
+    pub(crate) fn guard_poweroff_no_answer(
+        &self,
+        label: &str,
+    ) -> Result<bool, crate::infra::error::CoreError> {
+        use crate::billing::rates::{self, RateEventKind};
+        let pending = poweroff_pending_meta(label);
+        let Some(at_ms) = self
+            .with_store(|s| s.meta_get(&pending))?
+            .and_then(|v| v.parse::<i64>().ok())
+        else {
+            return Ok(false);
+        };
+        let now = self.now_ms();
+        self.with_store(|s| {
+            rates::record_guard_event(
+                s,
+                label,
+                RateEventKind::PoweredOff,
+                at_ms,
+                "the guard recorded a power-off and the machine no longer answers",
+                now,
+            )
+        })
     }
 }
 

@@ -144,7 +144,11 @@ impl App {
                         g.deadline_done = true;
                     }
                 }
-                Err(code) => report.unreadable.push((label.clone(), code)),
+                Err(code) => {
+                    // A pasted host whose guard was powering it off: billing stops then.
+                    self.guard_poweroff_no_answer(&label)?;
+                    report.unreadable.push((label.clone(), code))
+                }
             }
             guards.push(g);
         }

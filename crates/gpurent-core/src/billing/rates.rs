@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::{Increment, InstanceState, PastedRate, StateChange};
+use crate::billing::{Increment, InstanceState, PastedRate, StateChange, Tariff};
 use crate::infra::error::CoreError;
 use crate::infra::store::Store;
 
@@ -13,27 +13,130 @@ use crate::infra::store::Store;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct HostRate {
     pub host: String,
+    /// The rate now (the last one set).
     pub rate: PastedRate,
-    /// Billed (running) since.
+    /// Billed (running) at this rate since.
     pub since_ms: i64,
-    /// Stopped since (storage still bills); `None` while it runs.
+    /// Stopped (or powered off by its guard) since (storage still bills); `None` while it runs.
     pub stopped_ms: Option<i64>,
+    /// Every rate set and every stop, start and guard-recorded power-off, in time order (the
+    /// append-only history cost is computed from, period by period).
+    #[serde(default)]
+    pub history: Vec<RateEvent>,
+}
+
+/// What happened to a pasted host's billing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RateEventKind {
+    /// A rate set: from `at_ms` it bills at this rate, running.
+    Rate,
+    /// The user said it is stopped (`gpurent rate stopped`).
+    Stopped,
+    /// The guard on the machine recorded that it powered the machine off.
+    PoweredOff,
+    /// Running again (after a power-off the guard recorded: the machine's own boot time).
+    Running,
+}
+
+impl RateEventKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            RateEventKind::Rate => "rate",
+            RateEventKind::Stopped => "stopped",
+            RateEventKind::PoweredOff => "powered_off",
+            RateEventKind::Running => "running",
+        }
+    }
+
+    fn parse(s: &str) -> Option<RateEventKind> {
+        Some(match s {
+            "rate" => RateEventKind::Rate,
+            "stopped" => RateEventKind::Stopped,
+            "powered_off" => RateEventKind::PoweredOff,
+            "running" => RateEventKind::Running,
+            _ => return None,
+        })
+    }
+}
+
+/// One row of a pasted host's rate history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RateEvent {
+    /// When it takes effect (this computer's clock).
+    pub at_ms: i64,
+    pub kind: RateEventKind,
+    /// The rate, for [`RateEventKind::Rate`].
+    pub rate: Option<PastedRate>,
+    /// `user` or `guard` (read from the machine's own record).
+    pub source: String,
+    pub detail: Option<String>,
+    pub recorded_ms: i64,
 }
 
 impl HostRate {
-    /// The host's timeline as the cost functions take it.
+    /// The current period's timeline (since the last rate set).
     pub fn timeline(&self) -> Vec<StateChange> {
-        let mut t = vec![StateChange {
-            at_ms: self.since_ms,
-            state: InstanceState::Running,
-        }];
-        if let Some(s) = self.stopped_ms {
-            t.push(StateChange {
-                at_ms: s,
-                state: InstanceState::Stopped,
-            });
+        self.periods().pop().map(|(t, _)| t).unwrap_or_else(|| {
+            vec![StateChange {
+                at_ms: self.since_ms,
+                state: InstanceState::Running,
+            }]
+        })
+    }
+
+    /// Each rate period's timeline and tariff, oldest first: a period runs from its rate's
+    /// `at_ms` to the next rate's (where it ends as if released), its stops, power-offs and
+    /// starts in it. Summing their costs is the host's cost, each period at its own rate.
+    pub fn periods(&self) -> Vec<(Vec<StateChange>, Tariff)> {
+        let mut out: Vec<(Vec<StateChange>, Tariff)> = Vec::new();
+        for e in &self.history {
+            match (e.kind, e.rate) {
+                (RateEventKind::Rate, Some(rate)) => {
+                    if let Some((t, _)) = out.last_mut() {
+                        t.push(StateChange {
+                            at_ms: e.at_ms,
+                            state: InstanceState::Terminated,
+                        });
+                    }
+                    out.push((
+                        vec![StateChange {
+                            at_ms: e.at_ms,
+                            state: InstanceState::Running,
+                        }],
+                        rate.tariff(),
+                    ));
+                }
+                (RateEventKind::Rate, None) => {}
+                (kind, _) => {
+                    if let Some((t, _)) = out.last_mut() {
+                        t.push(StateChange {
+                            at_ms: e.at_ms,
+                            state: if kind == RateEventKind::Running {
+                                InstanceState::Running
+                            } else {
+                                InstanceState::Stopped
+                            },
+                        });
+                    }
+                }
+            }
         }
-        t
+        if out.is_empty() {
+            // A rate saved before the history existed and never migrated (not expected).
+            let mut t = vec![StateChange {
+                at_ms: self.since_ms,
+                state: InstanceState::Running,
+            }];
+            if let Some(s) = self.stopped_ms {
+                t.push(StateChange {
+                    at_ms: s,
+                    state: InstanceState::Stopped,
+                });
+            }
+            out.push((t, self.rate.tariff()));
+        }
+        out
     }
 }
 
@@ -51,9 +154,98 @@ fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
     ))
 }
 
-fn to_rate((host, usd, rule, storage, since, stopped): RateRow) -> Result<HostRate, CoreError> {
-    let rule = Increment::from_rule_name(&rule)
-        .ok_or_else(|| CoreError::stored("host_rates", format!("unknown rule '{rule}'")))?;
+fn rule_of(table: &str, rule: &str) -> Result<Increment, CoreError> {
+    Increment::from_rule_name(rule)
+        .ok_or_else(|| CoreError::stored(table, format!("unknown rule '{rule}'")))
+}
+
+/// The history's rows as they take effect: in the order recorded, a rate set at `t` replaces
+/// whatever was recorded before it for `t` and later (a corrected start); then in time order.
+fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
+    let mut st = store.conn().prepare(
+        "SELECT at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms
+         FROM host_rate_events WHERE host_label = ?1 ORDER BY rowid",
+    )?;
+    type Raw = (
+        i64,
+        String,
+        Option<f64>,
+        Option<String>,
+        Option<f64>,
+        String,
+        Option<String>,
+        i64,
+    );
+    let rows: Vec<Raw> = st
+        .query_map([label], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out: Vec<RateEvent> = Vec::new();
+    for (at_ms, kind, usd, rule, storage, source, detail, recorded_ms) in rows {
+        let kind = RateEventKind::parse(&kind).ok_or_else(|| {
+            CoreError::stored("host_rate_events", format!("unknown kind '{kind}'"))
+        })?;
+        let rate = match (kind, usd, rule) {
+            (RateEventKind::Rate, Some(usd), Some(rule)) => Some(PastedRate {
+                usd_per_hour: usd,
+                rule: rule_of("host_rate_events", &rule)?,
+                storage_usd_per_day: storage,
+            }),
+            (RateEventKind::Rate, _, _) => {
+                return Err(CoreError::stored(
+                    "host_rate_events",
+                    "a rate row without its rate",
+                ))
+            }
+            _ => None,
+        };
+        if kind == RateEventKind::Rate {
+            out.retain(|e| e.at_ms < at_ms);
+        }
+        out.push(RateEvent {
+            at_ms,
+            kind,
+            rate,
+            source,
+            detail,
+            recorded_ms,
+        });
+    }
+    out.sort_by_key(|e| e.at_ms);
+    Ok(out)
+}
+
+fn to_rate(
+    store: &Store,
+    (host, usd, rule, storage, since, stopped): RateRow,
+) -> Result<HostRate, CoreError> {
+    let rule = rule_of("host_rates", &rule)?;
+    let history = history(store, &host)?;
+    // Stopped: the last event of the current period says so.
+    let current_from = history
+        .iter()
+        .rposition(|e| e.kind == RateEventKind::Rate)
+        .unwrap_or(0);
+    let stopped_ms = if history.is_empty() {
+        stopped
+    } else {
+        history[current_from..]
+            .iter()
+            .rev()
+            .find(|e| e.kind != RateEventKind::Rate)
+            .filter(|e| matches!(e.kind, RateEventKind::Stopped | RateEventKind::PoweredOff))
+            .map(|e| e.at_ms)
+    };
     Ok(HostRate {
         host,
         rate: PastedRate {
@@ -62,13 +254,15 @@ fn to_rate((host, usd, rule, storage, since, stopped): RateRow) -> Result<HostRa
             storage_usd_per_day: storage,
         },
         since_ms: since,
-        stopped_ms: stopped,
+        stopped_ms,
+        history,
     })
 }
 
 const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms FROM host_rates";
 
-/// Save (or replace) a host's rate, billed since `since_ms`; running again if it was stopped.
+/// Save a host's rate, billed at it since `since_ms` (running): the current rate is replaced,
+/// the history keeps the earlier ones (each billed for its own period).
 pub fn set(
     store: &Store,
     label: &str,
@@ -76,7 +270,8 @@ pub fn set(
     since_ms: i64,
     now_ms: i64,
 ) -> Result<(), CoreError> {
-    store.conn().execute(
+    let c = store.conn();
+    c.execute(
         "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6)
          ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
@@ -84,15 +279,78 @@ pub fn set(
            since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms",
         params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms],
     )?;
+    c.execute(
+        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms)
+         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6)",
+        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms],
+    )?;
     Ok(())
 }
 
 /// Mark a running host's rate stopped at `now_ms`; `false` when it has no rate or was stopped.
 pub fn mark_stopped(store: &Store, label: &str, now_ms: i64) -> Result<bool, CoreError> {
-    Ok(store.conn().execute(
-        "UPDATE host_rates SET stopped_ms = ?2, updated_ms = ?2 WHERE host_label = ?1 AND stopped_ms IS NULL",
-        params![label, now_ms],
-    )? == 1)
+    match get(store, label)? {
+        Some(r) if r.stopped_ms.is_none() => {
+            append(
+                store,
+                label,
+                RateEventKind::Stopped,
+                now_ms,
+                "user",
+                None,
+                now_ms,
+            )?;
+            store.conn().execute(
+                "UPDATE host_rates SET stopped_ms = ?2, updated_ms = ?2 WHERE host_label = ?1",
+                params![label, now_ms],
+            )?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+fn append(
+    store: &Store,
+    label: &str,
+    kind: RateEventKind,
+    at_ms: i64,
+    source: &str,
+    detail: Option<&str>,
+    now_ms: i64,
+) -> Result<(), CoreError> {
+    store.conn().execute(
+        "INSERT INTO host_rate_events(host_label, at_ms, kind, source, detail, recorded_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![label, at_ms, kind.as_str(), source, detail, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Record what the guard on the machine said about it (`powered_off` at the time its record
+/// gives, `running` at the machine's boot time), once: `false` when the host has no rate or this
+/// very event is already in the history.
+pub fn record_guard_event(
+    store: &Store,
+    label: &str,
+    kind: RateEventKind,
+    at_ms: i64,
+    detail: &str,
+    now_ms: i64,
+) -> Result<bool, CoreError> {
+    if get(store, label)?.is_none() {
+        return Ok(false);
+    }
+    let seen: i64 = store.conn().query_row(
+        "SELECT COUNT(*) FROM host_rate_events WHERE host_label = ?1 AND kind = ?2 AND at_ms = ?3 AND source = 'guard'",
+        params![label, kind.as_str(), at_ms],
+        |r| r.get(0),
+    )?;
+    if seen > 0 {
+        return Ok(false);
+    }
+    append(store, label, kind, at_ms, "guard", Some(detail), now_ms)?;
+    Ok(true)
 }
 
 pub fn get(store: &Store, label: &str) -> Result<Option<HostRate>, CoreError> {
@@ -104,7 +362,7 @@ pub fn get(store: &Store, label: &str) -> Result<Option<HostRate>, CoreError> {
             row_to_rate,
         )
         .optional()?
-        .map(to_rate)
+        .map(|r| to_rate(store, r))
         .transpose()
 }
 
@@ -116,7 +374,7 @@ pub fn list(store: &Store) -> Result<Vec<HostRate>, CoreError> {
     let rows = st
         .query_map([], row_to_rate)?
         .collect::<Result<Vec<_>, _>>()?;
-    rows.into_iter().map(to_rate).collect()
+    rows.into_iter().map(|r| to_rate(store, r)).collect()
 }
 
 #[cfg(test)]

@@ -2,9 +2,13 @@
 # gpurent guard: stops paying for a machine nobody uses. POSIX sh, no Python. Installed by gpurent
 # in ~/.gpurent/guard/ with guard.conf beside it (see docs/guard.md in the gpurent repository).
 #
-#   guard.sh start   start the loop detached (setsid, else nohup) unless it already runs
-#   guard.sh run     the loop itself (what start detaches)
-#   guard.sh stop    stop the loop
+#   guard.sh start   start the loop unless it already runs: through its systemd unit where one is
+#                    installed (so it is the unit's, never a child of the SSH session that ran
+#                    start, and never two), else detached (setsid, else nohup). Not while the file
+#                    `off` is there: the user switched the guard off (only `gpurent guard set`
+#                    removes it), so a boot hook left behind never brings it back
+#   guard.sh run     the loop itself (what start detaches; the unit's ExecStart)
+#   guard.sh stop    stop the loop (and the unit)
 #   guard.sh boot    make a reboot start it again: systemd unit (root + systemd), else crontab @reboot
 #                    (only where a cron daemon runs)
 #   guard.sh unboot  undo boot
@@ -15,7 +19,10 @@
 #   gpu       every GPU below UTIL_BELOW %, holding at most MEM_BASELINE_MIB of memory, and no
 #             compute process (the GPU_CMD / APPS_CMD queries, each cut off after SMI_TIMEOUT s)
 #   ssh       no ESTABLISHED TCP connection on PORTS older than CONN_MIN_AGE s that still carries
-#             activity: a login whose terminal had no input for INACTIVE s no longer counts
+#             activity: a login whose terminal had no input for INACTIVE s no longer counts, nor
+#             a connection without a terminal (VS Code remote, a port forward) that moved at most
+#             CONN_BYTES bytes a sample for INACTIVE s (per-socket bytes from `ss -tin`; where
+#             ss is missing or fails such a connection cannot be judged and counts as busy)
 #   ollama    nothing loaded (/api/ps) when something listens on OLLAMA_PORT
 #   jupyter   ipykernel processes below JUPYTER_CPU_BUSY % CPU
 #   cpu       the machine's own work below CPU_BUSY % of one core (cgroup cpu.stat, else /proc/stat)
@@ -38,8 +45,9 @@ defaults() {
   PERIOD=30; IDLE=1800; UTIL_BELOW=5; DEADLINE_IN=; DEADLINE_ID=; WARN=120; CONN_MIN_AGE=10; PORTS=22
   ACTION=poweroff; GUARD_PATH=; OLLAMA_PORT=11434; JUPYTER_CPU_BUSY=5; REACT=600; PROC=/proc
   LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
-  MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=
+  MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=; SS=ss; CONN_BYTES=2048
   SMI_TIMEOUT=20; ACTION_TIMEOUT=120; WALL_EVERY=1800
+  SYSTEMD_DIR=/run/systemd/system; UNIT_DIR=/etc/systemd/system; RECORD_POWEROFF=
   GPU_CMD='nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,nounits'
   APPS_CMD='nvidia-smi --query-compute-apps=pid --format=csv,nounits'
 }
@@ -185,37 +193,68 @@ ssh_ttys() { # "CLIENT_PORT SERVER_PORT ATIME" (ports in hex, atime of the termi
   done
 }
 
+ssh_traffic() { # "CLIENT_PORT SERVER_PORT BYTES" (ports in hex; bytes sent and received so
+  # far) for each established TCP socket whose local port is in PORTS, from `ss -tin` (iproute2):
+  # a socket's line "[State] Recv-Q Send-Q LOCAL:PORT PEER:PORT [Process]", then an indented
+  # line of TCP info with bytes_acked:N and bytes_received:N (each absent while still 0). No ss,
+  # or ss failing: nothing, and connections without a terminal stay unmeasured (= active).
+  command -v "$SS" >/dev/null 2>&1 || return 0
+  limited 10 "$DIR/.ss.out" "$SS" -tin state established || return 0
+  awk -v ports="$PORTS" '
+    BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+    function port(x) { sub(/.*:/, "", x); return x }
+    /^[ \t]/ { if (k != "") { b = 0
+                  if (match($0, /bytes_acked:[0-9]+/)) b += substr($0, RSTART + 12, RLENGTH - 12)
+                  if (match($0, /bytes_received:[0-9]+/)) b += substr($0, RSTART + 15, RLENGTH - 15)
+                  printf "%s %.0f\n", k, b }
+                k = ""; next }
+    { k = ""; loc = ""; peer = ""
+      for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { if (loc == "") loc = $i; else if (peer == "") peer = $i }
+      if (peer == "") next
+      lp = port(loc); pp = port(peer)
+      if (lp in want) k = sprintf("%04X %04X", pp, lp) }' "$DIR/.ss.out"
+}
+
 sample_ssh() {
   ssh=unreadable; ssh_conns=; ssh_new=0; ssh_inactive=0
   files=$(tcp_files)
   [ -n "$files" ] || return
   ssh_ttys > "$DIR/ttys" 2>/dev/null
+  ssh_traffic > "$DIR/traffic" 2>/dev/null
   # ESTABLISHED (01) with a local port in PORTS. A connection keeps the machine alive once it is
   # CONN_MIN_AGE old (first seen in an earlier sample), so gpurent's own short status checks never
   # do; a younger one only holds the action back for that sample (someone just logged in). One
   # whose terminal had no input for INACTIVE s (a laptop lid closed on it) no longer counts: its
-  # input time is when the terminal's atime last changed, on the monotonic clock. conns:
-  # KEY FIRST_SEEN ATIME LAST_INPUT WARNED.
+  # input time is when the terminal's atime last changed, on the monotonic clock. A connection
+  # without a terminal (VS Code remote, a port forward) is judged by its traffic instead: its last
+  # activity is the last sample in which it moved more than CONN_BYTES bytes (keep-alives move
+  # less). One measured neither way counts as busy. conns:
+  # KEY FIRST_SEEN ATIME LAST_INPUT WARNED BYTES.
   # shellcheck disable=SC2086
   counts=$(awk -v ports="$(hexports "$PORTS")" -v now="$mono" -v age="$CONN_MIN_AGE" \
       -v inactive="$INACTIVE" -v warn="$WARN" -v prev="$DIR/conns" -v ttys="$DIR/ttys" \
+      -v traffic="$DIR/traffic" -v quiet="$CONN_BYTES" \
       -v out="$DIR/conns.new" -v wout="$DIR/conns.warn" '
     BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1
-            while ((getline line < prev) > 0) { split(line, f, " "); seen[f[1]] = f[2]; pat[f[1]] = f[3]; pli[f[1]] = f[4]; pw[f[1]] = f[5] }
+            while ((getline line < prev) > 0) { split(line, f, " "); seen[f[1]] = f[2]; pat[f[1]] = f[3]; pli[f[1]] = f[4]; pw[f[1]] = f[5]; pby[f[1]] = f[6] }
             while ((getline line < ttys) > 0) { split(line, f, " "); k = f[1] " " f[2]; if (!(k in tty) || f[3] > tty[k]) tty[k] = f[3] }
+            while ((getline line < traffic) > 0) { split(line, f, " "); trf[f[1] " " f[2]] = f[3] }
             printf "" > out; printf "" > wout }
     FNR > 1 && $4 == "01" { split($2, l, ":"); if (l[2] in want) {
             split($3, r, ":"); k = $2 "-" $3; first = (k in seen) ? seen[k] : now
-            at = ""; li = now; w = 0
+            at = ""; li = now; w = 0; by = "-"; measured = 0
             if ((r[2] " " l[2]) in tty) {
-              at = tty[r[2] " " l[2]]
+              at = tty[r[2] " " l[2]]; measured = 1
               if ((k in pat) && pat[k] == at && pli[k] != "") { li = pli[k]; w = pw[k] + 0 }
+            } else if ((r[2] " " l[2]) in trf) {
+              by = trf[r[2] " " l[2]]; measured = 1
+              if ((k in pby) && pby[k] != "-" && pby[k] != "" && pli[k] != "" && by - pby[k] <= quiet + 0) { li = pli[k]; w = pw[k] + 0 }
             }
-            print k, first, (at == "" ? "-" : at), li, w > out
+            print k, first, (at == "" ? "-" : at), li, w, by > out
             if (now - first < age) y++
-            else if (at == "" || now - li < inactive) {
+            else if (!measured || now - li < inactive) {
               c++
-              if (at != "" && now - li >= inactive - warn && !w) { print k, inactive - (now - li) > wout; w = 1 }
+              if (measured && now - li >= inactive - warn && !w) { print k, inactive - (now - li) > wout; w = 1 }
             } else {
               z++
               if (!w) { print k, 0 > wout; w = 1 }
@@ -226,7 +265,7 @@ sample_ssh() {
     awk -v wf="$DIR/conns.warn" 'BEGIN { while ((getline line < wf) > 0) { split(line, f, " "); w[f[1]] = 1 } }
       { if ($1 in w) $5 = 1; print }' "$DIR/conns.new" > "$DIR/conns.tmp" && mv "$DIR/conns.tmp" "$DIR/conns.new"
     left=$(awk 'NR == 1 { print int($2 / 60) + 1 }' "$DIR/conns.warn")
-    warn "gpurent guard: an SSH session here has had no input for a while; in about $left min it no longer keeps this machine running."
+    warn "gpurent guard: an SSH session here has had no input (or traffic) for a while; in about $left min it no longer keeps this machine running."
   fi
   mv "$DIR/conns.new" "$DIR/conns"
   set -- $counts; ssh_conns=$1; ssh_new=$2; ssh_inactive=$3
@@ -290,7 +329,7 @@ rate() { # NAME VALUE [SOURCE]: VALUE's growth per second since the last sample 
 
 sample_cpu() { # the machine's own CPU work, in % of one core over the last period: cgroup v2
   # cpu.stat (in a container: its own processes), cgroup v1 cpuacct, else /proc/stat (a VM: all)
-  cpu=unreadable; cpu_pct=; cpu_src=
+  cpu=unreadable; cpu_pct=; cpu_src=; cpu_why=
   cg="$SYS_ROOT/sys/fs/cgroup"
   if [ -r "$cg/cpu.stat" ] && grep -q '^usage_usec ' "$cg/cpu.stat" 2>/dev/null; then
     cpu_src=cgroup; used=$(awk '$1 == "usage_usec" { printf "%.0f", $2 }' "$cg/cpu.stat")
@@ -303,20 +342,21 @@ sample_cpu() { # the machine's own CPU work, in % of one core over the last peri
     used=
   fi
   r=$(rate cpu "$used" "$cpu_src") # microseconds of CPU per second
-  [ -n "$r" ] || return
+  # Read, but no earlier sample to compare with (the first one, after a reboot): no reading yet.
+  [ -n "$r" ] || { [ -n "$used" ] && cpu_why=no_reading_yet; return; }
   cpu_pct=$(awk -v r="$r" 'BEGIN { printf "%.1f", r / 10000 }')
   if awk -v p="$cpu_pct" -v t="$CPU_BUSY" 'BEGIN { exit !(p + 0 >= t + 0) }'; then cpu=busy; else cpu=idle; fi
 }
 
 sample_net() { # bytes in and out on every interface but lo (a download or upload under nohup)
-  net=unreadable; net_kbps=
+  net=unreadable; net_kbps=; net_why=
   f="$SYS_ROOT/proc/net/dev"
   [ -r "$f" ] || { rate net ""; return; }
   bytes=$(awk 'NR > 2 { s = $0; sub(/^ +/, "", s); i = index(s, ":"); if (!i) next
       if (substr(s, 1, i - 1) == "lo") next
       split(substr(s, i + 1), v, " "); b += v[1] + v[9] } END { printf "%.0f", b + 0 }' "$f")
   r=$(rate net "$bytes")
-  [ -n "$r" ] || return
+  [ -n "$r" ] || { [ -n "$bytes" ] && net_why=no_reading_yet; return; }
   net_kbps=$(awk -v r="$r" 'BEGIN { printf "%.1f", r / 1024 }')
   if awk -v k="$net_kbps" -v t="$NET_BUSY_KBPS" 'BEGIN { exit !(k + 0 >= t + 0) }'; then net=busy; else net=idle; fi
 }
@@ -361,10 +401,10 @@ num() { case "$1" in ''|*[!0-9.]*) printf null ;; *) printf '%s' "$1" ;; esac; }
 plus() { [ -n "$2" ] && printf '%s' $(($1 + $2)); } # A B: A + B, or nothing without B
 
 log() { # DECISION WHY [RC]
-  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ollama":"%s","jupyter":"%s","cpu":"%s","cpu_pct":%s,"net":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
+  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ollama":"%s","jupyter":"%s","cpu":"%s","cpu_why":"%s","cpu_pct":%s,"net":"%s","net_why":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
     "$now" "$1" "$2" "$gpu" "$gpu_why" "$(num "$gpu_util")" "$(num "$gpu_mem")" "$(num "$gpu_procs")" "$ssh" \
-    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$ollama" "$jupyter" "$cpu" "$(num "$cpu_pct")" \
-    "$net" "$(num "$net_kbps")" "$keepalive" "$(num "$(plus "$now" "${idle_mono:+$((idle_mono - mono))}")")" "$(num "$IDLE")" \
+    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$ollama" "$jupyter" "$cpu" "$cpu_why" "$(num "$cpu_pct")" \
+    "$net" "$net_why" "$(num "$net_kbps")" "$keepalive" "$(num "$(plus "$now" "${idle_mono:+$((idle_mono - mono))}")")" "$(num "$IDLE")" \
     "$(num "$(plus "$now" "$dl_left")")" "$(if [ -n "$dl_fired" ]; then echo true; else echo false; fi)" "$(num "$snooze_until")" \
     "$PERIOD" "$(num "$3")" "$mono" >> "$DIR/decisions.log"
   n=$(wc -l < "$DIR/decisions.log")
@@ -441,11 +481,21 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
 act() { # WHY: run the action, cut off after ACTION_TIMEOUT s. A deadline is marked fired before
   # it runs (a poweroff may end the guard before it can write anything), unmarked if it failed.
   [ "$1" = deadline ] && echo "$DEADLINE_ID" > "$DIR/deadline.fired"
+  # A power-off (RECORD_POWEROFF=1: `--action poweroff`) is recorded first — host time and this
+  # boot's id — since it ends the guard: gpurent reads it on its next contact, and a record from
+  # another boot proves the machine went off (billing of a pasted host stops from then).
+  if [ "$RECORD_POWEROFF" = 1 ]; then echo "$now $bid" > "$DIR/poweroff.rec"; log poweroff "$1"; fi
   if [ "$ACTION" = provider ]; then limited "$ACTION_TIMEOUT" "$DIR/action.out" provider_call; rc=$?
   else limited "$ACTION_TIMEOUT" "$DIR/action.out" sh -c "$ACTION"; rc=$?; fi
-  if [ $rc = 0 ]; then log act "$1" 0; acted=$mono
+  if [ $rc = 0 ]; then
+    # The provider confirmed the stop/release: the account's full key (written with the user's
+    # consent) leaves the disk now — a stopped Vast machine keeps its disk, which its host
+    # operator can read. A later `gpurent guard set` puts it back.
+    [ "$ACTION" = provider ] && [ "$PROVIDER_CRED" = file ] && rm -f "$DIR/provider.key"
+    log act "$1" 0; acted=$mono
   else
     [ "$1" = deadline ] && rm -f "$DIR/deadline.fired"
+    [ "$RECORD_POWEROFF" = 1 ] && rm -f "$DIR/poweroff.rec"
     log act_failed "$1" $rc
     warn "gpurent guard: the action failed (status $rc; see ~/.gpurent/guard/action.out). It is tried again every sample; this machine keeps billing."
   fi
@@ -511,8 +561,14 @@ cron_runs() { # a cron daemon is running (an @reboot line is only worth somethin
   return 1
 }
 
+UNIT=gpurent-guard.service
+
+unit_here() { # the guard's systemd unit is installed and systemd runs
+  [ -f "$UNIT_DIR/$UNIT" ] && [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1
+}
+
 boot_kind() {
-  if [ -f /etc/systemd/system/gpurent-guard.service ]; then echo systemd
+  if [ -f "$UNIT_DIR/$UNIT" ]; then echo systemd
   elif command -v crontab >/dev/null 2>&1 && crontab -l 2>/dev/null | grep -q '# gpurent-guard$' && cron_runs; then echo crontab
   else echo none; fi
 }
@@ -526,8 +582,18 @@ case "${1:-}" in
   provider) load; provider_call ;;
   start)
     load
+    [ -f "$DIR/off" ] && { echo "off (switched off by the user; gpurent guard set turns it on)"; exit 0; }
+    if unit_here; then
+      # The unit runs the loop: one started from an SSH session (an older gpurent) is replaced.
+      p=$(running_pid)
+      if [ -n "$p" ] && systemctl is-active --quiet "$UNIT" 2>/dev/null; then echo "running pid=$p"; exit 0; fi
+      [ -n "$p" ] && kill "$p" 2>/dev/null; rm -f "$DIR/pid"
+      systemctl start "$UNIT" || { echo "did not start ($UNIT)"; exit 1; }
+      i=0; while [ $i -lt 500 ] && ! running_pid > /dev/null; do nap 10; i=$((i + napped)); done
+      p=$(running_pid) && { echo "started pid=$p unit=$UNIT"; exit 0; }
+      echo "did not start ($UNIT)"; exit 1
+    fi
     p=$(running_pid) && { echo "running pid=$p"; exit 0; }
-    rm -f "$DIR/off"
     if command -v setsid >/dev/null 2>&1; then
       setsid sh "$DIR/guard.sh" run < /dev/null >> "$DIR/guard.out" 2>&1 &
     else
@@ -537,28 +603,34 @@ case "${1:-}" in
     p=$(running_pid) && { echo "started pid=$p"; exit 0; }
     echo "did not start"; exit 1 ;;
   stop)
+    load
+    unit_here && systemctl stop "$UNIT" >/dev/null 2>&1
     p=$(running_pid) && kill "$p"; rm -f "$DIR/pid"; echo stopped ;;
   boot)
     load
-    if [ "$(id -u)" = 0 ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-      printf '[Unit]\nDescription=gpurent guard\nAfter=network.target\n\n[Service]\nType=forking\nExecStart=/bin/sh "%s/guard.sh" start\n\n[Install]\nWantedBy=multi-user.target\n' "$DIR" > /etc/systemd/system/gpurent-guard.service
-      systemctl daemon-reload && systemctl enable gpurent-guard.service >/dev/null 2>&1 && { echo boot=systemd; exit 0; }
-      rm -f /etc/systemd/system/gpurent-guard.service
+    if [ "$(id -u)" = 0 ] && [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1; then
+      # The unit runs the loop itself (Type=simple): systemd owns it, `start` goes through it.
+      # The path in systemd's quoting: \ and " escaped, % (specifiers) and $ (variables) doubled.
+      uw=$(printf '%s' "$DIR" | sed 's/\\/\\\\/g; s/"/\\"/g; s/%/%%/g; s/\$/$$/g')
+      printf '[Unit]\nDescription=gpurent guard\nAfter=network.target\n\n[Service]\nType=simple\nExecStart=/bin/sh "%s/guard.sh" run\n\n[Install]\nWantedBy=multi-user.target\n' "$uw" > "$UNIT_DIR/$UNIT"
+      systemctl daemon-reload && systemctl enable "$UNIT" >/dev/null 2>&1 && { echo boot=systemd; exit 0; }
+      rm -f "$UNIT_DIR/$UNIT"
     fi
     if command -v crontab >/dev/null 2>&1 && cron_runs; then
       { crontab -l 2>/dev/null | grep -v '# gpurent-guard$'; echo "@reboot /bin/sh $(cron_word "$DIR/guard.sh") start # gpurent-guard"; } | crontab - && { echo boot=crontab; exit 0; }
     fi
     echo boot=none ;;
   unboot)
-    if [ -f /etc/systemd/system/gpurent-guard.service ]; then
-      systemctl disable gpurent-guard.service >/dev/null 2>&1; rm -f /etc/systemd/system/gpurent-guard.service
+    load
+    if [ -f "$UNIT_DIR/$UNIT" ]; then
+      systemctl disable "$UNIT" >/dev/null 2>&1; rm -f "$UNIT_DIR/$UNIT"
     fi
     if command -v crontab >/dev/null 2>&1 && crontab -l 2>/dev/null | grep -q '# gpurent-guard$'; then
       crontab -l 2>/dev/null | grep -v '# gpurent-guard$' | crontab -
     fi
     echo boot=none ;;
   state)
-    p=$(running_pid)
+    load; p=$(running_pid)
     if [ -n "$p" ]; then echo "running=1 pid=$p boot=$(boot_kind)"; else echo "running=0 pid= boot=$(boot_kind)"; fi ;;
   *) echo "usage: guard.sh start|run|stop|boot|unboot|state|provider" >&2; exit 2 ;;
 esac

@@ -5,7 +5,8 @@
 //! registered to start again after a reboot (a systemd unit as root where systemd runs, else a
 //! crontab `@reboot` line, else nothing — and the status says so). Every 30 s it samples the GPUs
 //! (the monitor's one set of `nvidia-smi` fields: [`crate::monitor::telemetry`]), established
-//! SSH/VS Code/port-forward connections in `/proc/net/tcp{,6}`, Ollama's `/api/ps` and Jupyter
+//! SSH/VS Code/port-forward connections in `/proc/net/tcp{,6}` (judged by terminal input or, with
+//! no terminal, by their traffic from `ss -tin`), Ollama's `/api/ps` and Jupyter
 //! kernels' CPU; the machine is idle only when all agree, and a signal it cannot read counts as
 //! busy. After the idle time, or at the absolute deadline whatever the signals say, it warns,
 //! honours a snooze and runs the action. Each decision is one JSON line in `decisions.log`
@@ -393,7 +394,8 @@ pub fn conf_text(
     Ok(format!(
         "# written by gpurent; `gpurent guard set` rewrites it (the loop re-reads it every sample)\n\
          PERIOD={}\nIDLE={}\nUTIL_BELOW={}\nDEADLINE_IN={}\nDEADLINE_ID={}\nWARN={}\nCONN_MIN_AGE={}\n\
-         INACTIVE={}\nPORTS={}\nACTION={}\nGUARD_PATH={}\nSYS_ROOT={}\nGPU_CMD={}\nAPPS_CMD={}\n",
+         INACTIVE={}\nPORTS={}\nACTION={}\nGUARD_PATH={}\nSYS_ROOT={}\nGPU_CMD={}\nAPPS_CMD={}\n\
+         RECORD_POWEROFF={}\n",
         spec.period_s,
         spec.idle_s,
         spec.util_below,
@@ -408,6 +410,11 @@ pub fn conf_text(
         q(facts.proc_root.as_deref().unwrap_or(""))?,
         q(gpu_command)?,
         q(apps_command)?,
+        if spec.action == ActionKind::Poweroff {
+            "1"
+        } else {
+            ""
+        },
     ))
 }
 
@@ -445,12 +452,19 @@ pub struct Decision {
     /// The machine's own CPU work (`idle`, `busy`, `unreadable`: e.g. the first sample).
     #[serde(default)]
     pub cpu: Option<String>,
+    /// Why it is `unreadable`: `no_reading_yet` (read, but no earlier sample to compare with: the
+    /// first sample, after a reboot); empty when it could not be read.
+    #[serde(default)]
+    pub cpu_why: Option<String>,
     /// % of one core over the last period.
     #[serde(default)]
     pub cpu_pct: Option<f64>,
     /// Network traffic other than loopback.
     #[serde(default)]
     pub net: Option<String>,
+    /// As [`Decision::cpu_why`].
+    #[serde(default)]
+    pub net_why: Option<String>,
     #[serde(default)]
     pub net_kbps: Option<f64>,
     /// `busy` while `~/.gpurent/keepalive` exists.

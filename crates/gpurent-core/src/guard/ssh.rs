@@ -178,8 +178,10 @@ pub fn gpu_commands(conn: &Connection, cancel: &CancelToken) -> Result<GpuComman
     })
 }
 
-/// Write `guard.sh` and `guard.conf`, start the loop (a running loop re-reads the new conf on its
-/// next sample) and register the reboot start.
+/// Write `guard.sh` and `guard.conf`, register the reboot start, then start the loop (a running
+/// loop re-reads the new conf on its next sample): through the systemd unit where `boot`
+/// installed one (the loop is then the unit's, not a child of this SSH session), else detached.
+/// Only this removes the `off` mark the user's `guard off` left.
 pub fn install(
     conn: &Connection,
     conf: &str,
@@ -201,7 +203,7 @@ pub fn install(
     let out = run(
         conn,
         &format!(
-            "{D}; rm -f \"$d/off\"; sh \"$d/guard.sh\" start || exit 1; sh \"$d/guard.sh\" boot; sh \"$d/guard.sh\" state"
+            "{D}; rm -f \"$d/off\"; sh \"$d/guard.sh\" boot; sh \"$d/guard.sh\" start || {{ sh \"$d/guard.sh\" unboot; exit 1; }}; sh \"$d/guard.sh\" state"
         ),
         cancel,
     )?;
@@ -232,6 +234,17 @@ pub struct Fetched {
     /// long ago the guard last sampled, whatever the wall clock did.
     #[serde(default)]
     pub mono_now_s: Option<i64>,
+    /// The machine's uptime (s) and boot id when fetched.
+    #[serde(default)]
+    pub uptime_s: Option<i64>,
+    #[serde(default)]
+    pub boot_id: Option<String>,
+    /// The guard's record that it powered the machine off (`poweroff.rec`): host time (unix s)
+    /// and the boot it was on. From another boot than now: the machine did go off.
+    #[serde(default)]
+    pub poweroff_at_s: Option<i64>,
+    #[serde(default)]
+    pub poweroff_boot_id: Option<String>,
 }
 
 /// Fetch the guard's state, the last `lines` decisions and the last sample.
@@ -245,7 +258,9 @@ echo @@apps; cat \"$d/apps.csv\" 2>/dev/null
 echo @@warning; cat \"$d/warning\" 2>/dev/null
 echo @@snooze; cat \"$d/snooze\" 2>/dev/null
 echo @@now; date +%s
-echo @@mono; cat \"$d/mono\" 2>/dev/null; echo; cat /proc/uptime 2>/dev/null; cat /proc/sys/kernel/random/boot_id 2>/dev/null"
+echo @@mono; cat \"$d/mono\" 2>/dev/null; echo; cat /proc/uptime 2>/dev/null; cat /proc/sys/kernel/random/boot_id 2>/dev/null
+echo @@boot; cat /proc/uptime 2>/dev/null; cat /proc/sys/kernel/random/boot_id 2>/dev/null
+echo @@poweroff; cat \"$d/poweroff.rec\" 2>/dev/null"
     );
     let text = run(conn, &script, cancel)?.stdout_text();
     Ok(parse_fetched(&text))
@@ -280,6 +295,21 @@ pub fn parse_fetched(text: &str) -> Fetched {
             "snooze" => f.snooze_until = trimmed.parse().ok(),
             "now" => f.host_now_s = trimmed.parse().ok(),
             "mono" => f.mono_now_s = mono_now(&body),
+            "boot" => {
+                let mut l = body.lines().filter(|l| !l.trim().is_empty());
+                f.uptime_s = l
+                    .next()
+                    .and_then(|u| u.split_whitespace().next())
+                    .and_then(|u| u.parse::<f64>().ok())
+                    .filter(|u| u.is_finite() && *u >= 0.0)
+                    .map(|u| u as i64);
+                f.boot_id = l.next().map(|b| b.trim().to_string());
+            }
+            "poweroff" => {
+                let mut w = trimmed.split_whitespace();
+                f.poweroff_at_s = w.next().and_then(|a| a.parse().ok());
+                f.poweroff_boot_id = w.next().map(String::from);
+            }
             _ => {}
         }
     }

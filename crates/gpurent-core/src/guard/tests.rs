@@ -225,3 +225,23 @@ fn status_says_when_the_guard_is_stale() {
     let st = crate::app::guard::status_from("gpu", None, &fetched(4990, 10_000, "300.00", "other"));
     assert!(!st.stale && st.last_sample_age_s.is_none(), "{st:?}");
 }
+
+/// A first sample's CPU and network: unreadable (busy) with why `no_reading_yet`, which the status
+/// passes on (the UI and CLI say "no reading yet", not "cannot read").
+#[test]
+fn a_first_sample_says_no_reading_yet() {
+    let line = r#"{"at":1796116689,"decision":"keep","why":"cpu,net","gpu":"idle","gpu_why":"","gpu_util_max":0,"gpu_procs":0,"ssh":"idle","ssh_conns":0,"ollama":"absent","jupyter":"absent","cpu":"unreadable","cpu_why":"no_reading_yet","cpu_pct":null,"net":"unreadable","net_why":"no_reading_yet","net_kbps":null,"keepalive":"idle","idle_since":null,"idle_s":1800,"deadline":null,"snooze_until":null,"period_s":30,"action_rc":null}"#;
+    let f = super::ssh::Fetched {
+        installed: true,
+        log: format!("{line}\n"),
+        ..Default::default()
+    };
+    let st = crate::app::guard::status_from("gpu", None, &f);
+    let cpu = st.cpu.expect("cpu");
+    assert_eq!(
+        (cpu.state.as_str(), cpu.why.as_deref()),
+        ("unreadable", Some("no_reading_yet"))
+    );
+    let net = st.net.expect("net");
+    assert_eq!(net.why.as_deref(), Some("no_reading_yet"));
+}

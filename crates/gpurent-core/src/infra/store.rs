@@ -191,6 +191,26 @@ const MIGRATIONS: &[&str] = &[
         json     TEXT NOT NULL,            -- the Notice as sent
         sent_ms  INTEGER NOT NULL
      );",
+    // 9: a pasted host's rate history, append-only: every rate the user set (from when it
+    // bills), every stop, and what the guard on the machine recorded (it powered the machine
+    // off; it was running again). Cost is computed per period from these; host_rates stays the
+    // current rate. The rates saved so far become the first rows.
+    "CREATE TABLE host_rate_events (
+        host_label          TEXT NOT NULL,
+        at_ms               INTEGER NOT NULL, -- when it takes effect (this computer's clock)
+        kind                TEXT NOT NULL,    -- rate | stopped | powered_off | running
+        usd_per_hour        REAL,             -- kind 'rate'
+        rule                TEXT,
+        storage_usd_per_day REAL,
+        source              TEXT NOT NULL,    -- user | guard
+        detail              TEXT,
+        recorded_ms         INTEGER NOT NULL
+     );
+     CREATE INDEX host_rate_events_by_host ON host_rate_events(host_label, at_ms);
+     INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms)
+       SELECT host_label, since_ms, 'rate', usd_per_hour, rule, storage_usd_per_day, 'user', updated_ms FROM host_rates;
+     INSERT INTO host_rate_events(host_label, at_ms, kind, source, recorded_ms)
+       SELECT host_label, stopped_ms, 'stopped', 'user', updated_ms FROM host_rates WHERE stopped_ms IS NOT NULL;",
 ];
 
 /// The schema version this build writes.

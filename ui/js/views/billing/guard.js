@@ -384,12 +384,22 @@ function renderSet(r, box) {
 }
 
 /**
+ * The state in words: "no reading yet" for a first sample (busy all the same).
+ * @param {SignalReading} r
+ * @returns {string}
+ */
+function stateText(r) {
+  if (r.state === 'unreadable' && r.why === 'no_reading_yet') return t('guard.state.no_reading_yet');
+  return maybe(`guard.state.${r.state}`, r.state);
+}
+
+/**
  * @param {string} name @param {SignalReading | null} s
  * @returns {string}
  */
 function readingText(name, s) {
   if (!s) return t('guard.reading.none');
-  const why = s.why ? maybe(`guard.why.${s.why}`, s.why) : '';
+  const why = s.why && s.why !== 'no_reading_yet' ? maybe(`guard.why.${s.why}`, s.why) : '';
   if (name === 'gpu') {
     const v = s.value === null ? '' : t('guard.reading.gpu', { pct: num(s.value, 0) });
     return [v, why].filter(Boolean).join(' · ');
@@ -472,7 +482,7 @@ function renderStatus(s, decisions, readAt, box) {
         'tr',
         { 'data-signal': name, 'data-state': r?.state ?? 'none', class: keeps ? 'keeps' : '' },
         el('td', { text: t(`guard.signal.${name}`) }),
-        el('td', { class: 'state', text: r ? maybe(`guard.state.${r.state}`, r.state) : '—' }),
+        el('td', { class: 'state', text: r ? stateText(r) : '—' }),
         el('td', { class: 'reading', text: readingText(name, r) }),
         el('td', { class: 'keeps', text: keeps ? t('guard.keeps') : '' }),
       ),
