@@ -288,6 +288,28 @@ impl FakeCloud {
         lock(&self.inner.state).requests.clone()
     }
 
+    /// A machine the user started in the provider's console (not through gpurent): running
+    /// at once, on the main account, named `label`; its id.
+    pub fn add_console_machine(&self, label: &str) -> String {
+        let mut st = lock(&self.inner.state);
+        st.next_id += 1;
+        let id = match self.inner.flavor {
+            Flavor::Runpod => format!("pod{}", st.next_id),
+            Flavor::Vast => st.next_id.to_string(),
+            Flavor::Lambda => format!("{:032x}", st.next_id),
+        };
+        st.instances.push(FakeInstance {
+            id: id.clone(),
+            label: label.to_string(),
+            state: FakeState::Running,
+            created: Instant::now(),
+            keys: vec![],
+            gpu_count: 1,
+            owner: self.inner.api_key.clone(),
+        });
+        id
+    }
+
     /// The offer id of the one offer, in the client's form.
     pub fn offer_id(&self) -> String {
         match self.inner.flavor {
