@@ -423,3 +423,110 @@ fn an_account_with_open_machines_is_not_removed() {
         .provider_remove("home")
         .expect("removed once released");
 }
+
+/// Defect (invariant 1 in Billing): a pod the account lists that gpurent did not start was
+/// shown on Hosts as "still billing" at $0.44/h while Billing counted nothing ("no machine has
+/// a cost"). Now it is a `foreign` machine in the cost report, in the totals, also between the
+/// screen's live reads, and what it billed since gpurent first saw it counts as "so far".
+#[test]
+fn billing_counts_a_machine_gpurent_did_not_start() {
+    use gpurent_core::app::billing::{CostOptions, MachineKind};
+    let r = rig();
+    let pid = r.fake.add_console_machine("my-notebook");
+    let live = CostOptions {
+        ahead_ms: Some(3_600_000),
+        live: true,
+        include_closed: false,
+    };
+    let c = r.app.cost_report(live).expect("cost");
+    assert_eq!(c.machines.len(), 1, "{c:?}");
+    let m = &c.machines[0];
+    assert_eq!(m.kind, MachineKind::Foreign);
+    assert_eq!(m.provider_instance_id.as_deref(), Some(pid.as_str()));
+    assert_eq!(m.account.as_deref(), Some("runpod"));
+    assert!((m.usd_per_hour_now - 0.44).abs() < 1e-9, "{m:?}");
+    assert!((c.total_usd_per_hour_now - 0.44).abs() < 1e-9, "{c:?}");
+    assert_eq!(c.foreign_count, 1);
+    assert!((c.foreign_usd_per_hour - 0.44).abs() < 1e-9);
+    assert!(
+        m.notes.iter().any(|n| n == "not_started_by_gpurent"),
+        "{m:?}"
+    );
+    let projected = c.total_projected_usd.expect("projected");
+    assert!((projected - 0.44).abs() < 1e-9, "{c:?}");
+    // Between live reads (the screen computes from what it saw): still there, and growing.
+    r.clock.advance(1_800_000);
+    let v = r.app.billing_view(None, false).expect("view");
+    assert_eq!(v.cost.machines.len(), 1, "{v:?}");
+    assert!((v.cost.total_so_far_usd - 0.22).abs() < 1e-6, "{v:?}");
+    assert!((v.cost.total_usd_per_hour_now - 0.44).abs() < 1e-9);
+    // The next live read adds the half hour it billed; the account's balance counts it too.
+    r.clock.advance(1_800_000);
+    let c = r.app.cost_report(live).expect("cost");
+    assert!((c.total_so_far_usd - 0.44).abs() < 1e-6, "{c:?}");
+    let b = c
+        .balances
+        .iter()
+        .find(|b| b.account == "runpod")
+        .expect("balance row");
+    assert!((b.usd_per_hour - 0.44).abs() < 1e-9, "{b:?}");
+    // A second one is counted beside it.
+    r.fake.add_console_machine("other");
+    let c = r.app.cost_report(live).expect("cost");
+    assert_eq!(c.foreign_count, 2);
+}
+
+/// Defect (invariant 1: "can be released from gpurent"): a machine gpurent did not start could
+/// only be managed in the provider's console. Now it is released by its provider id after a
+/// confirm, done only on the provider's answer; a transient error is never "not found".
+#[test]
+fn a_machine_gpurent_did_not_start_is_released_by_its_provider_id() {
+    let r = rig();
+    let pid = r.fake.add_console_machine("my-notebook");
+    // Without a yes nothing is sent: what it is and costs comes back.
+    let e = r
+        .app
+        .foreign_release(&pid, None, false)
+        .expect_err("asks first");
+    assert_eq!(e.code(), "confirmation_required");
+    let detail = e.detail().unwrap_or_default();
+    assert!(detail.contains("0.44") && detail.contains(&pid), "{detail}");
+    assert_eq!(r.live_machines(), 1);
+    // The provider cannot be read: not "unknown", the error.
+    for _ in 0..4 {
+        r.fake.push_fault(Route::Get, Fault::ServerError(503));
+    }
+    let e = r.app.foreign_release(&pid, None, true).expect_err("503");
+    assert_ne!(e.code(), "unknown_instance", "{e:?}");
+    assert_eq!(r.live_machines(), 1);
+    r.fake.clear_faults();
+    // Another account name: not found there.
+    let e = r
+        .app
+        .foreign_release(&pid, Some("nobody"), true)
+        .expect_err("no such account's machine");
+    assert_eq!(e.code(), "unknown_instance");
+    // Shown in Billing, released, and gone from Billing.
+    use gpurent_core::app::billing::CostOptions;
+    let live = CostOptions {
+        ahead_ms: None,
+        live: true,
+        include_closed: false,
+    };
+    assert_eq!(r.app.cost_report(live).expect("cost").foreign_count, 1);
+    let done = r.app.foreign_release(&pid, None, true).expect("released");
+    assert_eq!(done.provider_instance_id, pid);
+    assert_eq!(done.account, "runpod");
+    assert_eq!(r.live_machines(), 0);
+    let v = r.app.billing_view(None, false).expect("view");
+    assert_eq!(v.cost.foreign_count, 0, "{v:?}");
+    // A machine gpurent started is released by its gpurent id, not as a foreign one.
+    let id = r.rent(true, 60).expect("rent");
+    let ours = r.app.instances().expect("instances").instances[0]
+        .ledger
+        .provider_instance_id
+        .clone()
+        .expect("pid");
+    assert!(r.app.foreign_release(&ours, None, true).is_err());
+    assert!(r.app.instance_known(&id).expect("known"));
+}

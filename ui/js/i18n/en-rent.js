@@ -137,7 +137,6 @@ export default {
   'rented.cannot_stop': 'cannot stop (only release)',
   'rented.foreign': 'not started by gpurent',
   'rented.foreign.billing': 'not started by gpurent — still billing',
-  'rented.foreign.where': 'Manage it in the provider’s console.',
   'rented.failed_account': '{account} could not be read: {why} Its machines are shown as last known.',
   'rented.closed': 'Closed ({n})',
   'rented.money.stop': 'GPU billing stops; the {disk} GB disk is kept and still costs about {month} a month.',

@@ -127,7 +127,6 @@ export default {
   'rented.cannot_stop': '不能停机（只能释放）',
   'rented.foreign': '不是 gpurent 创建的',
   'rented.foreign.billing': '不是 gpurent 创建的 — 仍在计费',
-  'rented.foreign.where': '请在平台控制台中管理它。',
   'rented.failed_account': '无法读取 {account}：{why} 其机器显示为上次已知的状态。',
   'rented.closed': '已关闭（{n}）',
   'rented.money.stop': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍约花费 {month}。',

@@ -129,6 +129,91 @@ pub struct MoneyNote {
     pub stopped_storage_usd_per_month: Option<f64>,
 }
 
+/// A machine a connected account lists that gpurent did not start, as the reconciles saw it
+/// (memory only): what it has cost since gpurent first saw it, counted between reads while it
+/// billed at the price read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignSeen {
+    pub foreign: ForeignInstance,
+    pub first_seen_ms: i64,
+    pub seen_ms: i64,
+    /// USD billed between the first read and `seen_ms` (while both reads said it billed).
+    pub usd_until_seen: f64,
+}
+
+impl ForeignSeen {
+    /// Its price per hour now (0 when it does not bill its GPU or the price is not reported).
+    pub fn usd_per_hour(&self) -> f64 {
+        if self.foreign.billing {
+            self.foreign
+                .instance
+                .price_per_hour_usd
+                .unwrap_or(0.0)
+                .max(0.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The new reads of the accounts that answered replace their old ones; a machine seen before
+/// keeps its first sight and adds what it billed since the last read; the accounts that could
+/// not be read keep what was seen before.
+pub(crate) fn merge_foreign(
+    old: &[ForeignSeen],
+    fresh: &[ForeignInstance],
+    answered: &[String],
+    now_ms: i64,
+) -> Vec<ForeignSeen> {
+    let mut out: Vec<ForeignSeen> = old
+        .iter()
+        .filter(|o| !answered.contains(&o.foreign.account))
+        .cloned()
+        .collect();
+    for f in fresh {
+        let before = old.iter().find(|o| {
+            o.foreign.account == f.account
+                && o.foreign.provider == f.provider
+                && o.foreign.instance.id == f.instance.id
+        });
+        out.push(match before {
+            Some(b) => ForeignSeen {
+                foreign: f.clone(),
+                first_seen_ms: b.first_seen_ms,
+                seen_ms: now_ms,
+                usd_until_seen: b.usd_until_seen
+                    + if f.billing {
+                        b.usd_per_hour() * (now_ms - b.seen_ms).max(0) as f64 / 3_600_000.0
+                    } else {
+                        0.0
+                    },
+            },
+            None => ForeignSeen {
+                foreign: f.clone(),
+                first_seen_ms: now_ms,
+                seen_ms: now_ms,
+                usd_until_seen: 0.0,
+            },
+        });
+    }
+    out
+}
+
+/// A machine gpurent did not start, released by its provider id (`gpurent release PROVIDER_ID`,
+/// the Release button beside "not started by gpurent — still billing").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ForeignRelease {
+    pub provider: ProviderKind,
+    pub account: String,
+    pub provider_instance_id: String,
+    pub label: Option<String>,
+    /// The provider's price per hour before the release (its own number).
+    pub price_per_hour_usd: Option<f64>,
+    /// What the provider said before and after the terminate (`gone` when it no longer lists it).
+    pub state_before: String,
+    pub state_after: String,
+}
+
 const READY_NOTE: &str = "ssh_ready";
 /// The event detail prefix of a create whose answer was unclear (the row stays open).
 const UNCLEAR_NOTE: &str = "create_outcome_unknown";
@@ -897,12 +982,16 @@ impl App {
     ) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
         let mut report = ReconcileReport::default();
         let mut seen = vec![];
+        let mut answered = vec![];
         for a in self.provider_list()? {
             let r = self
                 .provider_client(&a)
                 .and_then(|c| self.reconcile_account(&a, c.as_ref(), &mut report));
             match r {
-                Ok(list) => seen.extend(list),
+                Ok(list) => {
+                    answered.push(a.name.clone());
+                    seen.extend(list)
+                }
                 Err(e) => report.failed_accounts.push(AccountFailure {
                     account: a.name.clone(),
                     code: e.code().to_string(),
@@ -910,7 +999,23 @@ impl App {
                 }),
             }
         }
+        let now = self.now_ms();
+        if let Ok(mut f) = self.foreign_seen.lock() {
+            let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
+            let mut merged = merge_foreign(&f, &report.foreign, &answered, now);
+            // An account removed since is no longer asked: what it listed is not shown.
+            merged.retain(|m| accounts.contains(&m.foreign.account));
+            *f = merged;
+        }
         Ok((report, seen))
+    }
+
+    /// The machines not started by gpurent as the last reconcile saw them.
+    pub(crate) fn foreign_last_seen(&self) -> Vec<ForeignSeen> {
+        self.foreign_seen
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default()
     }
 
     /// `instances`: reconcile, then every ledger row with what the provider says now.
@@ -1078,6 +1183,111 @@ impl App {
 }
 
 impl App {
+    /// Whether a ledger row answers to `key` (its gpurent id or its provider id).
+    pub fn instance_known(&self, key: &str) -> Result<bool, ProviderError> {
+        Ok(self.with_db(|c| ledger::find(c, key))?.is_some())
+    }
+
+    /// A machine gpurent did not start, by its provider id, on the connected account that
+    /// lists it alive (`account`: only that one). A ledger id or a provider id the ledger knows
+    /// is not foreign (`instance_action` releases those). An account that could not be read
+    /// makes "not found" unsure: its error is returned instead.
+    pub fn foreign_find(
+        &self,
+        provider_instance_id: &str,
+        account: Option<&str>,
+    ) -> Result<(Account, RemoteInstance), ProviderError> {
+        if self
+            .with_db(|c| ledger::find(c, provider_instance_id))?
+            .is_some()
+        {
+            return Err(ProviderError::Core(crate::CoreError::invalid(
+                "instance",
+                format!(
+                    "{provider_instance_id} was started by gpurent: release it by its gpurent id"
+                ),
+            )));
+        }
+        let mut found: Vec<(Account, RemoteInstance)> = vec![];
+        let mut failed: Option<ProviderError> = None;
+        for a in self.provider_list()? {
+            if account.is_some_and(|n| n != a.name) {
+                continue;
+            }
+            match self
+                .provider_client(&a)
+                .and_then(|c| c.get(provider_instance_id))
+            {
+                Ok(Some(r)) if r.state != RemoteState::Terminated => found.push((a, r)),
+                Ok(_) => {}
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        match (found.len(), failed) {
+            (1, _) => Ok(found.remove(0)),
+            (0, Some(e)) => Err(e),
+            (0, None) => Err(ProviderError::UnknownInstance(
+                provider_instance_id.to_string(),
+            )),
+            _ => Err(ProviderError::Core(crate::CoreError::invalid(
+                "account",
+                format!(
+                    "{provider_instance_id} is listed by several accounts ({}): name one",
+                    found
+                        .iter()
+                        .map(|(a, _)| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ))),
+        }
+    }
+
+    /// Release (terminate) a machine gpurent did not start. Without `yes` nothing is sent:
+    /// `confirmation_required` carries what it is and costs. Done only when the provider, read
+    /// back with the same key, no longer shows it alive (`not_confirmed` otherwise).
+    pub fn foreign_release(
+        &self,
+        provider_instance_id: &str,
+        account: Option<&str>,
+        yes: bool,
+    ) -> Result<ForeignRelease, ProviderError> {
+        let (acc, r) = self.foreign_find(provider_instance_id, account)?;
+        let mut out = ForeignRelease {
+            provider: acc.provider,
+            account: acc.name.clone(),
+            provider_instance_id: r.id.clone(),
+            label: r.label.clone(),
+            price_per_hour_usd: r.price_per_hour_usd,
+            state_before: r.raw_status.clone(),
+            state_after: r.raw_status.clone(),
+        };
+        if !yes {
+            return Err(ProviderError::ConfirmationRequired {
+                summary: serde_json::to_string(&out).unwrap_or_default(),
+            });
+        }
+        let client = self.provider_client(&acc)?;
+        client.terminate(&r.id)?;
+        let after = client.get(&r.id)?;
+        out.state_after = after
+            .as_ref()
+            .map_or_else(|| "gone".to_string(), |a| a.raw_status.clone());
+        let gone = after
+            .as_ref()
+            .is_none_or(|a| matches!(a.state, RemoteState::Terminated | RemoteState::Terminating));
+        if !gone {
+            return Err(ProviderError::NotConfirmed {
+                provider: acc.provider,
+                state: out.state_after,
+            });
+        }
+        if let Ok(mut f) = self.foreign_seen.lock() {
+            f.retain(|s| !(s.foreign.account == acc.name && s.foreign.instance.id == r.id));
+        }
+        Ok(out)
+    }
+
     /// A closed row whose machine the provider (asked with the row's account) shows alive is
     /// reopened with an event; `None` when it is gone, or the row has no provider id.
     fn reopen_if_alive(
