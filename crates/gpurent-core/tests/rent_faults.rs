@@ -530,3 +530,66 @@ fn a_machine_gpurent_did_not_start_is_released_by_its_provider_id() {
     assert!(r.app.foreign_release(&ours, None, true).is_err());
     assert!(r.app.instance_known(&id).expect("known"));
 }
+
+/// Defect: a machine that failed while starting (RunPod `ERROR`) was waited on for the whole
+/// ready timeout (20–30 min) while it billed. Now the rent fails fast with `machine_failed`,
+/// names the machine that still bills and how to release it; the row stays open.
+#[test]
+fn a_machine_in_error_fails_fast_and_says_it_still_bills() {
+    let r = rig();
+    r.fake.fail_next_machines(1);
+    let started = std::time::Instant::now();
+    let e = r.rent(false, 120).expect_err("in ERROR");
+    assert_eq!(e.code(), "machine_failed", "{e:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "waited {:?}",
+        started.elapsed()
+    );
+    let rows = r.rows();
+    let id = rows[0].0.clone();
+    assert!(
+        !rows[0].2,
+        "the row of a billing machine stays open: {rows:?}"
+    );
+    assert!(
+        e.to_string().contains(&format!("gpurent release {id}")),
+        "{e}"
+    );
+    assert_eq!(
+        e.data().and_then(|d| d.still_billing).as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(r.live_machines(), 1);
+    let out = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    assert_eq!(out.ledger.state, LedgerState::Terminated);
+    assert_eq!(r.live_machines(), 0);
+}
+
+/// Defect: a failure after the create (here an unreadable answer while waiting) did not say
+/// that the machine was made and bills. Now every such failure keeps its code and names the
+/// machine: "still bills: gpurent release ID".
+#[test]
+fn a_failure_after_the_create_says_the_machine_still_bills() {
+    let r = rig();
+    r.fake.set_provisioning(Duration::from_secs(60));
+    for _ in 0..4 {
+        r.fake.push_fault(Route::Get, Fault::Garbage);
+    }
+    let e = r.rent(false, 30).expect_err("unreadable");
+    let id = r.rows()[0].0.clone();
+    assert_ne!(e.code(), "machine_failed");
+    assert!(
+        e.to_string()
+            .contains(&format!("still bills: gpurent release {id}")),
+        "{e}"
+    );
+    assert_eq!(
+        e.data().and_then(|d| d.still_billing).as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(r.live_machines(), 1);
+}

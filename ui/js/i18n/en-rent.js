@@ -184,6 +184,10 @@ export default {
     'An account with this name is already connected. Choose another name or remove it first.',
   'rent.error.unknown_instance': 'gpurent’s ledger has no such machine.',
   'rent.error.wrong_state': 'The machine is not in a state that allows this.',
+  'rent.error.machine_failed':
+    'The machine failed while starting ({detail}) and does not come up by waiting; it still bills.',
+  'rent.still_billing':
+    'The machine {id} was made and still bills: release it here under Rented machines, or run gpurent release {id} --yes.',
   'rent.error.not_ready': 'The machine did not become ready in time; it still bills.',
   'rent.error.not_confirmed': 'The provider does not show the change yet ({detail}). Refresh in a moment.',
   'rent.error.confirmation_required': 'This needs your confirmation first.',

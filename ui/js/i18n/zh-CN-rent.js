@@ -167,6 +167,8 @@ export default {
   'rent.error.account_exists': '已有同名账户。请换一个名称，或先移除它。',
   'rent.error.unknown_instance': 'gpurent 的台账中没有这台机器。',
   'rent.error.wrong_state': '机器当前的状态不允许此操作。',
+  'rent.error.machine_failed': '机器在启动时失败（{detail}），等待也不会就绪；它仍在计费。',
+  'rent.still_billing': '机器 {id} 已创建且仍在计费：请在此处“已租机器”中释放它，或运行 gpurent release {id} --yes。',
   'rent.error.not_ready': '机器未能按时就绪；它仍在计费。',
   'rent.error.not_confirmed': '平台尚未显示这一变化（{detail}）。请稍后刷新。',
   'rent.error.confirmation_required': '此操作需要你先确认。',

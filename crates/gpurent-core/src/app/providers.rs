@@ -574,7 +574,39 @@ impl App {
             )
         })?;
         crash::point("after_provider_id_recorded");
-        client.attach_key(&pid, &key.public_line)?;
+        self.rent_after_create(
+            req,
+            &id,
+            &pid,
+            client.as_ref(),
+            key,
+            env,
+            progress,
+            cancel,
+            &step,
+        )
+        .map_err(|e| still_billing(&id, e))
+    }
+
+    /// The rent after the provider made the machine: the key attached (Vast: retried with
+    /// backoff), the wait for it to run (a machine in ERROR fails fast), the SSH port, the proven
+    /// key login, the saved host. Every failure here leaves a machine that bills: the caller names
+    /// it ([`still_billing`]).
+    #[allow(clippy::too_many_arguments)]
+    fn rent_after_create(
+        &self,
+        req: &RentRequest,
+        id: &str,
+        pid: &str,
+        client: &dyn Provider,
+        key: &LoginKey,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+        cancel: &CancelToken,
+        step: &dyn Fn(&str, u32),
+    ) -> Result<InstanceView, ProviderError> {
+        let (id, pid) = (id.to_string(), pid.to_string());
+        attach_key_retried(client, &pid, &key.public_line)?;
         crash::point("after_key_attached");
         if req.no_wait {
             return self.instance_view(&id, None);
@@ -659,6 +691,23 @@ impl App {
             if matches!(r.state, RemoteState::Terminated) {
                 return Err(ProviderError::NotConfirmed {
                     provider: req.provider,
+                    state: r.raw_status,
+                });
+            }
+            // A machine in ERROR does not come up by waiting, and it bills: fail fast.
+            if r.state == RemoteState::Error {
+                let _ = self.with_db(|c| {
+                    ledger::note(
+                        c,
+                        &id,
+                        EventSource::Provider,
+                        &format!("failed while starting: {}", r.raw_status),
+                        self.now_ms(),
+                    )
+                });
+                return Err(ProviderError::MachineFailed {
+                    provider: req.provider,
+                    id: id.clone(),
                     state: r.raw_status,
                 });
             }
@@ -1316,6 +1365,44 @@ impl App {
             )?;
             ledger::get(c, &row.id)
         })
+    }
+}
+
+/// A rent that failed after the machine was made says that it still bills and how to release
+/// it — unless the provider itself said it is gone, or the error already says so.
+fn still_billing(id: &str, e: ProviderError) -> ProviderError {
+    match e {
+        e @ (ProviderError::InstanceNotFound { .. }
+        | ProviderError::NotConfirmed { .. }
+        | ProviderError::NotReady { .. }
+        | ProviderError::MachineFailed { .. }
+        | ProviderError::StillBilling { .. }) => e,
+        e => ProviderError::StillBilling {
+            id: id.to_string(),
+            source: Box::new(e),
+        },
+    }
+}
+
+/// How often, and after what pauses, a key attach after the create is tried (Vast sends the key
+/// in a call of its own; a blip there must not leave a machine nobody can log in to).
+const ATTACH_BACKOFF_MS: [u64; 3] = [1000, 2000, 4000];
+
+fn attach_key_retried(
+    client: &dyn Provider,
+    pid: &str,
+    public_key: &str,
+) -> Result<(), ProviderError> {
+    let mut tries = ATTACH_BACKOFF_MS.iter();
+    loop {
+        match client.attach_key(pid, public_key) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_transient() => match tries.next() {
+                Some(ms) => std::thread::sleep(Duration::from_millis(*ms)),
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
     }
 }
 
