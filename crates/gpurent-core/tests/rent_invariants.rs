@@ -16,7 +16,8 @@
 //!
 //! Faults: 5xx on any route, 429 with a `Retry-After` over 60 s, a create that made the machine
 //! and answered 502, no capacity, and lag (a list without the new machine, a read answering
-//! "not found") right after a create. The clock is injected and moved by the schedule.
+//! "not found") right after a create, and a machine that fails while starting (ERROR). The
+//! clock is injected and moved by the schedule.
 //!
 //! Every provider: RunPod runs the most schedules; Vast's client paces its calls (1–2 s between
 //! calls of an endpoint group) and Lambda cannot stop, so they run fewer by default.
@@ -241,6 +242,11 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
         if let Some((route, f)) = random_fault(&mut rng, just_created) {
             log.push(format!("fault {route:?} {f:?}"));
             fake.push_fault(route, f);
+        }
+        if rng.below(12) == 0 {
+            // The next machine fails while starting (ERROR) and bills on until released.
+            fake.fail_next_machines(1);
+            log.push("next machine fails".into());
         }
         just_created = false;
         let open: Vec<String> = app
