@@ -96,6 +96,7 @@ impl Rig {
             no_wait,
             ready_timeout_s: Some(ready_timeout_s),
             account: None,
+            max_price_usd: None,
         };
         self.app
             .rent(&req, &self.key, &self.env, &NoProgress, &CancelToken::new())
@@ -313,6 +314,7 @@ fn another_accounts_key_never_closes_a_row() {
         no_wait: true,
         ready_timeout_s: None,
         account: Some("home".into()),
+        max_price_usd: None,
     };
     let id = r
         .app
@@ -374,6 +376,7 @@ fn a_multi_gpu_runpod_offer_can_be_rented() {
         no_wait: true,
         ready_timeout_s: None,
         account: None,
+        max_price_usd: None,
     };
     let v = r
         .app
@@ -406,6 +409,7 @@ fn an_account_with_open_machines_is_not_removed() {
         no_wait: true,
         ready_timeout_s: None,
         account: Some("home".into()),
+        max_price_usd: None,
     };
     let id = r
         .app
@@ -592,4 +596,34 @@ fn a_failure_after_the_create_says_the_machine_still_bills() {
         Some(id.as_str())
     );
     assert_eq!(r.live_machines(), 1);
+}
+
+/// Defect (invariant 4): `RentRequest` carried no confirmed price, so a price that rose between
+/// the confirm and the create was rented at. Now the offer read just before the create must not
+/// cost more than `max_price_usd`: `price_rose`, and nothing is created or written.
+#[test]
+fn a_price_above_the_confirmed_one_is_refused() {
+    let r = rig();
+    let mut req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: r.fake.offer_id(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: None,
+        max_price_usd: Some(0.40),
+    };
+    let e = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect_err("0.44 > 0.40");
+    assert_eq!(e.code(), "price_rose", "{e:?}");
+    assert_eq!(r.fake.creates_total(), 0);
+    assert!(r.rows().is_empty());
+    req.max_price_usd = Some(0.44);
+    r.app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("at the confirmed price");
+    assert_eq!(r.fake.creates_total(), 1);
 }

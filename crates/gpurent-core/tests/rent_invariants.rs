@@ -281,6 +281,7 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
                     no_wait: true,
                     ready_timeout_s: None,
                     account: None,
+                    max_price_usd: None,
                 };
                 let before = fake.creates_total();
                 let out = app.rent(&req, key, &env, &NoProgress, &CancelToken::new());

@@ -188,6 +188,8 @@ export default {
     'The machine failed while starting ({detail}) and does not come up by waiting; it still bills.',
   'rent.still_billing':
     'The machine {id} was made and still bills: release it here under Rented machines, or run gpurent release {id} --yes.',
+  'rent.error.price_rose':
+    'The provider now asks more than the price you confirmed ({detail}); nothing was created. Look at the offers again.',
   'rent.error.not_ready': 'The machine did not become ready in time; it still bills.',
   'rent.error.not_confirmed': 'The provider does not show the change yet ({detail}). Refresh in a moment.',
   'rent.error.confirmation_required': 'This needs your confirmation first.',

@@ -169,6 +169,7 @@ export default {
   'rent.error.wrong_state': '机器当前的状态不允许此操作。',
   'rent.error.machine_failed': '机器在启动时失败（{detail}），等待也不会就绪；它仍在计费。',
   'rent.still_billing': '机器 {id} 已创建且仍在计费：请在此处“已租机器”中释放它，或运行 gpurent release {id} --yes。',
+  'rent.error.price_rose': '平台现在的要价高于你确认的价格（{detail}）；没有创建任何机器。请重新查看报价。',
   'rent.error.not_ready': '机器未能按时就绪；它仍在计费。',
   'rent.error.not_confirmed': '平台尚未显示这一变化（{detail}）。请稍后刷新。',
   'rent.error.confirmation_required': '此操作需要你先确认。',

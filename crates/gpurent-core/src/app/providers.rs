@@ -60,6 +60,11 @@ pub struct RentRequest {
     #[serde(default)]
     #[ts(optional)]
     pub account: Option<String>,
+    /// The most per hour the user confirmed (the whole machine, USD): the offer is read again
+    /// just before the create and the rent is refused with `price_rose` when it now costs more.
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_price_usd: Option<f64>,
 }
 
 /// A PyTorch image a provider can boot (a row of `data/provider-images.csv`, with its source).
@@ -473,6 +478,16 @@ impl App {
                 offer_id: req.offer_id.clone(),
             }
         })?;
+        // The price the user confirmed is the most they are rented at (a Vast ask can rise).
+        if let Some(max) = req.max_price_usd {
+            if offer.price_per_hour_usd > max + 1e-9 {
+                return Err(ProviderError::PriceRose {
+                    provider: req.provider,
+                    price_per_hour_usd: offer.price_per_hour_usd,
+                    max_price_usd: max,
+                });
+            }
+        }
         let image = match &req.image {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,
@@ -1232,6 +1247,27 @@ impl App {
 }
 
 impl App {
+    /// One offer read again now (the CLI's confirm states its price); `offer_gone` when it is not
+    /// offered any more.
+    pub fn offer_read(
+        &self,
+        provider: ProviderKind,
+        account: Option<&str>,
+        offer_id: &str,
+    ) -> Result<ProviderOffer, ProviderError> {
+        let account = self.with_db(|c| match account {
+            Some(name) => accounts::get(c, name),
+            None => accounts::for_provider(c, provider),
+        })?;
+        let client = self.provider_client(&account)?;
+        client
+            .offer(offer_id, self.now_ms())?
+            .ok_or_else(|| ProviderError::OfferGone {
+                provider,
+                offer_id: offer_id.to_string(),
+            })
+    }
+
     /// Whether a ledger row answers to `key` (its gpurent id or its provider id).
     pub fn instance_known(&self, key: &str) -> Result<bool, ProviderError> {
         Ok(self.with_db(|c| ledger::find(c, key))?.is_some())

@@ -118,6 +118,12 @@ pub enum ProviderError {
         id: String,
         source: Box<ProviderError>,
     },
+    #[error("{provider} now asks ${price_per_hour_usd}/h, more than the ${max_price_usd}/h you confirmed; nothing was created")]
+    PriceRose {
+        provider: ProviderKind,
+        price_per_hour_usd: f64,
+        max_price_usd: f64,
+    },
     #[error("{provider} answered, but the instance is still {state}")]
     NotConfirmed {
         provider: ProviderKind,
@@ -197,6 +203,7 @@ impl Coded for ProviderError {
             ProviderError::NotReady { .. } => "not_ready",
             ProviderError::NotConfirmed { .. } => "not_confirmed",
             ProviderError::MachineFailed { .. } => "machine_failed",
+            ProviderError::PriceRose { .. } => "price_rose",
             ProviderError::StillBilling { source, .. } => source.code(),
             ProviderError::ConfirmationRequired { .. } => "confirmation_required",
             ProviderError::Key(e) => e.code(),
@@ -234,6 +241,11 @@ impl Coded for ProviderError {
             ),
             ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
             ProviderError::MachineFailed { state, .. } => Some(state.clone()),
+            ProviderError::PriceRose {
+                price_per_hour_usd,
+                max_price_usd,
+                ..
+            } => Some(format!("${price_per_hour_usd}/h > ${max_price_usd}/h")),
             ProviderError::StillBilling { source, .. } => source.detail(),
             ProviderError::AccountHasMachines { ids, .. } => Some(ids.clone()),
             ProviderError::Key(e) => e.detail(),
