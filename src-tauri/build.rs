@@ -58,6 +58,7 @@ const COMMANDS: &[&str] = &[
     "instances_list",
     "instance_money",
     "instance_action",
+    "foreign_release",
     "rent_options",
     "rent",
     "monitor_watch",

@@ -109,6 +109,7 @@ pub fn run() {
             commands::providers::instances_list,
             commands::providers::instance_money,
             commands::providers::instance_action,
+            commands::providers::foreign_release,
             commands::providers::rent_options,
             commands::providers::rent,
             commands::monitor::monitor_watch,

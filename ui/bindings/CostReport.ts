@@ -20,4 +20,13 @@ failed_accounts: Array<AccountFailure>,
 /**
  * Whether the providers were asked (reconcile, reported rates, balances).
  */
-live: boolean, };
+live: boolean, 
+/**
+ * How many of `machines` are not started by gpurent (kind `foreign`; counted in the
+ * totals: their "so far" only since gpurent first saw them, note `so_far_since_first_seen`).
+ */
+foreign_count: number, 
+/**
+ * What those cost per hour now (the provider's price; included in `total_usd_per_hour_now`).
+ */
+foreign_usd_per_hour: number, };

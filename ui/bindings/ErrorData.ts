@@ -39,4 +39,9 @@ need_gib?: number,
 /**
  * `model_does_not_fit`: the free memory of the smallest chosen GPU, GiB.
  */
-have_gib?: number, };
+have_gib?: number, 
+/**
+ * A rent that failed after the machine was made (any code): the gpurent id of the machine
+ * that still bills — release it with `gpurent release ID --yes` or from Hosts.
+ */
+still_billing?: string, };

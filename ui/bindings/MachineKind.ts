@@ -3,4 +3,4 @@
 /**
  * Whether a machine is a pasted host (the user's rate) or a provider machine (the ledger).
  */
-export type MachineKind = "pasted" | "provider";
+export type MachineKind = "pasted" | "provider" | "foreign";

@@ -24,4 +24,9 @@ ready_timeout_s: number | null,
 /**
  * Which account of the provider (default: the first connected one).
  */
-account?: string, };
+account?: string, 
+/**
+ * The most per hour the user confirmed (the whole machine, USD): the offer is read again
+ * just before the create and the rent is refused with `price_rose` when it now costs more.
+ */
+max_price_usd?: number, };

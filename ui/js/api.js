@@ -296,6 +296,15 @@ export const instanceMoney = (instance, action) => invoke('instance_money', { in
 /** @param {string} instance @param {'stop' | 'start' | 'release'} action @returns {Promise<InstanceView>} */
 export const instanceAction = (instance, action) => invoke('instance_action', { instance, action, yes: true });
 
+/**
+ * Release a machine gpurent did not start (by its provider id, on its account), after the user
+ * confirmed; done only when the provider no longer shows it.
+ * @param {string} providerInstanceId @param {string} account
+ * @returns {Promise<import('../bindings/ForeignRelease').ForeignRelease>}
+ */
+export const foreignRelease = (providerInstanceId, account) =>
+  invoke('foreign_release', { providerInstanceId, account, yes: true });
+
 /** @typedef {import('../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
 /** @typedef {import('../bindings/EnvRecipe').EnvRecipe} EnvRecipe */
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpurent_core::app::billing::{CostOptions, MachineCost};
+use gpurent_core::app::billing::{CostOptions, MachineCost, MachineKind};
 use gpurent_core::app::App;
 use gpurent_core::guard::{parse_duration, GuardError};
 use gpurent_core::providers::ProviderError;
@@ -69,8 +69,18 @@ fn line(m: &MachineCost) {
         .clone()
         .or_else(|| m.state.map(|s| format!("{s:?}").to_lowercase()))
         .unwrap_or_else(|| "-".into());
+    let foreign = if m.kind == MachineKind::Foreign {
+        format!(
+            "  NOT STARTED BY GPURENT — still billing ({} {}; so far: since gpurent first saw it; gpurent release {} --yes)",
+            m.provider.map(|p| p.as_str()).unwrap_or("-"),
+            m.provider_instance_id.as_deref().unwrap_or("-"),
+            m.provider_instance_id.as_deref().unwrap_or("-"),
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "{:22} {:>10} so far  {:>9}/h now  ({}, {}){}{}",
+        "{:22} {:>10} so far  {:>9}/h now  ({}, {}){}{}{foreign}",
         m.host,
         format!("${:.2}", m.so_far.total_usd),
         format!("${:.3}", m.usd_per_hour_now),

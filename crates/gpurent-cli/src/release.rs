@@ -17,8 +17,12 @@ use crate::output::print_json;
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
-    /// The gpurent id (gpurent-…) or the provider's instance id.
+    /// The gpurent id (gpurent-…) or the provider's instance id — also of a machine gpurent did
+    /// not start ("not started by gpurent — still billing"), released after a confirm.
     instance: String,
+    /// The account whose machine it is (a provider id gpurent did not start, listed by several).
+    #[arg(long)]
+    account: Option<String>,
     /// A result folder on the machine to check against what was downloaded (repeatable).
     #[arg(long = "folder", value_name = "PATH")]
     folders: Vec<String>,
@@ -134,9 +138,58 @@ fn print_checklist(c: &ReleaseChecklist) {
     }
 }
 
+/// A machine gpurent did not start: what it is and costs, the user's yes (a terminal is asked;
+/// elsewhere `--yes`), then the terminate, done only when the provider no longer shows it.
+fn release_foreign(app: &App, args: &ReleaseArgs, tty: bool) -> Result<(), ProviderError> {
+    let mut yes = args.yes;
+    if !yes {
+        let (acc, r) = app.foreign_find(&args.instance, args.account.as_deref())?;
+        let what = format!(
+            "{} ({} account {}{}) was not started by gpurent and is {}{}",
+            r.id,
+            acc.provider,
+            acc.name,
+            r.label
+                .as_deref()
+                .map(|l| format!(", named {l}"))
+                .unwrap_or_default(),
+            r.raw_status,
+            r.price_per_hour_usd
+                .map(|p| format!(" at ${p:.3}/h"))
+                .unwrap_or_default()
+        );
+        if tty {
+            eprintln!("{what}.");
+            yes = ask(
+                &format!("Release {}? This deletes the machine and its disk.", r.id),
+                false,
+            );
+            if !yes {
+                println!("Not released.");
+                return Ok(());
+            }
+        } else if !args.json {
+            eprintln!("gpurent: release {}: {what}; release deletes the machine and its disk. Run again with --yes to do it.", args.instance);
+        }
+    }
+    let done = app.foreign_release(&args.instance, args.account.as_deref(), yes)?;
+    if args.json {
+        print_json(&serde_json::json!({ "instance": null, "foreign": done }))?;
+    } else {
+        println!(
+            "{} released ({} says: {})",
+            done.provider_instance_id, done.provider, done.state_after
+        );
+    }
+    Ok(())
+}
+
 pub fn run(app: &App, args: &ReleaseArgs) -> Result<(), ProviderError> {
     let _ = app.providers_reconcile();
     let tty = std::io::stdin().is_terminal() && !args.json;
+    if !app.instance_known(&args.instance)? {
+        return release_foreign(app, args, tty);
+    }
     let want_checklist = args.checklist || args.json || (tty && !args.yes);
     let checklist = if want_checklist {
         let env = SshEnv::detect()?;

@@ -44,9 +44,70 @@ pub struct RentArgs {
     /// Seconds to wait for a proven key login (default: RunPod/Vast 1200, Lambda 1800).
     #[arg(long, value_name = "SECONDS")]
     ready_timeout: Option<u64>,
+    /// The most per hour you accept (USD, the whole machine): refused with `price_rose` when the
+    /// offer, read again just before the create, costs more. Default: the price you confirm.
+    #[arg(long, value_name = "USD")]
+    max_price: Option<f64>,
+    /// Rent without asking (required off a terminal: renting spends money).
+    #[arg(long)]
+    yes: bool,
     /// Print JSON: {"instance": InstanceView}.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Renting spends money: the price is stated and confirmed first (a terminal is asked; elsewhere
+/// `--yes` is required and nothing is created without it). Returns the most per hour the rent
+/// may cost: `--max-price`, else the price just confirmed.
+fn confirm_price(
+    app: &App,
+    provider: gpurent_core::providers::ProviderKind,
+    args: &RentArgs,
+) -> Result<Option<f64>, ProviderError> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if let Some(m) = args.max_price {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(
+                gpurent_core::CoreError::invalid("max_price", "must be a number > 0").into(),
+            );
+        }
+    }
+    if args.yes {
+        return Ok(args.max_price);
+    }
+    let offer = app.offer_read(provider, args.account.as_deref(), &args.offer)?;
+    let price = offer.price_per_hour_usd;
+    let words = format!(
+        "{} x {} from {} at ${price:.3}/h (about ${:.2} a day) until you stop or release it",
+        offer.gpu_count,
+        offer.gpu,
+        provider,
+        price * 24.0
+    );
+    if !std::io::stdin().is_terminal() || args.json {
+        eprintln!(
+            "gpurent: rent {}: {words}. Run again with --yes to rent it.",
+            args.offer
+        );
+        return Err(ProviderError::ConfirmationRequired {
+            summary: serde_json::json!({
+                "provider": provider,
+                "offer_id": offer.offer_id,
+                "gpu": offer.gpu,
+                "gpu_count": offer.gpu_count,
+                "price_per_hour_usd": price,
+            })
+            .to_string(),
+        });
+    }
+    eprint!("Rent {words}? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    if !matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Err(gpurent_core::CoreError::Cancelled.into());
+    }
+    Ok(Some(args.max_price.map_or(price, |m| m.min(price))))
 }
 
 fn login_key(app: &App, args: &RentArgs) -> Result<LoginKey, ProviderError> {
@@ -105,6 +166,7 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
     }
     let key = login_key(app, args)?;
     let env = SshEnv::detect()?;
+    let max_price_usd = confirm_price(app, provider, args)?;
     let req = RentRequest {
         provider,
         offer_id: args.offer.clone(),
@@ -113,6 +175,7 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
         no_wait: args.no_wait,
         ready_timeout_s: args.ready_timeout,
         account: args.account.clone(),
+        max_price_usd,
     };
     let json = args.json;
     let printer = move |p: Progress| {

@@ -109,6 +109,7 @@ fn vast_machine_cost_beside_the_providers_rate_and_balance() {
             "-i",
             key_file.to_str().expect("utf8"),
             "--no-wait",
+            "--yes",
             "--json",
         ],
     );

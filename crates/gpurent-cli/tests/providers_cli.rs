@@ -128,6 +128,7 @@ fn rent_args<'a>(rig: &'a Rig, offer: &'a str) -> Vec<&'a str> {
         rig.key_file.to_str().expect("utf8"),
         "--ready-timeout",
         "60",
+        "--yes",
         "--json",
     ]
 }
@@ -729,4 +730,35 @@ fn offers_and_rent_take_an_account_by_name() {
     assert_eq!(json(&out)["instance"]["account"], "runpod");
     assert_eq!(rig.fake.creates_total(), 1);
     assert_spec_clean(&rig);
+}
+
+/// Defect: `rent` spent money without a confirm. Off a terminal it now needs `--yes`: without it
+/// the price is stated, `confirmation_required` comes back and nothing is created; a
+/// `--max-price` under the offer's price is refused with `price_rose`, nothing created.
+#[test]
+fn rent_states_the_price_and_needs_yes_off_a_terminal() {
+    let Some(rig) = rig() else { return };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let offer = rig.fake.offer_id();
+    let mut args = rent_args(&rig, &offer);
+    args.retain(|a| *a != "--yes" && *a != "--json");
+    let out = gpurent(&rig, tmp.path(), &args);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/h") && err.contains("--yes"), "{err}");
+    assert_eq!(rig.fake.creates_total(), 0, "created without a yes");
+    let mut args = rent_args(&rig, &offer);
+    args.extend(["--max-price", "0.01"]);
+    let out = gpurent(&rig, tmp.path(), &args);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("price_rose")
+            || String::from_utf8_lossy(&out.stderr).contains("price_rose"),
+        "{out:?}"
+    );
+    assert_eq!(
+        rig.fake.creates_total(),
+        0,
+        "created above the confirmed price"
+    );
 }

@@ -19,7 +19,8 @@ use gpurent_core::app::hosts::{HostAddOutcome, PasteAdd};
 use gpurent_core::app::hosts::{HostAddRequest, KeyInstallReport, Opened, SshConfigResult};
 use gpurent_core::app::ollama::OllamaInstallReport;
 use gpurent_core::app::providers::{
-    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
+    AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
+    RentRequest,
 };
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::second_guard::TickReport;
@@ -105,6 +106,7 @@ macro_rules! ipc_types {
             InstanceView,
             InstancesView,
             MoneyNote,
+            ForeignRelease,
             WatchSample,
             TelemetryEvent,
             PullProgress,

@@ -79,6 +79,7 @@ fn an_offer_is_rented_with_the_account_that_listed_it() {
         no_wait: true,
         ready_timeout_s: None,
         account: offer.account.clone(),
+        max_price_usd: None,
     };
     let env = gpurent_core::app::login::SshEnv::under_home(tmp.path(), None);
     let rented = app

@@ -96,6 +96,7 @@ impl Rig {
             no_wait,
             ready_timeout_s: Some(ready_timeout_s),
             account: None,
+            max_price_usd: None,
         };
         self.app
             .rent(&req, &self.key, &self.env, &NoProgress, &CancelToken::new())
@@ -313,6 +314,7 @@ fn another_accounts_key_never_closes_a_row() {
         no_wait: true,
         ready_timeout_s: None,
         account: Some("home".into()),
+        max_price_usd: None,
     };
     let id = r
         .app
@@ -374,6 +376,7 @@ fn a_multi_gpu_runpod_offer_can_be_rented() {
         no_wait: true,
         ready_timeout_s: None,
         account: None,
+        max_price_usd: None,
     };
     let v = r
         .app
@@ -406,6 +409,7 @@ fn an_account_with_open_machines_is_not_removed() {
         no_wait: true,
         ready_timeout_s: None,
         account: Some("home".into()),
+        max_price_usd: None,
     };
     let id = r
         .app
@@ -422,4 +426,204 @@ fn an_account_with_open_machines_is_not_removed() {
     r.app
         .provider_remove("home")
         .expect("removed once released");
+}
+
+/// Defect (invariant 1 in Billing): a pod the account lists that gpurent did not start was
+/// shown on Hosts as "still billing" at $0.44/h while Billing counted nothing ("no machine has
+/// a cost"). Now it is a `foreign` machine in the cost report, in the totals, also between the
+/// screen's live reads, and what it billed since gpurent first saw it counts as "so far".
+#[test]
+fn billing_counts_a_machine_gpurent_did_not_start() {
+    use gpurent_core::app::billing::{CostOptions, MachineKind};
+    let r = rig();
+    let pid = r.fake.add_console_machine("my-notebook");
+    let live = CostOptions {
+        ahead_ms: Some(3_600_000),
+        live: true,
+        include_closed: false,
+    };
+    let c = r.app.cost_report(live).expect("cost");
+    assert_eq!(c.machines.len(), 1, "{c:?}");
+    let m = &c.machines[0];
+    assert_eq!(m.kind, MachineKind::Foreign);
+    assert_eq!(m.provider_instance_id.as_deref(), Some(pid.as_str()));
+    assert_eq!(m.account.as_deref(), Some("runpod"));
+    assert!((m.usd_per_hour_now - 0.44).abs() < 1e-9, "{m:?}");
+    assert!((c.total_usd_per_hour_now - 0.44).abs() < 1e-9, "{c:?}");
+    assert_eq!(c.foreign_count, 1);
+    assert!((c.foreign_usd_per_hour - 0.44).abs() < 1e-9);
+    assert!(
+        m.notes.iter().any(|n| n == "not_started_by_gpurent"),
+        "{m:?}"
+    );
+    let projected = c.total_projected_usd.expect("projected");
+    assert!((projected - 0.44).abs() < 1e-9, "{c:?}");
+    // Between live reads (the screen computes from what it saw): still there, and growing.
+    r.clock.advance(1_800_000);
+    let v = r.app.billing_view(None, false).expect("view");
+    assert_eq!(v.cost.machines.len(), 1, "{v:?}");
+    assert!((v.cost.total_so_far_usd - 0.22).abs() < 1e-6, "{v:?}");
+    assert!((v.cost.total_usd_per_hour_now - 0.44).abs() < 1e-9);
+    // The next live read adds the half hour it billed; the account's balance counts it too.
+    r.clock.advance(1_800_000);
+    let c = r.app.cost_report(live).expect("cost");
+    assert!((c.total_so_far_usd - 0.44).abs() < 1e-6, "{c:?}");
+    let b = c
+        .balances
+        .iter()
+        .find(|b| b.account == "runpod")
+        .expect("balance row");
+    assert!((b.usd_per_hour - 0.44).abs() < 1e-9, "{b:?}");
+    // A second one is counted beside it.
+    r.fake.add_console_machine("other");
+    let c = r.app.cost_report(live).expect("cost");
+    assert_eq!(c.foreign_count, 2);
+}
+
+/// Defect (invariant 1: "can be released from gpurent"): a machine gpurent did not start could
+/// only be managed in the provider's console. Now it is released by its provider id after a
+/// confirm, done only on the provider's answer; a transient error is never "not found".
+#[test]
+fn a_machine_gpurent_did_not_start_is_released_by_its_provider_id() {
+    let r = rig();
+    let pid = r.fake.add_console_machine("my-notebook");
+    // Without a yes nothing is sent: what it is and costs comes back.
+    let e = r
+        .app
+        .foreign_release(&pid, None, false)
+        .expect_err("asks first");
+    assert_eq!(e.code(), "confirmation_required");
+    let detail = e.detail().unwrap_or_default();
+    assert!(detail.contains("0.44") && detail.contains(&pid), "{detail}");
+    assert_eq!(r.live_machines(), 1);
+    // The provider cannot be read: not "unknown", the error.
+    for _ in 0..4 {
+        r.fake.push_fault(Route::Get, Fault::ServerError(503));
+    }
+    let e = r.app.foreign_release(&pid, None, true).expect_err("503");
+    assert_ne!(e.code(), "unknown_instance", "{e:?}");
+    assert_eq!(r.live_machines(), 1);
+    r.fake.clear_faults();
+    // Another account name: not found there.
+    let e = r
+        .app
+        .foreign_release(&pid, Some("nobody"), true)
+        .expect_err("no such account's machine");
+    assert_eq!(e.code(), "unknown_instance");
+    // Shown in Billing, released, and gone from Billing.
+    use gpurent_core::app::billing::CostOptions;
+    let live = CostOptions {
+        ahead_ms: None,
+        live: true,
+        include_closed: false,
+    };
+    assert_eq!(r.app.cost_report(live).expect("cost").foreign_count, 1);
+    let done = r.app.foreign_release(&pid, None, true).expect("released");
+    assert_eq!(done.provider_instance_id, pid);
+    assert_eq!(done.account, "runpod");
+    assert_eq!(r.live_machines(), 0);
+    let v = r.app.billing_view(None, false).expect("view");
+    assert_eq!(v.cost.foreign_count, 0, "{v:?}");
+    // A machine gpurent started is released by its gpurent id, not as a foreign one.
+    let id = r.rent(true, 60).expect("rent");
+    let ours = r.app.instances().expect("instances").instances[0]
+        .ledger
+        .provider_instance_id
+        .clone()
+        .expect("pid");
+    assert!(r.app.foreign_release(&ours, None, true).is_err());
+    assert!(r.app.instance_known(&id).expect("known"));
+}
+
+/// Defect: a machine that failed while starting (RunPod `ERROR`) was waited on for the whole
+/// ready timeout (20–30 min) while it billed. Now the rent fails fast with `machine_failed`,
+/// names the machine that still bills and how to release it; the row stays open.
+#[test]
+fn a_machine_in_error_fails_fast_and_says_it_still_bills() {
+    let r = rig();
+    r.fake.fail_next_machines(1);
+    let started = std::time::Instant::now();
+    let e = r.rent(false, 120).expect_err("in ERROR");
+    assert_eq!(e.code(), "machine_failed", "{e:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "waited {:?}",
+        started.elapsed()
+    );
+    let rows = r.rows();
+    let id = rows[0].0.clone();
+    assert!(
+        !rows[0].2,
+        "the row of a billing machine stays open: {rows:?}"
+    );
+    assert!(
+        e.to_string().contains(&format!("gpurent release {id}")),
+        "{e}"
+    );
+    assert_eq!(
+        e.data().and_then(|d| d.still_billing).as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(r.live_machines(), 1);
+    let out = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("release");
+    assert_eq!(out.ledger.state, LedgerState::Terminated);
+    assert_eq!(r.live_machines(), 0);
+}
+
+/// Defect: a failure after the create (here an unreadable answer while waiting) did not say
+/// that the machine was made and bills. Now every such failure keeps its code and names the
+/// machine: "still bills: gpurent release ID".
+#[test]
+fn a_failure_after_the_create_says_the_machine_still_bills() {
+    let r = rig();
+    r.fake.set_provisioning(Duration::from_secs(60));
+    for _ in 0..4 {
+        r.fake.push_fault(Route::Get, Fault::Garbage);
+    }
+    let e = r.rent(false, 30).expect_err("unreadable");
+    let id = r.rows()[0].0.clone();
+    assert_ne!(e.code(), "machine_failed");
+    assert!(
+        e.to_string()
+            .contains(&format!("still bills: gpurent release {id}")),
+        "{e}"
+    );
+    assert_eq!(
+        e.data().and_then(|d| d.still_billing).as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(r.live_machines(), 1);
+}
+
+/// Defect (invariant 4): `RentRequest` carried no confirmed price, so a price that rose between
+/// the confirm and the create was rented at. Now the offer read just before the create must not
+/// cost more than `max_price_usd`: `price_rose`, and nothing is created or written.
+#[test]
+fn a_price_above_the_confirmed_one_is_refused() {
+    let r = rig();
+    let mut req = RentRequest {
+        provider: ProviderKind::Runpod,
+        offer_id: r.fake.offer_id(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: None,
+        account: None,
+        max_price_usd: Some(0.40),
+    };
+    let e = r
+        .app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect_err("0.44 > 0.40");
+    assert_eq!(e.code(), "price_rose", "{e:?}");
+    assert_eq!(r.fake.creates_total(), 0);
+    assert!(r.rows().is_empty());
+    req.max_price_usd = Some(0.44);
+    r.app
+        .rent(&req, &r.key, &r.env, &NoProgress, &CancelToken::new())
+        .expect("at the confirmed price");
+    assert_eq!(r.fake.creates_total(), 1);
 }

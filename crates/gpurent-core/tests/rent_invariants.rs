@@ -1,5 +1,5 @@
 //! Seeded, randomized fault schedules over rent → instances → stop / start → release against the
-//! stateful fake RunPod cloud (gpurent-testhost), checking issue 19's invariants after every
+//! stateful fake RunPod, Vast and Lambda clouds (gpurent-testhost), checking issue 19's invariants after every
 //! step, against the fake's ground truth:
 //!
 //! 1. **Visible**: every machine alive at the fake is an open ledger row (with its provider id)
@@ -11,13 +11,20 @@
 //! 4. **True money words** (as far as checkable here): each open row's price is the price the
 //!    fake bills for its machine.
 //!
+//! The user also starts machines in the provider's console and releases them from gpurent (by
+//! their provider id); Billing must count every running machine per hour.
+//!
 //! Faults: 5xx on any route, 429 with a `Retry-After` over 60 s, a create that made the machine
 //! and answered 502, no capacity, and lag (a list without the new machine, a read answering
-//! "not found") right after a create. The clock is injected and moved by the schedule.
+//! "not found") right after a create, and a machine that fails while starting (ERROR). The
+//! clock is injected and moved by the schedule.
 //!
-//! RunPod only: Vast's and Lambda's client pacing (1–12 s between calls) would make the
-//! schedules slow; their clients share the code paths checked here (`app/providers.rs`).
-//! `RENT_SCHEDULES=N` runs N schedules (default 48); `RENT_SEED=S` replays one.
+//! Every provider: RunPod runs the most schedules; Vast's client paces its calls (1–2 s between
+//! calls of an endpoint group) and Lambda cannot stop, so they run fewer by default.
+//! `RENT_SCHEDULES=N` runs N RunPod schedules, N/6 Vast and N/4 Lambda ones (at least 1; default
+//! 48: 48 + 8 + 12); `RENT_SEED=S` replays one seed on every provider;
+//! `RENT_PROVIDER=runpod|vast|lambda` runs one provider only.
+//! `RENT_DEBUG=1` prints the ledger and the fake after every step.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -37,7 +44,7 @@ use gpurent_core::Coded;
 use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Fault, Flavor, Route};
 use gpurent_testhost::UserKey;
 
-const API_KEY: &str = "fake-runpod-key-invariants";
+const API_KEY: &str = "fake-key-invariants";
 const STEPS: usize = 10;
 
 #[derive(Debug, Clone)]
@@ -101,18 +108,38 @@ fn random_fault(rng: &mut Rng, just_created: bool) -> Option<(Route, Fault)> {
     }
 }
 
+/// What the fake bills per GPU per hour for its one offer (RunPod `cost`, Vast `dph_total`,
+/// Lambda `price_cents_per_hour` / 100).
+fn fake_price(kind: ProviderKind) -> f64 {
+    match kind {
+        ProviderKind::Runpod => 0.44,
+        ProviderKind::Vast => 0.35,
+        ProviderKind::Lambda => 0.50,
+    }
+}
+
+fn flavor(kind: ProviderKind) -> Flavor {
+    match kind {
+        ProviderKind::Runpod => Flavor::Runpod,
+        ProviderKind::Vast => Flavor::Vast,
+        ProviderKind::Lambda => Flavor::Lambda,
+    }
+}
+
 /// The invariants, after the step (faults cleared; `instances` reconciles once, as every edge
 /// does before it shows anything).
-fn check(app: &App, fake: &FakeCloud, seed: u64, step: usize, log: &[String]) {
+fn check(app: &App, fake: &FakeCloud, kind: ProviderKind, seed: u64, step: usize, log: &[String]) {
     fake.clear_faults();
-    let ctx = || format!("seed {seed} step {step}: {}", log.join(" → "));
+    let ctx = || format!("{kind} seed {seed} step {step}: {}", log.join(" → "));
+    // The fake's ground truth first: a machine that turns running during the reconcile below is
+    // running in the snapshot only once the ledger could have seen it so.
+    let machines = fake.instances();
     let view = app.instances().expect("instances");
     assert!(
         view.reconcile.failed_accounts.is_empty(),
         "{}: {view:?}",
         ctx()
     );
-    let machines = fake.instances();
     // 1. Visible.
     for m in machines.iter().filter(|m| m.state != FakeState::Terminated) {
         let row = view.instances.iter().any(|v| {
@@ -129,6 +156,20 @@ fn check(app: &App, fake: &FakeCloud, seed: u64, step: usize, log: &[String]) {
             ctx(),
             m.id,
             m.state
+        );
+    }
+    // 1 in Billing: every machine running at the fake is a machine Billing counts per hour
+    // (its ledger row, or "not started by gpurent"), between the screen's live reads too.
+    let cost = app.billing_view(None, false).expect("billing view").cost;
+    for m in machines.iter().filter(|m| m.state == FakeState::Running) {
+        let counted = cost.machines.iter().any(|c| {
+            c.provider_instance_id.as_deref() == Some(m.id.as_str()) && c.usd_per_hour_now > 0.0
+        });
+        assert!(
+            counted,
+            "{}: machine {} runs but Billing does not count it: {cost:?}",
+            ctx(),
+            m.id
         );
     }
     // 2. One rent, one machine (per label).
@@ -163,13 +204,13 @@ fn check(app: &App, fake: &FakeCloud, seed: u64, step: usize, log: &[String]) {
             other => panic!("{}: closed in state {other:?}", ctx()),
         }
     }
-    // 4. The price gpurent states is the price the machine bills at (the fake's 0.44 per GPU).
+    // 4. The price gpurent states is the price the machine bills at (the fake's, per GPU).
     for v in view
         .instances
         .iter()
         .filter(|v| v.ledger.closed_ms.is_none())
     {
-        let want = 0.44 * f64::from(v.ledger.gpu_count);
+        let want = fake_price(kind) * f64::from(v.ledger.gpu_count);
         assert!(
             (v.ledger.price_per_hour_usd - want).abs() < 1e-9,
             "{}: {v:?}",
@@ -178,10 +219,16 @@ fn check(app: &App, fake: &FakeCloud, seed: u64, step: usize, log: &[String]) {
     }
 }
 
-fn schedule(seed: u64, key: &LoginKey) {
-    let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
+fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
+    let fake = FakeCloud::start(flavor(kind), API_KEY).expect("fake cloud");
     fake.set_provisioning(std::time::Duration::from_millis(50));
-    std::env::set_var("GPURENT_RUNPOD_API_URL", fake.url());
+    let stem = kind.env_stem();
+    for other in ["RUNPOD", "VAST", "LAMBDA"] {
+        std::env::remove_var(format!("GPURENT_{other}_API_KEY"));
+        std::env::remove_var(format!("GPURENT_{other}_API_URL"));
+    }
+    std::env::set_var(format!("GPURENT_{stem}_API_KEY"), API_KEY);
+    std::env::set_var(format!("GPURENT_{stem}_API_URL"), fake.url());
     let tmp = tempfile::tempdir().expect("tmp");
     let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
     let app = App::open(Paths::under(tmp.path()), Arc::new(clock.clone()), None)
@@ -195,6 +242,11 @@ fn schedule(seed: u64, key: &LoginKey) {
         if let Some((route, f)) = random_fault(&mut rng, just_created) {
             log.push(format!("fault {route:?} {f:?}"));
             fake.push_fault(route, f);
+        }
+        if rng.below(12) == 0 {
+            // The next machine fails while starting (ERROR) and bills on until released.
+            fake.fail_next_machines(1);
+            log.push("next machine fails".into());
         }
         just_created = false;
         let open: Vec<String> = app
@@ -211,23 +263,36 @@ fn schedule(seed: u64, key: &LoginKey) {
             .unwrap_or_default();
         match rng.below(6) {
             0 | 1 => {
-                let count = if rng.below(3) == 0 { 2 } else { 1 };
+                // RunPod offers a GPU count; the fake Vast ask and Lambda type have one GPU.
+                let count = if kind == ProviderKind::Runpod && rng.below(3) == 0 {
+                    2
+                } else {
+                    1
+                };
+                let offer_id = match kind {
+                    ProviderKind::Runpod => format!("secure:{count}:NVIDIA GeForce RTX 4090"),
+                    _ => fake.offer_id(),
+                };
                 let req = RentRequest {
-                    provider: ProviderKind::Runpod,
-                    offer_id: format!("secure:{count}:NVIDIA GeForce RTX 4090"),
+                    provider: kind,
+                    offer_id,
                     image: None,
                     disk_gb: None,
                     no_wait: true,
                     ready_timeout_s: None,
                     account: None,
+                    max_price_usd: None,
                 };
                 let before = fake.creates_total();
                 let out = app.rent(&req, key, &env, &NoProgress, &CancelToken::new());
                 let made = fake.creates_total() - before;
-                assert!(made <= 1, "seed {seed}: one rent made {made} machines");
+                assert!(
+                    made <= 1,
+                    "{kind} seed {seed}: one rent made {made} machines"
+                );
                 if let Err(e) = &out {
                     if e.code() == "earlier_create_found" {
-                        assert_eq!(made, 0, "seed {seed}: told, and created anyway");
+                        assert_eq!(made, 0, "{kind} seed {seed}: told, and created anyway");
                     }
                 }
                 log.push(format!(
@@ -247,6 +312,26 @@ fn schedule(seed: u64, key: &LoginKey) {
                         .map_or_else(|e| e.code().to_string(), |_| "ok".into())
                 ));
             }
+            4 if rng.below(4) == 0 => {
+                // The user starts a machine in the provider's console, or releases one of
+                // those from gpurent.
+                let foreign: Vec<String> = app
+                    .instances()
+                    .map(|v| v.foreign.into_iter().map(|f| f.instance.id).collect())
+                    .unwrap_or_default();
+                if foreign.is_empty() || rng.below(2) == 0 {
+                    let id = fake.add_console_machine("console");
+                    log.push(format!("console machine {id}"));
+                } else {
+                    let id = &foreign[rng.below(foreign.len() as u64) as usize];
+                    let out = app.foreign_release(id, None, true);
+                    log.push(format!(
+                        "release foreign {id} → {}",
+                        out.as_ref()
+                            .map_or_else(|e| e.code().to_string(), |_| "ok".into())
+                    ));
+                }
+            }
             4 => {
                 let ms = (rng.below(90) as i64 + 1) * 1000;
                 clock.0.fetch_add(ms, Ordering::SeqCst);
@@ -261,13 +346,27 @@ fn schedule(seed: u64, key: &LoginKey) {
                 ));
             }
         }
-        check(&app, &fake, seed, step, &log);
+        check(&app, &fake, kind, seed, step, &log);
+        if std::env::var_os("RENT_DEBUG").is_some() {
+            let v = app.instances().expect("instances");
+            eprintln!(
+                "step {step}: {:?}\n  rows {:?}\n  fake {:?}",
+                log.last(),
+                v.instances
+                    .iter()
+                    .map(|i| (&i.ledger.id, i.ledger.state, &i.ledger.provider_instance_id))
+                    .collect::<Vec<_>>(),
+                fake.instances()
+                    .iter()
+                    .map(|m| (m.id.clone(), m.label.clone(), m.state))
+                    .collect::<Vec<_>>()
+            );
+        }
     }
 }
 
 #[test]
 fn invariants_hold_under_seeded_fault_schedules() {
-    std::env::set_var("GPURENT_RUNPOD_API_KEY", API_KEY);
     std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
     let k = UserKey::generate("rent-invariants").expect("key");
     let key = LoginKey {
@@ -275,23 +374,41 @@ fn invariants_hold_under_seeded_fault_schedules() {
         pem: Secret::new(k.private_pem.clone()),
         public_line: k.public_line.clone(),
     };
-    let seeds: Vec<u64> = match std::env::var("RENT_SEED").ok().and_then(|s| s.parse().ok()) {
-        Some(s) => vec![s],
-        None => {
-            let n: u64 = std::env::var("RENT_SCHEDULES")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(48);
-            (1..=n).collect()
-        }
-    };
+    let only: Option<ProviderKind> = std::env::var("RENT_PROVIDER")
+        .ok()
+        .and_then(|p| ProviderKind::parse(&p));
+    let n: u64 = std::env::var("RENT_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48);
+    let replay: Option<u64> = std::env::var("RENT_SEED").ok().and_then(|s| s.parse().ok());
+    let mut total = 0usize;
     let started = std::time::Instant::now();
-    for &seed in &seeds {
-        schedule(seed, &key);
+    for (kind, runs) in [
+        (ProviderKind::Runpod, n),
+        (ProviderKind::Vast, (n / 6).max(1)),
+        (ProviderKind::Lambda, (n / 4).max(1)),
+    ] {
+        if only.is_some_and(|o| o != kind) {
+            continue;
+        }
+        let seeds: Vec<u64> = match replay {
+            Some(s) => vec![s],
+            None => (1..=runs).collect(),
+        };
+        let t = std::time::Instant::now();
+        for &seed in &seeds {
+            schedule(kind, seed, &key);
+        }
+        total += seeds.len();
+        eprintln!(
+            "rent invariants: {kind} {} schedules × {STEPS} steps held in {:.1} s",
+            seeds.len(),
+            t.elapsed().as_secs_f64()
+        );
     }
     eprintln!(
-        "rent invariants: {} schedules × {STEPS} steps held in {:.1} s",
-        seeds.len(),
+        "rent invariants: {total} schedules held in {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }

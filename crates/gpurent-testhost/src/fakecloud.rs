@@ -28,8 +28,9 @@
 //! - RunPod stop wipes the container disk (only a network volume survives) — modelled: a pod's
 //!   container disk holds the names a test put there (`put_container_file`), and a stop that
 //!   took effect empties it (Vast's stop keeps its disk);
-//! - machines stuck provisioning or in ERROR that bill on (modelled only as a long
-//!   `set_provisioning`); Vast `instances: null` for an unknown id; partial Vast listings
+//! - machines stuck provisioning (modelled: a long `set_provisioning`) or failed while starting
+//!   (modelled: `fail_next_machines` — RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`), which
+//!   bill on until terminated; Vast `instances: null` for an unknown id; partial Vast listings
 //!   (`next_token`) — not modelled.
 
 use std::collections::{HashMap, VecDeque};
@@ -95,6 +96,9 @@ pub enum FakeState {
     Running,
     Stopped,
     Terminated,
+    /// Failed while starting (RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`): it does not
+    /// come up by waiting, and the real providers bill it until it is terminated.
+    Error,
 }
 
 /// One machine of the fake cloud.
@@ -110,6 +114,8 @@ pub struct FakeInstance {
     /// The API key (account) that created it: only that account sees it (another key gets
     /// "not found", and its list does not show it), like the real providers.
     pub owner: String,
+    /// Ends its provisioning in [`FakeState::Error`] instead of running.
+    pub fails: bool,
 }
 
 std::thread_local! {
@@ -146,6 +152,8 @@ struct Inner {
     reported_price: Mutex<Option<f64>>,
     /// Vast `users/current` `balance`.
     balance: Mutex<f64>,
+    /// The next machines created end their provisioning in ERROR ([`FakeCloud::fail_next_machines`]).
+    fail_next: Mutex<u32>,
     /// Per-instance keys (`key`, instance id): accepted only on that instance's own routes
     /// (`…/instances/{id}`, `/v2/pods/{id}…`), like Vast's `CONTAINER_API_KEY`.
     instance_keys: Mutex<Vec<(String, String)>>,
@@ -185,6 +193,7 @@ impl FakeCloud {
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
             balance: Mutex::new(10.0),
+            fail_next: Mutex::new(0),
             instance_keys: Mutex::new(vec![]),
             container_disks: Mutex::new(HashMap::new()),
             instance_key_requests: Mutex::new(vec![]),
@@ -234,6 +243,12 @@ impl FakeCloud {
     /// Make running instances report this price per hour (RunPod `cost`, Vast `dph_total`).
     pub fn set_reported_price(&self, usd_per_hour: Option<f64>) {
         *lock(&self.inner.reported_price) = usd_per_hour;
+    }
+
+    /// The next `n` machines created fail while starting: they end their provisioning in ERROR
+    /// (and stay there, billing, until terminated — what the real providers do).
+    pub fn fail_next_machines(&self, n: u32) {
+        *lock(&self.inner.fail_next) = n;
     }
 
     /// The account balance Vast's `users/current` reports (default 10.0).
@@ -308,6 +323,29 @@ impl FakeCloud {
         lock(&self.inner.state).requests.clone()
     }
 
+    /// A machine the user started in the provider's console (not through gpurent): running
+    /// at once, on the main account, named `label`; its id.
+    pub fn add_console_machine(&self, label: &str) -> String {
+        let mut st = lock(&self.inner.state);
+        st.next_id += 1;
+        let id = match self.inner.flavor {
+            Flavor::Runpod => format!("pod{}", st.next_id),
+            Flavor::Vast => st.next_id.to_string(),
+            Flavor::Lambda => format!("{:032x}", st.next_id),
+        };
+        st.instances.push(FakeInstance {
+            id: id.clone(),
+            label: label.to_string(),
+            state: FakeState::Running,
+            created: Instant::now(),
+            keys: vec![],
+            gpu_count: 1,
+            owner: self.inner.api_key.clone(),
+            fails: false,
+        });
+        id
+    }
+
     /// The offer id of the one offer, in the client's form.
     pub fn offer_id(&self) -> String {
         match self.inner.flavor {
@@ -343,7 +381,11 @@ fn advance(inner: &Inner, st: &mut State) {
     let prov = *lock(&inner.provisioning);
     for i in st.instances.iter_mut() {
         if i.state == FakeState::Provisioning && i.created.elapsed() >= prov {
-            i.state = FakeState::Running;
+            i.state = if i.fails {
+                FakeState::Error
+            } else {
+                FakeState::Running
+            };
         }
     }
 }
@@ -554,6 +596,12 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
             keys: vec![],
             gpu_count: 1,
             owner: caller(),
+            fails: {
+                let mut n = lock(&inner.fail_next);
+                let fails = *n > 0;
+                *n = n.saturating_sub(1);
+                fails
+            },
         });
         id
     };
@@ -690,6 +738,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
             FakeState::Running => "RUNNING",
             FakeState::Stopped => "EXITED",
             FakeState::Terminated => "TERMINATED",
+            FakeState::Error => "ERROR",
         },
         "actions": match i.state {
             FakeState::Running => json!(["stop", "restart", "terminate"]),
@@ -829,6 +878,7 @@ fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
         FakeState::Running => (json!("running"), "running"),
         FakeState::Stopped => (json!("exited"), "stopped"),
         FakeState::Terminated => (json!("exited"), "stopped"),
+        FakeState::Error => (json!("offline"), "running"),
     };
     let (host, port) = match (&ssh, running) {
         (Some(s), true) => (s.host.clone(), s.port),
@@ -976,7 +1026,7 @@ fn lambda_instance(inner: &Inner, i: &FakeInstance) -> Value {
         "status": match i.state {
             FakeState::Provisioning => "booting",
             FakeState::Running => "active",
-            FakeState::Stopped => "unhealthy",
+            FakeState::Stopped | FakeState::Error => "unhealthy",
             FakeState::Terminated => "terminated",
         },
         "ssh_key_names": ["gpurent-key"],

@@ -2,7 +2,8 @@
 //! money actions. Each handler: state → one core call → map error (docs/providers.md).
 
 use gpurent_core::app::providers::{
-    AccountCheck, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions, RentRequest,
+    AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
+    RentRequest,
 };
 use gpurent_core::infra::events::Progress;
 use gpurent_core::infra::secret::Secret;
@@ -84,6 +85,23 @@ pub async fn instance_action(
 ) -> CmdResult<InstanceView> {
     let app = state.shared()?;
     blocking(move || app.instance_action(&instance, &action, yes).map_err(err)).await
+}
+
+/// Release a machine gpurent did not start, by its provider id on the named account; the UI
+/// calls it with `yes` after the user confirmed (done only on the provider's answer).
+#[tauri::command]
+pub async fn foreign_release(
+    state: State<'_, AppState>,
+    provider_instance_id: String,
+    account: String,
+    yes: bool,
+) -> CmdResult<ForeignRelease> {
+    let app = state.shared()?;
+    blocking(move || {
+        app.foreign_release(&provider_instance_id, Some(&account), yes)
+            .map_err(err)
+    })
+    .await
 }
 
 /// The rent flow's choices and money for an offer (images, terms, price now, stopped storage).

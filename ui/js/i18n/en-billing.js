@@ -112,6 +112,14 @@ export default {
   'billing.notice.deadline_act_failed':
     "{host}: the guard on the machine missed its deadline and gpurent's {action} was not confirmed by the provider ({state}).",
 
+  'billing.kind.foreign': '{provider}, not started by gpurent — still billing',
+  'billing.foreign.so_far': 'since gpurent first saw it',
+  'billing.foreign.release.title': 'Release {id}?',
+  'billing.foreign.release.what': '{name} on account {account} was not started by gpurent and bills {price}.',
+  'billing.foreign.release.deletes':
+    'Releasing deletes the machine and its disk: download what you need from it first. gpurent checks with the provider that it is gone.',
+  'billing.foreign.release.yes': 'Release it',
+  'billing.total.foreign': '{n} machine(s) not started by gpurent included: {price}/h',
   'billing.kind.provider': '{provider}, rented',
   'billing.reported': '{theirs} by the provider',
   'billing.reported.differs': 'the provider says {theirs}, gpurent counts {ours}',

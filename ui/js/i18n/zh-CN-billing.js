@@ -110,6 +110,13 @@ export default {
   'billing.notice.deadline_act_failed':
     '{host}：机器上的守护进程错过了截止时间，gpurent 的操作（{action}）未得到平台确认（{state}）。',
 
+  'billing.kind.foreign': '{provider}，不是 gpurent 创建的 — 仍在计费',
+  'billing.foreign.so_far': '自 gpurent 首次看到它起',
+  'billing.foreign.release.title': '释放 {id}？',
+  'billing.foreign.release.what': '账户 {account} 上的 {name} 不是 gpurent 创建的，按 {price} 计费。',
+  'billing.foreign.release.deletes': '释放会删除这台机器及其磁盘：请先下载你需要的内容。gpurent 会向平台确认它已删除。',
+  'billing.foreign.release.yes': '释放它',
+  'billing.total.foreign': '已包含 {n} 台不是 gpurent 创建的机器：{price}/小时',
   'billing.kind.provider': '{provider}，租用',
   'billing.reported': '平台报价 {theirs}',
   'billing.reported.differs': '平台显示 {theirs}，gpurent 按 {ours} 计算',

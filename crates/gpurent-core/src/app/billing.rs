@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::app::providers::ForeignSeen;
 use crate::app::App;
 use crate::billing::budget::{self, Period};
 pub use crate::billing::budget::{Budget, BudgetStatus};
@@ -21,7 +22,7 @@ use crate::billing::{
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
 use crate::providers::ledger::{self, AccountFailure, LedgerInstance};
-use crate::providers::{ProviderError, ProviderKind, RemoteInstance};
+use crate::providers::{ProviderError, ProviderKind, RemoteInstance, RemoteState};
 use crate::remote::RemoteError;
 
 /// Whether a machine is a pasted host (the user's rate) or a provider machine (the ledger).
@@ -30,6 +31,9 @@ use crate::remote::RemoteError;
 pub enum MachineKind {
     Pasted,
     Provider,
+    /// A machine a connected account lists that gpurent did not start ("not started by
+    /// gpurent — still billing"): its price is the provider's; `instance` is `null`.
+    Foreign,
 }
 
 /// What one machine costs.
@@ -96,6 +100,13 @@ pub struct CostReport {
     pub failed_accounts: Vec<AccountFailure>,
     /// Whether the providers were asked (reconcile, reported rates, balances).
     pub live: bool,
+    /// How many of `machines` are not started by gpurent (kind `foreign`; counted in the
+    /// totals: their "so far" only since gpurent first saw them, note `so_far_since_first_seen`).
+    #[serde(default)]
+    pub foreign_count: u32,
+    /// What those cost per hour now (the provider's price; included in `total_usd_per_hour_now`).
+    #[serde(default)]
+    pub foreign_usd_per_hour: f64,
 }
 
 /// How to build a cost report.
@@ -227,20 +238,14 @@ impl App {
             .collect();
         let mut failed_accounts = vec![];
         let mut seen: Vec<RemoteInstance> = vec![];
-        let mut foreign_rate: Vec<(String, f64)> = vec![];
         if opts.live {
             let (report, list) = self.providers_reconcile()?;
             failed_accounts = report.failed_accounts;
             seen = list;
-            for f in &report.foreign {
-                if f.billing {
-                    foreign_rate.push((
-                        f.account.clone(),
-                        f.instance.price_per_hour_usd.unwrap_or(0.0),
-                    ));
-                }
-            }
         }
+        // Machines not started by gpurent bill too: the last reconcile's (this one when live;
+        // between live reads, what the last one saw).
+        let foreign = self.foreign_last_seen();
         let rows = self.with_db(ledger::list)?;
         for row in rows {
             if row.closed_ms.is_some() && !opts.include_closed {
@@ -252,22 +257,23 @@ impl App {
             });
             machines.push(self.instance_cost(&row, remote, opts.ahead_ms)?);
         }
+        let foreign_machines: Vec<MachineCost> = foreign
+            .iter()
+            .map(|f| foreign_cost(f, self.now_ms(), opts.ahead_ms))
+            .collect();
+        let foreign_count = foreign_machines.len() as u32;
+        let foreign_usd_per_hour = usd_total(foreign_machines.iter().map(|m| m.usd_per_hour_now));
+        machines.extend(foreign_machines);
         let mut balances = vec![];
         if opts.live {
             for a in self.provider_list()? {
-                let ours = usd_total(
+                // gpurent's machines and the ones it did not start (both in `machines`).
+                let rate = usd_total(
                     machines
                         .iter()
                         .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
                         .map(|m| m.usd_per_hour_now),
                 );
-                let theirs = usd_total(
-                    foreign_rate
-                        .iter()
-                        .filter(|(acc, _)| acc == &a.name)
-                        .map(|(_, r)| *r),
-                );
-                let rate = ours + theirs;
                 let got = self.provider_client(&a).and_then(|c| c.balance());
                 let (balance, error) = match got {
                     Ok(b) => (b, None),
@@ -302,6 +308,8 @@ impl App {
             balances,
             failed_accounts,
             live: opts.live,
+            foreign_count,
+            foreign_usd_per_hour,
         })
     }
 
@@ -380,6 +388,72 @@ impl App {
             }),
             notes,
         })
+    }
+}
+
+/// A machine not started by gpurent, priced as the provider reports it: per hour now while it
+/// bills its GPU; "so far" only since gpurent first saw it (what it cost before is not known).
+fn foreign_cost(f: &ForeignSeen, now: i64, ahead_ms: Option<i64>) -> MachineCost {
+    let r = &f.foreign.instance;
+    let per_hour = f.usd_per_hour();
+    let so_far = f.usd_until_seen + per_hour * (now - f.seen_ms).max(0) as f64 / 3_600_000.0;
+    let state = match r.state {
+        RemoteState::Provisioning | RemoteState::Starting => InstanceState::Provisioning,
+        RemoteState::Stopped => InstanceState::Stopped,
+        RemoteState::Terminated => InstanceState::Terminated,
+        // Terminating, in error, unknown: it may still bill until the provider says it is gone.
+        _ => InstanceState::Running,
+    };
+    let mut notes = vec![
+        "not_started_by_gpurent".to_string(),
+        "so_far_since_first_seen".to_string(),
+    ];
+    if f.foreign.billing && r.price_per_hour_usd.is_none() {
+        notes.push("price_unknown".into());
+    }
+    if !f.foreign.billing {
+        // A stopped machine may still bill its disk; the provider's price covers the GPU.
+        notes.push("storage_price_unknown".into());
+    }
+    let breakdown = |until_ms: i64, usd: f64| CostBreakdown {
+        until_ms,
+        total_usd: usd,
+        lines: vec![crate::billing::CostLine {
+            meter: "compute".into(),
+            billed_ms: 0,
+            usd,
+        }],
+    };
+    let rule = crate::billing::rules::for_provider(f.foreign.provider.as_str())
+        .ok()
+        .and_then(|rules| {
+            rules
+                .iter()
+                .find(|r| r.meter == "compute")
+                .map(|r| r.increment.rule_name())
+        })
+        .unwrap_or("per-second");
+    MachineCost {
+        host: r.label.clone().unwrap_or_else(|| r.id.clone()),
+        kind: MachineKind::Foreign,
+        instance: None,
+        provider: Some(f.foreign.provider),
+        account: Some(f.foreign.account.clone()),
+        provider_instance_id: Some(r.id.clone()),
+        ledger_state: None,
+        state: Some(state),
+        rule: rule.to_string(),
+        since_ms: f.first_seen_ms,
+        now_ms: now,
+        so_far: breakdown(now, so_far),
+        usd_per_hour_now: per_hour,
+        projected: ahead_ms.map(|a| {
+            let by = now + a.max(0);
+            breakdown(by, so_far + per_hour * a.max(0) as f64 / 3_600_000.0)
+        }),
+        // The price above is the provider's own: nothing of gpurent's to compare it with.
+        reported: None,
+        notes,
     }
 }
 

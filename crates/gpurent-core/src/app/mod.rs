@@ -76,6 +76,9 @@ pub struct App {
     pub(crate) unlocked: crate::keys::session::Unlocked,
     /// Called where every operation ends (the desktop shell's "a long step finished").
     op_end: Mutex<crate::infra::opnotice::OpEndHook>,
+    /// The machines connected accounts listed that gpurent did not start, as the last reconcile
+    /// saw them (Billing counts them between its live reads; memory only).
+    pub(crate) foreign_seen: Mutex<Vec<providers::ForeignSeen>>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -110,6 +113,7 @@ impl App {
             keystore: Box::new(crate::keys::OsKeyStore::default()),
             unlocked: Default::default(),
             op_end: Mutex::new(Default::default()),
+            foreign_seen: Mutex::new(vec![]),
         })
     }
 

@@ -60,6 +60,11 @@ pub struct RentRequest {
     #[serde(default)]
     #[ts(optional)]
     pub account: Option<String>,
+    /// The most per hour the user confirmed (the whole machine, USD): the offer is read again
+    /// just before the create and the rent is refused with `price_rose` when it now costs more.
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_price_usd: Option<f64>,
 }
 
 /// A PyTorch image a provider can boot (a row of `data/provider-images.csv`, with its source).
@@ -127,6 +132,91 @@ pub struct MoneyNote {
     pub disk_gb: u32,
     /// The disk's monthly cost while stopped, when the provider lists a storage price.
     pub stopped_storage_usd_per_month: Option<f64>,
+}
+
+/// A machine a connected account lists that gpurent did not start, as the reconciles saw it
+/// (memory only): what it has cost since gpurent first saw it, counted between reads while it
+/// billed at the price read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignSeen {
+    pub foreign: ForeignInstance,
+    pub first_seen_ms: i64,
+    pub seen_ms: i64,
+    /// USD billed between the first read and `seen_ms` (while both reads said it billed).
+    pub usd_until_seen: f64,
+}
+
+impl ForeignSeen {
+    /// Its price per hour now (0 when it does not bill its GPU or the price is not reported).
+    pub fn usd_per_hour(&self) -> f64 {
+        if self.foreign.billing {
+            self.foreign
+                .instance
+                .price_per_hour_usd
+                .unwrap_or(0.0)
+                .max(0.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The new reads of the accounts that answered replace their old ones; a machine seen before
+/// keeps its first sight and adds what it billed since the last read; the accounts that could
+/// not be read keep what was seen before.
+pub(crate) fn merge_foreign(
+    old: &[ForeignSeen],
+    fresh: &[ForeignInstance],
+    answered: &[String],
+    now_ms: i64,
+) -> Vec<ForeignSeen> {
+    let mut out: Vec<ForeignSeen> = old
+        .iter()
+        .filter(|o| !answered.contains(&o.foreign.account))
+        .cloned()
+        .collect();
+    for f in fresh {
+        let before = old.iter().find(|o| {
+            o.foreign.account == f.account
+                && o.foreign.provider == f.provider
+                && o.foreign.instance.id == f.instance.id
+        });
+        out.push(match before {
+            Some(b) => ForeignSeen {
+                foreign: f.clone(),
+                first_seen_ms: b.first_seen_ms,
+                seen_ms: now_ms,
+                usd_until_seen: b.usd_until_seen
+                    + if f.billing {
+                        b.usd_per_hour() * (now_ms - b.seen_ms).max(0) as f64 / 3_600_000.0
+                    } else {
+                        0.0
+                    },
+            },
+            None => ForeignSeen {
+                foreign: f.clone(),
+                first_seen_ms: now_ms,
+                seen_ms: now_ms,
+                usd_until_seen: 0.0,
+            },
+        });
+    }
+    out
+}
+
+/// A machine gpurent did not start, released by its provider id (`gpurent release PROVIDER_ID`,
+/// the Release button beside "not started by gpurent — still billing").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ForeignRelease {
+    pub provider: ProviderKind,
+    pub account: String,
+    pub provider_instance_id: String,
+    pub label: Option<String>,
+    /// The provider's price per hour before the release (its own number).
+    pub price_per_hour_usd: Option<f64>,
+    /// What the provider said before and after the terminate (`gone` when it no longer lists it).
+    pub state_before: String,
+    pub state_after: String,
 }
 
 const READY_NOTE: &str = "ssh_ready";
@@ -388,6 +478,16 @@ impl App {
                 offer_id: req.offer_id.clone(),
             }
         })?;
+        // The price the user confirmed is the most they are rented at (a Vast ask can rise).
+        if let Some(max) = req.max_price_usd {
+            if offer.price_per_hour_usd > max + 1e-9 {
+                return Err(ProviderError::PriceRose {
+                    provider: req.provider,
+                    price_per_hour_usd: offer.price_per_hour_usd,
+                    max_price_usd: max,
+                });
+            }
+        }
         let image = match &req.image {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,
@@ -489,7 +589,39 @@ impl App {
             )
         })?;
         crash::point("after_provider_id_recorded");
-        client.attach_key(&pid, &key.public_line)?;
+        self.rent_after_create(
+            req,
+            &id,
+            &pid,
+            client.as_ref(),
+            key,
+            env,
+            progress,
+            cancel,
+            &step,
+        )
+        .map_err(|e| still_billing(&id, e))
+    }
+
+    /// The rent after the provider made the machine: the key attached (Vast: retried with
+    /// backoff), the wait for it to run (a machine in ERROR fails fast), the SSH port, the proven
+    /// key login, the saved host. Every failure here leaves a machine that bills: the caller names
+    /// it ([`still_billing`]).
+    #[allow(clippy::too_many_arguments)]
+    fn rent_after_create(
+        &self,
+        req: &RentRequest,
+        id: &str,
+        pid: &str,
+        client: &dyn Provider,
+        key: &LoginKey,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+        cancel: &CancelToken,
+        step: &dyn Fn(&str, u32),
+    ) -> Result<InstanceView, ProviderError> {
+        let (id, pid) = (id.to_string(), pid.to_string());
+        attach_key_retried(client, &pid, &key.public_line)?;
         crash::point("after_key_attached");
         if req.no_wait {
             return self.instance_view(&id, None);
@@ -574,6 +706,23 @@ impl App {
             if matches!(r.state, RemoteState::Terminated) {
                 return Err(ProviderError::NotConfirmed {
                     provider: req.provider,
+                    state: r.raw_status,
+                });
+            }
+            // A machine in ERROR does not come up by waiting, and it bills: fail fast.
+            if r.state == RemoteState::Error {
+                let _ = self.with_db(|c| {
+                    ledger::note(
+                        c,
+                        &id,
+                        EventSource::Provider,
+                        &format!("failed while starting: {}", r.raw_status),
+                        self.now_ms(),
+                    )
+                });
+                return Err(ProviderError::MachineFailed {
+                    provider: req.provider,
+                    id: id.clone(),
                     state: r.raw_status,
                 });
             }
@@ -897,12 +1046,16 @@ impl App {
     ) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
         let mut report = ReconcileReport::default();
         let mut seen = vec![];
+        let mut answered = vec![];
         for a in self.provider_list()? {
             let r = self
                 .provider_client(&a)
                 .and_then(|c| self.reconcile_account(&a, c.as_ref(), &mut report));
             match r {
-                Ok(list) => seen.extend(list),
+                Ok(list) => {
+                    answered.push(a.name.clone());
+                    seen.extend(list)
+                }
                 Err(e) => report.failed_accounts.push(AccountFailure {
                     account: a.name.clone(),
                     code: e.code().to_string(),
@@ -910,7 +1063,23 @@ impl App {
                 }),
             }
         }
+        let now = self.now_ms();
+        if let Ok(mut f) = self.foreign_seen.lock() {
+            let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
+            let mut merged = merge_foreign(&f, &report.foreign, &answered, now);
+            // An account removed since is no longer asked: what it listed is not shown.
+            merged.retain(|m| accounts.contains(&m.foreign.account));
+            *f = merged;
+        }
         Ok((report, seen))
+    }
+
+    /// The machines not started by gpurent as the last reconcile saw them.
+    pub(crate) fn foreign_last_seen(&self) -> Vec<ForeignSeen> {
+        self.foreign_seen
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default()
     }
 
     /// `instances`: reconcile, then every ledger row with what the provider says now.
@@ -1078,6 +1247,132 @@ impl App {
 }
 
 impl App {
+    /// One offer read again now (the CLI's confirm states its price); `offer_gone` when it is not
+    /// offered any more.
+    pub fn offer_read(
+        &self,
+        provider: ProviderKind,
+        account: Option<&str>,
+        offer_id: &str,
+    ) -> Result<ProviderOffer, ProviderError> {
+        let account = self.with_db(|c| match account {
+            Some(name) => accounts::get(c, name),
+            None => accounts::for_provider(c, provider),
+        })?;
+        let client = self.provider_client(&account)?;
+        client
+            .offer(offer_id, self.now_ms())?
+            .ok_or_else(|| ProviderError::OfferGone {
+                provider,
+                offer_id: offer_id.to_string(),
+            })
+    }
+
+    /// Whether a ledger row answers to `key` (its gpurent id or its provider id).
+    pub fn instance_known(&self, key: &str) -> Result<bool, ProviderError> {
+        Ok(self.with_db(|c| ledger::find(c, key))?.is_some())
+    }
+
+    /// A machine gpurent did not start, by its provider id, on the connected account that
+    /// lists it alive (`account`: only that one). A ledger id or a provider id the ledger knows
+    /// is not foreign (`instance_action` releases those). An account that could not be read
+    /// makes "not found" unsure: its error is returned instead.
+    pub fn foreign_find(
+        &self,
+        provider_instance_id: &str,
+        account: Option<&str>,
+    ) -> Result<(Account, RemoteInstance), ProviderError> {
+        if self
+            .with_db(|c| ledger::find(c, provider_instance_id))?
+            .is_some()
+        {
+            return Err(ProviderError::Core(crate::CoreError::invalid(
+                "instance",
+                format!(
+                    "{provider_instance_id} was started by gpurent: release it by its gpurent id"
+                ),
+            )));
+        }
+        let mut found: Vec<(Account, RemoteInstance)> = vec![];
+        let mut failed: Option<ProviderError> = None;
+        for a in self.provider_list()? {
+            if account.is_some_and(|n| n != a.name) {
+                continue;
+            }
+            match self
+                .provider_client(&a)
+                .and_then(|c| c.get(provider_instance_id))
+            {
+                Ok(Some(r)) if r.state != RemoteState::Terminated => found.push((a, r)),
+                Ok(_) => {}
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        match (found.len(), failed) {
+            (1, _) => Ok(found.remove(0)),
+            (0, Some(e)) => Err(e),
+            (0, None) => Err(ProviderError::UnknownInstance(
+                provider_instance_id.to_string(),
+            )),
+            _ => Err(ProviderError::Core(crate::CoreError::invalid(
+                "account",
+                format!(
+                    "{provider_instance_id} is listed by several accounts ({}): name one",
+                    found
+                        .iter()
+                        .map(|(a, _)| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ))),
+        }
+    }
+
+    /// Release (terminate) a machine gpurent did not start. Without `yes` nothing is sent:
+    /// `confirmation_required` carries what it is and costs. Done only when the provider, read
+    /// back with the same key, no longer shows it alive (`not_confirmed` otherwise).
+    pub fn foreign_release(
+        &self,
+        provider_instance_id: &str,
+        account: Option<&str>,
+        yes: bool,
+    ) -> Result<ForeignRelease, ProviderError> {
+        let (acc, r) = self.foreign_find(provider_instance_id, account)?;
+        let mut out = ForeignRelease {
+            provider: acc.provider,
+            account: acc.name.clone(),
+            provider_instance_id: r.id.clone(),
+            label: r.label.clone(),
+            price_per_hour_usd: r.price_per_hour_usd,
+            state_before: r.raw_status.clone(),
+            state_after: r.raw_status.clone(),
+        };
+        if !yes {
+            return Err(ProviderError::ConfirmationRequired {
+                summary: serde_json::to_string(&out).unwrap_or_default(),
+            });
+        }
+        let client = self.provider_client(&acc)?;
+        client.terminate(&r.id)?;
+        let after = client.get(&r.id)?;
+        out.state_after = after
+            .as_ref()
+            .map_or_else(|| "gone".to_string(), |a| a.raw_status.clone());
+        let gone = after
+            .as_ref()
+            .is_none_or(|a| matches!(a.state, RemoteState::Terminated | RemoteState::Terminating));
+        if !gone {
+            return Err(ProviderError::NotConfirmed {
+                provider: acc.provider,
+                state: out.state_after,
+            });
+        }
+        if let Ok(mut f) = self.foreign_seen.lock() {
+            f.retain(|s| !(s.foreign.account == acc.name && s.foreign.instance.id == r.id));
+        }
+        Ok(out)
+    }
+
     /// A closed row whose machine the provider (asked with the row's account) shows alive is
     /// reopened with an event; `None` when it is gone, or the row has no provider id.
     fn reopen_if_alive(
@@ -1106,6 +1401,44 @@ impl App {
             )?;
             ledger::get(c, &row.id)
         })
+    }
+}
+
+/// A rent that failed after the machine was made says that it still bills and how to release
+/// it — unless the provider itself said it is gone, or the error already says so.
+fn still_billing(id: &str, e: ProviderError) -> ProviderError {
+    match e {
+        e @ (ProviderError::InstanceNotFound { .. }
+        | ProviderError::NotConfirmed { .. }
+        | ProviderError::NotReady { .. }
+        | ProviderError::MachineFailed { .. }
+        | ProviderError::StillBilling { .. }) => e,
+        e => ProviderError::StillBilling {
+            id: id.to_string(),
+            source: Box::new(e),
+        },
+    }
+}
+
+/// How often, and after what pauses, a key attach after the create is tried (Vast sends the key
+/// in a call of its own; a blip there must not leave a machine nobody can log in to).
+const ATTACH_BACKOFF_MS: [u64; 3] = [1000, 2000, 4000];
+
+fn attach_key_retried(
+    client: &dyn Provider,
+    pid: &str,
+    public_key: &str,
+) -> Result<(), ProviderError> {
+    let mut tries = ATTACH_BACKOFF_MS.iter();
+    loop {
+        match client.attach_key(pid, public_key) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_transient() => match tries.next() {
+                Some(ms) => std::thread::sleep(Duration::from_millis(*ms)),
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -93,6 +93,11 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub have_gib: Option<f64>,
+    /// A rent that failed after the machine was made (any code): the gpurent id of the machine
+    /// that still bills — release it with `gpurent release ID --yes` or from Hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub still_billing: Option<String>,
 }
 
 impl ErrorPayload {

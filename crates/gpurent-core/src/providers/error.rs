@@ -105,6 +105,25 @@ pub enum ProviderError {
         timeout_s: u64,
         last_state: String,
     },
+    #[error("the machine {id} reports '{state}' at {provider} and will not start; it still bills: gpurent release {id} --yes")]
+    MachineFailed {
+        provider: ProviderKind,
+        id: String,
+        state: String,
+    },
+    /// A rent that failed after the machine was made: the cause keeps its code; the machine
+    /// still bills and is named (`ErrorData::still_billing`).
+    #[error("{source} — the machine {id} still bills: gpurent release {id} --yes")]
+    StillBilling {
+        id: String,
+        source: Box<ProviderError>,
+    },
+    #[error("{provider} now asks ${price_per_hour_usd}/h, more than the ${max_price_usd}/h you confirmed; nothing was created")]
+    PriceRose {
+        provider: ProviderKind,
+        price_per_hour_usd: f64,
+        max_price_usd: f64,
+    },
     #[error("{provider} answered, but the instance is still {state}")]
     NotConfirmed {
         provider: ProviderKind,
@@ -183,6 +202,9 @@ impl Coded for ProviderError {
             ProviderError::WrongState { .. } => "wrong_state",
             ProviderError::NotReady { .. } => "not_ready",
             ProviderError::NotConfirmed { .. } => "not_confirmed",
+            ProviderError::MachineFailed { .. } => "machine_failed",
+            ProviderError::PriceRose { .. } => "price_rose",
+            ProviderError::StillBilling { source, .. } => source.code(),
             ProviderError::ConfirmationRequired { .. } => "confirmation_required",
             ProviderError::Key(e) => e.code(),
             ProviderError::Remote(e) => e.code(),
@@ -218,6 +240,13 @@ impl Coded for ProviderError {
                 .to_string(),
             ),
             ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
+            ProviderError::MachineFailed { state, .. } => Some(state.clone()),
+            ProviderError::PriceRose {
+                price_per_hour_usd,
+                max_price_usd,
+                ..
+            } => Some(format!("${price_per_hour_usd}/h > ${max_price_usd}/h")),
+            ProviderError::StillBilling { source, .. } => source.detail(),
             ProviderError::AccountHasMachines { ids, .. } => Some(ids.clone()),
             ProviderError::Key(e) => e.detail(),
             ProviderError::Remote(e) => e.detail(),
@@ -233,6 +262,17 @@ impl Coded for ProviderError {
             ProviderError::Key(e) => e.data(),
             ProviderError::Remote(e) => e.data(),
             ProviderError::Core(e) => e.data(),
+            ProviderError::StillBilling { id, source } => {
+                let mut d = source.data().unwrap_or_default();
+                d.still_billing = Some(id.clone());
+                Some(d)
+            }
+            ProviderError::MachineFailed { id, .. } | ProviderError::NotReady { id, .. } => {
+                Some(crate::infra::ipc::ErrorData {
+                    still_billing: Some(id.clone()),
+                    ..Default::default()
+                })
+            }
             _ => None,
         }
     }

@@ -246,6 +246,7 @@ pub fn rent_request(provider: ProviderKind, offer_id: String) -> RentRequest {
         no_wait: false,
         ready_timeout_s: Some(60),
         account: None,
+        max_price_usd: None,
     }
 }
 

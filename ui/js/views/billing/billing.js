@@ -3,7 +3,7 @@
 // pasted host's own rate, the provider machines with Stop and Release (each with its money in
 // words before anything happens), and what the second guard has told the user. Every number is
 // computed in the core at one `now`; this screen only asks again every few seconds while open.
-import { instanceAction, instanceMoney, liveHosts } from '../../api.js';
+import { foreignRelease, instanceAction, instanceMoney, liveHosts } from '../../api.js';
 import {
   billingView,
   budgetRemove,
@@ -130,6 +130,35 @@ export async function releaseMachine(id, after) {
   after();
 }
 
+/**
+ * Release a machine gpurent did not start ("not started by gpurent — still billing"): what it
+ * is and costs, the user's yes, then the release by its provider id on its account (confirmed
+ * against the provider's answer by the core). Also the Hosts step's Release of such a machine.
+ * @param {{ id: string, account: string, name: string, price: number | null }} m
+ * @param {() => void} after
+ */
+export async function releaseForeign(m, after) {
+  const lines = [
+    t('billing.foreign.release.what', {
+      name: m.name,
+      account: m.account,
+      price: m.price === null ? '—' : `${usd(m.price)}/h`,
+    }),
+    t('billing.foreign.release.deletes'),
+  ];
+  try {
+    if (
+      !(await confirmMoney(t('billing.foreign.release.title', { id: m.id }), lines, t('billing.foreign.release.yes')))
+    )
+      return;
+    await foreignRelease(m.id, m.account);
+    hideError();
+  } catch (e) {
+    fail(e);
+  }
+  after();
+}
+
 /** Stop a provider machine, after its money in words. @param {string} id @param {() => void} after */
 async function stopMachine(id, after) {
   try {
@@ -186,6 +215,13 @@ function renderSummary(v, box) {
         { class: 'total' },
         el('span', { class: 'muted small', text: t('billing.total.per_hour') }),
         el('strong', { id: 'billing-per-hour', text: `${usd(c.total_usd_per_hour_now)}/h` }),
+        c.foreign_count > 0
+          ? el('span', {
+              class: 'muted small',
+              id: 'billing-foreign',
+              text: t('billing.total.foreign', { n: num(c.foreign_count, 0), price: usd(c.foreign_usd_per_hour) }),
+            })
+          : null,
       ),
       el(
         'div',
@@ -242,6 +278,16 @@ function renderMachines(v, box, again) {
       });
       rel.addEventListener('click', () => releaseMachine(id, again));
       actions.append(rel);
+    } else if (m.kind === 'foreign' && m.provider_instance_id && m.account) {
+      const foreign = { id: m.provider_instance_id, account: m.account, name: m.host, price: m.usd_per_hour_now };
+      const rel = el('button', {
+        type: 'button',
+        class: 'small-btn danger',
+        'data-action': 'release-foreign',
+        text: t('billing.release'),
+      });
+      rel.addEventListener('click', () => releaseForeign(foreign, again));
+      actions.append(rel);
     } else {
       if (running) {
         const b = el('button', {
@@ -259,7 +305,9 @@ function renderMachines(v, box, again) {
     const kind =
       m.kind === 'provider'
         ? t('billing.kind.provider', { provider: `${m.provider ?? ''}${account}` })
-        : t('billing.kind.pasted');
+        : m.kind === 'foreign'
+          ? t('billing.kind.foreign', { provider: `${m.provider ?? ''}${account}` })
+          : t('billing.kind.pasted');
     // The provider's own rate is read live (every 30 s); in between its last answer is shown.
     if (id && v.cost.live) reportedSeen.set(id, m.reported);
     const r = m.reported ?? (id ? (reportedSeen.get(id) ?? null) : null);
@@ -285,7 +333,12 @@ function renderMachines(v, box, again) {
           ),
         }),
         el('td', { text: ruleText(m.rule) }),
-        el('td', { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), text: usdFine(m.so_far.total_usd) }),
+        el(
+          'td',
+          { class: 'num so-far', 'data-usd': String(m.so_far.total_usd) },
+          el('span', { text: usdFine(m.so_far.total_usd) }),
+          m.kind === 'foreign' ? el('span', { class: 'muted small', text: t('billing.foreign.so_far') }) : null,
+        ),
         el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
         el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
         el('td', {}, actions),

@@ -166,6 +166,8 @@ function start(offer, choice) {
     no_wait: false,
     ready_timeout_s: null,
     account: offer.account ?? undefined,
+    // The price the user confirmed is the most they are rented at (refused: price_rose).
+    max_price_usd: offer.price_per_hour_usd,
   };
   const started = Date.now();
   const { op, result } = ops.start('rent', offer.offer_id, { title: offerTitle(offer) }, (on) =>

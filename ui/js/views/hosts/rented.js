@@ -7,6 +7,7 @@ import { clear, el } from '../../dom.js';
 import { t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
+import { releaseForeign } from '../billing/billing.js';
 import { confirmRelease } from '../billing/release.js';
 import { actionMoneyText, outcomes, providerErrorText, usd } from './renting.js';
 import { setupOn } from '../setup/setup.js';
@@ -33,6 +34,31 @@ export async function releaseInstance(id) {
 
 /** @param {string} id @param {Action} action */
 const runAction = (id, action) => (action === 'release' ? releaseInstance(id) : instanceAction(id, action));
+
+/**
+ * The Release button of a machine gpurent did not start (the same confirm as on Billing).
+ * @param {import('../../../bindings/ForeignInstance').ForeignInstance} f @param {() => void} reload
+ */
+function foreignRelease(f, reload) {
+  const b = el('button', {
+    type: 'button',
+    class: 'small-btn danger',
+    'data-action': 'release-foreign',
+    text: t('rented.release'),
+  });
+  b.addEventListener('click', () =>
+    releaseForeign(
+      {
+        id: f.instance.id,
+        account: f.account,
+        name: f.instance.label ?? f.instance.id,
+        price: f.instance.price_per_hour_usd,
+      },
+      reload,
+    ),
+  );
+  return b;
+}
 
 /** Rent operations (by seq) whose ledger row the list has been redrawn for. */
 const listed = new Set();
@@ -305,7 +331,7 @@ function drawList(list, view, status, reload) {
             class: 'num',
             text: f.instance.price_per_hour_usd === null ? '—' : `${usd(f.instance.price_per_hour_usd, 3)}/h`,
           }),
-          el('td', { class: 'muted small', text: t('rented.foreign.where') }),
+          el('td', {}, foreignRelease(f, reload)),
         ),
       );
     }

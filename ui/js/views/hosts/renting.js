@@ -28,7 +28,10 @@ export const offerTitle = (o) => `${t(`rent.provider.${o.provider}`)} · ${o.gpu
  */
 export function providerErrorText(e) {
   const key = `rent.error.${e.code}`;
-  return key in DICTIONARIES.en ? t(key, { detail: e.detail ?? e.message }) : errorText(e);
+  const text = key in DICTIONARIES.en ? t(key, { detail: e.detail ?? e.message }) : errorText(e);
+  // A rent that failed after the machine was made: it still bills; say which and how to release.
+  const id = e.data?.still_billing;
+  return id && e.code !== 'not_ready' ? `${text} ${t('rent.still_billing', { id })}` : text;
 }
 
 export const usd = (/** @type {number} */ v, digits = 2) => `$${num(v, digits)}`;
