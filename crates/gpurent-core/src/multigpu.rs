@@ -17,6 +17,10 @@ use crate::remote::quote::{shell_join, shell_quote};
 pub const JOB_DIR: &str = "$HOME/.gpurent/jobs";
 /// The job's name (one launch per host at a time).
 pub const JOB_NAME: &str = "launch";
+/// How long a stop waits after `TERM` before it `KILL`s what is left: longer than torchrun's own
+/// 30 s escalation (`_close(timeout=30)`), so ranks can finish a checkpoint and torchrun its
+/// shutdown; what still carries the job's marker after it is killed.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(35);
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -58,7 +62,9 @@ pub fn torchrun_command(spec: &LaunchSpec) -> Result<String, RemoteError> {
     Ok(c)
 }
 
-/// One output line: the rank it came from (`[rank3]:…`), or `None` for torchrun's own lines.
+/// One output line: the rank it came from, or `None` for torchrun's own lines. torchrun's
+/// `--tee 3` prefixes `[{role}{local_rank}]:` — `[default0]:` with the default role; `[rank0]:`
+/// is what `--role rank` (and older tooling) writes: both are read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct RankLine {
     pub rank: Option<u32>,
@@ -66,13 +72,15 @@ pub struct RankLine {
 }
 
 pub fn rank_line(l: &str) -> RankLine {
-    if let Some(rest) = l.strip_prefix("[rank") {
-        if let Some((n, line)) = rest.split_once("]:") {
-            if let Ok(rank) = n.parse() {
-                return RankLine {
-                    rank: Some(rank),
-                    line: line.strip_prefix(' ').unwrap_or(line).to_string(),
-                };
+    for role in ["[default", "[rank"] {
+        if let Some(rest) = l.strip_prefix(role) {
+            if let Some((n, line)) = rest.split_once("]:") {
+                if let Ok(rank) = n.parse() {
+                    return RankLine {
+                        rank: Some(rank),
+                        line: line.strip_prefix(' ').unwrap_or(line).to_string(),
+                    };
+                }
             }
         }
     }
@@ -166,8 +174,17 @@ mod tests {
                 line: "loss 0.5".into()
             }
         );
+        // Real torchrun's default role: no space after the colon.
+        assert_eq!(
+            rank_line("[default3]:step 10"),
+            RankLine {
+                rank: Some(3),
+                line: "step 10".into()
+            }
+        );
         assert_eq!(rank_line("W1201 torchrun warning").rank, None);
         assert_eq!(rank_line("[rankx]: no").rank, None);
+        assert_eq!(rank_line("[defaultx]:no").rank, None);
     }
 
     #[test]
