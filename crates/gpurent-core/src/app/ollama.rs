@@ -174,7 +174,7 @@ impl App {
     ) -> Result<String, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
         ollama::serve(&conn, port, &[], SERVE_WAIT, cancel)?;
-        ollama::generate(&conn, port, model, prompt, on_piece)
+        ollama::generate(&conn, port, model, prompt, on_piece, cancel)
     }
 
     /// The models loaded in memory; `None` when nothing answers on the port.

@@ -242,26 +242,37 @@ pub fn pull(
     let body = serde_json::json!({ "model": model, "stream": true }).to_string();
     let mut last = String::new();
     let mut err: Option<String> = None;
-    let r = http::request(conn, port, "POST", "/api/pull", Some(&body), &mut |line| {
-        if cancel.is_cancelled() {
-            return;
-        }
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            return;
-        };
-        if let Some(e) = v["error"].as_str() {
-            err = Some(e.to_string());
-            return;
-        }
-        let p = PullProgress {
-            status: v["status"].as_str().unwrap_or_default().to_string(),
-            digest: v["digest"].as_str().map(str::to_string),
-            total: v["total"].as_u64(),
-            completed: v["completed"].as_u64(),
-        };
-        last.clone_from(&p.status);
-        on_progress(&p);
-    })?;
+    let stop = || cancel.is_cancelled();
+    let (r, _) = http::request_until(
+        conn,
+        port,
+        "POST",
+        "/api/pull",
+        &[],
+        Some(&body),
+        &mut |line| {
+            if cancel.is_cancelled() {
+                return;
+            }
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                return;
+            };
+            if let Some(e) = v["error"].as_str() {
+                err = Some(e.to_string());
+                return;
+            }
+            let p = PullProgress {
+                status: v["status"].as_str().unwrap_or_default().to_string(),
+                digest: v["digest"].as_str().map(str::to_string),
+                total: v["total"].as_u64(),
+                completed: v["completed"].as_u64(),
+            };
+            last.clone_from(&p.status);
+            on_progress(&p);
+        },
+        &stop,
+    )?;
+    // A cancel closes the channel between two reads, not at the download's end.
     cancel.check().map_err(RemoteError::from)?;
     if let Some(message) = err.or_else(|| api_error(&r)) {
         return Err(OllamaError::Api {
@@ -288,34 +299,63 @@ fn api_error(r: &http::Response) -> Option<String> {
     )
 }
 
-/// `POST /api/generate`, streamed: each piece of the answer to `on_piece`; the whole answer.
+/// The longest answer a chat collects (characters of text): past it the request is closed and
+/// the answer so far returned. The model is also asked for at most [`MAX_PREDICT`] tokens.
+pub const MAX_ANSWER: usize = 64 * 1024;
+/// `options.num_predict` of a chat.
+pub const MAX_PREDICT: u32 = 4096;
+
+/// A streamed answer from `model` to `prompt`, each piece to `on_piece`: `cancel` closes the
+/// request between two pieces (`Err(Cancelled)`); past [`MAX_ANSWER`] it is closed and the answer
+/// so far returned.
 pub fn generate(
     conn: &Connection,
     port: u16,
     model: &str,
     prompt: &str,
     on_piece: &mut dyn FnMut(&str),
+    cancel: &CancelToken,
 ) -> Result<String, OllamaError> {
-    let body = serde_json::json!({ "model": model, "prompt": prompt, "stream": true }).to_string();
+    let body = serde_json::json!({
+        "model": model,
+        "prompt": prompt,
+        "stream": true,
+        "options": { "num_predict": MAX_PREDICT }
+    })
+    .to_string();
     let mut answer = String::new();
     let mut done = false;
-    let r = http::request(
+    let len = std::cell::Cell::new(0usize);
+    let stop = || cancel.is_cancelled() || len.get() >= MAX_ANSWER;
+    let (r, stopped) = http::request_until(
         conn,
         port,
         "POST",
         "/api/generate",
+        &[],
         Some(&body),
         &mut |line| {
+            if len.get() >= MAX_ANSWER {
+                return;
+            }
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
                 return;
             };
             if let Some(piece) = v["response"].as_str() {
-                answer.push_str(piece);
-                on_piece(piece);
+                let room = MAX_ANSWER - len.get();
+                let piece: String = piece.chars().take(room).collect();
+                len.set(len.get() + piece.chars().count().max(1));
+                answer.push_str(&piece);
+                on_piece(&piece);
             }
             done |= v["done"].as_bool() == Some(true);
         },
+        &stop,
     )?;
+    cancel.check().map_err(RemoteError::from)?;
+    if stopped {
+        return Ok(answer);
+    }
     if let Some(message) = api_error(&r) {
         return Err(OllamaError::Api {
             status: r.status,
