@@ -547,3 +547,80 @@ fn a_chat_that_never_ends_is_cut_at_the_cap() {
     assert_eq!(answer.chars().count(), ollama::MAX_ANSWER);
     ollama::stop(&conn, &cancel).expect("stop");
 }
+
+/// Pull and Chat while Start is still coming up: two serves at once start one server, its pid
+/// is the one in the pid file, and Stop stops it (the second never overwrites the first's pid).
+#[test]
+fn two_serves_at_once_start_one_server_that_stop_stops() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let port = free_port();
+    let serves: Vec<_> = (0..3)
+        .map(|_| {
+            let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+            std::thread::spawn(move || {
+                ollama::serve_report(
+                    &conn,
+                    port,
+                    &[],
+                    Duration::from_secs(30),
+                    &CancelToken::new(),
+                )
+            })
+        })
+        .collect();
+    for s in serves {
+        let s = s.join().expect("join").expect("serve");
+        assert!(s.ours && s.bound == "127.0.0.1", "{s:?}");
+    }
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    assert!(ollama::stop(&conn, &cancel).expect("stop"));
+    let t = std::time::Instant::now();
+    while !listening(port).is_empty() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(listening(port).is_empty(), "stop stopped the server");
+    assert_eq!(ollama::version(&conn, port).expect("version"), None);
+}
+
+/// A template's own Ollama already on the port, bound to 0.0.0.0 (the fake run here, not by
+/// gpurent): serve reports it as not gpurent's and bound to 0.0.0.0, and Stop leaves it alone.
+#[test]
+fn a_templates_ollama_on_all_interfaces_is_not_reported_as_ours() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let port = free_port();
+    let mut theirs =
+        std::process::Command::new(gpurent_testhost::fakegpu::real_python().expect("python"))
+            .arg(monitor_common::fakegpu().join("ollama_fake.py"))
+            .arg("serve")
+            .env("OLLAMA_HOST", format!("0.0.0.0:{port}"))
+            .env("FAKEGPU_STATE", h.state())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("their ollama");
+    let t = std::time::Instant::now();
+    while listening(port).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "their ollama up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s =
+        ollama::serve_report(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+    assert_eq!((s.bound.as_str(), s.ours), ("0.0.0.0", false), "{s:?}");
+    assert!(
+        !ollama::stop(&conn, &cancel).expect("stop"),
+        "not ours to stop"
+    );
+    assert!(
+        theirs.try_wait().expect("wait").is_none(),
+        "theirs still runs"
+    );
+    let _ = theirs.kill();
+    let _ = theirs.wait();
+}

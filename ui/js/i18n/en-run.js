@@ -77,6 +77,7 @@ export default {
   'run.skypilot.copied': 'Copied.',
   'run.skypilot.selected': 'Selected: press Ctrl+C to copy.',
   'error.ollama_not_installed': 'Ollama is not installed on this host.',
+  'error.ollama_not_running': 'Ollama is not running on this host. Start it first (choosing its GPUs), then chat.',
   'error.ollama_not_answering': 'Ollama started but did not answer in time. Its log: {detail}',
   'error.ollama_api_error': 'Ollama answered with an error: {detail}',
   'error.ollama_bad_answer': 'Ollama answered something unexpected: {detail}',

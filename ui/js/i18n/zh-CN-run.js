@@ -75,6 +75,7 @@ export default {
   'run.skypilot.copied': '已复制。',
   'run.skypilot.selected': '已选中：按 Ctrl+C 复制。',
   'error.ollama_not_installed': '这台主机上没有安装 Ollama。',
+  'error.ollama_not_running': '这台主机上的 Ollama 没有运行。请先启动它（并选择 GPU），再开始对话。',
   'error.ollama_not_answering': 'Ollama 已启动但没有及时应答。日志：{detail}',
   'error.ollama_api_error': 'Ollama 返回错误：{detail}',
   'error.ollama_bad_answer': 'Ollama 的应答不符合预期：{detail}',
