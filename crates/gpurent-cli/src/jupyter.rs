@@ -21,8 +21,8 @@ pub struct JupyterArgs {
     /// The local port (on this machine's 127.0.0.1).
     #[arg(long, default_value_t = DEFAULT_PORT)]
     local_port: u16,
-    /// Jupyter's port on the host (bound to its 127.0.0.1).
-    #[arg(long, default_value_t = DEFAULT_PORT)]
+    /// Jupyter's port on the host (bound to its 127.0.0.1; 0: a free one).
+    #[arg(long, default_value_t = 0)]
     port: u16,
     /// The host's Python that has jupyter-server (or jupyterlab) installed.
     #[arg(long, default_value = "python3")]
@@ -63,7 +63,7 @@ fn run(data_dir: Option<&Path>, args: &JupyterArgs) -> Result<(), JupyterError> 
         }
         return Ok(());
     }
-    let (fwd, token) = app.jupyter_open(
+    let (fwd, running) = app.jupyter_open(
         &args.host,
         &env,
         key.as_ref(),
@@ -73,11 +73,12 @@ fn run(data_dir: Option<&Path>, args: &JupyterArgs) -> Result<(), JupyterError> 
         &cancel,
     )?;
     let base = format!("http://127.0.0.1:{}", fwd.local_port);
+    let token = &running.token;
     let url = format!("{base}/?token={}", token.expose());
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"kind": "jupyter", "url": url, "base_url": base, "token": token.expose(), "remote_port": args.port})
+            serde_json::json!({"kind": "jupyter", "url": url, "base_url": base, "token": token.expose(), "remote_port": running.port})
         );
     } else {
         println!("Jupyter on {} (127.0.0.1 only): {url}", args.host);

@@ -195,10 +195,16 @@ fn run(data_dir: Option<&Path>, args: &OllamaArgs) -> Result<(), OllamaError> {
             )
         }
         Action::Serve { gpus } => {
-            let v = app.ollama_serve(host, &env, key, port, gpus, &cancel)?;
+            let s = app.ollama_serve_report(host, &env, key, port, gpus, &cancel)?;
+            let v = &s.version;
+            let text = if s.ours {
+                format!("ollama {v} answers on {host}'s 127.0.0.1:{port} (use `gpurent ollama {host} tunnel` to reach it here)")
+            } else {
+                format!("ollama {v} answers on {host}'s port {port}, but it is not the one gpurent starts: it is bound to {} (open to the network unless a firewall says otherwise); gpurent uses it as it is", s.bound)
+            };
             out(
-                serde_json::json!({"host": host, "port": port, "bound": "127.0.0.1", "version": v}),
-                format!("ollama {v} answers on {host}'s 127.0.0.1:{port} (use `gpurent ollama {host} tunnel` to reach it here)"),
+                serde_json::json!({"host": host, "port": port, "bound": s.bound, "ours": s.ours, "version": v}),
+                text,
             )
         }
         Action::Fit {

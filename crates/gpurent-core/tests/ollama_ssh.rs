@@ -75,9 +75,14 @@ fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
     assert_eq!(seen.last().map(|p| p.status.as_str()), Some("success"));
 
     let mut pieces = Vec::new();
-    let answer = ollama::generate(&conn, port, "qwen2.5:0.5b", "Say hello", &mut |p| {
-        pieces.push(p.to_string())
-    })
+    let answer = ollama::generate(
+        &conn,
+        port,
+        "qwen2.5:0.5b",
+        "Say hello",
+        &mut |p| pieces.push(p.to_string()),
+        &cancel,
+    )
     .expect("generate");
     assert_eq!(answer, "Hello from the fake ollama.");
     assert!(pieces.len() > 1, "streamed");
@@ -88,7 +93,7 @@ fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
         Err(OllamaError::Api { message, .. }) => assert!(message.contains("does not exist")),
         other => panic!("{other:?}"),
     }
-    match ollama::generate(&conn, port, "never-pulled", "hi", &mut |_| {}) {
+    match ollama::generate(&conn, port, "never-pulled", "hi", &mut |_| {}, &cancel) {
         Err(OllamaError::Api {
             status: 404,
             message,
@@ -466,4 +471,156 @@ fn install_with_wget_only() {
         "0.5.7"
     );
     assert!(ollama::stop(&conn, &cancel).expect("stop"));
+}
+
+/// A pull of a big model (a 30 s download here: six steps of 5 s) is cancelled after its first
+/// progress line: it returns at once, not when the download ends; a chat is cancelled after its
+/// first piece; a model that never stops talking is cut at the chat's cap.
+#[test]
+fn a_pull_and_a_chat_stop_promptly_and_a_chat_has_a_cap() {
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("FAKE_OLLAMA_STEP_S", "5"), ("FAKE_OLLAMA_WORD_S", "0.5")],
+        &[],
+        &[],
+    ) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let port = free_port();
+    ollama::serve(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+
+    let pulling = CancelToken::new();
+    let stopper = pulling.clone();
+    let t = std::time::Instant::now();
+    let r = ollama::pull(
+        &conn,
+        port,
+        "llama3.1:70b",
+        &mut |p| {
+            if p.total.is_some() {
+                stopper.cancel();
+            }
+        },
+        &pulling,
+    );
+    assert!(r.is_err(), "{r:?}");
+    assert_eq!(r.expect_err("cancelled").code(), "cancelled");
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "stopped at the next read, not at the download's end: {:?}",
+        t.elapsed()
+    );
+
+    // A chat cancelled after its first piece (a word every 0.5 s) returns at once.
+    std::fs::write(h.state().join("ollama-models"), "qwen2.5:0.5b\nchatty\n").expect("models");
+    let chatting = CancelToken::new();
+    let stopper = chatting.clone();
+    let t = std::time::Instant::now();
+    let r = ollama::generate(
+        &conn,
+        port,
+        "chatty",
+        "talk",
+        &mut |_| stopper.cancel(),
+        &chatting,
+    );
+    assert_eq!(r.expect_err("cancelled").code(), "cancelled");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    ollama::stop(&conn, &cancel).expect("stop");
+}
+
+/// A model that never stops: the chat ends at its cap with the answer so far.
+#[test]
+fn a_chat_that_never_ends_is_cut_at_the_cap() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let port = free_port();
+    ollama::serve(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+    std::fs::write(h.state().join("ollama-models"), "chatty\n").expect("models");
+    let answer = ollama::generate(&conn, port, "chatty", "talk", &mut |_| {}, &cancel)
+        .expect("answer at the cap");
+    assert_eq!(answer.chars().count(), ollama::MAX_ANSWER);
+    ollama::stop(&conn, &cancel).expect("stop");
+}
+
+/// Pull and Chat while Start is still coming up: two serves at once start one server, its pid
+/// is the one in the pid file, and Stop stops it (the second never overwrites the first's pid).
+#[test]
+fn two_serves_at_once_start_one_server_that_stop_stops() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let port = free_port();
+    let serves: Vec<_> = (0..3)
+        .map(|_| {
+            let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+            std::thread::spawn(move || {
+                ollama::serve_report(
+                    &conn,
+                    port,
+                    &[],
+                    Duration::from_secs(30),
+                    &CancelToken::new(),
+                )
+            })
+        })
+        .collect();
+    for s in serves {
+        let s = s.join().expect("join").expect("serve");
+        assert!(s.ours && s.bound == "127.0.0.1", "{s:?}");
+    }
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    assert!(ollama::stop(&conn, &cancel).expect("stop"));
+    let t = std::time::Instant::now();
+    while !listening(port).is_empty() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(listening(port).is_empty(), "stop stopped the server");
+    assert_eq!(ollama::version(&conn, port).expect("version"), None);
+}
+
+/// A template's own Ollama already on the port, bound to 0.0.0.0 (the fake run here, not by
+/// gpurent): serve reports it as not gpurent's and bound to 0.0.0.0, and Stop leaves it alone.
+#[test]
+fn a_templates_ollama_on_all_interfaces_is_not_reported_as_ours() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[], &[]) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let port = free_port();
+    let mut theirs =
+        std::process::Command::new(gpurent_testhost::fakegpu::real_python().expect("python"))
+            .arg(monitor_common::fakegpu().join("ollama_fake.py"))
+            .arg("serve")
+            .env("OLLAMA_HOST", format!("0.0.0.0:{port}"))
+            .env("FAKEGPU_STATE", h.state())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("their ollama");
+    let t = std::time::Instant::now();
+    while listening(port).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "their ollama up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s =
+        ollama::serve_report(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
+    assert_eq!((s.bound.as_str(), s.ours), ("0.0.0.0", false), "{s:?}");
+    assert!(
+        !ollama::stop(&conn, &cancel).expect("stop"),
+        "not ours to stop"
+    );
+    assert!(
+        theirs.try_wait().expect("wait").is_none(),
+        "theirs still runs"
+    );
+    let _ = theirs.kill();
+    let _ = theirs.wait();
 }

@@ -77,12 +77,14 @@ export default {
   'run.skypilot.copied': 'Copied.',
   'run.skypilot.selected': 'Selected: press Ctrl+C to copy.',
   'error.ollama_not_installed': 'Ollama is not installed on this host.',
+  'error.ollama_not_running': 'Ollama is not running on this host. Start it first (choosing its GPUs), then chat.',
   'error.ollama_not_answering': 'Ollama started but did not answer in time. Its log: {detail}',
   'error.ollama_api_error': 'Ollama answered with an error: {detail}',
   'error.ollama_bad_answer': 'Ollama answered something unexpected: {detail}',
   'error.jupyter_not_installed':
     'jupyter-server is not installed for that Python on the host: pip install jupyter-server (or jupyterlab) into the environment Setup found.',
   'error.jupyter_not_answering': 'Jupyter started but did not answer in time. Its log: {detail}',
+  'error.jupyter_not_private': 'The Jupyter server on the host answers without a token (its configuration disables authentication), so gpurent will not open it. Remove the empty token from the host\'s Jupyter configuration and try again.',
   'error.jupyter_bad_answer': 'Jupyter answered something unexpected: {detail}',
   'run.ollama.install': 'Install Ollama',
   'run.ollama.install.note':

@@ -6,8 +6,7 @@ use crate::app::App;
 use crate::infra::cancel::CancelToken;
 use crate::infra::events::ProgressSink;
 use crate::infra::process::Os;
-use crate::infra::secret::Secret;
-use crate::jupyter::{self, JupyterError};
+use crate::jupyter::{self, JupyterError, Running};
 use crate::opener::{open_uri_command, spawn_first};
 use crate::remote::connect::Connection;
 use crate::remote::forward::{forward_local, Forward};
@@ -30,8 +29,9 @@ impl App {
         })
     }
 
-    /// Start (or find) Jupyter Server with `python` on the host's `127.0.0.1:port` and forward
-    /// `127.0.0.1:local_port` here to it (0: any free port). The forward and the token.
+    /// Start (or find) Jupyter Server with `python` on the host's `127.0.0.1:port` (0: a free
+    /// port there) and forward `127.0.0.1:local_port` here to it (0: any free port). The forward
+    /// and the server (token, port).
     #[allow(clippy::too_many_arguments)]
     pub fn jupyter_open(
         &self,
@@ -42,11 +42,11 @@ impl App {
         port: u16,
         local_port: u16,
         cancel: &CancelToken,
-    ) -> Result<(Forward, Secret), JupyterError> {
+    ) -> Result<(Forward, Running), JupyterError> {
         let conn = self.jupyter_connect(label, env, key, cancel)?;
-        let token = jupyter::start(&conn, python, port, START_WAIT, cancel)?;
-        let fwd = forward_local(conn, local_port, port)?;
-        Ok((fwd, token))
+        let running = jupyter::start(&conn, python, port, START_WAIT, cancel)?;
+        let fwd = forward_local(conn, local_port, running.port)?;
+        Ok((fwd, running))
     }
 
     /// Stop the server gpurent started; `true` when one was running.
@@ -79,20 +79,33 @@ impl App {
         progress: &dyn ProgressSink,
     ) -> Result<(), JupyterError> {
         self.run_op("jupyter_open", progress, |token| {
-            let (fwd, secret) =
+            let (fwd, running) =
                 self.jupyter_open(label, env, None, python, port, local_port, token)?;
             let url = format!(
                 "http://127.0.0.1:{}/?token={}",
                 fwd.local_port,
-                secret.expose()
+                running.token.expose()
             );
             on_open(url.clone());
+            // The browser opens a 600 redirect file, not the URL: no token on a command line.
+            let mut page = None;
             if open_browser {
-                if let Err(e) = spawn_first(&[open_uri_command(Os::current(), &url)]) {
-                    tracing::warn!("the browser could not be opened: {e}");
+                match jupyter::redirect_file(&url, fwd.local_port) {
+                    Ok(p) => {
+                        let uri = format!("file://{}", p.display());
+                        if let Err(e) = spawn_first(&[open_uri_command(Os::current(), &uri)]) {
+                            tracing::warn!("the browser could not be opened: {e}");
+                        }
+                        page = Some(p);
+                    }
+                    Err(e) => tracing::warn!("the redirect page could not be written: {e}"),
                 }
             }
-            fwd.wait(token).map_err(JupyterError::from)
+            let r = fwd.wait(token).map_err(JupyterError::from);
+            if let Some(p) = page {
+                let _ = std::fs::remove_file(p);
+            }
+            r
         })
     }
 }

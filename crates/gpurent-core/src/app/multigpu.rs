@@ -8,9 +8,10 @@ use crate::infra::error::CoreError;
 use crate::infra::events::ProgressSink;
 use crate::multigpu::{
     nccl_hints, rank_line, torchrun_command, LaunchReport, LaunchSpec, RankLine, JOB_DIR, JOB_NAME,
+    STOP_GRACE,
 };
 use crate::remote::error::RemoteError;
-use crate::remote::job::{kill_job, run_job, JobOutcome};
+use crate::remote::job::{kill_job, run_job_with, JobOutcome};
 
 impl App {
     /// Run `spec` on saved host `label`, each output line (with its rank) to `on_line`, until it
@@ -30,11 +31,12 @@ impl App {
             Some(k) => connect_saved(&host, env, k, cancel)?,
             None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
         };
-        run_job(
+        run_job_with(
             &conn,
             JOB_DIR,
             JOB_NAME,
             &command,
+            STOP_GRACE,
             &mut |l| on_line(rank_line(l)),
             cancel,
         )
@@ -104,7 +106,8 @@ impl App {
         }
     }
 
-    /// Kill a launch left running on the host (every rank).
+    /// Stop a launch left running on the host: every process that carries the launch's marker
+    /// (every rank, even in its own session), `TERM`, then `KILL` after [`STOP_GRACE`].
     pub fn launch_stop(
         &self,
         label: &str,
@@ -117,6 +120,6 @@ impl App {
             Some(k) => connect_saved(&host, env, k, cancel)?,
             None => connect_saved(&host, env, &self.host_key_for(label, None)?, cancel)?,
         };
-        kill_job(&conn, JOB_DIR, JOB_NAME)
+        kill_job(&conn, JOB_DIR, JOB_NAME, STOP_GRACE)
     }
 }

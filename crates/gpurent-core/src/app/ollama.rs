@@ -60,8 +60,24 @@ impl App {
         gpus: &[String],
         cancel: &CancelToken,
     ) -> Result<String, OllamaError> {
+        Ok(self
+            .ollama_serve_report(label, env, key, port, gpus, cancel)?
+            .version)
+    }
+
+    /// [`App::ollama_serve`], saying where the server is bound and whether it is gpurent's (a
+    /// template's own Ollama on the port is not).
+    pub fn ollama_serve_report(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: Option<&LoginKey>,
+        port: u16,
+        gpus: &[String],
+        cancel: &CancelToken,
+    ) -> Result<ollama::Served, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
-        ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)
+        ollama::serve_report(&conn, port, gpus, SERVE_WAIT, cancel)
     }
 
     /// Install Ollama where it is missing (the documented manual install; see
@@ -159,7 +175,8 @@ impl App {
         Ok(fit)
     }
 
-    /// Serve if needed, then a short answer from `model` to `prompt` (streamed to `on_piece`).
+    /// A short answer from `model` to `prompt` (streamed to `on_piece`) from the server Start
+    /// started: none answering is `ollama_not_running` (a chat does not start one on every GPU).
     #[allow(clippy::too_many_arguments)]
     pub fn ollama_run(
         &self,
@@ -173,8 +190,10 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<String, OllamaError> {
         let conn = self.ollama_connect(label, env, key, cancel)?;
-        ollama::serve(&conn, port, &[], SERVE_WAIT, cancel)?;
-        ollama::generate(&conn, port, model, prompt, on_piece)
+        if ollama::version(&conn, port)?.is_none() {
+            return Err(OllamaError::NotRunning { port });
+        }
+        ollama::generate(&conn, port, model, prompt, on_piece, cancel)
     }
 
     /// The models loaded in memory; `None` when nothing answers on the port.

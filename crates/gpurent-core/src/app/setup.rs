@@ -255,7 +255,7 @@ impl App {
         cancel: &CancelToken,
     ) -> Result<(), SetupError> {
         let conn = self.setup_connect(label, env, key, cancel)?;
-        kill_job(&conn, JOB_DIR, "fix")?;
+        kill_job(&conn, JOB_DIR, "fix", crate::remote::job::DEFAULT_GRACE)?;
         Ok(())
     }
 

@@ -55,6 +55,9 @@ pub enum OllamaError {
     /// Ollama is not installed on the host.
     #[error("ollama is not installed on this host")]
     NotInstalled,
+    /// Chat before Start: gpurent does not start a server on every GPU behind the user's back.
+    #[error("ollama is not running on the host's port {port}; start it first (choosing its GPUs)")]
+    NotRunning { port: u16 },
     /// Started, but `/api/version` did not answer in time (the log's last lines).
     #[error("ollama serve started but did not answer on 127.0.0.1:{port} within {after_s} s")]
     NotAnswering {
@@ -102,6 +105,7 @@ impl crate::infra::ipc::Coded for OllamaError {
         match self {
             OllamaError::Remote(e) => e.code(),
             OllamaError::NotInstalled => "ollama_not_installed",
+            OllamaError::NotRunning { .. } => "ollama_not_running",
             OllamaError::NotAnswering { .. } => "ollama_not_answering",
             OllamaError::Api { .. } => "ollama_api_error",
             OllamaError::BadAnswer { .. } => "ollama_bad_answer",
@@ -166,9 +170,83 @@ pub fn version(conn: &Connection, port: u16) -> Result<Option<String>, OllamaErr
     Ok(v["version"].as_str().map(str::to_string))
 }
 
-/// Start `ollama serve` on `127.0.0.1:port` unless it already answers there; wait until
-/// `/api/version` answers (at most `wait`). `gpus`: GPU UUIDs for `CUDA_VISIBLE_DEVICES` (inside
-/// the server the chosen cards are renumbered from 0). The version that answered.
+/// Starts `ollama serve` under a lock (`start.lock`, a directory: `mkdir` is atomic): `$1` the
+/// binary, `$2` the port, `$3` the GPUs (`CUDA_VISIBLE_DEVICES`; empty: not set). A serve of
+/// gpurent's still alive (its pid a live `ollama` process), or a start in progress, is exit 75:
+/// the caller waits for that one instead of starting a second that would overwrite the pid file.
+const SERVE: &str = r#"d="$HOME/.gpurent/ollama"; mkdir -p "$d" || exit 1
+l="$d/start.lock"
+if ! mkdir "$l" 2>/dev/null; then
+  a=$(stat -c %Y "$l" 2>/dev/null || echo 0)
+  [ $(( $(date +%s) - a )) -gt 60 ] || exit 75
+  rm -rf "$l"; mkdir "$l" 2>/dev/null || exit 75
+fi
+trap 'rm -rf "$l"' EXIT
+p=$(cat "$d/serve.pid" 2>/dev/null)
+if [ -n "$p" ] && kill -0 "$p" 2>/dev/null && tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q ollama; then exit 75; fi
+cd "$HOME" || exit 1
+if [ -n "$3" ]; then CUDA_VISIBLE_DEVICES=$3; export CUDA_VISIBLE_DEVICES; fi
+OLLAMA_HOST="127.0.0.1:$2" setsid "$1" serve >"$d/serve.log" 2>&1 </dev/null &
+echo $! > "$d/serve.pid""#;
+
+/// The local addresses listening on TCP port `$1` (hex, as in /proc/net/tcp and tcp6); then
+/// `ours` when the pid file's process is a live `ollama`.
+const LISTENERS: &str = r#"h=$(printf '%04X' "$1")
+for f in /proc/net/tcp /proc/net/tcp6; do
+  [ -r "$f" ] && awk -v h="$h" '$4 == "0A" { n = split($2, a, ":"); if (a[n] == h) print a[1] }' "$f"
+done
+d="$HOME/.gpurent/ollama"; p=$(cat "$d/serve.pid" 2>/dev/null)
+[ -n "$p" ] && kill -0 "$p" 2>/dev/null && tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q ollama && echo ours
+exit 0"#;
+
+/// An Ollama answering on the host's port: its version, the address it is bound to
+/// (`127.0.0.1` only when every listener on the port is loopback; else `0.0.0.0` or `::`, open
+/// to the network), and whether it is the server gpurent started (its pid file's process).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Served {
+    pub version: String,
+    pub bound: String,
+    pub ours: bool,
+}
+
+/// Where the port is bound and whether gpurent's pid file names a live `ollama`.
+pub fn listeners(
+    conn: &Connection,
+    port: u16,
+    cancel: &CancelToken,
+) -> Result<(String, bool), OllamaError> {
+    let out = exec(
+        conn,
+        &format!("{} gpurent-ollama {port}", sh_c(LISTENERS)?),
+        cancel,
+    )?;
+    Ok(parse_listeners(&out.stdout_text()))
+}
+
+fn parse_listeners(text: &str) -> (String, bool) {
+    let mut bound: Option<&str> = None;
+    let mut ours = false;
+    for l in text.lines().map(str::trim) {
+        let addr = match l {
+            "ours" => {
+                ours = true;
+                continue;
+            }
+            "" => continue,
+            "0100007F" | "00000000000000000000000001000000" => "127.0.0.1",
+            "00000000" => "0.0.0.0",
+            "00000000000000000000000000000000" => "::",
+            _ => "other",
+        };
+        if bound.is_none() || bound == Some("127.0.0.1") {
+            bound = Some(addr);
+        }
+    }
+    (bound.unwrap_or("127.0.0.1").to_string(), ours)
+}
+
+/// Start `ollama serve` on `127.0.0.1:port` of the host (on the GPUs whose UUIDs are given)
+/// unless something answers there already; the version once `/api/version` answered.
 pub fn serve(
     conn: &Connection,
     port: u16,
@@ -176,33 +254,48 @@ pub fn serve(
     wait: Duration,
     cancel: &CancelToken,
 ) -> Result<String, OllamaError> {
+    Ok(serve_report(conn, port, gpus, wait, cancel)?.version)
+}
+
+/// [`serve`], saying where the server is bound and whether it is gpurent's: a template's own
+/// Ollama already on the port (often on `0.0.0.0`) is reported as such, not as gpurent's.
+pub fn serve_report(
+    conn: &Connection,
+    port: u16,
+    gpus: &[String],
+    wait: Duration,
+    cancel: &CancelToken,
+) -> Result<Served, OllamaError> {
+    let report = |version: String| -> Result<Served, OllamaError> {
+        let (bound, ours) = listeners(conn, port, cancel)?;
+        Ok(Served {
+            version,
+            ours: ours && bound == "127.0.0.1",
+            bound,
+        })
+    };
     if let Some(v) = version(conn, port)? {
-        return Ok(v);
+        return report(v);
     }
     let bin = locate(conn, cancel)?.ok_or(OllamaError::NotInstalled)?;
-    let mut env = format!("OLLAMA_HOST=127.0.0.1:{port}");
-    if !gpus.is_empty() {
-        env.push_str(&format!(
-            " CUDA_VISIBLE_DEVICES={}",
-            shell_quote(&gpus.join(","))?
-        ));
-    }
-    let script = format!(
-        "d={JOB_DIR}; mkdir -p \"$d\" || exit 1; cd \"$HOME\" || exit 1; {env} setsid {} serve >\"$d/serve.log\" 2>&1 </dev/null & echo $! > \"$d/serve.pid\"",
-        shell_quote(&bin)?
+    let cmd = format!(
+        "{} gpurent-ollama {} {port} {}",
+        sh_c(SERVE)?,
+        shell_quote(&bin)?,
+        shell_quote(&gpus.join(","))?
     );
-    exec(conn, &sh_c(&script)?, cancel)?;
+    exec(conn, &cmd, cancel)?;
     let started = Instant::now();
     while started.elapsed() < wait {
         cancel.check().map_err(RemoteError::from)?;
         if let Some(v) = version(conn, port)? {
-            return Ok(v);
+            return report(v);
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     let log = exec(
         conn,
-        &sh_c(&format!("tail -n 5 {JOB_DIR}/serve.log"))?,
+        &sh_c(r#"tail -n 5 "$HOME/.gpurent/ollama/serve.log""#)?,
         cancel,
     )
     .map(|o| o.stdout_text())
@@ -221,12 +314,17 @@ pub fn locate(conn: &Connection, cancel: &CancelToken) -> Result<Option<String>,
     Ok((out.success() && !path.is_empty()).then_some(path))
 }
 
-/// Stop the server gpurent started (its whole process group); `true` when one was running.
+/// Stop the `ollama serve` gpurent started (its process group), if the pid file's process is
+/// still an `ollama` (a reused pid is left alone); `true` when one ran.
 pub fn stop(conn: &Connection, cancel: &CancelToken) -> Result<bool, OllamaError> {
-    let script = format!(
-        "p=$(cat {JOB_DIR}/serve.pid 2>/dev/null); [ -n \"$p\" ] || exit 3; rm -f {JOB_DIR}/serve.pid; kill -0 \"$p\" 2>/dev/null || exit 3; kill -TERM -\"$p\" 2>/dev/null || kill -TERM \"$p\"; i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -\"$p\" 2>/dev/null; exit 0"
-    );
-    let out = exec(conn, &sh_c(&script)?, cancel)?;
+    let script = r#"d="$HOME/.gpurent/ollama"; p=$(cat "$d/serve.pid" 2>/dev/null); [ -n "$p" ] || exit 3
+rm -f "$d/serve.pid"
+kill -0 "$p" 2>/dev/null || exit 3
+tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q ollama || exit 3
+kill -TERM -"$p" 2>/dev/null || kill -TERM "$p"; i=0
+while kill -0 "$p" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+kill -KILL -"$p" 2>/dev/null; exit 0"#;
+    let out = exec(conn, &sh_c(script)?, cancel)?;
     Ok(out.exit_status == Some(0))
 }
 
@@ -242,26 +340,37 @@ pub fn pull(
     let body = serde_json::json!({ "model": model, "stream": true }).to_string();
     let mut last = String::new();
     let mut err: Option<String> = None;
-    let r = http::request(conn, port, "POST", "/api/pull", Some(&body), &mut |line| {
-        if cancel.is_cancelled() {
-            return;
-        }
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            return;
-        };
-        if let Some(e) = v["error"].as_str() {
-            err = Some(e.to_string());
-            return;
-        }
-        let p = PullProgress {
-            status: v["status"].as_str().unwrap_or_default().to_string(),
-            digest: v["digest"].as_str().map(str::to_string),
-            total: v["total"].as_u64(),
-            completed: v["completed"].as_u64(),
-        };
-        last.clone_from(&p.status);
-        on_progress(&p);
-    })?;
+    let stop = || cancel.is_cancelled();
+    let (r, _) = http::request_until(
+        conn,
+        port,
+        "POST",
+        "/api/pull",
+        &[],
+        Some(&body),
+        &mut |line| {
+            if cancel.is_cancelled() {
+                return;
+            }
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                return;
+            };
+            if let Some(e) = v["error"].as_str() {
+                err = Some(e.to_string());
+                return;
+            }
+            let p = PullProgress {
+                status: v["status"].as_str().unwrap_or_default().to_string(),
+                digest: v["digest"].as_str().map(str::to_string),
+                total: v["total"].as_u64(),
+                completed: v["completed"].as_u64(),
+            };
+            last.clone_from(&p.status);
+            on_progress(&p);
+        },
+        &stop,
+    )?;
+    // A cancel closes the channel between two reads, not at the download's end.
     cancel.check().map_err(RemoteError::from)?;
     if let Some(message) = err.or_else(|| api_error(&r)) {
         return Err(OllamaError::Api {
@@ -288,34 +397,63 @@ fn api_error(r: &http::Response) -> Option<String> {
     )
 }
 
-/// `POST /api/generate`, streamed: each piece of the answer to `on_piece`; the whole answer.
+/// The longest answer a chat collects (characters of text): past it the request is closed and
+/// the answer so far returned. The model is also asked for at most [`MAX_PREDICT`] tokens.
+pub const MAX_ANSWER: usize = 64 * 1024;
+/// `options.num_predict` of a chat.
+pub const MAX_PREDICT: u32 = 4096;
+
+/// A streamed answer from `model` to `prompt`, each piece to `on_piece`: `cancel` closes the
+/// request between two pieces (`Err(Cancelled)`); past [`MAX_ANSWER`] it is closed and the answer
+/// so far returned.
 pub fn generate(
     conn: &Connection,
     port: u16,
     model: &str,
     prompt: &str,
     on_piece: &mut dyn FnMut(&str),
+    cancel: &CancelToken,
 ) -> Result<String, OllamaError> {
-    let body = serde_json::json!({ "model": model, "prompt": prompt, "stream": true }).to_string();
+    let body = serde_json::json!({
+        "model": model,
+        "prompt": prompt,
+        "stream": true,
+        "options": { "num_predict": MAX_PREDICT }
+    })
+    .to_string();
     let mut answer = String::new();
     let mut done = false;
-    let r = http::request(
+    let len = std::cell::Cell::new(0usize);
+    let stop = || cancel.is_cancelled() || len.get() >= MAX_ANSWER;
+    let (r, stopped) = http::request_until(
         conn,
         port,
         "POST",
         "/api/generate",
+        &[],
         Some(&body),
         &mut |line| {
+            if len.get() >= MAX_ANSWER {
+                return;
+            }
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
                 return;
             };
             if let Some(piece) = v["response"].as_str() {
-                answer.push_str(piece);
-                on_piece(piece);
+                let room = MAX_ANSWER - len.get();
+                let piece: String = piece.chars().take(room).collect();
+                len.set(len.get() + piece.chars().count().max(1));
+                answer.push_str(&piece);
+                on_piece(&piece);
             }
             done |= v["done"].as_bool() == Some(true);
         },
+        &stop,
     )?;
+    cancel.check().map_err(RemoteError::from)?;
+    if stopped {
+        return Ok(answer);
+    }
     if let Some(message) = api_error(&r) {
         return Err(OllamaError::Api {
             status: r.status,
@@ -374,5 +512,23 @@ impl From<http::HttpError> for OllamaError {
 impl From<crate::infra::error::CoreError> for OllamaError {
     fn from(e: crate::infra::error::CoreError) -> Self {
         OllamaError::Remote(RemoteError::from(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listeners_say_where_the_port_is_bound() {
+        assert_eq!(
+            parse_listeners("0100007F\nours\n"),
+            ("127.0.0.1".into(), true)
+        );
+        assert_eq!(parse_listeners("00000000\n"), ("0.0.0.0".into(), false));
+        assert_eq!(
+            parse_listeners("0100007F\n00000000000000000000000000000000\n"),
+            ("::".into(), false)
+        );
     }
 }

@@ -119,6 +119,9 @@ pub enum RemoteError {
     HostReleased { label: String, released_ms: i64 },
     #[error("a host called '{0}' already exists")]
     HostExists(String),
+    /// Stopping a job left some of its processes alive on the host (after TERM and KILL).
+    #[error("job '{job}' could not be stopped: processes {pids:?} are still running on the host")]
+    JobSurvived { job: String, pids: Vec<u32> },
     #[error("no key is chosen for host '{0}' (pass a key label)")]
     KeyUnavailable(String),
     #[error(transparent)]
@@ -214,6 +217,7 @@ impl Coded for RemoteError {
             RemoteError::UnknownHost(_) => "unknown_host",
             RemoteError::HostReleased { .. } => "host_released",
             RemoteError::HostExists(_) => "host_exists",
+            RemoteError::JobSurvived { .. } => "job_survived",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
             RemoteError::Key(e) => e.code(),
             RemoteError::Opener(e) => e.code(),
@@ -242,6 +246,12 @@ impl Coded for RemoteError {
             } => Some(format!("{old_fingerprint} -> {new_fingerprint}")),
             RemoteError::TrustMismatch { actual, .. } => Some(actual.clone()),
             RemoteError::TimedOut { stage, .. } => Some(format!("{stage:?}").to_lowercase()),
+            RemoteError::JobSurvived { pids, .. } => Some(
+                pids.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
             RemoteError::Key(e) => e.detail(),
             RemoteError::Opener(e) => e.detail(),
             RemoteError::Paste(e) => e.detail(),

@@ -1,6 +1,9 @@
 //! One HTTP/1.1 request to `127.0.0.1:PORT` on the host (Ollama's API, Jupyter's), over a `direct-tcpip` channel of the SSH
 //! connection: `Connection: close`, the body by `Content-Length`, chunks, or until the end; every
 //! complete line of the decoded body also goes to `on_line` as it arrives (NDJSON streams).
+//! Memory is bounded: lines already handed out are dropped from the body once it passes
+//! [`KEEP_BODY`], and a line longer than [`MAX_LINE`] is refused. A caller can stop reading
+//! between chunks ([`request_until`]: a cancel, a length cap).
 
 use std::io::{Read, Write};
 
@@ -14,6 +17,11 @@ pub enum HttpError {
     Remote(RemoteError),
     Bad(String),
 }
+
+/// Bodies up to this size are kept whole for the caller (`/api/version`, `/api/ps`, an error).
+pub const KEEP_BODY: usize = 1 << 20;
+/// The longest line (or unterminated body) accepted.
+pub const MAX_LINE: usize = 8 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -110,6 +118,16 @@ impl Decoder {
             self.line_start += i + 1;
             on_line(line.trim_end_matches('\r'));
         }
+        if self.line_start > KEEP_BODY {
+            self.body.drain(..self.line_start);
+            self.line_start = 0;
+        }
+        if self.body.len() - self.line_start > MAX_LINE || self.raw.len() > MAX_LINE {
+            return Err(HttpError::Bad(format!(
+                "an answer line longer than {} MiB",
+                MAX_LINE >> 20
+            )));
+        }
         Ok(())
     }
 
@@ -156,6 +174,22 @@ pub fn request_with(
     body: Option<&str>,
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Response, HttpError> {
+    request_until(conn, port, method, path, headers, body, on_line, &|| false).map(|(r, _)| r)
+}
+
+/// [`request_with`], asking `stop` after each chunk read: when it says so the channel is closed
+/// at once and the answer so far comes back with `true` (a cancelled pull, a chat at its cap).
+#[allow(clippy::too_many_arguments)]
+pub fn request_until(
+    conn: &Connection,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+    on_line: &mut dyn FnMut(&str),
+    stop: &dyn Fn() -> bool,
+) -> Result<(Response, bool), HttpError> {
     let io_ms = conn.options().io_timeout.as_millis() as u64;
     let mut ch = conn
         .session()
@@ -181,7 +215,12 @@ pub fn request_with(
     ch.flush().map_err(io)?;
     let mut d = Decoder::default();
     let mut buf = vec![0u8; 32 * 1024];
+    let mut stopped = false;
     loop {
+        if stop() {
+            stopped = true;
+            break;
+        }
         let n = ch.read(&mut buf).map_err(io)?;
         if n == 0 {
             break;
@@ -192,7 +231,16 @@ pub fn request_with(
         }
     }
     let _ = ch.close();
-    d.finish(on_line)
+    if stopped && d.head.is_none() {
+        return Ok((
+            Response {
+                status: 0,
+                body: Vec::new(),
+            },
+            true,
+        ));
+    }
+    Ok((d.finish(on_line)?, stopped))
 }
 
 #[cfg(test)]
@@ -232,6 +280,27 @@ mod tests {
         ]);
         assert_eq!(r.status, 404);
         assert_eq!(lines, vec!["{\"error\":\"nope\"}"]);
+    }
+
+    #[test]
+    fn a_long_stream_keeps_only_a_bounded_body_and_a_huge_line_is_refused() {
+        let mut d = Decoder::default();
+        let mut n = 0usize;
+        d.push(b"HTTP/1.1 200 OK\r\n\r\n", &mut |_| {})
+            .expect("head");
+        let line = [b'x'; 999];
+        for _ in 0..5000 {
+            d.push(&line, &mut |_| {}).expect("push");
+            d.push(b"\n", &mut |_| n += 1).expect("push");
+        }
+        assert_eq!(n, 5000);
+        assert!(d.body.len() <= KEEP_BODY + 1000, "{}", d.body.len());
+        let mut big = Decoder::default();
+        big.push(b"HTTP/1.1 200 OK\r\n\r\n", &mut |_| {})
+            .expect("head");
+        let chunk = vec![b'y'; 1 << 20];
+        let r = (0..10).try_for_each(|_| big.push(&chunk, &mut |_| {}));
+        assert!(r.is_err(), "a line over MAX_LINE is refused");
     }
 
     #[test]

@@ -1,11 +1,22 @@
-//! Long remote work that a cancel must really stop (the wizard's fix: `pip install` of gigabytes).
+//! Long remote work that a cancel must really stop (the wizard's fix: `pip install` of gigabytes;
+//! a `torchrun` launch on every GPU).
 //!
 //! [`super::exec`] closing the channel is not enough: a command that does not write for a while
-//! (pip resolving, `sleep`, `conda create`) runs on. So the command runs in its own session and
-//! process group on the host (`setsid`), whose id goes into a pid file under the job directory;
-//! its output (stdout and stderr together) streams back line by line. On cancel the channel is
-//! closed and a second exec sends `TERM`, then `KILL`, to the whole group, and removes the pid
-//! file. A job whose group is still alive is refused (`JobOutcome::Busy`) instead of run twice.
+//! (pip resolving, `sleep`, `conda create`) runs on. And a process group is not enough either:
+//! torchrun starts each rank in its own session (`start_new_session=True`), so a rank outlives a
+//! `kill` of torchrun's group, holding its GPU. So every process of a job carries an environment
+//! marker, `GPURENT_JOB=<name>@<job dir>` (the dir keeps
+//! two homes of one user apart), inherited by everything it starts (ranks, data-loader workers,
+//! whatever calls `setsid`), and the job runs in its own session and process group (`setsid`),
+//! whose id goes into a pid file under the job directory; its output (stdout and stderr
+//! together) streams back line by line.
+//!
+//! Stopping ([`kill_job`]): `TERM` to the job's group and to every process of the host whose
+//! `/proc/PID/environ` holds the marker; up to a grace for them to end by themselves (a launch
+//! waits longer than torchrun's own 30 s escalation, so ranks can save a checkpoint); then `KILL`
+//! to every marked process still there; then the host's processes are listed again, and any
+//! marked one left is an error ([`RemoteError::JobSurvived`]). A job whose marked processes are
+//! still alive is refused (`JobOutcome::Busy`) instead of run twice — an orphaned rank included.
 
 use std::time::Duration;
 
@@ -21,41 +32,69 @@ use crate::remote::quote::{sh_c, shell_quote};
 pub enum JobOutcome {
     /// The command's exit status (`None`: killed by a signal or the server sent none).
     Exited(Option<i32>),
-    /// Another job of the same name is still running on the host (its process group id).
+    /// Another job of the same name is still running on the host (one of its process ids).
     Busy(u32),
 }
 
+/// The environment variable every process of a job carries (`GPURENT_JOB=<name>@<job dir>`).
+pub const MARKER_VAR: &str = "GPURENT_JOB";
+
+/// How long [`kill_job`] waits after `TERM` before `KILL`, unless the caller says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
 const MARK: &str = "@@gpurent@@ ";
+
+/// `marked ID`: the ids of the host's processes whose environment holds `GPURENT_JOB=ID`
+/// (read from `/proc/*/environ`: one `grep -z` where grep has it, else `tr` per process).
+/// Zombies have an empty environment and do not count.
+const MARKED: &str = r#"marked() {
+  if printf 'a\0' | grep -qzxF a 2>/dev/null; then
+    grep -lzxF "GPURENT_JOB=$1" /proc/[0-9]*/environ 2>/dev/null | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p' | tr '\n' ' '
+  else
+    for f in /proc/[0-9]*/environ; do
+      tr '\0' '\n' < "$f" 2>/dev/null | grep -qxF "GPURENT_JOB=$1" && { f=${f#/proc/}; printf '%s ' "${f%/environ}"; }
+    done
+  fi
+}
+"#;
 
 /// The wrapper run by `sh -c`. `$1` job dir, `$2` name, `$3` the command.
 const WRAPPER: &str = r#"d=$1; pf="$d/$2.pid"
 mkdir -p "$d" || exit 90
-if [ -s "$pf" ]; then
-  old=$(cat "$pf" 2>/dev/null)
-  if [ -n "$old" ] && kill -0 "-$old" 2>/dev/null; then echo "@@gpurent@@ busy $old"; exit 75; fi
-  rm -f "$pf"
-fi
+m=$(marked "$2@$d")
+if [ -n "$m" ]; then set -- $m; echo "@@gpurent@@ busy $1"; exit 75; fi
+rm -f "$pf"
+GPURENT_JOB="$2@$d"; export GPURENT_JOB
 if command -v setsid >/dev/null 2>&1; then
   setsid sh -c 'echo $$ > "$1"; exec sh -c "$2" 2>&1' gpurent-job "$pf" "$3" </dev/null 2>&1 &
 else
   sh -c 'echo $$ > "$1"; exec sh -c "$2" 2>&1' gpurent-job "$pf" "$3" </dev/null 2>&1 &
 fi
+unset GPURENT_JOB
 wait $!; rc=$?
 rm -f "$pf"
 echo "@@gpurent@@ exit $rc"
 exit $rc"#;
 
-/// Kills the group in the pid file: `$1` job dir, `$2` name. Waits up to 2 s for the pid file of
-/// a job that is just starting, then `TERM`, up to 2 s grace, `KILL`.
-const KILLER: &str = r#"pf="$1/$2.pid"; i=0
-while [ ! -s "$pf" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+/// Stops job `$2` (pid file in `$1`), `$3` seconds of grace between `TERM` and `KILL`. Waits up
+/// to 2 s for a job that is just starting; prints `killed PGID left PIDS…` (none left: done).
+const KILLER: &str = r#"pf="$1/$2.pid"; id="$2@$1"; g=$3; i=0
+while [ ! -s "$pf" ] && [ -z "$(marked "$id")" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
 p=$(cat "$pf" 2>/dev/null)
-[ -n "$p" ] || exit 0
-kill -TERM "-$p" 2>/dev/null; i=0
-while kill -0 "-$p" 2>/dev/null && [ $i -lt 10 ]; do sleep 0.2; i=$((i+1)); done
-kill -KILL "-$p" 2>/dev/null
+[ -n "$p" ] && kill -TERM "-$p" 2>/dev/null
+m=$(marked "$id"); [ -n "$m" ] && kill -TERM $m 2>/dev/null
+i=0
+while [ $i -lt $((g*5)) ]; do
+  m=$(marked "$id")
+  if [ -z "$m" ] && { [ -z "$p" ] || ! kill -0 "-$p" 2>/dev/null; }; then break; fi
+  sleep 0.2; i=$((i+1))
+done
+[ -n "$p" ] && kill -KILL "-$p" 2>/dev/null
+m=$(marked "$id"); [ -n "$m" ] && kill -KILL $m 2>/dev/null
+i=0
+while [ -n "$(marked "$id")" ] && [ $i -lt 25 ]; do sleep 0.2; i=$((i+1)); done
 rm -f "$pf"
-echo "@@gpurent@@ killed $p""#;
+echo "@@gpurent@@ killed ${p:-0} left $(marked "$id")""#;
 
 /// Splits output chunks into lines (a `\r` stays inside its line: pip's progress uses it).
 #[derive(Debug, Default)]
@@ -93,6 +132,19 @@ pub fn run_job(
     on_line: &mut dyn FnMut(&str),
     cancel: &CancelToken,
 ) -> Result<JobOutcome, RemoteError> {
+    run_job_with(conn, job_dir, name, command, DEFAULT_GRACE, on_line, cancel)
+}
+
+/// [`run_job`], a cancel giving the job `grace` between `TERM` and `KILL` (see [`kill_job`]).
+pub fn run_job_with(
+    conn: &Connection,
+    job_dir: &str,
+    name: &str,
+    command: &str,
+    grace: Duration,
+    on_line: &mut dyn FnMut(&str),
+    cancel: &CancelToken,
+) -> Result<JobOutcome, RemoteError> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
         return Err(RemoteError::invalid(
             "job",
@@ -101,7 +153,7 @@ pub fn run_job(
     }
     let cmd = format!(
         "{} gpurent-job \"{job_dir}\" {name} {}",
-        sh_c(WRAPPER)?,
+        sh_c(&format!("{MARKED}{WRAPPER}"))?,
         shell_quote(command)?
     );
     let mut lines = Lines::default();
@@ -134,22 +186,62 @@ pub fn run_job(
             Ok(JobOutcome::Exited(info.exit_status.or(from_marker)))
         }
         Err(RemoteError::Core(CoreError::Cancelled)) => {
-            kill_job(conn, job_dir, name)?;
+            kill_job(conn, job_dir, name, grace)?;
             Err(RemoteError::Core(CoreError::Cancelled))
         }
         Err(e) => Err(e),
     }
 }
 
-/// Kill job `name`'s process group on the host (no-op when none runs).
-pub fn kill_job(conn: &Connection, job_dir: &str, name: &str) -> Result<(), RemoteError> {
-    let cmd = format!("{} gpurent-job \"{job_dir}\" {name}", sh_c(KILLER)?);
+/// Stop job `name` on the host (no-op when none runs): `TERM` to its process group and to every
+/// process carrying its marker, up to `grace` for them to end, `KILL` to the rest, then list the
+/// host's processes again: a marked process still alive is [`RemoteError::JobSurvived`].
+pub fn kill_job(
+    conn: &Connection,
+    job_dir: &str,
+    name: &str,
+    grace: Duration,
+) -> Result<(), RemoteError> {
+    let secs = grace.as_secs().max(1);
+    let cmd = format!(
+        "{} gpurent-job \"{job_dir}\" {name} {secs}",
+        sh_c(&format!("{MARKED}{KILLER}"))?
+    );
     let opts = ExecOptions {
         stdin: None,
-        timeout: Some(Duration::from_secs(15)),
+        timeout: Some(Duration::from_secs(secs + 20)),
     };
-    exec_with(conn, &cmd, &opts, &mut |_, _| {}, &CancelToken::new())?;
-    Ok(())
+    let mut out = Vec::new();
+    exec_with(
+        conn,
+        &cmd,
+        &opts,
+        &mut |s, d| {
+            if s == OutStream::Stdout {
+                out.extend_from_slice(d)
+            }
+        },
+        &CancelToken::new(),
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    let left = survivors(&text);
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(RemoteError::JobSurvived {
+            job: name.to_string(),
+            pids: left,
+        })
+    }
+}
+
+/// The pids the killer reports still alive (`@@gpurent@@ killed P left A B …`).
+fn survivors(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(MARK))
+        .filter_map(|m| m.split_once(" left"))
+        .flat_map(|(_, pids)| pids.split_whitespace().filter_map(|p| p.parse().ok()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -195,7 +287,9 @@ mod tests {
                 .output()
                 .expect("sh")
         };
-        let out = sh(WRAPPER, &[&d, "fix", "echo out; echo err >&2; exit 3"]);
+        let wrapper = format!("{MARKED}{WRAPPER}");
+        let killer = format!("{MARKED}{KILLER}");
+        let out = sh(&wrapper, &[&d, "fix", "echo out; echo err >&2; exit 3"]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(3));
         assert!(text.contains("out\n") && text.contains("err\n"), "{text}");
@@ -204,7 +298,7 @@ mod tests {
 
         let mut first = Command::new("sh")
             .arg("-c")
-            .arg(WRAPPER)
+            .arg(&wrapper)
             .arg("gpurent-job")
             .args([&d, "fix", "sleep 30; echo late"])
             .stdout(std::process::Stdio::null())
@@ -223,14 +317,16 @@ mod tests {
             .trim()
             .parse()
             .expect("pid");
-        let busy = sh(WRAPPER, &[&d, "fix", "echo no"]);
+        let busy = sh(&wrapper, &[&d, "fix", "echo no"]);
         assert_eq!(busy.status.code(), Some(75));
-        assert_eq!(
-            String::from_utf8_lossy(&busy.stdout),
-            format!("@@gpurent@@ busy {pgid}\n")
+        assert!(
+            String::from_utf8_lossy(&busy.stdout).starts_with("@@gpurent@@ busy "),
+            "{busy:?}"
         );
-        let killed = sh(KILLER, &[&d, "fix"]);
-        assert!(String::from_utf8_lossy(&killed.stdout).contains(&format!("killed {pgid}")));
+        let killed = sh(&killer, &[&d, "fix", "2"]);
+        let said = String::from_utf8_lossy(&killed.stdout).into_owned();
+        assert!(said.contains(&format!("killed {pgid} left ")), "{said}");
+        assert!(survivors(&said).is_empty(), "{said}");
         let _ = first.wait();
         let alive = Command::new("sh")
             .arg("-c")
@@ -239,5 +335,70 @@ mod tests {
             .expect("ps");
         assert_eq!(String::from_utf8_lossy(&alive.stdout).trim(), "");
         assert!(!pf.exists());
+    }
+
+    /// What torchrun does to a stop by group: a child in its own session (`setsid`), ignoring
+    /// `TERM`, outlives `kill -TERM -PGID` and `kill -KILL -PGID`. The marker finds it: after
+    /// the grace it is killed, and the killer reports nothing left.
+    #[cfg(target_os = "linux")] // reads /proc
+    #[test]
+    fn the_killer_ends_a_child_in_its_own_session_that_ignores_term() {
+        use std::process::Command;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let d = tmp.path().join("jobs").to_string_lossy().into_owned();
+        let job = "setsid sh -c 'trap \"\" TERM; sleep 60; :' & sleep 60";
+        let mut first = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{MARKED}{WRAPPER}"))
+            .arg("gpurent-job")
+            .args([&d, "stubborn", job])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // The processes carrying this job's marker, read from /proc here (not by the killer).
+        let want = format!("GPURENT_JOB=stubborn@{d}");
+        let alive = || {
+            let mut pids = Vec::new();
+            for e in std::fs::read_dir("/proc").expect("proc").flatten() {
+                let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+                if env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+                    pids.push(e.file_name().to_string_lossy().into_owned());
+                }
+            }
+            pids
+        };
+        let t = std::time::Instant::now();
+        // The job's sh (or its last command, where sh execs it), its sleep, the setsid sh and its
+        // sleep.
+        while alive().len() < 3 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(alive().len() >= 3, "{:?}", alive());
+        let t = std::time::Instant::now();
+        let killed = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{MARKED}{KILLER}"))
+            .arg("gpurent-job")
+            .args([&d, "stubborn", "1"])
+            .output()
+            .expect("killer");
+        let said = String::from_utf8_lossy(&killed.stdout).into_owned();
+        let _ = first.wait();
+        assert_eq!(alive(), Vec::<String>::new(), "{said}");
+        assert!(survivors(&said).is_empty(), "{said}");
+        assert!(t.elapsed() >= Duration::from_secs(1), "the grace was given");
+    }
+
+    #[test]
+    fn survivors_are_read_from_the_killers_last_line() {
+        assert_eq!(
+            survivors("@@gpurent@@ killed 12 left \n"),
+            Vec::<u32>::new()
+        );
+        assert_eq!(
+            survivors("noise\n@@gpurent@@ killed 0 left 5 77 \n"),
+            vec![5, 77]
+        );
     }
 }

@@ -78,7 +78,7 @@ class H(BaseHTTPRequestHandler):
             self.chunk({"status": "pulling manifest"})
             for i in range(6):
                 self.chunk({"status": "pulling " + d[7:19], "digest": d, "total": total, "completed": total * i // 5})
-                time.sleep(0.05)
+                time.sleep(float(os.environ.get("FAKE_OLLAMA_STEP_S", "0.05")))
             self.chunk({"status": "verifying sha256 digest"})
             self.chunk({"status": "writing manifest"})
             with open(MODELS, "a") as f:
@@ -91,12 +91,18 @@ class H(BaseHTTPRequestHandler):
             loaded[name] = {"name": name, "model": name, "size": 5137025024, "digest": digest(name)[7:],
                             "expires_at": "2026-12-01T12:00:00Z", "size_vram": 5137025024}
             words = ["Hello", " from", " the", " fake", " ollama", "."]
+            # A model that does not stop talking (a chat's cap must end it), a word per step.
+            if name.startswith("chatty"):
+                words = ["blah "] * 1000000
             now = "2026-12-01T11:00:00Z"
             if not stream:
                 return self.send_json(200, {"model": name, "created_at": now, "response": "".join(words), "done": True, "done_reason": "stop"})
             self.start_stream()
+            step = float(os.environ.get("FAKE_OLLAMA_WORD_S", "0"))
             for w in words:
                 self.chunk({"model": name, "created_at": now, "response": w, "done": False})
+                if step:
+                    time.sleep(step)
             self.chunk({"model": name, "created_at": now, "response": "", "done": True, "done_reason": "stop", "eval_count": len(words)})
             return self.end_stream()
         self.send_json(404, {"error": "404 page not found"})
