@@ -392,3 +392,45 @@ fn a_lowered_limit_carries_the_default_and_a_served_model_beside_a_stalled_job_i
         .collect();
     assert_eq!(pids, vec![4242.0]);
 }
+
+/// `samples` as a container would report them: `/proc` shows the machine (its cores as the trace
+/// has them: another tenant's load), the container's CPU is `quota_pct` of its quota, and the
+/// job's process uses `app_cpu` % of a core.
+fn in_container(mut samples: Vec<Sample>, quota_pct: f64, app_cpu: Option<f64>) -> Vec<Sample> {
+    for s in &mut samples {
+        if let Some(h) = &mut s.host {
+            h.in_container = true;
+            h.cpu_limit_cores = Some(8.0);
+            h.cpu_pct = Some(quota_pct);
+        }
+        for a in &mut s.apps {
+            a.cpu_pct = app_cpu;
+        }
+    }
+    samples
+}
+
+#[test]
+fn in_a_container_other_tenants_load_raises_no_data_loader_hint_but_the_jobs_own_cpu_does() {
+    // The machine shows a saturated core, but it is not the job's: the job's process is at 20 %
+    // of a core and the container at 30 % of its quota.
+    let quiet = in_container(load("data_loader_bound.csv"), 30.0, Some(20.0));
+    assert!(hints(&quiet).is_empty(), "{:#?}", hints(&quiet));
+    // The job's own process holds a full core: the single-process loader.
+    let hot = in_container(load("data_loader_bound.csv"), 30.0, Some(99.0));
+    let h = hints(&hot);
+    assert_eq!(h.len(), 1, "{h:#?}");
+    assert_eq!(h[0].kind, HintKind::DataLoader);
+    assert_eq!(
+        h[0].evidence[1].key,
+        "monitor.evidence.process_cpu_saturated"
+    );
+    assert_eq!(h[0].evidence[1].params["pid"], 4242.0);
+    assert_eq!(h[0].next_steps[0], "monitor.step.num_workers");
+    // The container's quota is full (loader workers on every core it may use).
+    let full = in_container(load("data_loader_bound.csv"), 97.0, None);
+    let h = hints(&full);
+    assert_eq!(h[0].evidence[1].key, "monitor.evidence.cpu_quota_saturated");
+    assert_eq!(h[0].evidence[1].params["cores"], 8.0);
+    assert_eq!(h[0].next_steps[0], "monitor.step.pretokenise");
+}

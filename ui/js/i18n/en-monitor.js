@@ -14,6 +14,10 @@ export default {
     'GPU utilisation averaged {util_pct} % (below {threshold_pct} %) while a job holds memory',
   'monitor.evidence.some_cores_saturated': '{saturated} of {cores} CPU cores at or above {threshold_pct} %',
   'monitor.evidence.all_cores_saturated': 'All CPU cores busy: {saturated} of {cores} at or above {threshold_pct} %',
+  'monitor.evidence.cpu_quota_saturated':
+    'The container uses {cpu_pct} % of its {cores}-core CPU quota (at or above {threshold_pct} %)',
+  'monitor.evidence.process_cpu_saturated':
+    'The job’s process {pid} keeps a CPU core {cpu_pct} % busy (at or above {threshold_pct} %)',
   'monitor.evidence.gpu_idle_memory_held':
     'GPU utilisation {util_pct} % for {seconds} s while {memory_mib} MiB of VRAM are held',
   'monitor.evidence.process_holds_memory': 'Process {pid} holds {memory_mib} MiB',

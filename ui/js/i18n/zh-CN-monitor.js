@@ -12,6 +12,10 @@ export default {
   'monitor.evidence.gpu_util_low': 'GPU 利用率平均 {util_pct}%（低于 {threshold_pct}%），同时任务占着显存',
   'monitor.evidence.some_cores_saturated': '{cores} 个 CPU 核心中有 {saturated} 个 ≥ {threshold_pct}%',
   'monitor.evidence.all_cores_saturated': '所有 CPU 核心都很忙：{cores} 个中 {saturated} 个 ≥ {threshold_pct}%',
+  'monitor.evidence.cpu_quota_saturated':
+    '容器用掉了 {cores} 核 CPU 配额的 {cpu_pct} %（达到或超过 {threshold_pct} %）',
+  'monitor.evidence.process_cpu_saturated':
+    '任务进程 {pid} 让一个 CPU 核心忙到 {cpu_pct} %（达到或超过 {threshold_pct} %）',
   'monitor.evidence.gpu_idle_memory_held': 'GPU 利用率 {util_pct}% 持续 {seconds} 秒，同时占用 {memory_mib} MiB 显存',
   'monitor.evidence.process_holds_memory': '进程 {pid} 占用 {memory_mib} MiB',
   'monitor.evidence.iowait_high': 'CPU 有 {iowait_pct}% 的时间在等磁盘（超过 {threshold_pct}%）',

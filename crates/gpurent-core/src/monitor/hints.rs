@@ -224,12 +224,28 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
 
     // GPU waiting while the CPU is saturated (one core: a single-process loader; all: CPU-bound).
     let low_util_with_job = mostly(rows, |r| Some(r.0.util_gpu_pct? < LOW_UTIL && held(r)));
+    // The job's own process at a full core (its own CPU time: neither the machine's other
+    // tenants nor its other processes bend it); in a container, the quota full (the machine's
+    // cores are other tenants' too); on a whole machine, its busiest core.
+    let proc_hot = |r: &Row<'_>| {
+        r.2.iter()
+            .filter_map(|a| Some((a.pid?, a.cpu_pct?)))
+            .filter(|(_, c)| *c >= SATURATED_CORE)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
     let cpu_bound = mostly(rows, |r| {
+        if proc_hot(r).is_some() {
+            return Some(true);
+        }
         let h = r.1?;
+        if h.in_container {
+            return Some(h.cpu_pct? >= SATURATED_CORE);
+        }
         Some(busiest(h)? >= SATURATED_CORE)
     });
     if low_util_with_job && cpu_bound {
         let hosts: Vec<&HostSample> = rows.iter().filter_map(|r| r.1).collect();
+        let container = hosts.last().is_some_and(|h| h.in_container);
         let cores = hosts.last().map_or(0, |h| h.cores_pct.len());
         let sat = mean(
             &hosts
@@ -238,7 +254,12 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
                 .collect::<Vec<_>>(),
         )
         .unwrap_or(0.0);
-        let all = cores > 0 && sat >= 0.8 * cores as f64;
+        let quota_pct = mean(&hosts.iter().filter_map(|h| h.cpu_pct).collect::<Vec<_>>());
+        let all = if container {
+            quota_pct.is_some_and(|p| p >= SATURATED_CORE)
+        } else {
+            cores > 0 && sat >= 0.8 * cores as f64
+        };
         let mut evidence = vec![ev(
             "monitor.evidence.gpu_util_low",
             &[
@@ -246,18 +267,40 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
                 ("threshold_pct", LOW_UTIL),
             ],
         )];
-        evidence.push(ev(
-            if all {
-                "monitor.evidence.all_cores_saturated"
-            } else {
-                "monitor.evidence.some_cores_saturated"
-            },
-            &[
-                ("saturated", sat.round()),
-                ("cores", cores as f64),
-                ("threshold_pct", SATURATED_CORE),
-            ],
-        ));
+        let hot = rows.iter().rev().find_map(proc_hot);
+        if container && all {
+            let limit = hosts.last().and_then(|h| h.cpu_limit_cores).unwrap_or(0.0);
+            evidence.push(ev(
+                "monitor.evidence.cpu_quota_saturated",
+                &[
+                    ("cpu_pct", quota_pct.unwrap_or(0.0)),
+                    ("cores", limit),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        } else if let (Some((pid, pct)), false) = (hot, all) {
+            evidence.push(ev(
+                "monitor.evidence.process_cpu_saturated",
+                &[
+                    ("pid", pid as f64),
+                    ("cpu_pct", pct),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        } else {
+            evidence.push(ev(
+                if all {
+                    "monitor.evidence.all_cores_saturated"
+                } else {
+                    "monitor.evidence.some_cores_saturated"
+                },
+                &[
+                    ("saturated", sat.round()),
+                    ("cores", cores as f64),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        }
         let steps: &[&str] = if all {
             &[
                 "monitor.step.pretokenise",

@@ -37,6 +37,8 @@ const POLL_IDLE: Duration = Duration::from_millis(100);
 
 /// What the stream tells its caller, as it happens. Times are the local clock's (ms since the
 /// Unix epoch) when the sample arrived.
+// A host sample is larger than the other events; events are moved once each, not stored.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TelemetryEvent {
