@@ -377,3 +377,60 @@ fn in_a_container_the_host_figures_are_the_cgroups_and_gpu_processes_carry_their
         Some("/usr/local/bin/ollama runner --port 41077")
     );
 }
+
+#[test]
+fn a_link_that_dies_silently_stalls_reconnects_and_leaves_one_loop_on_the_host() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[Gpu::busy(44)], &[]) else {
+        return;
+    };
+    let proxy = DelayProxy::start(
+        format!("127.0.0.1:{}", h.sshd.port())
+            .parse()
+            .expect("addr"),
+        Duration::ZERO,
+    )
+    .expect("proxy");
+    let bin = h.host.bin().display().to_string();
+    let loops = || {
+        remote_processes("-lms")
+            .into_iter()
+            .filter(|l| l.contains(&bin))
+            .count()
+    };
+    let mut dropped = false;
+    let mut after_reconnect = Vec::new();
+    let evs = watch(&h, proxy.port(), &fast(), |ev, seen| {
+        if matches!(ev, TelemetryEvent::Gpus { .. }) && count_gpus(seen) == 2 && !dropped {
+            dropped = true;
+            proxy.drop_silently();
+        }
+        let after = seen
+            .iter()
+            .skip_while(|e| !matches!(e, TelemetryEvent::Disconnected { .. }))
+            .filter(|e| matches!(e, TelemetryEvent::Gpus { .. }))
+            .count();
+        if after >= 2 {
+            after_reconnect.push(loops());
+        }
+        if after >= 4 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let lost = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Disconnected { code, .. } => Some(code.clone()),
+            _ => None,
+        })
+        .expect("the silent drop is noticed");
+    assert_eq!(lost, "stalled");
+    // The silenced connection is still open on the host (sshd has heard nothing), but its loop
+    // was ended by the new stream: one nvidia-smi loop, not one per connection.
+    assert!(!after_reconnect.is_empty());
+    assert!(
+        after_reconnect.iter().all(|n| *n == 1),
+        "loops on the host while streaming again: {after_reconnect:?}"
+    );
+}

@@ -531,6 +531,42 @@ pub fn proc_loop_script(interval_ms: u64, apps: Option<&str>, apps_every: u32) -
     )
 }
 
+/// [`proc_loop_script`] for the telemetry stream: each snapshot is read whole, then written
+/// through `timeout` (where the host has it): a write that blocks for `write_limit_s` (the
+/// connection died without a FIN, and sshd stopped reading) ends the loop instead of hanging for
+/// hours; and the loop ends when the process `$pp` (the shell of the SSH session that started it)
+/// is gone.
+pub fn guarded_loop_script(
+    interval_ms: u64,
+    apps: Option<&str>,
+    apps_every: u32,
+    write_limit_s: u32,
+) -> String {
+    let secs = format!("{}.{:03}", interval_ms / 1000, interval_ms % 1000);
+    let apps = match apps {
+        Some(cmd) => format!(
+            "if [ $((i % {every})) -eq 0 ]; then echo '==> apps <=='; a=$({cmd} 2>&1); echo \"$a\"; \
+             for p in $(echo \"$a\" | sed -n 's/^[^,]*, *\\([0-9][0-9]*\\) *,.*/\\1/p'); do \
+             s=$(cat 2>/dev/null \"$r/proc/$p/stat\") && echo \"stat $s\"; \
+             c=$(tr '\\000\\n' '  ' 2>/dev/null <\"$r/proc/$p/cmdline\" | cut -c1-400) && echo \"cmd $p $c\"; \
+             done; echo '==> apps end <=='; fi; ",
+            every = apps_every.max(1)
+        ),
+        None => String::new(),
+    };
+    let files: Vec<String> = PROC_FILES
+        .iter()
+        .chain(CGROUP_FILES)
+        .map(|f| format!("\"$r\"{f}"))
+        .collect();
+    format!(
+        "r=${{GPURENT_PROC_ROOT:-}}; i=0; to=; command -v timeout >/dev/null 2>&1 && to=\"timeout {write_limit_s}\"; \
+         while kill -0 \"$pp\" 2>/dev/null; do o=$(head -n 4000 {files} 2>/dev/null; {apps}echo '==> end <=='); \
+         printf '%s\\n' \"$o\" | $to cat || exit 0; i=$((i+1)); sleep {secs} || exit 0; done",
+        files = files.join(" "),
+    )
+}
+
 #[cfg(test)]
 #[path = "host_tests.rs"]
 mod tests;
