@@ -118,20 +118,31 @@ fn transient(e: &RemoteError) -> bool {
     )
 }
 
-/// Splits chunks into lines.
+/// The longest line kept: a longer one (no telemetry line is) is dropped up to its newline.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Splits chunks into lines; the partial line is bounded by [`MAX_LINE`].
 #[derive(Debug, Default)]
-struct Lines(Vec<u8>);
+struct Lines(Vec<u8>, bool);
 
 impl Lines {
     fn push(&mut self, data: &[u8], out: &mut dyn FnMut(&str)) {
         self.0.extend_from_slice(data);
         let mut start = 0;
         while let Some(i) = self.0[start..].iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&self.0[start..start + i]);
-            out(line.trim_end_matches('\r'));
+            if !self.1 {
+                let line = String::from_utf8_lossy(&self.0[start..start + i]);
+                out(line.trim_end_matches('\r'));
+            }
+            self.1 = false;
             start += i + 1;
         }
         self.0.drain(..start);
+        if self.0.len() > MAX_LINE {
+            // Skip the rest of this line (its end comes in a later chunk).
+            self.0.clear();
+            self.1 = true;
+        }
     }
 }
 
@@ -504,6 +515,19 @@ mod tests {
         assert!(c.contains("gpurent-telemetry-t1.pid"));
         let no_gpu = stream_command(None, &StreamOptions::default(), "t1").expect("cmd");
         assert!(!no_gpu.contains("nvidia-smi"));
+    }
+
+    #[test]
+    fn an_endless_line_is_dropped_not_buffered() {
+        let mut l = Lines::default();
+        let mut got = Vec::new();
+        let chunk = vec![b'x'; 40 * 1024];
+        for _ in 0..100 {
+            l.push(&chunk, &mut |s| got.push(s.to_string()));
+            assert!(l.0.len() <= MAX_LINE + chunk.len());
+        }
+        l.push(b"tail\nnext\n", &mut |s| got.push(s.to_string()));
+        assert_eq!(got, vec!["next"]);
     }
 
     #[test]
