@@ -3,4 +3,14 @@
 /**
  * One process using a GPU.
  */
-export type ComputeApp = { gpu_uuid: string | null, pid: number | null, used_memory_mib: number | null, };
+export type ComputeApp = { gpu_uuid: string | null, pid: number | null, used_memory_mib: number | null, 
+/**
+ * The process's command line (from the host's `/proc/PID/cmdline`; `None` when the host
+ * could not read it, e.g. a PID from outside a container).
+ */
+command: string | null, 
+/**
+ * The process's own CPU use since the previous reading, percent of one core (100 = one core
+ * busy all the time; more for several threads).
+ */
+cpu_pct: number | null, };

@@ -14,7 +14,15 @@ util_gpu_pct: number | null,
 /**
  * Percent of the sample period during which device memory was read or written.
  */
-util_memory_pct: number | null, memory_used_mib: number | null, memory_total_mib: number | null, temperature_c: number | null, power_draw_w: number | null, power_limit_w: number | null, clock_sm_mhz: number | null, pcie_gen: number | null, pcie_width: number | null, 
+util_memory_pct: number | null, memory_used_mib: number | null, memory_total_mib: number | null, temperature_c: number | null, power_draw_w: number | null, power_limit_w: number | null, 
+/**
+ * The card's default power limit: a `power_limit_w` below it was lowered by the host.
+ */
+power_default_limit_w: number | null, clock_sm_mhz: number | null, 
+/**
+ * The highest SM clock the card runs at.
+ */
+clock_max_sm_mhz: number | null, pcie_gen: number | null, pcie_width: number | null, 
 /**
  * The active clock event reasons; `None` when the driver reported none of them.
  */

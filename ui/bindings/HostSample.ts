@@ -24,4 +24,13 @@ mem_used_mib: number | null, disk_read_bytes: number | null, disk_written_bytes:
 /**
  * Every interface but `lo`.
  */
-net_rx_bytes: number | null, net_tx_bytes: number | null, net_rx_bps: number | null, net_tx_bps: number | null, };
+net_rx_bytes: number | null, net_tx_bytes: number | null, net_rx_bps: number | null, net_tx_bps: number | null, 
+/**
+ * CPU and RAM are the container's (cgroup v2), not the physical machine's: `cpu_pct` is
+ * against the quota, `cores_pct` and `cpu_iowait_pct` (the machine's) are left out.
+ */
+in_container: boolean, 
+/**
+ * The container's CPU quota in cores (`None`: no quota, or not in a container).
+ */
+cpu_limit_cores: number | null, };

@@ -186,6 +186,9 @@ fn english(key: &str) -> &str {
             "the card is too hot and slows down: the host is slowing it"
         }
         "monitor.hint.power_throttle" => "the card is held back for power",
+        "monitor.hint.hw_slowdown" => {
+            "the hardware cuts the clocks: heat, a power brake or the power supply"
+        }
         "monitor.hint.idle_with_memory" => {
             "a process holds GPU memory but the GPU does nothing: waiting on I/O or stalled"
         }
@@ -208,6 +211,9 @@ fn english(key: &str) -> &str {
         "monitor.step.estimate" => "check the fit with gpurent estimate",
         "monitor.step.other_host" => "move to another host",
         "monitor.step.ask_provider_cooling" => "tell the provider: the card overheats",
+        "monitor.step.ask_provider_hw_slowdown" => {
+            "tell the provider: the card reports a hardware slowdown"
+        }
         "monitor.step.check_power_limit" => {
             "compare power.limit with the card's default (nvidia-smi -q -d POWER)"
         }

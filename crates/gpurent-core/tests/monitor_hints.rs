@@ -32,6 +32,13 @@ fn load(name: &str) -> Vec<Sample> {
         .map(|l| {
             let cells: Vec<&str> = l.split(',').collect();
             let c = |name: &str| cells[header.iter().position(|h| *h == name).expect(name)];
+            // Columns only some traces have ('?' where a trace lacks them).
+            let opt = |name: &str| {
+                header
+                    .iter()
+                    .position(|h| *h == name)
+                    .map_or("?", |i| cells[i])
+            };
             let uuid = c("uuid").to_string();
             let gpu = GpuRow {
                 index: num(c("gpu")).map(|n| n as u32),
@@ -44,7 +51,9 @@ fn load(name: &str) -> Vec<Sample> {
                 temperature_c: num(c("temp_c")),
                 power_draw_w: num(c("power_w")),
                 power_limit_w: num(c("power_limit_w")),
+                power_default_limit_w: num(opt("power_default_w")),
                 clock_sm_mhz: num(c("sm_mhz")),
+                clock_max_sm_mhz: num(opt("sm_max_mhz")),
                 pcie_gen: Some(4),
                 pcie_width: Some(16),
                 throttle: match c("throttle") {
@@ -72,11 +81,15 @@ fn load(name: &str) -> Vec<Sample> {
                 a => a
                     .split(';')
                     .map(|p| {
-                        let (pid, mib) = p.split_once(':').expect("pid:mib");
+                        // pid:MiB, or pid:MiB:command line
+                        let mut f = p.splitn(3, ':');
+                        let (pid, mib) = (f.next().expect("pid"), f.next().expect("mib"));
                         ComputeApp {
                             gpu_uuid: Some(uuid.clone()),
                             pid: pid.parse().ok(),
                             used_memory_mib: mib.parse().ok(),
+                            command: f.next().map(str::to_string),
+                            cpu_pct: None,
                         }
                     })
                     .collect(),
@@ -102,6 +115,11 @@ const TABLE: &[Row] = &[
     ("healthy.csv", &[], None),
     ("healthy_missing_fields.csv", &[], None),
     ("idle_empty.csv", &[], None),
+    // Healthy runs that look like trouble to a naive rule: full load at the default power cap,
+    // and servers that hold memory while they wait for requests.
+    ("h100_training_at_cap.csv", &[], None),
+    ("served_model_idle.csv", &[], None),
+    ("notebook_kernel_idle.csv", &[], None),
     (
         "data_loader_bound.csv",
         &[HintKind::DataLoader],
@@ -142,6 +160,30 @@ const TABLE: &[Row] = &[
         Some((
             "monitor.evidence.power_brake_active",
             "monitor.step.check_power_limit",
+        )),
+    ),
+    (
+        "power_cap_lowered.csv",
+        &[HintKind::PowerThrottle],
+        Some((
+            "monitor.evidence.power_limit_lowered",
+            "monitor.step.check_power_limit",
+        )),
+    ),
+    (
+        "power_cap_clocks_sag.csv",
+        &[HintKind::PowerThrottle],
+        Some((
+            "monitor.evidence.power_cap_clocks_low",
+            "monitor.step.check_power_limit",
+        )),
+    ),
+    (
+        "hw_slowdown.csv",
+        &[HintKind::HwSlowdown],
+        Some((
+            "monitor.evidence.hw_slowdown_active",
+            "monitor.step.other_host",
         )),
     ),
     (
@@ -221,6 +263,9 @@ fn the_evidence_carries_the_measured_numbers() {
 fn what_the_driver_reports_is_not_marked_heuristic_and_guesses_are() {
     assert!(!hints(&load("throttled_thermal.csv"))[0].heuristic);
     assert!(!hints(&load("power_brake.csv"))[0].heuristic);
+    assert!(!hints(&load("power_cap_lowered.csv"))[0].heuristic);
+    assert!(!hints(&load("hw_slowdown.csv"))[0].heuristic);
+    assert!(hints(&load("power_cap_clocks_sag.csv"))[0].heuristic);
     for f in [
         "data_loader_bound.csv",
         "idle_stalled.csv",
@@ -320,4 +365,72 @@ fn every_key_a_hint_carries_is_translated_with_its_numbers() {
             }
         }
     }
+}
+
+#[test]
+fn a_lowered_limit_carries_the_default_and_a_served_model_beside_a_stalled_job_is_left_out() {
+    let low = &hints(&load("power_cap_lowered.csv"))[0];
+    assert_eq!(low.evidence[0].params["limit_w"], 450.0);
+    assert_eq!(low.evidence[0].params["default_w"], 700.0);
+    // A stalled job and an idle served model on the same card: the hint names the job only.
+    let mut both = load("idle_stalled.csv");
+    let served = load("served_model_idle.csv");
+    for (s, m) in both.iter_mut().zip(&served) {
+        s.apps.extend(m.apps.iter().cloned().map(|mut a| {
+            a.gpu_uuid = s.gpus[0].uuid.clone();
+            a
+        }));
+    }
+    let h = hints(&both);
+    assert_eq!(h.len(), 1, "{h:#?}");
+    assert_eq!(h[0].kind, HintKind::IdleWithMemory);
+    let pids: Vec<f64> = h[0]
+        .evidence
+        .iter()
+        .filter(|e| e.key == "monitor.evidence.process_holds_memory")
+        .map(|e| e.params["pid"])
+        .collect();
+    assert_eq!(pids, vec![4242.0]);
+}
+
+/// `samples` as a container would report them: `/proc` shows the machine (its cores as the trace
+/// has them: another tenant's load), the container's CPU is `quota_pct` of its quota, and the
+/// job's process uses `app_cpu` % of a core.
+fn in_container(mut samples: Vec<Sample>, quota_pct: f64, app_cpu: Option<f64>) -> Vec<Sample> {
+    for s in &mut samples {
+        if let Some(h) = &mut s.host {
+            h.in_container = true;
+            h.cpu_limit_cores = Some(8.0);
+            h.cpu_pct = Some(quota_pct);
+        }
+        for a in &mut s.apps {
+            a.cpu_pct = app_cpu;
+        }
+    }
+    samples
+}
+
+#[test]
+fn in_a_container_other_tenants_load_raises_no_data_loader_hint_but_the_jobs_own_cpu_does() {
+    // The machine shows a saturated core, but it is not the job's: the job's process is at 20 %
+    // of a core and the container at 30 % of its quota.
+    let quiet = in_container(load("data_loader_bound.csv"), 30.0, Some(20.0));
+    assert!(hints(&quiet).is_empty(), "{:#?}", hints(&quiet));
+    // The job's own process holds a full core: the single-process loader.
+    let hot = in_container(load("data_loader_bound.csv"), 30.0, Some(99.0));
+    let h = hints(&hot);
+    assert_eq!(h.len(), 1, "{h:#?}");
+    assert_eq!(h[0].kind, HintKind::DataLoader);
+    assert_eq!(
+        h[0].evidence[1].key,
+        "monitor.evidence.process_cpu_saturated"
+    );
+    assert_eq!(h[0].evidence[1].params["pid"], 4242.0);
+    assert_eq!(h[0].next_steps[0], "monitor.step.num_workers");
+    // The container's quota is full (loader workers on every core it may use).
+    let full = in_container(load("data_loader_bound.csv"), 97.0, None);
+    let h = hints(&full);
+    assert_eq!(h[0].evidence[1].key, "monitor.evidence.cpu_quota_saturated");
+    assert_eq!(h[0].evidence[1].params["cores"], 8.0);
+    assert_eq!(h[0].next_steps[0], "monitor.step.pretokenise");
 }

@@ -295,3 +295,142 @@ fn a_cut_mid_stream_reconnects_and_the_stream_goes_on() {
     );
     assert!(count_gpus(&evs[lost..]) >= 2);
 }
+
+#[test]
+fn in_a_container_the_host_figures_are_the_cgroups_and_gpu_processes_carry_their_command() {
+    // A Docker rental: /proc shows the machine (1 TiB, two busy cores), /sys/fs/cgroup the
+    // container's 2-core quota and 16 GiB limit; the GPU's process has its /proc entry.
+    let root = tempfile::tempdir().expect("root");
+    let p = root.path();
+    for d in ["proc/4242", "sys/fs/cgroup"] {
+        std::fs::create_dir_all(p.join(d)).expect("dir");
+    }
+    let files: &[(&str, &str)] = &[
+        ("proc/uptime", "5000.00 100.00\n"),
+        (
+            "proc/stat",
+            "cpu 9000 0 0 1000 0 0 0 0 0 0\ncpu0 4500 0 0 500 0 0 0 0 0 0\ncpu1 4500 0 0 500 0 0 0 0 0 0\n",
+        ),
+        ("proc/meminfo", "MemTotal: 1073741824 kB\nMemAvailable: 1000 kB\n"),
+        (
+            "proc/4242/stat",
+            "4242 (python3) R 1 4242 4242 0 -1 0 0 0 0 0 5000 100 0 0 20 0\n",
+        ),
+        ("proc/4242/cmdline", "/usr/local/bin/ollama\0runner\0--port\x0041077\0"),
+        ("sys/fs/cgroup/cpu.max", "200000 100000\n"),
+        ("sys/fs/cgroup/cpu.stat", "usage_usec 1000000\n"),
+        ("sys/fs/cgroup/memory.current", "4294967296\n"),
+        ("sys/fs/cgroup/memory.max", "17179869184\n"),
+    ];
+    for (f, text) in files {
+        std::fs::write(p.join(f), text).expect("write");
+    }
+    let root_s = p.display().to_string();
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("GPURENT_PROC_ROOT", root_s.as_str())],
+        &[Gpu::busy(0)],
+        &[],
+    ) else {
+        return;
+    };
+    write_apps(&h.state(), &[(0, 4242, 9_000)]);
+    let evs = watch(&h, h.sshd.port(), &fast(), |_, seen| {
+        let hosts = seen
+            .iter()
+            .filter(|e| matches!(e, TelemetryEvent::Host { .. }))
+            .count();
+        let apps = seen
+            .iter()
+            .any(|e| matches!(e, TelemetryEvent::Apps { .. }));
+        if hosts >= 2 && apps {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let host = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Host { host, .. } => Some(host),
+            _ => None,
+        })
+        .expect("host");
+    assert!(host.in_container, "{host:?}");
+    assert_eq!(host.cpu_limit_cores, Some(2.0));
+    assert_eq!(
+        host.mem_total_mib,
+        Some(16_384.0),
+        "the limit, not the machine's 1 TiB"
+    );
+    assert_eq!(host.mem_used_mib, Some(4_096.0));
+    assert!(host.cores_pct.is_empty());
+    let apps = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Apps { apps, .. } => Some(apps),
+            _ => None,
+        })
+        .expect("apps");
+    assert_eq!(
+        apps[0].command.as_deref(),
+        Some("/usr/local/bin/ollama runner --port 41077")
+    );
+}
+
+#[test]
+fn a_link_that_dies_silently_stalls_reconnects_and_leaves_one_loop_on_the_host() {
+    let Some(h) = LiveHost::start("ready_h100", &[], &[Gpu::busy(44)], &[]) else {
+        return;
+    };
+    let proxy = DelayProxy::start(
+        format!("127.0.0.1:{}", h.sshd.port())
+            .parse()
+            .expect("addr"),
+        Duration::ZERO,
+    )
+    .expect("proxy");
+    let bin = h.host.bin().display().to_string();
+    let loops = || {
+        remote_processes("-lms")
+            .into_iter()
+            .filter(|l| l.contains(&bin))
+            .count()
+    };
+    let mut dropped = false;
+    let mut after_reconnect = Vec::new();
+    let evs = watch(&h, proxy.port(), &fast(), |ev, seen| {
+        if matches!(ev, TelemetryEvent::Gpus { .. }) && count_gpus(seen) == 2 && !dropped {
+            dropped = true;
+            proxy.drop_silently();
+        }
+        let after = seen
+            .iter()
+            .skip_while(|e| !matches!(e, TelemetryEvent::Disconnected { .. }))
+            .filter(|e| matches!(e, TelemetryEvent::Gpus { .. }))
+            .count();
+        if after >= 2 {
+            after_reconnect.push(loops());
+        }
+        if after >= 4 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let lost = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Disconnected { code, .. } => Some(code.clone()),
+            _ => None,
+        })
+        .expect("the silent drop is noticed");
+    assert_eq!(lost, "stalled");
+    // The silenced connection is still open on the host (sshd has heard nothing), but its loop
+    // was ended by the new stream: one nvidia-smi loop, not one per connection.
+    assert!(!after_reconnect.is_empty());
+    assert!(
+        after_reconnect.iter().all(|n| *n == 1),
+        "loops on the host while streaming again: {after_reconnect:?}"
+    );
+}

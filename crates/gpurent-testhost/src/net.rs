@@ -4,6 +4,10 @@
 //! chunk it reads with "now + delay" and its writer sends it no earlier than that, in order. It
 //! shapes SSH round trips (what channel windows and SFTP pipelining react to), not TCP congestion,
 //! and adds no loss. A bounded queue per direction gives back-pressure.
+//!
+//! [`DelayProxy::drop_silently`] is a link that dies without a FIN or an RST (a NAT that forgot the
+//! flow, a cable pulled between two routers): both ends keep their sockets, nothing more arrives,
+//! and once the buffers fill their writes block.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -86,6 +90,9 @@ struct Shared {
     live: Mutex<Vec<TcpStream>>,
     forwarded: AtomicU64,
     cut_at: AtomicU64,
+    /// Connections numbered below this are dropped silently.
+    silent_below: AtomicU64,
+    next_id: AtomicU64,
 }
 
 impl Shared {
@@ -120,6 +127,8 @@ impl DelayProxy {
             live: Mutex::new(Vec::new()),
             forwarded: AtomicU64::new(0),
             cut_at: AtomicU64::new(u64::MAX),
+            silent_below: AtomicU64::new(0),
+            next_id: AtomicU64::new(0),
         });
         let sh = shared.clone();
         let thread = std::thread::spawn(move || {
@@ -162,6 +171,14 @@ impl DelayProxy {
         self.shared.cut_all();
     }
 
+    /// Drop every live connection silently: from now on nothing is read from or written to either
+    /// end, and neither end is closed (no FIN, no RST) — until the proxy is dropped. Connections
+    /// made afterwards are forwarded normally.
+    pub fn drop_silently(&self) {
+        let next = self.shared.next_id.load(Ordering::SeqCst);
+        self.shared.silent_below.store(next, Ordering::SeqCst);
+    }
+
     /// Cut every live connection once this many more bytes (both directions together) have been
     /// forwarded. New connections after the cut are forwarded normally.
     pub fn cut_after(&self, bytes: u64) {
@@ -193,22 +210,42 @@ fn wire(sh: &Arc<Shared>, client: TcpStream, server: TcpStream) -> io::Result<()
         live.push(client.try_clone()?);
         live.push(server.try_clone()?);
     }
-    pipe(sh.clone(), client.try_clone()?, server.try_clone()?)?;
-    pipe(sh.clone(), server, client)?;
+    let id = sh.next_id.fetch_add(1, Ordering::SeqCst);
+    pipe(sh.clone(), id, client.try_clone()?, server.try_clone()?)?;
+    pipe(sh.clone(), id, server, client)?;
     Ok(())
+}
+
+impl Shared {
+    fn silenced(&self, id: u64) -> bool {
+        id < self.silent_below.load(Ordering::SeqCst)
+    }
+
+    /// Park a silenced connection's thread until the proxy stops (its socket stays open).
+    fn park(&self) {
+        while !self.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 type Chunk = Option<(Instant, Vec<u8>)>;
 
 /// One direction: a reader thread stamps chunks, a writer thread releases them on time.
-fn pipe(sh: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) -> io::Result<()> {
+fn pipe(sh: Arc<Shared>, id: u64, mut from: TcpStream, mut to: TcpStream) -> io::Result<()> {
     let (tx, rx): (SyncSender<Chunk>, Receiver<Chunk>) = sync_channel(QUEUE_CHUNKS);
     let from_for_writer = from.try_clone()?;
     let sh_r = sh.clone();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
-            match from.read(&mut buf) {
+            let r = from.read(&mut buf);
+            if sh_r.silenced(id) {
+                // Read no more (the sender's buffers fill, as over a dead link) and close nothing.
+                sh_r.park();
+                return;
+            }
+            match r {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     let delay = sh_r.one_way.lock().map(|d| *d).unwrap_or_default();
@@ -234,6 +271,10 @@ fn pipe(sh: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) -> io::Result<(
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
+            }
+            if sh.silenced(id) {
+                sh.park();
+                return;
             }
             if to.write_all(&data).is_err() {
                 let _ = from_for_writer.shutdown(Shutdown::Both);
@@ -283,6 +324,42 @@ mod tests {
         c.set_read_timeout(Some(Duration::from_secs(10)))
             .expect("timeout");
         assert!(matches!(c.read(&mut one), Ok(0) | Err(_)), "cut ends it");
+    }
+
+    #[test]
+    fn a_silent_drop_delivers_nothing_more_and_closes_nothing() {
+        let echo = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = echo.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            for c in echo.incoming() {
+                let Ok(mut c) = c else { continue };
+                std::thread::spawn(move || {
+                    let mut r = c.try_clone().expect("clone");
+                    let _ = io::copy(&mut r, &mut c);
+                });
+            }
+        });
+        let proxy = DelayProxy::start(addr, Duration::ZERO).expect("proxy");
+        let mut c = TcpStream::connect(("127.0.0.1", proxy.port())).expect("connect");
+        c.set_read_timeout(Some(Duration::from_millis(500)))
+            .expect("timeout");
+        let mut b = [0u8; 4];
+        c.write_all(b"ping").expect("write");
+        c.read_exact(&mut b).expect("echo before the drop");
+        proxy.drop_silently();
+        c.write_all(b"pong").expect("the socket is still open");
+        let r = c.read(&mut b);
+        assert!(
+            matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut),
+            "neither data nor an end: {r:?}"
+        );
+        // A new connection goes through.
+        let mut d = TcpStream::connect(("127.0.0.1", proxy.port())).expect("connect");
+        d.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        d.write_all(b"next").expect("write");
+        d.read_exact(&mut b).expect("echo after the drop");
+        assert_eq!(&b, b"next");
     }
 
     #[test]

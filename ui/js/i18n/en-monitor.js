@@ -6,6 +6,7 @@ export default {
   'monitor.hint.oom_risk': 'VRAM is nearly full: a larger batch or a longer sequence runs out of memory',
   'monitor.hint.thermal_throttle': 'The card is too hot and slows itself down: the host is slowing it',
   'monitor.hint.power_throttle': 'The card is held back for power',
+  'monitor.hint.hw_slowdown': 'The hardware cuts the card’s clocks: heat, a power brake or the power supply',
   'monitor.hint.idle_with_memory': 'A process holds GPU memory but the GPU does nothing: waiting on I/O, or stalled',
   'monitor.hint.low_intensity': '“100 % busy” at a fraction of the power limit: small kernels, not a full chip',
   'monitor.heuristic': 'Heuristic: read from counters that cannot prove the cause',
@@ -13,6 +14,10 @@ export default {
     'GPU utilisation averaged {util_pct} % (below {threshold_pct} %) while a job holds memory',
   'monitor.evidence.some_cores_saturated': '{saturated} of {cores} CPU cores at or above {threshold_pct} %',
   'monitor.evidence.all_cores_saturated': 'All CPU cores busy: {saturated} of {cores} at or above {threshold_pct} %',
+  'monitor.evidence.cpu_quota_saturated':
+    'The container uses {cpu_pct} % of its {cores}-core CPU quota (at or above {threshold_pct} %)',
+  'monitor.evidence.process_cpu_saturated':
+    'The job’s process {pid} keeps a CPU core {cpu_pct} % busy (at or above {threshold_pct} %)',
   'monitor.evidence.gpu_idle_memory_held':
     'GPU utilisation {util_pct} % for {seconds} s while {memory_mib} MiB of VRAM are held',
   'monitor.evidence.process_holds_memory': 'Process {pid} holds {memory_mib} MiB',
@@ -25,6 +30,12 @@ export default {
     'The driver reports an external power brake: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
   'monitor.evidence.power_cap_active':
     'The card runs at its power cap: {power_w} W of {limit_w} W, SM clock {sm_mhz} MHz',
+  'monitor.evidence.power_limit_lowered':
+    'The power limit was lowered to {limit_w} W, below the card’s default of {default_w} W; it draws {power_w} W',
+  'monitor.evidence.power_cap_clocks_low':
+    'At its {limit_w} W power cap ({power_w} W) the SM clock fell to {sm_mhz} MHz of {max_mhz} MHz',
+  'monitor.evidence.hw_slowdown_active':
+    'The driver reports a hardware slowdown without naming heat or a power brake: {temperature_c} °C, {power_w} W, SM clock {sm_mhz} MHz',
   'monitor.evidence.busy_at_low_power': 'Utilisation {util_pct} % at {power_w} W of a {limit_w} W limit',
   'monitor.step.num_workers': 'Raise DataLoader num_workers (e.g. to the number of CPU cores per GPU)',
   'monitor.step.pin_memory': 'Set pin_memory=True and copy batches with non_blocking=True',
@@ -41,6 +52,8 @@ export default {
   'monitor.step.other_host': 'Move the job to another host',
   'monitor.step.ask_provider_cooling': 'Tell the provider the card overheats',
   'monitor.step.check_power_limit': 'Compare power.limit with the card’s default (nvidia-smi -q -d POWER)',
+  'monitor.step.ask_provider_hw_slowdown':
+    'Tell the provider the card reports a hardware slowdown (nvidia-smi -q -d PERFORMANCE)',
   'monitor.step.larger_batch': 'Raise the batch size so each kernel does more work',
   'monitor.step.profile': 'Profile a few steps (torch.profiler) to see the kernels',
   'monitor.note.util_is_kernel_time':

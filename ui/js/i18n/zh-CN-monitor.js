@@ -5,12 +5,17 @@ export default {
   'monitor.hint.oom_risk': '显存快满了：再大的 batch 或更长的序列会显存不足（OOM）',
   'monitor.hint.thermal_throttle': '显卡过热、自动降频：是这台主机在拖慢它',
   'monitor.hint.power_throttle': '显卡因供电/功耗被限速',
+  'monitor.hint.hw_slowdown': '硬件在压低显卡频率：可能是过热、外部功率制动或电源供电不足',
   'monitor.hint.idle_with_memory': '有进程占着显存，但 GPU 什么也没做：在等 I/O，或任务卡住了',
   'monitor.hint.low_intensity': '“100% 利用率”但功耗只有上限的一小部分：是一串小 kernel，不是满负荷',
   'monitor.heuristic': '经验判断：由无法证明原因的计数器推断',
   'monitor.evidence.gpu_util_low': 'GPU 利用率平均 {util_pct}%（低于 {threshold_pct}%），同时任务占着显存',
   'monitor.evidence.some_cores_saturated': '{cores} 个 CPU 核心中有 {saturated} 个 ≥ {threshold_pct}%',
   'monitor.evidence.all_cores_saturated': '所有 CPU 核心都很忙：{cores} 个中 {saturated} 个 ≥ {threshold_pct}%',
+  'monitor.evidence.cpu_quota_saturated':
+    '容器用掉了 {cores} 核 CPU 配额的 {cpu_pct} %（达到或超过 {threshold_pct} %）',
+  'monitor.evidence.process_cpu_saturated':
+    '任务进程 {pid} 让一个 CPU 核心忙到 {cpu_pct} %（达到或超过 {threshold_pct} %）',
   'monitor.evidence.gpu_idle_memory_held': 'GPU 利用率 {util_pct}% 持续 {seconds} 秒，同时占用 {memory_mib} MiB 显存',
   'monitor.evidence.process_holds_memory': '进程 {pid} 占用 {memory_mib} MiB',
   'monitor.evidence.iowait_high': 'CPU 有 {iowait_pct}% 的时间在等磁盘（超过 {threshold_pct}%）',
@@ -18,6 +23,12 @@ export default {
   'monitor.evidence.thermal_reason_active': '驱动报告温度降频：{temperature_c} °C，SM 频率 {sm_mhz} MHz',
   'monitor.evidence.power_brake_active': '驱动报告外部功率制动：{power_w} W / {limit_w} W，SM 频率 {sm_mhz} MHz',
   'monitor.evidence.power_cap_active': '显卡运行在功耗上限：{power_w} W / {limit_w} W，SM 频率 {sm_mhz} MHz',
+  'monitor.evidence.power_limit_lowered':
+    '功耗上限被调低到 {limit_w} W，低于显卡默认的 {default_w} W；当前功耗 {power_w} W',
+  'monitor.evidence.power_cap_clocks_low':
+    '在 {limit_w} W 功耗上限（当前 {power_w} W）下，SM 频率降到 {sm_mhz} MHz（最高 {max_mhz} MHz）',
+  'monitor.evidence.hw_slowdown_active':
+    '驱动报告硬件降速，但没有说明是过热还是功率制动：{temperature_c} °C，{power_w} W，SM 频率 {sm_mhz} MHz',
   'monitor.evidence.busy_at_low_power': '利用率 {util_pct}%，功耗 {power_w} W（上限 {limit_w} W）',
   'monitor.step.num_workers': '调大 DataLoader 的 num_workers（例如每块 GPU 对应的 CPU 核心数）',
   'monitor.step.pin_memory': '设置 pin_memory=True，并用 non_blocking=True 拷贝 batch',
@@ -34,6 +45,7 @@ export default {
   'monitor.step.other_host': '把任务换到另一台主机',
   'monitor.step.ask_provider_cooling': '告诉服务商这张卡过热',
   'monitor.step.check_power_limit': '对比 power.limit 与显卡默认值（nvidia-smi -q -d POWER）',
+  'monitor.step.ask_provider_hw_slowdown': '告诉服务商这张卡报告了硬件降速（nvidia-smi -q -d PERFORMANCE）',
   'monitor.step.larger_batch': '调大 batch size，让每个 kernel 做更多工作',
   'monitor.step.profile': '用 torch.profiler 分析几个 step，看看 kernel 情况',
   'monitor.note.util_is_kernel_time': 'GPU 利用率统计的是“有 kernel 在运行”的时间比例，不代表芯片被用满。',

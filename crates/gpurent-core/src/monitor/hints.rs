@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::hoststats::HostSample;
-use super::telemetry::{ComputeApp, GpuRow, ThrottleReason};
+use super::telemetry::{serves_requests, ComputeApp, GpuRow, ThrottleReason};
 
 /// Fewest samples a rule looks at.
 pub const MIN_SAMPLES: usize = 5;
@@ -37,6 +37,11 @@ pub const IOWAIT_HIGH: f64 = 20.0;
 /// Busy (util at or above) with power below this share of the limit: small or memory-bound kernels.
 pub const BUSY_UTIL: f64 = 90.0;
 pub const LOW_POWER_SHARE: f64 = 0.35;
+/// A power limit below this share of the card's default was lowered (by the host or provider).
+pub const LOWERED_LIMIT_SHARE: f64 = 0.95;
+/// At the power cap, an SM clock below this share of the card's maximum has sagged: a card
+/// working normally at its cap (an H100 training at 700 W) keeps most of its clock.
+pub const CLOCK_SAG_SHARE: f64 = 0.6;
 
 pub const NOTE_UTIL_MEANING: &str = "monitor.note.util_is_kernel_time";
 
@@ -58,8 +63,13 @@ pub enum HintKind {
     OomRisk,
     /// The driver lowers the clocks because the card is too hot.
     ThermalThrottle,
-    /// The driver lowers the clocks for power (cap or external power brake).
+    /// The driver lowers the clocks for power: an external power brake, or a power cap that was
+    /// lowered below the card's default or holds the clocks far below their maximum (a card at
+    /// its default cap under full load is working normally and raises nothing).
     PowerThrottle,
+    /// The hardware cuts the clocks (`hw_slowdown`) and the driver does not say why: heat, a
+    /// power brake or the power supply.
+    HwSlowdown,
     /// A process holds VRAM but the GPU does nothing: waiting on I/O, or stalled.
     IdleWithMemory,
     /// Utilisation near 100 % at a fraction of the power limit: busy, not necessarily working hard.
@@ -74,6 +84,7 @@ impl HintKind {
             HintKind::OomRisk => "monitor.hint.oom_risk",
             HintKind::ThermalThrottle => "monitor.hint.thermal_throttle",
             HintKind::PowerThrottle => "monitor.hint.power_throttle",
+            HintKind::HwSlowdown => "monitor.hint.hw_slowdown",
             HintKind::IdleWithMemory => "monitor.hint.idle_with_memory",
             HintKind::LowIntensity => "monitor.hint.low_intensity",
         }
@@ -173,6 +184,25 @@ pub fn hints(samples: &[Sample]) -> Vec<Hint> {
 
 type Row<'a> = (&'a GpuRow, Option<&'a HostSample>, Vec<&'a ComputeApp>);
 
+/// A process that holds memory on purpose while idle: a served model or a notebook kernel.
+fn serving(a: &ComputeApp) -> bool {
+    a.command.as_deref().is_some_and(serves_requests)
+}
+
+/// Memory is held by something other than a server waiting for requests: every process that
+/// holds memory is known and serves requests, or no process is known and the card's memory is
+/// taken.
+fn held_by_job(r: &Row<'_>) -> bool {
+    let holders: Vec<&&ComputeApp> =
+        r.2.iter()
+            .filter(|a| a.used_memory_mib.is_none_or(|m| m > 0.0))
+            .collect();
+    if !holders.is_empty() && holders.iter().all(|a| serving(a)) {
+        return false;
+    }
+    held(r)
+}
+
 fn held(r: &Row<'_>) -> bool {
     r.0.memory_used_mib.is_some_and(|m| m > HELD_MIB)
         || r.2
@@ -194,12 +224,28 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
 
     // GPU waiting while the CPU is saturated (one core: a single-process loader; all: CPU-bound).
     let low_util_with_job = mostly(rows, |r| Some(r.0.util_gpu_pct? < LOW_UTIL && held(r)));
+    // The job's own process at a full core (its own CPU time: neither the machine's other
+    // tenants nor its other processes bend it); in a container, the quota full (the machine's
+    // cores are other tenants' too); on a whole machine, its busiest core.
+    let proc_hot = |r: &Row<'_>| {
+        r.2.iter()
+            .filter_map(|a| Some((a.pid?, a.cpu_pct?)))
+            .filter(|(_, c)| *c >= SATURATED_CORE)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
     let cpu_bound = mostly(rows, |r| {
+        if proc_hot(r).is_some() {
+            return Some(true);
+        }
         let h = r.1?;
+        if h.in_container {
+            return Some(h.cpu_pct? >= SATURATED_CORE);
+        }
         Some(busiest(h)? >= SATURATED_CORE)
     });
     if low_util_with_job && cpu_bound {
         let hosts: Vec<&HostSample> = rows.iter().filter_map(|r| r.1).collect();
+        let container = hosts.last().is_some_and(|h| h.in_container);
         let cores = hosts.last().map_or(0, |h| h.cores_pct.len());
         let sat = mean(
             &hosts
@@ -208,7 +254,12 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
                 .collect::<Vec<_>>(),
         )
         .unwrap_or(0.0);
-        let all = cores > 0 && sat >= 0.8 * cores as f64;
+        let quota_pct = mean(&hosts.iter().filter_map(|h| h.cpu_pct).collect::<Vec<_>>());
+        let all = if container {
+            quota_pct.is_some_and(|p| p >= SATURATED_CORE)
+        } else {
+            cores > 0 && sat >= 0.8 * cores as f64
+        };
         let mut evidence = vec![ev(
             "monitor.evidence.gpu_util_low",
             &[
@@ -216,18 +267,40 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
                 ("threshold_pct", LOW_UTIL),
             ],
         )];
-        evidence.push(ev(
-            if all {
-                "monitor.evidence.all_cores_saturated"
-            } else {
-                "monitor.evidence.some_cores_saturated"
-            },
-            &[
-                ("saturated", sat.round()),
-                ("cores", cores as f64),
-                ("threshold_pct", SATURATED_CORE),
-            ],
-        ));
+        let hot = rows.iter().rev().find_map(proc_hot);
+        if container && all {
+            let limit = hosts.last().and_then(|h| h.cpu_limit_cores).unwrap_or(0.0);
+            evidence.push(ev(
+                "monitor.evidence.cpu_quota_saturated",
+                &[
+                    ("cpu_pct", quota_pct.unwrap_or(0.0)),
+                    ("cores", limit),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        } else if let (Some((pid, pct)), false) = (hot, all) {
+            evidence.push(ev(
+                "monitor.evidence.process_cpu_saturated",
+                &[
+                    ("pid", pid as f64),
+                    ("cpu_pct", pct),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        } else {
+            evidence.push(ev(
+                if all {
+                    "monitor.evidence.all_cores_saturated"
+                } else {
+                    "monitor.evidence.some_cores_saturated"
+                },
+                &[
+                    ("saturated", sat.round()),
+                    ("cores", cores as f64),
+                    ("threshold_pct", SATURATED_CORE),
+                ],
+            ));
+        }
         let steps: &[&str] = if all {
             &[
                 "monitor.step.pretokenise",
@@ -249,8 +322,11 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
             steps,
             &[NOTE_UTIL_MEANING],
         ));
-    } else if mostly(rows, |r| Some(r.0.util_gpu_pct? <= IDLE_UTIL && held(r))) {
-        // A job holds memory and the GPU does nothing (and the CPU is not the reason).
+    } else if mostly(rows, |r| {
+        Some(r.0.util_gpu_pct? <= IDLE_UTIL && held_by_job(r))
+    }) {
+        // A job holds memory and the GPU does nothing (and the CPU is not the reason). A served
+        // model or a notebook kernel waiting for requests is idle by design: not a stalled job.
         let last = &rows[rows.len() - 1];
         let mib = last.0.memory_used_mib.unwrap_or(0.0);
         let mut evidence = vec![ev(
@@ -261,7 +337,7 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
                 ("seconds", span_s(rows)),
             ],
         )];
-        for a in &last.2 {
+        for a in last.2.iter().filter(|a| !serving(a)) {
             if let Some(pid) = a.pid {
                 evidence.push(ev(
                     "monitor.evidence.process_holds_memory",
@@ -364,31 +440,87 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
         ));
     }
     let brake = reason_share(|t| t == ThrottleReason::HwPowerBrakeSlowdown);
-    if brake || reason_share(|t| t == ThrottleReason::SwPowerCap) {
-        let draws: Vec<f64> = working.iter().filter_map(|r| r.0.power_draw_w).collect();
-        let limit = working
-            .iter()
-            .rev()
-            .find_map(|r| r.0.power_limit_w)
-            .unwrap_or(0.0);
+    let at_cap = reason_share(|t| t == ThrottleReason::SwPowerCap);
+    let draws: Vec<f64> = working.iter().filter_map(|r| r.0.power_draw_w).collect();
+    let last_of = |f: fn(&GpuRow) -> Option<f64>| working.iter().rev().find_map(|r| f(r.0));
+    let limit = last_of(|g| g.power_limit_w);
+    let default = last_of(|g| g.power_default_limit_w);
+    let max_clock = last_of(|g| g.clock_max_sm_mhz);
+    // At the cap, something is wrong only if the cap was lowered or the clocks sag far below
+    // their maximum; a card at its default cap under full load is working as designed.
+    let lowered = match (limit, default) {
+        (Some(l), Some(d)) if d > 0.0 => l < LOWERED_LIMIT_SHARE * d,
+        _ => false,
+    };
+    let sagging = match (mean(&clocks), max_clock) {
+        (Some(c), Some(m)) if m > 0.0 => c < CLOCK_SAG_SHARE * m,
+        _ => false,
+    };
+    if brake || (at_cap && (lowered || sagging)) {
+        let (power_w, limit_w, sm_mhz) = (
+            mean(&draws).unwrap_or(0.0),
+            limit.unwrap_or(0.0),
+            mean(&clocks).unwrap_or(0.0),
+        );
+        let evidence = if brake {
+            ev(
+                "monitor.evidence.power_brake_active",
+                &[
+                    ("power_w", power_w),
+                    ("limit_w", limit_w),
+                    ("sm_mhz", sm_mhz),
+                ],
+            )
+        } else if lowered {
+            ev(
+                "monitor.evidence.power_limit_lowered",
+                &[
+                    ("power_w", power_w),
+                    ("limit_w", limit_w),
+                    ("default_w", default.unwrap_or(0.0)),
+                ],
+            )
+        } else {
+            ev(
+                "monitor.evidence.power_cap_clocks_low",
+                &[
+                    ("power_w", power_w),
+                    ("limit_w", limit_w),
+                    ("sm_mhz", sm_mhz),
+                    ("max_mhz", max_clock.unwrap_or(0.0)),
+                ],
+            )
+        };
         out.push(hint(
             HintKind::PowerThrottle,
             gpu,
-            // A card at its power cap under full load can be normal; a power brake is the host's.
-            !brake,
+            // A brake or a lowered limit is what the driver reports; a sagging clock is a reading.
+            !brake && !lowered,
+            vec![evidence],
+            &["monitor.step.check_power_limit", "monitor.step.other_host"],
+            &[],
+        ));
+    }
+    // The hardware cuts the clocks for a reason the driver does not name (and neither heat nor a
+    // brake was reported beside it).
+    let thermal = reason_share(ThrottleReason::is_thermal);
+    if !thermal && !brake && reason_share(|t| t == ThrottleReason::HwSlowdown) {
+        out.push(hint(
+            HintKind::HwSlowdown,
+            gpu,
+            false,
             vec![ev(
-                if brake {
-                    "monitor.evidence.power_brake_active"
-                } else {
-                    "monitor.evidence.power_cap_active"
-                },
+                "monitor.evidence.hw_slowdown_active",
                 &[
+                    ("temperature_c", mean(&temps).unwrap_or(0.0)),
                     ("power_w", mean(&draws).unwrap_or(0.0)),
-                    ("limit_w", limit),
                     ("sm_mhz", mean(&clocks).unwrap_or(0.0)),
                 ],
             )],
-            &["monitor.step.check_power_limit", "monitor.step.other_host"],
+            &[
+                "monitor.step.other_host",
+                "monitor.step.ask_provider_hw_slowdown",
+            ],
             &[],
         ));
     }
@@ -396,10 +528,10 @@ fn gpu_hints(gpu: Option<u32>, rows: &[Row<'_>]) -> Vec<Hint> {
     // "100 % busy" at a fraction of the power limit, with no slowdown to explain the low power.
     if mostly(rows, |r| {
         let limit = r.0.power_limit_w?;
-        let slowed =
-            r.0.throttle
-                .as_ref()
-                .is_some_and(|t| t.iter().any(|x| x.is_power() || x.is_thermal()));
+        let slowed = r.0.throttle.as_ref().is_some_and(|t| {
+            t.iter()
+                .any(|x| x.is_power() || x.is_thermal() || x.is_hardware())
+        });
         Some(
             r.0.util_gpu_pct? >= BUSY_UTIL
                 && r.0.power_draw_w? < LOW_POWER_SHARE * limit

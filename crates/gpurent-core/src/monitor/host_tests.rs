@@ -197,3 +197,140 @@ fn the_loop_reads_under_a_proc_root_when_the_host_sets_one() {
     assert_eq!(s[0].mem_total_kib, Some(2048));
     assert_eq!(s[0].cpu, None, "no stat file there");
 }
+
+/// A container's snapshot: the machine's `/proc` (64 cores, 1 TiB, other tenants busy) and the
+/// container's cgroup v2 files (a 4-core quota, 32 GiB).
+fn container_text(up: f64, machine_busy: u64, usage_usec: u64) -> String {
+    let mut t = format!("==> /proc/uptime <==\n{up:.2} 1.00\n==> /proc/stat <==\n");
+    t += &format!("cpu {} 0 0 {} 0 0 0 0 0 0\n", machine_busy * 2, 1000);
+    t += &format!("cpu0 {machine_busy} 0 0 500 0 0 0 0 0 0\n");
+    t += &format!("cpu1 {machine_busy} 0 0 500 0 0 0 0 0 0\n");
+    t += "==> /proc/meminfo <==\nMemTotal: 1073741824 kB\nMemAvailable: 107374182 kB\n";
+    t += "==> /sys/fs/cgroup/cpu.max <==\n400000 100000\n";
+    t += &format!(
+        "==> /sys/fs/cgroup/cpu.stat <==\nusage_usec {usage_usec}\nuser_usec 1\nsystem_usec 1\n"
+    );
+    t += "==> /sys/fs/cgroup/memory.current <==\n8589934592\n";
+    t += "==> /sys/fs/cgroup/memory.max <==\n34359738368\n";
+    t += "==> /sys/fs/cgroup/memory.stat <==\nanon 1\nfile 2\ninactive_file 1073741824\n";
+    t += "==> end <==\n";
+    t
+}
+
+#[test]
+fn in_a_container_cpu_and_ram_are_the_cgroups_not_the_machines() {
+    // Two seconds apart: the machine's cores went from 0 to 1000 busy jiffies (other tenants),
+    // the container used 2 s of CPU of its 4-core quota (25 %).
+    let a = &snapshots(&container_text(100.0, 0, 10_000_000))[0];
+    let b = &snapshots(&container_text(102.0, 1000, 12_000_000))[0];
+    let h = b.sample(Some(a));
+    assert!(h.in_container);
+    assert_eq!(h.cpu_limit_cores, Some(4.0));
+    assert_eq!(h.mem_total_mib, Some(32_768.0), "memory.max, not MemTotal");
+    assert_eq!(
+        h.mem_used_mib,
+        Some(7_168.0),
+        "memory.current less inactive_file"
+    );
+    assert_eq!(
+        h.cpu_pct,
+        Some(25.0),
+        "the container's CPU against its quota"
+    );
+    assert!(
+        h.cores_pct.is_empty(),
+        "the machine's cores are other tenants' too"
+    );
+    assert_eq!(h.cpu_iowait_pct, None);
+}
+
+#[test]
+fn a_root_cgroup_is_not_a_container() {
+    // cpu.stat exists in a root cgroup; without a limit file the machine's /proc counts.
+    let text = "==> /proc/uptime <==\n1.00 1.00\n==> /proc/stat <==\ncpu 1 0 0 1 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\n==> /sys/fs/cgroup/cpu.stat <==\nusage_usec 5\n==> end <==\n";
+    let s = &snapshots(text)[0];
+    assert_eq!(s.cgroup, None);
+    assert!(!s.sample(None).in_container);
+}
+
+#[test]
+fn the_gpu_processes_carry_their_command_line_and_their_own_cpu_use() {
+    let apps = |up: f64, ticks: u64| {
+        format!(
+            "==> /proc/uptime <==\n{up:.2} 1.00\n==> apps <==\ngpu_uuid, pid, used_gpu_memory [MiB]\nGPU-1, 4242, 18000\n\
+             stat 4242 (pt_main thread) S 1 4242 4242 0 -1 4194560 1 0 0 0 {ticks} 0 0 0 20 0\n\
+             cmd 4242 /usr/bin/python3 train.py --data a,b\n==> apps end <==\n==> end <==\n"
+        )
+    };
+    let mut s = ProcStream::new();
+    let mut got = Vec::new();
+    for text in [apps(100.0, 1000), apps(105.0, 1495)] {
+        for l in text.lines() {
+            if let Some(ProcEvent::Apps(a)) = s.push_line(l) {
+                got.push(a);
+            }
+        }
+    }
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].len(), 1, "the stat and cmd lines are not processes");
+    assert_eq!(
+        got[0][0].command.as_deref(),
+        Some("/usr/bin/python3 train.py --data a,b")
+    );
+    assert_eq!(got[0][0].cpu_pct, None, "no earlier reading");
+    // 495 ticks of 100 Hz in 5 s: 99 % of a core.
+    assert_eq!(got[1][0].cpu_pct, Some(99.0));
+}
+
+#[test]
+fn the_loop_prints_the_cgroup_and_each_gpu_process_under_a_proc_root() {
+    let root = tempfile::tempdir().expect("tmp");
+    let p = root.path();
+    std::fs::create_dir_all(p.join("proc/4242")).expect("dir");
+    std::fs::create_dir_all(p.join("sys/fs/cgroup")).expect("dir");
+    std::fs::write(p.join("proc/uptime"), "42.50 1.00\n").expect("w");
+    std::fs::write(
+        p.join("proc/4242/stat"),
+        "4242 (python3) S 1 4242 4242 0 -1 0 0 0 0 0 700 300 0 0 20 0\n",
+    )
+    .expect("w");
+    std::fs::write(
+        p.join("proc/4242/cmdline"),
+        "python3\0train.py\0--lr\x001e-4\0",
+    )
+    .expect("w");
+    std::fs::write(p.join("sys/fs/cgroup/cpu.max"), "200000 100000\n").expect("w");
+    std::fs::write(p.join("sys/fs/cgroup/memory.max"), "max\n").expect("w");
+    let smi = "printf 'gpu_uuid, pid, used_gpu_memory [MiB]\\nGPU-1, 4242, 100\\nGPU-1, 999, 5\\n'";
+    let out = std::process::Command::new("timeout")
+        .args(["1", "sh", "-c", &proc_loop_script(200, Some(smi), 1)])
+        .env("GPURENT_PROC_ROOT", p)
+        .output()
+        .expect("sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut s = ProcStream::new();
+    let (mut apps, mut snaps) = (None, Vec::new());
+    for l in text.lines() {
+        match s.push_line(l) {
+            Some(ProcEvent::Apps(a)) => apps = apps.or(Some(a)),
+            Some(ProcEvent::Snapshot(x)) => snaps.push(x),
+            None => {}
+        }
+    }
+    let apps = apps.expect("apps");
+    assert_eq!(apps.len(), 2, "{text}");
+    assert_eq!(
+        apps[0].command.as_deref(),
+        Some("python3 train.py --lr 1e-4")
+    );
+    assert_eq!(apps[1].command, None, "pid 999 is not there");
+    assert_eq!(
+        snaps[0].cgroup.as_ref().and_then(|c| c.cpu_quota_cores),
+        Some(2.0)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).trim().is_empty(),
+        "{:?}",
+        out.stderr
+    );
+}

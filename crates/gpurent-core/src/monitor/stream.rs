@@ -10,7 +10,9 @@
 //! retrying cannot fix (a changed host key, a rejected login) end the stream with their error.
 //!
 //! When the channel closes the remote processes die at their next write (SIGPIPE), within one
-//! interval: nothing is left running on the host.
+//! interval: nothing is left running on the host. A link that dies without a FIN leaves sshd's
+//! side open; the loop then runs in its own session with a pid file, the reconnecting stream ends
+//! it first, and a write blocked for [`WRITE_LIMIT_S`] ends it too ([`stream_command`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::hoststats::{proc_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStream};
+use super::hoststats::{guarded_loop_script, HostSample, ProcEvent, ProcSnapshot, ProcStream};
 use super::telemetry::{
     apps_command, parse_gpus, ComputeApp, GpuQuery, GpuRow, GpuStream, ReasonNames,
 };
@@ -37,6 +39,8 @@ const POLL_IDLE: Duration = Duration::from_millis(100);
 
 /// What the stream tells its caller, as it happens. Times are the local clock's (ms since the
 /// Unix epoch) when the sample arrived.
+// A host sample is larger than the other events; events are moved once each, not stored.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TelemetryEvent {
@@ -114,20 +118,31 @@ fn transient(e: &RemoteError) -> bool {
     )
 }
 
-/// Splits chunks into lines.
+/// The longest line kept: a longer one (no telemetry line is) is dropped up to its newline.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Splits chunks into lines; the partial line is bounded by [`MAX_LINE`].
 #[derive(Debug, Default)]
-struct Lines(Vec<u8>);
+struct Lines(Vec<u8>, bool);
 
 impl Lines {
     fn push(&mut self, data: &[u8], out: &mut dyn FnMut(&str)) {
         self.0.extend_from_slice(data);
         let mut start = 0;
         while let Some(i) = self.0[start..].iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&self.0[start..start + i]);
-            out(line.trim_end_matches('\r'));
+            if !self.1 {
+                let line = String::from_utf8_lossy(&self.0[start..start + i]);
+                out(line.trim_end_matches('\r'));
+            }
+            self.1 = false;
             start += i + 1;
         }
         self.0.drain(..start);
+        if self.0.len() > MAX_LINE {
+            // Skip the rest of this line (its end comes in a later chunk).
+            self.0.clear();
+            self.1 = true;
+        }
     }
 }
 
@@ -178,22 +193,63 @@ fn negotiate(
     Ok(Err("nvidia-smi refused every field".into()))
 }
 
-/// The one exec: GPU rows on stdout, the host loop on stderr.
-pub fn stream_command(gpu: Option<&GpuQuery>, opts: &StreamOptions) -> Result<String, RemoteError> {
+/// A blocked write of the host loop for this long ends it (the link died without a FIN).
+pub const WRITE_LIMIT_S: u32 = 30;
+
+/// The marker of one watcher's remote loop: `$0` of its shell and the name of its pid file.
+fn marker(id: &str) -> String {
+    format!("gpurent-telemetry-{id}")
+}
+
+/// The one exec: GPU rows on stdout, the host loop on stderr, both in a session of their own
+/// (`setsid`, where the host has it) whose leader's pid is in `~/.gpurent/gpurent-telemetry-ID.pid`.
+/// A stream with the same `id` (the same watcher, reconnecting) first ends the session the pid
+/// file names, if that process still carries the marker: a loop left behind by a connection that
+/// died silently does not stay, nor stack up, on the host. The loop also ends when its SSH
+/// session's shell is gone, and when a write blocks for [`WRITE_LIMIT_S`]; nvidia-smi ends with it.
+pub fn stream_command(
+    gpu: Option<&GpuQuery>,
+    opts: &StreamOptions,
+    id: &str,
+) -> Result<String, RemoteError> {
     let apps = apps_command();
-    let host = proc_loop_script(
+    let host = guarded_loop_script(
         opts.interval_ms,
         gpu.map(|_| apps.as_str()),
         opts.apps_every,
+        WRITE_LIMIT_S,
     );
-    let script = match gpu {
-        Some(q) => format!(
-            "{} 2>&1 & {{ {host}; }} >&2",
-            q.command(Some(opts.interval_ms))
-        ),
-        None => format!("{{ {host}; }} >&2"),
+    let gpu_part = match gpu {
+        Some(q) => format!("{} 2>&1 & g=$!; ", q.command(Some(opts.interval_ms))),
+        None => "g=; ".to_string(),
     };
-    sh_c(&script)
+    let m = marker(id);
+    // $1: the pid file, $2: the session shell's pid.
+    let inner = format!(
+        "pf=$1; pp=$2; echo $$ > \"$pf\"; \
+         trap '[ -n \"$g\" ] && kill $g 2>/dev/null; [ \"$(cat \"$pf\" 2>/dev/null)\" = $$ ] && rm -f \"$pf\"' EXIT; \
+         trap 'exit 0' TERM HUP INT PIPE; \
+         {gpu_part}{{ {host}; }} >&2"
+    );
+    let outer = format!(
+        "d=\"${{HOME:-/tmp}}/.gpurent\"; mkdir -p \"$d\" 2>/dev/null || d=/tmp; pf=\"$d/{m}.pid\"; \
+         o=$(cat \"$pf\" 2>/dev/null); \
+         if [ -n \"$o\" ] && tr '\\000' ' ' < /proc/\"$o\"/cmdline 2>/dev/null | grep -q -- {m}; then \
+         kill -TERM -- -\"$o\" 2>/dev/null || kill -TERM \"$o\" 2>/dev/null; fi; \
+         s=; command -v setsid >/dev/null 2>&1 && s=setsid; \
+         $s {inner_cmd} {m} \"$pf\" $$ & wait",
+        inner_cmd = sh_c(&inner)?,
+    );
+    sh_c(&outer)
+}
+
+/// A watcher's id for [`stream_command`]: this process and the moment, unique per [`run`].
+fn watcher_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{:x}-{:x}", std::process::id(), nanos & 0xffff_ffff_ffff)
 }
 
 /// Stream telemetry from the host `connect` reaches, until `cancel`, a [`Flow::Stop`], or an
@@ -207,6 +263,7 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<(), RemoteError> {
     let mut query = GpuQuery::new();
+    let id = watcher_id();
     let mut prev: Option<ProcSnapshot> = None;
     let mut attempt = 0u32;
     let mut failures = 0u32;
@@ -263,6 +320,7 @@ pub fn run(
                 match one_stream(
                     &conn,
                     gpu.as_ref(),
+                    &id,
                     opts,
                     clock,
                     &mut prev,
@@ -334,12 +392,19 @@ fn report_lost(
     }
 }
 
+/// Milliseconds since the last output: the handler may store a `last` later than the `now` the
+/// watchdog read a moment before (then nothing is late), never an underflow.
+fn quiet_ms(now: u64, last: u64) -> u64 {
+    now.saturating_sub(last)
+}
+
 /// Run the exec until it ends, stalls, or the caller stops. `Ok` when it ended by itself or the
 /// caller stopped; a stall is `Err(Cancelled)` with neither `cancel` nor `stopped` set.
 #[allow(clippy::too_many_arguments)]
 fn one_stream(
     conn: &Connection,
     gpu: Option<&GpuQuery>,
+    id: &str,
     opts: &StreamOptions,
     clock: &dyn Clock,
     prev: &mut Option<ProcSnapshot>,
@@ -348,7 +413,7 @@ fn one_stream(
     cancel: &CancelToken,
     stopped: &mut bool,
 ) -> Result<(), RemoteError> {
-    let cmd = stream_command(gpu, opts)?;
+    let cmd = stream_command(gpu, opts, id)?;
     let inner = CancelToken::new();
     let started = Instant::now();
     let last_ms = AtomicU64::new(0);
@@ -359,7 +424,10 @@ fn one_stream(
     let r = std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::SeqCst) {
-                let quiet = started.elapsed().as_millis() as u64 - last_ms.load(Ordering::SeqCst);
+                let quiet = quiet_ms(
+                    started.elapsed().as_millis() as u64,
+                    last_ms.load(Ordering::SeqCst),
+                );
                 if cancel.is_cancelled() || quiet > stall.as_millis() as u64 {
                     inner.cancel();
                     break;
@@ -440,12 +508,32 @@ mod tests {
     #[test]
     fn the_stream_is_one_command_with_gpu_rows_on_stdout_and_the_host_loop_on_stderr() {
         let q = GpuQuery::new();
-        let c = stream_command(Some(&q), &StreamOptions::default()).expect("cmd");
+        let c = stream_command(Some(&q), &StreamOptions::default(), "t1").expect("cmd");
         assert!(c.starts_with("sh -c "));
-        assert!(c.contains(&format!("{} 2>&1 &", q.command(Some(1000)))));
+        assert!(c.contains(&format!("{} 2>&1 & g=$!", q.command(Some(1000)))));
         assert!(c.contains("--query-compute-apps=gpu_uuid,pid,used_memory"));
-        let no_gpu = stream_command(None, &StreamOptions::default()).expect("cmd");
+        assert!(c.contains("gpurent-telemetry-t1.pid"));
+        let no_gpu = stream_command(None, &StreamOptions::default(), "t1").expect("cmd");
         assert!(!no_gpu.contains("nvidia-smi"));
+    }
+
+    #[test]
+    fn an_endless_line_is_dropped_not_buffered() {
+        let mut l = Lines::default();
+        let mut got = Vec::new();
+        let chunk = vec![b'x'; 40 * 1024];
+        for _ in 0..100 {
+            l.push(&chunk, &mut |s| got.push(s.to_string()));
+            assert!(l.0.len() <= MAX_LINE + chunk.len());
+        }
+        l.push(b"tail\nnext\n", &mut |s| got.push(s.to_string()));
+        assert_eq!(got, vec!["next"]);
+    }
+
+    #[test]
+    fn a_late_watchdog_read_is_not_an_underflow() {
+        assert_eq!(quiet_ms(100, 250), 0);
+        assert_eq!(quiet_ms(250, 100), 150);
     }
 
     #[test]

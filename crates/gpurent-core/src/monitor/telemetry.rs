@@ -31,7 +31,8 @@ pub enum ThrottleReason {
     ApplicationsClocksSetting,
     /// The software power cap (the card is at its power limit).
     SwPowerCap,
-    /// Hardware slowdown (temperature or power brake, or the power supply).
+    /// Hardware slowdown: the clocks cut by half or more for temperature, an external power brake
+    /// or a power draw too high for the supply (nvidia-smi does not say which).
     HwSlowdown,
     /// Hardware slowdown because the card is too hot.
     HwThermalSlowdown,
@@ -85,9 +86,18 @@ impl ThrottleReason {
     pub fn is_thermal(self) -> bool {
         matches!(
             self,
-            ThrottleReason::HwThermalSlowdown
-                | ThrottleReason::SwThermalSlowdown
-                | ThrottleReason::HwSlowdown
+            ThrottleReason::HwThermalSlowdown | ThrottleReason::SwThermalSlowdown
+        )
+    }
+
+    /// The hardware slows the card down: heat, a power brake or the power supply; the driver's
+    /// `hw_slowdown` alone does not say which (a hardware slowdown, not "too hot").
+    pub fn is_hardware(self) -> bool {
+        matches!(
+            self,
+            ThrottleReason::HwSlowdown
+                | ThrottleReason::HwThermalSlowdown
+                | ThrottleReason::HwPowerBrakeSlowdown
         )
     }
 }
@@ -123,7 +133,9 @@ pub const GPU_FIELDS: &[&str] = &[
     "temperature.gpu",
     "power.draw",
     "power.limit",
+    "power.default_limit",
     "clocks.sm",
+    "clocks.max.sm",
     "pcie.link.gen.current",
     "pcie.link.width.current",
 ];
@@ -262,7 +274,11 @@ pub struct GpuRow {
     pub temperature_c: Option<f64>,
     pub power_draw_w: Option<f64>,
     pub power_limit_w: Option<f64>,
+    /// The card's default power limit: a `power_limit_w` below it was lowered by the host.
+    pub power_default_limit_w: Option<f64>,
     pub clock_sm_mhz: Option<f64>,
+    /// The highest SM clock the card runs at.
+    pub clock_max_sm_mhz: Option<f64>,
     pub pcie_gen: Option<u32>,
     pub pcie_width: Option<u32>,
     /// The active clock event reasons; `None` when the driver reported none of them.
@@ -285,6 +301,47 @@ pub struct ComputeApp {
     pub gpu_uuid: Option<String>,
     pub pid: Option<u32>,
     pub used_memory_mib: Option<f64>,
+    /// The process's command line (from the host's `/proc/PID/cmdline`; `None` when the host
+    /// could not read it, e.g. a PID from outside a container).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The process's own CPU use since the previous reading, percent of one core (100 = one core
+    /// busy all the time; more for several threads).
+    #[serde(default)]
+    pub cpu_pct: Option<f64>,
+}
+
+/// What a command line says a GPU process is waiting for, when it is a server that sits idle by
+/// design between requests: a served model (Ollama, vLLM, TGI, llama.cpp's server) or a notebook
+/// kernel (Jupyter). An idle GPU under such a process is not a stalled job.
+pub fn serves_requests(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let exe = first.rsplit('/').next().unwrap_or(first);
+    let exe_server = matches!(
+        exe,
+        "ollama"
+            | "ollama_llama_server"
+            | "llama-server"
+            | "text-generation-launcher"
+            | "text-generation-server"
+            | "jupyter"
+            | "jupyter-lab"
+            | "jupyter-notebook"
+    );
+    exe_server
+        || command.split_whitespace().any(|w| {
+            let w = w.rsplit('/').next().unwrap_or(w);
+            matches!(
+                w,
+                "ipykernel_launcher"
+                    | "ipykernel"
+                    | "ipykernel_launcher.py"
+                    | "vllm.entrypoints.openai.api_server"
+            ) || (w == "vllm" && command.contains(" serve"))
+        })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,7 +356,9 @@ enum Col {
     Temp,
     PowerDraw,
     PowerLimit,
+    PowerDefault,
     ClockSm,
+    ClockMax,
     PcieGen,
     PcieWidth,
     Reason(ThrottleReason),
@@ -335,6 +394,8 @@ fn col_of(name: &str) -> Col {
         "temperature.gpu" => Col::Temp,
         "power.draw" | "power.draw.instant" => Col::PowerDraw,
         "power.limit" => Col::PowerLimit,
+        "power.default_limit" => Col::PowerDefault,
+        "clocks.max.sm" | "clocks.max.sm_clock" => Col::ClockMax,
         "clocks.sm" | "clocks.current.sm" => Col::ClockSm,
         "pcie.link.gen.current" | "pcie.link.gen.gpucurrent" => Col::PcieGen,
         "pcie.link.width.current" => Col::PcieWidth,
@@ -400,6 +461,8 @@ impl Header {
                 Col::Temp => row.temperature_c = number(v),
                 Col::PowerDraw => row.power_draw_w = number(v),
                 Col::PowerLimit => row.power_limit_w = number(v),
+                Col::PowerDefault => row.power_default_limit_w = number(v),
+                Col::ClockMax => row.clock_max_sm_mhz = number(v),
                 Col::ClockSm => row.clock_sm_mhz = number(v),
                 Col::PcieGen => row.pcie_gen = number(v).map(|n| n as u32),
                 Col::PcieWidth => row.pcie_width = number(v).map(|n| n as u32),

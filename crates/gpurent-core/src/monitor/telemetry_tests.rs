@@ -190,12 +190,14 @@ fn compute_apps_parse_by_name_and_no_processes_is_empty() {
             ComputeApp {
                 gpu_uuid: Some("GPU-0aaa".into()),
                 pid: Some(4242),
-                used_memory_mib: Some(38000.0)
+                used_memory_mib: Some(38000.0),
+                ..ComputeApp::default()
             },
             ComputeApp {
                 gpu_uuid: Some("GPU-1aaa".into()),
                 pid: Some(77),
-                used_memory_mib: None
+                used_memory_mib: None,
+                ..ComputeApp::default()
             },
         ]
     );
@@ -296,4 +298,26 @@ fn a_current_driver_that_lacks_one_reason_keeps_the_current_names_without_it() {
         "decided: no second switch"
     );
     assert_eq!(again.dropped.len(), 2);
+}
+
+#[test]
+fn servers_are_told_by_their_command_line() {
+    for server in [
+        "/usr/local/bin/ollama runner --model /root/.ollama/models/blobs/sha256-1 --port 41077",
+        "/usr/local/bin/ollama serve",
+        "/usr/bin/python3 -m ipykernel_launcher -f /root/.local/share/jupyter/runtime/kernel-1.json",
+        "python -m vllm.entrypoints.openai.api_server --model m",
+        "vllm serve meta-llama/Llama-3.1-8B",
+        "/app/llama-server -m model.gguf",
+    ] {
+        assert!(serves_requests(server), "{server}");
+    }
+    for job in [
+        "/usr/bin/python3 train.py --bf16",
+        "torchrun --nproc_per_node=8 train.py",
+        "python ollama_finetune.py",
+        "",
+    ] {
+        assert!(!serves_requests(job), "{job}");
+    }
 }

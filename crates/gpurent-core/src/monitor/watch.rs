@@ -125,6 +125,7 @@ mod tests {
             gpu_uuid: Some("GPU-1".into()),
             pid: Some(7),
             used_memory_mib: Some(10.0),
+            ..ComputeApp::default()
         }];
         assert_eq!(a.push(TelemetryEvent::Apps { at_ms: 1, apps }), None);
         let gpus = vec![GpuRow {

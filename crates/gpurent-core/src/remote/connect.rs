@@ -35,6 +35,9 @@ impl Auth<'_> {
     }
 }
 
+/// Seconds between SSH keepalives on an otherwise idle connection.
+pub const KEEPALIVE_S: u32 = 15;
+
 fn ms(d: Duration) -> u64 {
     d.as_millis().min(u64::MAX as u128) as u64
 }
@@ -209,6 +212,10 @@ fn handshake<S: 'static + StreamFd>(
         .handshake()
         .map_err(|e| RemoteError::from_ssh(Stage::Handshake, &e, hs_ms))?;
     let key = PresentedKey::from_session(&session)?;
+    // Keepalives (ssh's ServerAliveInterval): libssh2 sends one when the I/O loops call
+    // `keepalive_send` and the interval has passed; an idle channel then still sees traffic, and
+    // a link that died without a FIN fails its writes instead of looking open.
+    session.set_keepalive(true, KEEPALIVE_S);
     Ok((session, key))
 }
 

@@ -228,6 +228,9 @@ pub fn exec_polled(
             if progressed {
                 idle = Duration::from_millis(1);
             } else {
+                // Sends a keepalive when its interval has passed (set at connect); a failed send
+                // shows up as an error on the next read.
+                let _ = sess.keepalive_send();
                 std::thread::sleep(idle);
                 idle = (idle * 2).min(max_idle);
             }

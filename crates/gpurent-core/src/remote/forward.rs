@@ -178,6 +178,8 @@ fn relay(
         if progressed {
             idle = Duration::from_millis(1);
         } else {
+            // A keepalive when due (set at connect): an idle tunnel still checks its link.
+            let _ = sess.keepalive_send();
             std::thread::sleep(idle);
             idle = (idle * 2).min(Duration::from_millis(20));
         }
