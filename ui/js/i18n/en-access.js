@@ -158,7 +158,8 @@ export default {
     'This machine was released: it and its disk no longer exist. Forget it in Hosts, or rent another.',
   'error.unknown_host': 'There is no saved host with this name.',
   'error.host_exists': 'A host with this name already exists. Choose another name.',
-  'error.job_survived': 'Some of the job\'s processes are still running on the host after TERM and KILL (see details). Check the host (a process stuck in the driver may need a reboot).',
+  'error.job_survived':
+    "Some of the job's processes are still running on the host after TERM and KILL (see details). Check the host (a process stuck in the driver may need a reboot).",
   'error.key_unavailable': 'No key is chosen for this host.',
   'error.host_text_empty': 'Paste the SSH command or console text first.',
   'error.host_text_too_long': 'The pasted text is too long.',

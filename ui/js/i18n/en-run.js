@@ -84,7 +84,8 @@ export default {
   'error.jupyter_not_installed':
     'jupyter-server is not installed for that Python on the host: pip install jupyter-server (or jupyterlab) into the environment Setup found.',
   'error.jupyter_not_answering': 'Jupyter started but did not answer in time. Its log: {detail}',
-  'error.jupyter_not_private': 'The Jupyter server on the host answers without a token (its configuration disables authentication), so gpurent will not open it. Remove the empty token from the host\'s Jupyter configuration and try again.',
+  'error.jupyter_not_private':
+    "The Jupyter server on the host answers without a token (its configuration disables authentication), so gpurent will not open it. Remove the empty token from the host's Jupyter configuration and try again.",
   'error.jupyter_bad_answer': 'Jupyter answered something unexpected: {detail}',
   'run.ollama.install': 'Install Ollama',
   'run.ollama.install.note':

@@ -149,7 +149,8 @@ export default {
   'error.host_released': '这台机器已释放：机器和磁盘都已不存在。请在“主机”里忘记它，或重新租一台。',
   'error.unknown_host': '没有这个名称的主机。',
   'error.host_exists': '已有同名主机，请换一个名称。',
-  'error.job_survived': '发送 TERM 和 KILL 后，任务仍有进程在主机上运行（见详情）。请检查主机（卡在驱动中的进程可能需要重启机器）。',
+  'error.job_survived':
+    '发送 TERM 和 KILL 后，任务仍有进程在主机上运行（见详情）。请检查主机（卡在驱动中的进程可能需要重启机器）。',
   'error.key_unavailable': '这台主机没有选择密钥。',
   'error.host_text_empty': '请先粘贴 SSH 命令或控制台文字。',
   'error.host_text_too_long': '粘贴的文字太长。',

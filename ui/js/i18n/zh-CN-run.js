@@ -82,7 +82,8 @@ export default {
   'error.jupyter_not_installed':
     '主机上这个 Python 没有安装 jupyter-server：请把 jupyter-server（或 jupyterlab）pip 安装到“环境配置”找到的环境里。',
   'error.jupyter_not_answering': 'Jupyter 已启动但没有及时应答。日志：{detail}',
-  'error.jupyter_not_private': '主机上的 Jupyter 服务无需令牌即可访问（其配置关闭了认证），gpurent 不会打开它。请删除主机 Jupyter 配置中的空令牌后重试。',
+  'error.jupyter_not_private':
+    '主机上的 Jupyter 服务无需令牌即可访问（其配置关闭了认证），gpurent 不会打开它。请删除主机 Jupyter 配置中的空令牌后重试。',
   'error.jupyter_bad_answer': 'Jupyter 的应答不符合预期：{detail}',
   'run.ollama.install': '安装 Ollama',
   'run.ollama.install.note':
