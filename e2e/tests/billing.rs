@@ -285,7 +285,12 @@ async fn billing_rented_machine_cost_stop_and_release_checklist() {
         words.contains(&format!("Stopping {id}: the GPU ($0.44/h) stops billing.")),
         "{words}"
     );
-    assert!(words.contains("disk is kept"), "{words}");
+    // A RunPod pod: its container disk is wiped on stop (never "kept").
+    assert!(
+        words.contains("50 GB container disk is wiped when it stops"),
+        "{words}"
+    );
+    assert!(!words.contains("kept"), "{words}");
     s.screenshot("billing-rented-stop-en").await;
     s.click("#billing-confirm-no").await;
     s.wait_gone("#billing-confirm").await;

@@ -50,6 +50,7 @@ export default {
   'billing.money.stop': 'Stopping {id}: the GPU ({price}/h) stops billing.',
   'billing.money.stop.disk': 'Its {disk} GB disk is kept and costs {storage} per month while stopped.',
   'billing.money.stop.disk_unknown': 'Its {disk} GB disk is kept; the provider may still charge for it while stopped.',
+  'billing.money.stop.disk_wiped': 'Its {disk} GB container disk is wiped when it stops: download your results first.',
 
   'billing.chart.title': 'Spend over time',
   'billing.chart.empty': 'Nothing spent yet.',

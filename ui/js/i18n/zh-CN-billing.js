@@ -49,6 +49,7 @@ export default {
   'billing.money.stop': '停止 {id}：GPU（{price}/小时）停止计费。',
   'billing.money.stop.disk': '{disk} GB 磁盘保留，停止期间每月 {storage}。',
   'billing.money.stop.disk_unknown': '{disk} GB 磁盘保留；停止期间平台可能仍对其收费。',
+  'billing.money.stop.disk_wiped': '停止时其 {disk} GB 容器磁盘会被清空：请先下载结果。',
 
   'billing.chart.title': '费用随时间变化',
   'billing.chart.empty': '还没有花费。',

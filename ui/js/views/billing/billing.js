@@ -104,6 +104,10 @@ function moneyWords(m, id) {
   const price = usd(m.price_per_hour_usd);
   const disk = num(m.disk_gb, 0);
   const storage = m.stopped_storage_usd_per_month;
+  if (m.effect === 'gpu_billing_stops_disk_wiped') {
+    // RunPod: the container disk is wiped on stop; saying "kept" would lose the user's work.
+    return [t('billing.money.stop', { id, price }), t('billing.money.stop.disk_wiped', { disk })];
+  }
   return [
     t('billing.money.stop', { id, price }),
     storage !== null
