@@ -234,7 +234,7 @@ async fn billing_rented_machine_cost_stop_and_release_checklist() {
         .arg(fake.offer_id())
         .arg("-i")
         .arg(&key_file)
-        .args(["--ready-timeout", "60", "--json"])
+        .args(["--ready-timeout", "60", "--yes", "--json"])
         .envs(env.iter().copied())
         .env("GPURENT_HOME", s.home.path())
         .env_remove("SSH_AUTH_SOCK")

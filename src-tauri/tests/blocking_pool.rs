@@ -16,6 +16,8 @@ const ON_THE_RUNTIME: &[(&str, &str)] = &[
     ("catalog_list", "bundled data"),
     ("catalog_card", "bundled data"),
     ("estimate", "bundled data, pure"),
+    ("kind_estimate", "bundled data, pure"),
+    ("kind_catalog", "bundled data"),
     ("models", "bundled data"),
     ("quant_formats", "bundled data"),
     ("prices", "local database"),

@@ -188,6 +188,11 @@ pub fn run(app: &App, args: &ReleaseArgs) -> Result<(), ProviderError> {
     let _ = app.providers_reconcile();
     let tty = std::io::stdin().is_terminal() && !args.json;
     if !app.instance_known(&args.instance)? {
+        // `gpurent-…` is the shape of gpurent's own ids (no provider's): one missing from the
+        // ledger is a typo or another machine's database, not a provider's machine to look up.
+        if args.instance.starts_with("gpurent-") && args.account.is_none() {
+            return Err(ProviderError::UnknownInstance(args.instance.clone()));
+        }
         return release_foreign(app, args, tty);
     }
     let want_checklist = args.checklist || args.json || (tty && !args.yes);
