@@ -83,7 +83,8 @@ async fn explain_a_failed_launch_with_a_cuda_oom_in_en_and_zh() {
     s.scroll_to(first).await;
     s.screenshot("explain-launch-en").await;
     // The Explain button under a rank's log answers the same for that rank alone.
-    let rank1 = "#launch-logs .rank:has(pre[data-rank='1'])";
+    // Rank 0 failed first; like torch.distributed.elastic, the fake torchrun then TERMs rank 1.
+    let rank1 = "#launch-logs .rank:has(pre[data-rank='0'])";
     s.click(&format!("{rank1} .explain-button")).await;
     s.wait_css(&format!(
         "{rank1} .explain-inline .explain-match[data-code='cuda_out_of_memory']"
