@@ -144,6 +144,8 @@ export default {
   'unc.kv_cache_unknown_shape': 'The KV cache needs the model’s shape (layers, KV heads, head dim); it is left out.',
   'unc.llama_cpp_speed_uncalibrated': 'llama.cpp speed is not calibrated against measurements yet.',
   'unc.lora_unknown_shape': 'LoRA adapter size needs the model’s shape; it is approximate.',
+  'unc.hf_launch_bound':
+    'With transformers on one GPU, speed at batch 1 is limited by how fast the CPU launches GPU work; a slower host CPU means fewer tokens per second.',
   'unc.low_bit_kernel_speed': 'Speed of low-bit kernels varies a lot between libraries; treat it as approximate.',
   'unc.paged_optimizer_residency':
     'Paged optimizers move states to CPU memory under pressure; GPU memory may be lower.',

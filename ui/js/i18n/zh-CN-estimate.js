@@ -133,6 +133,8 @@ export default {
   'unc.kv_cache_unknown_shape': 'KV 缓存需要模型结构（层数、KV 头数、每头维度），此处未计入。',
   'unc.llama_cpp_speed_uncalibrated': 'llama.cpp 的速度尚未用实测数据校准。',
   'unc.lora_unknown_shape': 'LoRA 适配器大小需要模型结构，此处为近似值。',
+  'unc.hf_launch_bound':
+    '单卡 transformers 在批大小 1 时，速度受 CPU 下发 GPU 任务的快慢限制；主机 CPU 较慢时每秒 token 数会更低。',
   'unc.low_bit_kernel_speed': '低比特算子的速度因库而异，请视为近似值。',
   'unc.paged_optimizer_residency': '分页优化器在显存紧张时会把状态移到内存，实际显存占用可能更低。',
   'unc.peak_tflops_unverified': '这张卡的峰值算力未经一手资料确认。',

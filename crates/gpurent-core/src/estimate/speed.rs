@@ -11,12 +11,20 @@ use crate::catalog::Card;
 /// Share of the datasheet bandwidth a decode step achieves on the weight stream. Assumption
 /// (typical achieved HBM/GDDR copy bandwidth); the per-layer overheads below absorb the rest.
 pub const BANDWIDTH_EFFICIENCY: f64 = 0.9;
-/// Fixed time per layer per decode step, seconds. Calibrated on estimator-validation.md D4's
-/// Qwen2.5-7B BF16 rows (A100-80GB SXM, 2,039 GB/s): transformers 40.38 tok/s -> 24.77 ms/token,
-/// of which 14.14 GB / (2,039 GB/s × 0.9) = 7.70 ms is the weight stream: (24.77 − 7.70) / 28
-/// layers = 0.609 ms. vLLM 84.28 tok/s -> (11.87 − 7.70) / 28 = 0.149 ms. The 72B rows of D4 are
-/// the held-out check.
+/// Fixed time per layer per decode step, seconds, added to the weight stream. Calibrated on
+/// estimator-validation.md D4's Qwen2.5-7B BF16 rows (A100-80GB SXM, 2,039 GB/s): transformers
+/// 40.38 tok/s -> 24.77 ms/token, of which 14.14 GB / (2,039 GB/s × 0.9) = 7.70 ms is the weight
+/// stream: (24.77 − 7.70) / 28 layers = 0.609 ms. vLLM 84.28 tok/s -> (11.87 − 7.70) / 28 =
+/// 0.149 ms. For transformers this additive form is used only for a layer split over several GPUs
+/// (accelerate `device_map`), checked by D4's 72B row on 2 GPUs; one GPU is launch-bound, below.
 pub const HF_LAYER_OVERHEAD_S: f64 = 0.609e-3;
+/// Eager transformers decode on one GPU at batch 1 is bound by the host launching kernels, not by
+/// the weight stream, which runs underneath it: a step takes `max(layers × this, stream)`. The
+/// same D4 7B row: 24.77 ms / 28 layers = 0.8846 ms. Held out: Qwen2.5-14B (48 layers, 24.74
+/// tok/s, our 42.5 ms vs 40.4 measured) and 32B (64 layers, 17.54 tok/s, 56.6 vs 57.0 ms); the
+/// additive form ran those 10 % and 23 % slow (2026-12-02 refit). Depends on the host CPU, which
+/// no row varies: marked `hf_launch_bound`.
+pub const HF_LAYER_LAUNCH_S: f64 = 0.8846e-3;
 pub const VLLM_LAYER_OVERHEAD_S: f64 = 0.149e-3;
 /// llama.cpp uses CUDA graphs like vLLM; no absolute measurement in the snapshot (D5 has no
 /// hardware), so vLLM's figure is assumed and speed is marked uncertain.
@@ -125,7 +133,19 @@ pub fn inference_speed(
     let peak = peak_tflops(card);
     let mut decode = None;
     if let Some(l) = layers {
-        let mut step = mem_s + l * overhead;
+        // One GPU, eager transformers: the host's kernel launches bound the step and the weight
+        // stream overlaps them. A layer split adds hooks and device hops: additive form.
+        let hf_launch_bound =
+            job.engine == Engine::Transformers && !(par == Parallelism::Pipeline && gpus > 1);
+        let mut step = if hf_launch_bound {
+            unc.push(Uncertain::new(
+                "hf_launch_bound",
+                "eager transformers decode at batch 1 is bound by the host CPU launching kernels; calibrated on one A100 host",
+            ));
+            (l * HF_LAYER_LAUNCH_S).max(mem_s)
+        } else {
+            mem_s + l * overhead
+        };
         if offload_cpu_bytes > 0.0 {
             match job.host_mem_bw_gbps {
                 Some(h) => step += offload_cpu_bytes / (h * 1e9),

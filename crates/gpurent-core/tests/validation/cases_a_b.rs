@@ -289,9 +289,13 @@ pub fn a5() -> Vec<Row> {
 
 /// B1: Qwen2.5 with transformers on A100 80GB, batch 1, 2,048 new tokens after the prompt; sum of
 /// `max_memory_allocated` over GPUs (GiB) — so the estimate excludes CUDA context and slack.
+/// The 14B and 32B rows (added 2026-12-02 for the 13–70 B check) are from the same page,
+/// QwenLM/Qwen2.5 `docs/source/benchmark/speed_benchmark.rst` (read at commit 010c37c, whose 7B and
+/// 72B figures equal those of a912d23 cited in the reference): "14B (Transformer)" and "32B
+/// (Transformer)" tables, GPU Memory(GB) column.
 pub fn b1() -> Vec<Row> {
     let prompts = [1u32, 6144, 14336, 30720];
-    let cases: [(&str, &str, [f64; 4], [u32; 4]); 7] = [
+    let cases: [(&str, &str, [f64; 4], [u32; 4]); 15] = [
         (
             "qwen2.5-7b",
             "bf16",
@@ -314,6 +318,54 @@ pub fn b1() -> Vec<Row> {
             "qwen2.5-7b",
             "awq_int4",
             [5.39, 6.39, 7.92, 10.98],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-14b",
+            "bf16",
+            [28.08, 29.50, 31.95, 36.85],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-14b",
+            "gptq_int8",
+            [16.11, 17.61, 19.98, 24.88],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-14b",
+            "gptq_int4",
+            [9.94, 11.36, 13.81, 18.71],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-14b",
+            "awq_int4",
+            [9.79, 11.22, 13.67, 18.57],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-32b",
+            "bf16",
+            [61.58, 63.72, 67.31, 74.47],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-32b",
+            "gptq_int8",
+            [33.56, 35.86, 39.28, 46.45],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-32b",
+            "gptq_int4",
+            [18.94, 21.09, 24.67, 31.84],
+            [1, 1, 1, 1],
+        ),
+        (
+            "qwen2.5-32b",
+            "awq_int4",
+            [18.67, 20.81, 24.39, 31.56],
             [1, 1, 1, 1],
         ),
         (

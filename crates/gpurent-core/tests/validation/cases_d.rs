@@ -176,7 +176,9 @@ fn decode(
 }
 
 /// D4: Qwen2.5 decode speed on A100 80GB, batch 1. The 7B BF16 rows calibrate the per-layer
-/// overheads (so they match by construction); the 72B rows are the held-out check.
+/// overheads (so they match by construction); the 14B, 32B and 72B rows are the held-out check
+/// (14B/32B: the same speed_benchmark.rst, commit 010c37c, "14B/32B (Transformer)" and "(vLLM)"
+/// tables, input length 1, Speed(tokens/s) column).
 pub fn d4() -> Vec<Row> {
     let mut rows = vec![
         cmp(
@@ -194,6 +196,38 @@ pub fn d4() -> Vec<Row> {
             84.28,
             "tok/s",
             TIME,
+        ),
+        cmp(
+            "D4",
+            "14B BF16 transformers",
+            decode("qwen2.5-14b", "bf16", Engine::Transformers, 1, false).0,
+            24.74,
+            "tok/s",
+            REFIT,
+        ),
+        cmp(
+            "D4",
+            "14B BF16 vLLM",
+            decode("qwen2.5-14b", "bf16", Engine::Vllm, 1, false).0,
+            46.30,
+            "tok/s",
+            REFIT,
+        ),
+        cmp(
+            "D4",
+            "32B BF16 transformers",
+            decode("qwen2.5-32b", "bf16", Engine::Transformers, 1, false).0,
+            17.54,
+            "tok/s",
+            REFIT,
+        ),
+        cmp(
+            "D4",
+            "32B BF16 vLLM (setting 1)",
+            decode("qwen2.5-32b", "bf16", Engine::Vllm, 1, true).0,
+            22.13,
+            "tok/s",
+            REFIT,
         ),
         cmp(
             "D4",
