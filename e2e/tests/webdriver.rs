@@ -185,6 +185,52 @@ async fn qlora_70b_estimate_journey() {
     s.finish().await;
 }
 
+#[tokio::test]
+async fn image_job_kind_journey() {
+    // Pick a card for a job beyond LLMs: images with FLUX. Every card gets a verdict from the
+    // sourced figure, the source is named, and the words follow the language.
+    let s = Session::start().await;
+    s.wait_css("body[data-ready='true']").await;
+    s.click("#tab-estimate").await;
+    s.select("#job-kind", "image").await;
+    s.wait_css("#kind-result tr[data-card='h100-sxm'] td.verdict")
+        .await;
+    s.select("#kind-model", "flux1-dev").await;
+    s.select("#kind-setting", "bf16").await;
+    s.wait_css("#kind-result[data-figure='flux1-dev/bf16']")
+        .await;
+    // FLUX.1-dev in BF16 needs about 31 GiB: an 80 GB card holds it, a 24 GB card does not as is.
+    let r4090 = s
+        .attr("#kind-result tr[data-card='rtx-4090']", "class")
+        .await;
+    assert_ne!(r4090, "verdict-fits", "{r4090}");
+    let h100 = s
+        .attr("#kind-result tr[data-card='h100-sxm']", "class")
+        .await;
+    assert!(h100.starts_with("verdict-fits"), "{h100}");
+    let source_en = s.text("#kind-result p.source").await;
+    assert!(source_en.starts_with("Source:"), "{source_en}");
+    let verdict_en = s
+        .text("#kind-result tr[data-card='h100-sxm'] td.verdict")
+        .await;
+    s.screenshot("kinds-image-en").await;
+
+    s.click("#rail-settings").await;
+    s.select("#settings-language", "zh-CN").await;
+    s.wait_text("h1", "设置").await;
+    s.click("#nav-pick").await;
+    s.wait_css("#kind-result[data-figure='flux1-dev/bf16']")
+        .await;
+    let source_zh = s.text("#kind-result p.source").await;
+    assert!(source_zh.starts_with("来源"), "{source_zh}");
+    let verdict_zh = s
+        .text("#kind-result tr[data-card='h100-sxm'] td.verdict")
+        .await;
+    assert_ne!(verdict_en, verdict_zh, "the verdict is translated");
+    s.screenshot("kinds-image-zh").await;
+    s.finish().await;
+}
+
 /// Lines of the private keys the keychain holds for gpurent (PEM body lines), via secret-tool.
 fn keychain_private_lines() -> Vec<String> {
     let out = std::process::Command::new("secret-tool")

@@ -96,6 +96,7 @@ export async function renderKinds(root, signal, kind) {
       if (!mine() || signal.aborted) return;
       hideError();
       out.replaceChildren(...drawResult(e));
+      out.dataset.figure = `${e.figure.model}/${e.figure.setting}`;
     } catch (e) {
       if (mine() && !signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     }
