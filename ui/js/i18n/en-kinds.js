@@ -61,6 +61,9 @@ export default {
   'kind.x.needs_compute_capability': 'Needs compute capability {cc} or newer.',
   'kind.x.needs_host_driver': 'Needs an NVIDIA driver {driver} or newer on the host.',
   'kind.unit.image': 'images',
+  'kind.unit.image.one': 'image',
   'kind.unit.video': 'videos',
+  'kind.unit.video.one': 'video',
   'kind.unit.audio_minute': 'minutes of audio',
+  'kind.unit.audio_minute.one': 'minute of audio',
 };

@@ -57,6 +57,9 @@ export default {
   'kind.x.needs_compute_capability': '需要计算能力 {cc} 或更高。',
   'kind.x.needs_host_driver': '主机上的 NVIDIA 驱动需要 {driver} 或更高。',
   'kind.unit.image': '张图片',
+  'kind.unit.image.one': '张图片',
   'kind.unit.video': '个视频',
+  'kind.unit.video.one': '个视频',
   'kind.unit.audio_minute': '分钟音频',
+  'kind.unit.audio_minute.one': '分钟音频',
 };

@@ -120,7 +120,8 @@ function duration(s) {
 function drawResult(e) {
   const f = e.figure;
   const parts = [];
-  parts.push(el('ul', { class: 'explanation' }, ...e.explanation.map((x) => el('li', { text: explain(x) }))));
+  const names = new Map(e.fits.map((x) => [x.card_id, x.card_name]));
+  parts.push(el('ul', { class: 'explanation' }, ...e.explanation.map((x) => el('li', { text: explain(x, names) }))));
   if (e.components.length) {
     const list = e.components.map((c) => `${c.text} ${num(c.gb, 3)}`).join(', ');
     parts.push(el('p', { class: 'hint', text: t('kind.components', { parts: list }) }));
@@ -169,8 +170,8 @@ function drawResult(e) {
   return parts;
 }
 
-/** @param {KindExplanation} x @returns {string} */
-function explain(x) {
+/** @param {KindExplanation} x @param {Map<string, string>} names card id → name @returns {string} */
+function explain(x, names) {
   switch (x.key) {
     case 'memory_figure': {
       const peak =
@@ -185,7 +186,7 @@ function explain(x) {
     case 'no_memory_figure':
       return t(x.not_found ? 'kind.x.no_memory_figure.not_found' : 'kind.x.no_memory_figure.found');
     case 'smallest_fit':
-      return t('kind.x.smallest_fit', { card: x.card_id, gb: num(x.vram_gb, 0) });
+      return t('kind.x.smallest_fit', { card: names.get(x.card_id) ?? x.card_id, gb: num(x.vram_gb, 0) });
     case 'no_card_fits':
       return t('kind.x.no_card_fits');
     case 'use_other_setting':
@@ -201,7 +202,7 @@ function explain(x) {
         gpu: x.measured_on,
         time: duration(x.total_s),
         units: num(x.units, 0),
-        unit: t(`kind.unit.${x.work_unit}`),
+        unit: t(x.units === 1 ? `kind.unit.${x.work_unit}.one` : `kind.unit.${x.work_unit}`),
       });
     case 'relative_speed_only':
       return t('kind.x.relative_speed_only', { speed: num(x.relative_speed, 0), gpu: x.measured_on });
