@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use gpurent_core::app::App;
-use gpurent_core::billing::{Increment, PastedRate};
+use gpurent_core::billing::money::parse_rate;
+use gpurent_core::billing::{Currency, Increment, PastedRate};
 use gpurent_core::guard::{parse_duration, GuardError};
 
 use crate::output::{fail, print_json};
@@ -20,14 +21,30 @@ pub struct RateArgs {
 #[derive(Debug, Subcommand)]
 pub enum RateCommand {
     /// Set the rate of a saved host from now or --started-ago (earlier rates stay in its history, each billed for its own period).
+    /// `gpurent rate set box 2.5 --currency CNY`, `gpurent rate set box ¥2.5/h`, `… '$0.4/h'`.
     Set {
         host: String,
+        /// The rate per hour: 2.5, ¥2.5/h, $0.4/h, 2.5 CNY. Its currency: the sign or code in it,
+        /// else --currency, else the settings' (`gpurent settings`). Never converted.
+        #[arg(
+            conflicts_with = "usd_per_hour",
+            required_unless_present = "usd_per_hour"
+        )]
+        rate: Option<String>,
+        /// The rate in US dollars per hour (the older form of RATE with --currency USD).
+        #[arg(long, conflicts_with = "currency")]
+        usd_per_hour: Option<f64>,
+        /// CNY | USD: what RATE and --storage-per-day are in.
         #[arg(long)]
-        usd_per_hour: f64,
+        currency: Option<String>,
         /// per-second | per-minute | per-hour-rounded-up (1 h 10 min is billed as 2 h).
         #[arg(long, default_value = "per-second")]
         rule: String,
-        /// Storage billed for as long as the machine exists, stopped included.
+        /// Storage billed for as long as the machine exists, stopped included, per day in the
+        /// rate's currency.
+        #[arg(long, conflicts_with = "storage_usd_per_day")]
+        storage_per_day: Option<f64>,
+        /// Storage per day in US dollars (a USD rate only).
         #[arg(long)]
         storage_usd_per_day: Option<f64>,
         /// It has been running this long already (2h, 90m).
@@ -69,12 +86,52 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
     let r = match &args.command {
         RateCommand::Set {
             host,
+            rate,
             usd_per_hour,
+            currency,
             rule,
+            storage_per_day,
             storage_usd_per_day,
             started_ago,
             ..
         } => {
+            let named = match currency {
+                Some(c) => Some(
+                    Currency::parse(c)
+                        .ok_or_else(|| GuardError::invalid("currency", "is CNY or USD"))?,
+                ),
+                None => None,
+            };
+            let (per_hour, currency) = match (rate, usd_per_hour) {
+                (_, Some(usd)) => (*usd, Currency::Usd),
+                (Some(text), None) => {
+                    let (amount, in_text) = parse_rate(text).ok_or_else(|| {
+                        GuardError::invalid("rate", "is a number per hour: 2.5, ¥2.5/h or $0.4/h")
+                    })?;
+                    if let (Some(a), Some(b)) = (in_text, named) {
+                        if a != b {
+                            return Err(GuardError::invalid(
+                                "currency",
+                                format!("the rate says {a}, --currency says {b}"),
+                            ));
+                        }
+                    }
+                    (
+                        amount,
+                        in_text.or(named).unwrap_or_else(|| app.default_currency()),
+                    )
+                }
+                (None, None) => {
+                    return Err(GuardError::invalid("rate", "is required"));
+                }
+            };
+            if storage_usd_per_day.is_some() && currency != Currency::Usd {
+                return Err(GuardError::invalid(
+                    "storage_usd_per_day",
+                    format!("the rate is in {currency}: use --storage-per-day"),
+                ));
+            }
+            let storage = storage_per_day.or(*storage_usd_per_day);
             let rule = Increment::from_rule_name(rule).ok_or_else(|| {
                 GuardError::invalid("rule", "is per-second, per-minute or per-hour-rounded-up")
             })?;
@@ -83,9 +140,10 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
                 None => 0,
             };
             let rate = PastedRate {
-                usd_per_hour: *usd_per_hour,
+                usd_per_hour: per_hour,
                 rule,
-                storage_usd_per_day: *storage_usd_per_day,
+                storage_usd_per_day: storage,
+                currency,
             };
             Some(app.host_rate_set(host, rate, ago)?)
         }
@@ -102,13 +160,14 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
     }
     match r {
         Some(r) => println!(
-            "{}: ${}/h {}{}{}",
+            "{}: {}{}/h {}{}{}",
             r.host,
+            r.rate.currency.symbol(),
             r.rate.usd_per_hour,
             r.rate.rule.rule_name(),
             r.rate
                 .storage_usd_per_day
-                .map(|s| format!(", storage ${s}/day"))
+                .map(|s| format!(", storage {}{s}/day", r.rate.currency.symbol()))
                 .unwrap_or_default(),
             if r.stopped_ms.is_some() {
                 " (stopped)"
