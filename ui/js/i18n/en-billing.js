@@ -70,7 +70,13 @@ export default {
   'billing.budget.scope': 'For',
   'billing.budget.scope.total': 'All machines',
   'billing.budget.period': 'Per',
-  'billing.budget.usd': 'Budget (USD)',
+  'billing.budget.amount': 'Budget',
+  'billing.budget.currency.note':
+    'A budget is in one currency and counts only the machines billed in it: nothing is converted. Rented machines bill in US dollars; a pasted host in the currency of its rate.',
+  'billing.currency': 'Currency',
+  'billing.earlier': 'earlier, at a rate in another currency: {amount}',
+  'currency.CNY': 'CNY (¥, yuan)',
+  'currency.USD': 'USD ($, US dollar)',
   'billing.budget.save': 'Save budget',
   'billing.budget.stop': 'Stop the machine at 100 %',
   'billing.budget.stop.note':
@@ -86,9 +92,9 @@ export default {
   'billing.rate.title': 'Rate of a pasted host',
   'billing.rate.nohosts': 'Add a host in Hosts first; then enter what its platform charges.',
   'billing.rate.host': 'Host',
-  'billing.rate.usd': 'USD per hour',
+  'billing.rate.amount': 'Per hour',
   'billing.rate.rule': 'Billed',
-  'billing.rate.storage': 'Storage USD per day',
+  'billing.rate.storage': 'Storage per day',
   'billing.rate.storage.none': 'none',
   'billing.rate.save': 'Save rate',
   'billing.rate.note':

@@ -69,7 +69,13 @@ export default {
   'billing.budget.scope': '适用于',
   'billing.budget.scope.total': '全部机器',
   'billing.budget.period': '周期',
-  'billing.budget.usd': '预算（美元）',
+  'billing.budget.amount': '预算',
+  'billing.budget.currency.note':
+    '预算只用一种货币，只计算按这种货币计费的机器：不做任何换算。租用的机器按美元计费；粘贴的主机按你填的价格的货币计费。',
+  'billing.currency': '货币',
+  'billing.earlier': '之前按另一种货币计费：{amount}',
+  'currency.CNY': '人民币（¥，元）',
+  'currency.USD': '美元（$）',
   'billing.budget.save': '保存预算',
   'billing.budget.stop': '达到 100 % 时停止机器',
   'billing.budget.stop.note':
@@ -85,9 +91,9 @@ export default {
   'billing.rate.title': '粘贴主机的费率',
   'billing.rate.nohosts': '请先在「主机」中添加主机，再填写平台的收费。',
   'billing.rate.host': '主机',
-  'billing.rate.usd': '每小时（美元）',
+  'billing.rate.amount': '每小时',
   'billing.rate.rule': '计费方式',
-  'billing.rate.storage': '每天存储费（美元）',
+  'billing.rate.storage': '每天存储费',
   'billing.rate.storage.none': '无',
   'billing.rate.save': '保存费率',
   'billing.rate.note':

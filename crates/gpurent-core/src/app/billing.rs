@@ -628,6 +628,9 @@ pub struct BillingView {
     pub cost: CostReport,
     pub budgets: Vec<BudgetRow>,
     pub spend: SpendSeries,
+    /// The currency the rate and budget forms start in (the settings' default).
+    #[serde(default)]
+    pub default_currency: Currency,
 }
 
 /// How many points the spend chart gets.
@@ -680,6 +683,7 @@ impl App {
             cost,
             budgets: self.budget_list()?,
             spend: spend_series(&timelines, from, now, SPEND_POINTS),
+            default_currency: self.default_currency(),
         })
     }
 
