@@ -29,3 +29,14 @@ export function moneyFine(v, currency) {
   const f = new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 });
   return `${v < 0 ? '-' : ''}${SYMBOL[currency] ?? `${currency} `}${f.format(Math.abs(v + 0))}`;
 }
+
+/** The currency new amounts are entered in (the settings' `effective_currency`). */
+let entered = /** @type {Currency} */ ('USD');
+
+/** @returns {Currency} */
+export const defaultCurrency = () => entered;
+
+/** Set when the settings are read or saved. @param {Currency} c */
+export function setDefaultCurrency(c) {
+  entered = c;
+}
