@@ -4,6 +4,7 @@ import type { Currency } from "./Currency";
 import type { InstanceState } from "./InstanceState";
 import type { MachineKind } from "./MachineKind";
 import type { Money } from "./Money";
+import type { Platform } from "./Platform";
 import type { ProviderKind } from "./ProviderKind";
 import type { ProviderReported } from "./ProviderReported";
 
@@ -51,11 +52,23 @@ currency: Currency,
  */
 earlier_in_other_currencies: Array<Money>, 
 /**
+ * A pasted host: the platform the user picked (its rules: `gpurent rate platforms`).
+ */
+platform: Platform | null, 
+/**
+ * A pasted host powered off on a platform that releases a machine off N days in a row:
+ * when that happens (its data wiped) if it stays off.
+ */
+platform_release_at_ms: number | null, 
+/**
  * What the provider itself reports per hour, beside gpurent's (provider machines read live).
  */
 reported: ProviderReported | null, 
 /**
  * `vast_dph_total_may_include_storage`, `storage_price_unknown`, `state_unknown_passed_over`
- * (an `unknown` ledger state: the state before it is assumed to continue).
+ * (an `unknown` ledger state: the state before it is assumed to continue); a pasted host:
+ * `currency_changed`, `platform_rounding_unknown` (its platform's rounding was not found: the
+ * user's rule is used), `platform_storage_while_off_unpriced` (the platform bills the disk
+ * while off and the rate has no storage).
  */
 notes: Array<string>, };

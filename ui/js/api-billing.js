@@ -9,6 +9,8 @@ import { invoke } from './tauri.js';
 /** @typedef {import('../bindings/BudgetPeriod').BudgetPeriod} Period */
 /** @typedef {import('../bindings/Notice').Notice} Notice */
 /** @typedef {import('../bindings/Currency').Currency} Currency */
+/** @typedef {import('../bindings/Platform').Platform} Platform */
+/** @typedef {import('../bindings/PlatformRules').PlatformRules} PlatformRules */
 
 /**
  * @param {string | null} by e.g. `2h`, `90m`; empty: no projection
@@ -36,10 +38,14 @@ export const budgetRemove = (host, period) => invoke('budget_remove', { host, pe
  * @param {string} host @param {number} usdPerHour per hour, in `currency` @param {Increment} rule
  * @param {number | null} storageUsdPerDay per day, in `currency`
  * @param {Currency | null} currency null: the settings' default
+ * @param {Platform | null} platform the platform it was rented on (its billing rules apply)
  * @returns {Promise<HostRate>}
  */
-export const hostRateSet = (host, usdPerHour, rule, storageUsdPerDay, currency) =>
-  invoke('host_rate_set', { host, usdPerHour, rule, storageUsdPerDay, currency });
+export const hostRateSet = (host, usdPerHour, rule, storageUsdPerDay, currency, platform) =>
+  invoke('host_rate_set', { host, usdPerHour, rule, storageUsdPerDay, currency, platform });
+
+/** What gpurent knows of each platform's billing. @returns {Promise<PlatformRules[]>} */
+export const platformRules = () => invoke('platform_rules');
 
 /** @param {string} host @returns {Promise<HostRate>} */
 export const hostRateStopped = (host) => invoke('host_rate_stopped', { host });

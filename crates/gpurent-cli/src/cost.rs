@@ -93,6 +93,15 @@ fn line(m: &MachineCost) {
             .unwrap_or_default(),
         reported
     );
+    if let Some(at) = m.platform_release_at_ms {
+        let days = (at - m.now_ms) as f64 / 86_400_000.0;
+        println!(
+            "{:22} powered off: {} releases it (and wipes its data) in about {:.1} days if it stays off",
+            "",
+            m.platform.map(|p| p.as_str()).unwrap_or("its platform"),
+            days.max(0.0)
+        );
+    }
     for e in &m.earlier_in_other_currencies {
         println!(
             "{:22} {:>10} earlier, at a rate in {}",

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use gpurent_core::app::App;
 use gpurent_core::billing::money::parse_rate;
+use gpurent_core::billing::platforms::{self, Platform};
 use gpurent_core::billing::{Currency, Increment, PastedRate};
 use gpurent_core::guard::{parse_duration, GuardError};
 
@@ -37,9 +38,14 @@ pub enum RateCommand {
         /// CNY | USD: what RATE and --storage-per-day are in.
         #[arg(long)]
         currency: Option<String>,
-        /// per-second | per-minute | per-hour-rounded-up (1 h 10 min is billed as 2 h).
-        #[arg(long, default_value = "per-second")]
-        rule: String,
+        /// per-second | per-minute | per-hour-rounded-up (1 h 10 min is billed as 2 h). Default: the
+        /// platform's rounding where gpurent knows it, else per-second.
+        #[arg(long)]
+        rule: Option<String>,
+        /// The platform it was rented on: autodl | gpushare (恒源云) | matpool (矩池云) | featurize |
+        /// other. Its billing rules apply (`gpurent rate platforms`).
+        #[arg(long)]
+        platform: Option<String>,
         /// Storage billed for as long as the machine exists, stopped included, per day in the
         /// rate's currency.
         #[arg(long, conflicts_with = "storage_usd_per_day")]
@@ -65,13 +71,20 @@ pub enum RateCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The billing rules gpurent knows of each platform a pasted host may come from, with their
+    /// sources (unverified ones marked).
+    Platforms {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn main(data_dir: Option<&Path>, args: &RateArgs) -> ExitCode {
     let json = match &args.command {
         RateCommand::Set { json, .. }
         | RateCommand::Stopped { json, .. }
-        | RateCommand::Show { json, .. } => *json,
+        | RateCommand::Show { json, .. }
+        | RateCommand::Platforms { json } => *json,
     };
     match crate::open::open_app(data_dir)
         .map_err(GuardError::from)
@@ -90,6 +103,7 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
             usd_per_hour,
             currency,
             rule,
+            platform,
             storage_per_day,
             storage_usd_per_day,
             started_ago,
@@ -132,9 +146,25 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
                 ));
             }
             let storage = storage_per_day.or(*storage_usd_per_day);
-            let rule = Increment::from_rule_name(rule).ok_or_else(|| {
-                GuardError::invalid("rule", "is per-second, per-minute or per-hour-rounded-up")
-            })?;
+            let platform = match platform {
+                Some(p) => Some(Platform::parse(p).ok_or_else(|| {
+                    GuardError::invalid(
+                        "platform",
+                        "is autodl, gpushare, matpool, featurize or other",
+                    )
+                })?),
+                None => None,
+            };
+            let known = match platform {
+                Some(p) => platforms::rules_for(p)?.increment,
+                None => None,
+            };
+            let rule = match rule {
+                Some(r) => Increment::from_rule_name(r).ok_or_else(|| {
+                    GuardError::invalid("rule", "is per-second, per-minute or per-hour-rounded-up")
+                })?,
+                None => known.unwrap_or(Increment::Second),
+            };
             let ago = match started_ago {
                 Some(d) => parse_duration(d)? as i64 * 1000,
                 None => 0,
@@ -144,23 +174,61 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
                 rule,
                 storage_usd_per_day: storage,
                 currency,
+                platform,
             };
             Some(app.host_rate_set(host, rate, ago)?)
         }
         RateCommand::Stopped { host, .. } => Some(app.host_rate_stopped(host)?),
         RateCommand::Show { host, .. } => app.host_rate_get(host)?,
+        RateCommand::Platforms { json } => {
+            let all = app.platform_rules()?;
+            if *json {
+                return Ok(print_json(&serde_json::json!({ "platforms": all }))?);
+            }
+            for p in &all {
+                println!(
+                    "{}: {}; storage while off: {}; released after {} off",
+                    p.platform.as_str(),
+                    p.increment
+                        .map(|i| i.rule_name().to_string())
+                        .unwrap_or_else(|| "rounding not known (your --rule applies)".into()),
+                    match p.storage_while_off {
+                        Some(true) => "billed",
+                        Some(false) => "not billed",
+                        None => "not known",
+                    },
+                    p.release_after_days_off
+                        .map(|d| format!("{d} days"))
+                        .unwrap_or_else(|| "? days (not known)".into()),
+                );
+                for f in &p.facts {
+                    println!(
+                        "    {:?} = {} [{}] {}",
+                        f.fact,
+                        f.value,
+                        match f.verified {
+                            gpurent_core::billing::Verified::Docs => "docs",
+                            gpurent_core::billing::Verified::Unverified => "UNVERIFIED",
+                        },
+                        f.source
+                    );
+                }
+            }
+            return Ok(());
+        }
     };
     let json = match &args.command {
         RateCommand::Set { json, .. }
         | RateCommand::Stopped { json, .. }
-        | RateCommand::Show { json, .. } => *json,
+        | RateCommand::Show { json, .. }
+        | RateCommand::Platforms { json } => *json,
     };
     if json {
         return Ok(print_json(&r)?);
     }
     match r {
         Some(r) => println!(
-            "{}: {}{}/h {}{}{}",
+            "{}: {}{}/h {}{}{}{}",
             r.host,
             r.rate.currency.symbol(),
             r.rate.usd_per_hour,
@@ -168,6 +236,10 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
             r.rate
                 .storage_usd_per_day
                 .map(|s| format!(", storage {}{s}/day", r.rate.currency.symbol()))
+                .unwrap_or_default(),
+            r.rate
+                .platform
+                .map(|p| format!(" on {}", p.as_str()))
                 .unwrap_or_default(),
             if r.stopped_ms.is_some() {
                 " (stopped)"

@@ -177,9 +177,39 @@ fn rates_and_budgets_in_two_currencies() {
     );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(json(&out)["rate"]["currency"], "USD");
+    // The platform it was rented on: AutoDL's rules (rounding not known: the default rule).
+    let out = gpurent(
+        home.path(),
+        &[
+            "rate",
+            "set",
+            "cn",
+            "2.5",
+            "--platform",
+            "autodl",
+            "--started-ago",
+            "2h",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v = json(&out);
+    assert_eq!(v["rate"]["platform"], "autodl");
+    assert_eq!(v["rate"]["rule"], "second");
+    let out = gpurent(
+        home.path(),
+        &["rate", "set", "cn", "2.5", "--platform", "aws", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = gpurent(home.path(), &["rate", "platforms", "--json"]);
+    let v = json(&out);
+    let autodl = &v["platforms"][0];
+    assert_eq!(autodl["platform"], "autodl");
+    assert_eq!(autodl["release_after_days_off"], 15);
+    assert!(autodl["increment"].is_null());
     let out = gpurent(home.path(), &["rate", "show", "cn"]);
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("¥2.5/h"),
+        String::from_utf8_lossy(&out.stdout).contains("¥2.5/h per-second on autodl"),
         "{out:?}"
     );
 

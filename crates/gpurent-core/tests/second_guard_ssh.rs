@@ -60,6 +60,7 @@ fn the_app_rechecks_a_guard_deadline_and_says_it_once() {
                 rule: Increment::Second,
                 storage_usd_per_day: None,
                 currency: gpurent_core::billing::Currency::Usd,
+                platform: None,
             },
             0,
         )

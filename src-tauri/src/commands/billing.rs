@@ -5,7 +5,8 @@
 use gpurent_core::app::billing::HostRate;
 use gpurent_core::app::billing::{BillingView, BudgetRow};
 use gpurent_core::billing::budget::Period;
-use gpurent_core::billing::{Currency, Increment, Money, PastedRate};
+use gpurent_core::billing::platforms::PlatformRules;
+use gpurent_core::billing::{Currency, Increment, Money, PastedRate, Platform};
 use gpurent_core::second_guard::Notice;
 use tauri::State;
 
@@ -68,7 +69,8 @@ pub async fn budget_remove(
 }
 
 /// A pasted host's own rate, billed from now; `usd_per_hour` and `storage_usd_per_day` are in
-/// `currency` (absent: the settings' currency).
+/// `currency` (absent: the settings' currency); `platform`: the platform it was rented on (its
+/// billing rules apply; a rule contradicting a known rounding is `invalid_input`).
 #[tauri::command]
 pub async fn host_rate_set(
     state: State<'_, AppState>,
@@ -77,6 +79,7 @@ pub async fn host_rate_set(
     rule: Increment,
     storage_usd_per_day: Option<f64>,
     currency: Option<Currency>,
+    platform: Option<Platform>,
 ) -> CmdResult<HostRate> {
     let app = state.shared()?;
     blocking(move || {
@@ -85,10 +88,18 @@ pub async fn host_rate_set(
             rule,
             storage_usd_per_day,
             currency: currency.unwrap_or_else(|| app.default_currency()),
+            platform,
         };
         app.host_rate_set(&host, rate, 0).map_err(err)
     })
     .await
+}
+
+/// What gpurent knows of each platform a pasted host may come from (the rate form's choice).
+#[tauri::command]
+pub async fn platform_rules(state: State<'_, AppState>) -> CmdResult<Vec<PlatformRules>> {
+    let app = state.shared()?;
+    blocking(move || app.platform_rules().map_err(err)).await
 }
 
 /// The user stopped a pasted host on its platform: compute stops billing now (storage goes on).

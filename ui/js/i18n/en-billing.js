@@ -73,6 +73,20 @@ export default {
   'billing.budget.amount': 'Budget',
   'billing.budget.currency.note':
     'A budget is in one currency and counts only the machines billed in it: nothing is converted. Rented machines bill in US dollars; a pasted host in the currency of its rate.',
+  'billing.platform': 'Platform',
+  'billing.platform.none': 'Not said',
+  'billing.platform.rounding': '{platform} bills {rule}.',
+  'billing.platform.rounding_unknown':
+    'How {platform} rounds the time it bills is not known to gpurent: your choice below applies.',
+  'billing.platform.release_days':
+    '{platform} releases a machine powered off {days} days in a row, and wipes its data.',
+  'billing.platform.release': 'Powered off: {platform} releases it and wipes its data around {at} if it stays off.',
+  'billing.platform.unverified': 'Not confirmed in the platform’s own documentation.',
+  'platform.autodl': 'AutoDL',
+  'platform.gpushare': 'Gpushare (hengyuan)',
+  'platform.matpool': 'Matpool',
+  'platform.featurize': 'Featurize',
+  'platform.other': 'Other',
   'billing.currency': 'Currency',
   'billing.earlier': 'earlier, at a rate in another currency: {amount}',
   'currency.CNY': 'CNY (¥, yuan)',

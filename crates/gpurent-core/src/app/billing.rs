@@ -13,12 +13,13 @@ use crate::billing::budget::{self, Period};
 pub use crate::billing::budget::{Budget, BudgetStatus};
 use crate::billing::instance::{self as priced, ProviderReported};
 use crate::billing::money::{amount_in, sum_by_currency};
+use crate::billing::platforms::{self, PlatformRules};
 use crate::billing::rates;
 pub use crate::billing::rates::HostRate;
 pub use crate::billing::spend::{spend_series, SpendPoint, SpendSeries};
 use crate::billing::{
     cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, Currency,
-    InstanceState, Money, PastedRate, StateChange, Tariff, Traffic,
+    InstanceState, Money, PastedRate, Platform, StateChange, Tariff, Traffic,
 };
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
@@ -70,10 +71,20 @@ pub struct MachineCost {
     /// cost, per currency (not in `so_far`; counted in the report's totals of their currency).
     #[serde(default)]
     pub earlier_in_other_currencies: Vec<Money>,
+    /// A pasted host: the platform the user picked (its rules: `gpurent rate platforms`).
+    #[serde(default)]
+    pub platform: Option<Platform>,
+    /// A pasted host powered off on a platform that releases a machine off N days in a row:
+    /// when that happens (its data wiped) if it stays off.
+    #[serde(default)]
+    pub platform_release_at_ms: Option<i64>,
     /// What the provider itself reports per hour, beside gpurent's (provider machines read live).
     pub reported: Option<ProviderReported>,
     /// `vast_dph_total_may_include_storage`, `storage_price_unknown`, `state_unknown_passed_over`
-    /// (an `unknown` ledger state: the state before it is assumed to continue).
+    /// (an `unknown` ledger state: the state before it is assumed to continue); a pasted host:
+    /// `currency_changed`, `platform_rounding_unknown` (its platform's rounding was not found: the
+    /// user's rule is used), `platform_storage_while_off_unpriced` (the platform bills the disk
+    /// while off and the rate has no storage).
     pub notes: Vec<String>,
 }
 
@@ -159,6 +170,9 @@ impl App {
         started_ago_ms: i64,
     ) -> Result<HostRate, RemoteError> {
         rate.validate()?;
+        if let Some(p) = rate.platform {
+            platforms::check_rule(&platforms::rules_for(p)?, rate.rule)?;
+        }
         if started_ago_ms < 0 {
             return Err(RemoteError::invalid(
                 "started_ago",
@@ -185,6 +199,11 @@ impl App {
                 format!("'{label}' has no rate set"),
             )),
         }
+    }
+
+    /// What gpurent knows of each platform a pasted host may come from (the rate form's choice).
+    pub fn platform_rules(&self) -> Result<Vec<PlatformRules>, CoreError> {
+        platforms::all()
     }
 
     pub fn host_rate_get(&self, label: &str) -> Result<Option<HostRate>, CoreError> {
@@ -222,6 +241,23 @@ impl App {
             .last()
             .map(|p| p.tariff.clone())
             .unwrap_or_else(|| r.rate.tariff());
+        let mut notes = vec![];
+        if !earlier.is_empty() {
+            notes.push("currency_changed".to_string());
+        }
+        let platform_rules = r.rate.platform.and_then(|p| platforms::rules_for(p).ok());
+        if let Some(rules) = &platform_rules {
+            if rules.increment.is_none() {
+                notes.push("platform_rounding_unknown".to_string());
+            }
+            if rules.storage_while_off == Some(true) && r.rate.storage_usd_per_day.is_none() {
+                notes.push("platform_storage_while_off_unpriced".to_string());
+            }
+        }
+        let platform_release_at_ms = platform_rules
+            .as_ref()
+            .zip(r.stopped_ms)
+            .and_then(|(rules, stopped)| platforms::release_at_ms(rules, stopped));
         MachineCost {
             host: r.host.clone(),
             kind: MachineKind::Pasted,
@@ -238,12 +274,10 @@ impl App {
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: by_ms.map(sum),
             currency,
-            notes: if earlier.is_empty() {
-                vec![]
-            } else {
-                vec!["currency_changed".to_string()]
-            },
+            notes,
             earlier_in_other_currencies: earlier,
+            platform: r.rate.platform,
+            platform_release_at_ms,
             reported: None,
         }
     }
@@ -426,6 +460,8 @@ impl App {
                 .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
             currency: Currency::Usd,
             earlier_in_other_currencies: vec![],
+            platform: None,
+            platform_release_at_ms: None,
             reported: remote.and_then(|r| {
                 r.price_per_hour_usd.map(|p| {
                     // The offer's rate (Vast: dph_total, storage included — what the
@@ -496,6 +532,8 @@ fn foreign_cost(f: &ForeignSeen, now: i64, ahead_ms: Option<i64>) -> MachineCost
         usd_per_hour_now: per_hour,
         currency: Currency::Usd,
         earlier_in_other_currencies: vec![],
+        platform: None,
+        platform_release_at_ms: None,
         projected: ahead_ms.map(|a| {
             let by = now + a.max(0);
             breakdown(by, so_far + per_hour * a.max(0) as f64 / 3_600_000.0)
@@ -828,6 +866,7 @@ mod tests {
             rule: Increment::Hour,
             storage_usd_per_day: Some(0.48),
             currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 70 * 60_000).expect("set");
         assert!(app.host_rate_set("nope", rate, 0).is_err(), "unknown host");
@@ -865,6 +904,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", one, 2 * HOUR).expect("set");
         drop(app);
@@ -910,6 +950,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         // The host's clock runs 100 s ahead of this computer's.
@@ -988,6 +1029,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: Currency::Cny,
+            platform: None,
         };
         app.host_rate_set("autodl", yuan, 3 * HOUR).expect("rate");
         crate::app::test_support::rental(
@@ -1073,11 +1115,13 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", usd, 2 * HOUR).expect("usd");
         let cny = PastedRate {
             usd_per_hour: 7.0,
             currency: Currency::Cny,
+            platform: None,
             ..usd
         };
         app.host_rate_set("box", cny, HOUR).expect("cny");
@@ -1094,6 +1138,40 @@ mod tests {
         assert!((r.total_so_far_usd - 1.0).abs() < 1e-6);
     }
 
+    /// A pasted host on AutoDL: its platform is kept with the rate (and survives a restart); its
+    /// rounding was not found, so the user's rule bills and the report says so; powered off, it
+    /// says when AutoDL releases it (15 days off, unverified row of data/platform-rules.csv).
+    #[test]
+    fn a_pasted_host_on_a_platform_carries_its_rules() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "adl");
+        let rate = PastedRate {
+            usd_per_hour: 1.98,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+            currency: Currency::Cny,
+            platform: Some(Platform::Autodl),
+        };
+        app.host_rate_set("adl", rate, HOUR).expect("rate");
+        app.host_rate_stopped("adl").expect("stopped");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + HOUR);
+        let c = app.cost_host("adl", None).expect("cost");
+        assert_eq!(c.platform, Some(Platform::Autodl));
+        assert!((c.so_far.total_usd - 1.98).abs() < 1e-9, "{c:?}");
+        assert!(c.notes.contains(&"platform_rounding_unknown".to_string()));
+        assert_eq!(c.platform_release_at_ms, Some(t0 + 15 * 86_400_000));
+        let r = app.host_rate_get("adl").expect("get").expect("rate");
+        assert_eq!(r.rate.platform, Some(Platform::Autodl));
+        assert_eq!(
+            r.history[0].rate.and_then(|x| x.platform),
+            Some(Platform::Autodl)
+        );
+        assert_eq!(app.platform_rules().expect("rules").len(), 5);
+    }
+
     /// Budgets count what was spent since the start of the UTC day / month.
     #[test]
     fn budgets_count_the_current_period() {
@@ -1107,6 +1185,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         app.budget_set(Some("box"), Period::Day, 3.5).expect("day");

@@ -306,6 +306,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency: crate::billing::Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 2 * HOUR).expect("rate");
         let row = app

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::money::Currency;
+use super::platforms::Platform;
 use super::rules::{self, BillsIn, Increment, InstanceState, RateUnit, Rule};
 use crate::infra::error::CoreError;
 
@@ -154,6 +155,10 @@ pub struct PastedRate {
     /// What the amounts are in (absent in JSON saved before currencies: USD).
     #[serde(default)]
     pub currency: Currency,
+    /// The platform the host was rented on, when the user picked it: its billing rules
+    /// ([`super::platforms`]) — the rounding it is known to use, release after N days off.
+    #[serde(default)]
+    pub platform: Option<Platform>,
 }
 
 impl PastedRate {

@@ -8,6 +8,7 @@ pub mod budget;
 pub mod cost;
 pub mod instance;
 pub mod money;
+pub mod platforms;
 pub mod rates;
 pub mod rules;
 pub mod spend;
@@ -17,6 +18,7 @@ pub use cost::{
     CostBreakdown, CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
 };
 pub use money::{Currency, Money};
+pub use platforms::Platform;
 pub use rules::{BillsIn, Increment, InstanceState, RateUnit, Rule, Verified};
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::{Currency, Increment, InstanceState, PastedRate, StateChange, Tariff};
+use crate::billing::{
+    Currency, Increment, InstanceState, PastedRate, Platform, StateChange, Tariff,
+};
 use crate::infra::error::CoreError;
 use crate::infra::store::Store;
 
@@ -154,8 +156,17 @@ pub struct RatePeriod {
     pub currency: Currency,
 }
 
-/// A `host_rates` row: label, rate/h, rule, storage/day, since, stopped, currency.
-type RateRow = (String, f64, String, Option<f64>, i64, Option<i64>, String);
+/// A `host_rates` row: label, rate/h, rule, storage/day, since, stopped, currency, platform.
+type RateRow = (
+    String,
+    f64,
+    String,
+    Option<f64>,
+    i64,
+    Option<i64>,
+    String,
+    Option<String>,
+);
 
 fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
     Ok((
@@ -166,7 +177,17 @@ fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
         r.get(4)?,
         r.get(5)?,
         r.get(6)?,
+        r.get(7)?,
     ))
+}
+
+fn platform_of(table: &str, name: Option<&str>) -> Result<Option<Platform>, CoreError> {
+    name.map(|n| {
+        Platform::parse(n)
+            .filter(|p| p.as_str() == n)
+            .ok_or_else(|| CoreError::stored(table, format!("unknown platform '{n}'")))
+    })
+    .transpose()
 }
 
 fn currency_of(table: &str, code: Option<&str>) -> Result<Currency, CoreError> {
@@ -188,7 +209,7 @@ fn rule_of(table: &str, rule: &str) -> Result<Increment, CoreError> {
 /// whatever was recorded before it for `t` and later (a corrected start); then in time order.
 fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
     let mut st = store.conn().prepare(
-        "SELECT at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms, currency
+        "SELECT at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms, currency, platform
          FROM host_rate_events WHERE host_label = ?1 ORDER BY rowid",
     )?;
     type Raw = (
@@ -200,6 +221,7 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
         String,
         Option<String>,
         i64,
+        Option<String>,
         Option<String>,
     );
     let rows: Vec<Raw> = st
@@ -214,11 +236,12 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
                 r.get(6)?,
                 r.get(7)?,
                 r.get(8)?,
+                r.get(9)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut out: Vec<RateEvent> = Vec::new();
-    for (at_ms, kind, usd, rule, storage, source, detail, recorded_ms, currency) in rows {
+    for (at_ms, kind, usd, rule, storage, source, detail, recorded_ms, currency, platform) in rows {
         let kind = RateEventKind::parse(&kind).ok_or_else(|| {
             CoreError::stored("host_rate_events", format!("unknown kind '{kind}'"))
         })?;
@@ -228,6 +251,7 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
                 rule: rule_of("host_rate_events", &rule)?,
                 storage_usd_per_day: storage,
                 currency: currency_of("host_rate_events", currency.as_deref())?,
+                platform: platform_of("host_rate_events", platform.as_deref())?,
             }),
             (RateEventKind::Rate, _, _) => {
                 return Err(CoreError::stored(
@@ -255,10 +279,11 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
 
 fn to_rate(
     store: &Store,
-    (host, usd, rule, storage, since, stopped, currency): RateRow,
+    (host, usd, rule, storage, since, stopped, currency, platform): RateRow,
 ) -> Result<HostRate, CoreError> {
     let rule = rule_of("host_rates", &rule)?;
     let currency = currency_of("host_rates", Some(&currency))?;
+    let platform = platform_of("host_rates", platform.as_deref())?;
     let history = history(store, &host)?;
     // Stopped: the last event of the current period says so.
     let current_from = history
@@ -282,6 +307,7 @@ fn to_rate(
             rule,
             storage_usd_per_day: storage,
             currency,
+            platform,
         },
         since_ms: since,
         stopped_ms,
@@ -289,7 +315,7 @@ fn to_rate(
     })
 }
 
-const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, currency FROM host_rates";
+const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, currency, platform FROM host_rates";
 
 /// Save a host's rate, billed at it since `since_ms` (running): the current rate is replaced,
 /// the history keeps the earlier ones (each billed for its own period).
@@ -302,18 +328,18 @@ pub fn set(
 ) -> Result<(), CoreError> {
     let c = store.conn();
     c.execute(
-        "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms, currency)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7)
+        "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms, currency, platform)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)
          ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
            rule = excluded.rule, storage_usd_per_day = excluded.storage_usd_per_day,
            since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms,
-           currency = excluded.currency",
-        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms, rate.currency.code()],
+           currency = excluded.currency, platform = excluded.platform",
+        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
     )?;
     c.execute(
-        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms, currency)
-         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6, ?7)",
-        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms, rate.currency.code()],
+        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms, currency, platform)
+         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6, ?7, ?8)",
+        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
     )?;
     Ok(())
 }
@@ -422,6 +448,7 @@ mod tests {
             rule: Increment::Hour,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         set(&store, "box", &rate, 10, 20).expect("set");
         assert!(mark_stopped(&store, "box", 30).expect("stop"));

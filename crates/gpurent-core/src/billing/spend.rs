@@ -94,6 +94,7 @@ mod tests {
             rule: Increment::Hour,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         let s = spend_series(
             &[(Currency::Usd, t.clone(), hourly.tariff())],
@@ -126,6 +127,7 @@ mod tests {
             rule: Increment::Second,
             storage_usd_per_day: None,
             currency,
+            platform: None,
         };
         let machines = [
             (Currency::Cny, t.clone(), rate(2.0, Currency::Cny).tariff()),

@@ -101,6 +101,7 @@ fn pasted_host_rules_round_each_span_up() {
             rule,
             storage_usd_per_day: None,
             currency: Currency::Usd,
+            platform: None,
         };
         let t = tl(&[(0, Running), (span, Terminated)]);
         let c = cost_so_far(&t, &rate.tariff(), Traffic::default(), T0 + 10 * HOUR);
@@ -130,6 +131,7 @@ fn stop_start_cycles() {
         rule: Increment::Hour,
         storage_usd_per_day: Some(2.4),
         currency: Currency::Usd,
+        platform: None,
     };
     let c = cost_so_far(&t, &hourly.tariff(), Traffic::default(), now);
     // 30 min + 40 min running: two started hours, not 70 minutes.
@@ -162,6 +164,7 @@ fn so_far_now_and_projected() {
         rule: Increment::Second,
         storage_usd_per_day: None,
         currency: Currency::Usd,
+        platform: None,
     };
     let t = tl(&[(0, Running)]);
     let tariff = rate.tariff();
@@ -297,6 +300,7 @@ fn bad_inputs_are_refused() {
         rule: Increment::Hour,
         storage_usd_per_day: None,
         currency: Currency::Usd,
+        platform: None,
     };
     assert!(bad.validate().is_err());
     assert_eq!(

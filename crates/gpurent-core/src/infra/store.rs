@@ -218,6 +218,9 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE host_rate_events ADD COLUMN currency TEXT;
      UPDATE host_rate_events SET currency = 'USD' WHERE kind = 'rate';
      ALTER TABLE budgets ADD COLUMN currency TEXT NOT NULL DEFAULT 'USD';",
+    // 11: the platform a pasted host was rented on (billing::platforms; NULL: not picked).
+    "ALTER TABLE host_rates ADD COLUMN platform TEXT;
+     ALTER TABLE host_rate_events ADD COLUMN platform TEXT;",
 ];
 
 /// The schema version this build writes.

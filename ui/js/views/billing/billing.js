@@ -11,6 +11,7 @@ import {
   hostRateSet,
   hostRateStopped,
   noticesRecent,
+  platformRules,
 } from '../../api-billing.js';
 import { hideError, showError } from '../../banner.js';
 import { budgetName, showBudgets, usd } from '../../budget-banner.js';
@@ -34,6 +35,8 @@ import { confirmRelease } from './release.js';
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /** @typedef {import('../../../bindings/Currency').Currency} Currency */
 /** @typedef {import('../../../bindings/CurrencyTotal').CurrencyTotal} CurrencyTotal */
+/** @typedef {import('../../../bindings/Platform').Platform} Platform */
+/** @typedef {import('../../../bindings/PlatformRules').PlatformRules} PlatformRules */
 
 /** How often the numbers are asked for again while the screen is open. */
 const REFRESH_MS = 3000;
@@ -363,6 +366,22 @@ function renderMachines(v, box, again) {
           { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), 'data-currency': m.currency },
           el('span', { text: moneyFine(m.so_far.total_usd, m.currency) }),
           m.kind === 'foreign' ? el('span', { class: 'muted small', text: t('billing.foreign.so_far') }) : null,
+          m.platform_release_at_ms !== null
+            ? el('span', {
+                class: 'bad-text small platform-release',
+                'data-release-ms': String(m.platform_release_at_ms),
+                text: t('billing.platform.release', {
+                  platform: t(`platform.${m.platform ?? 'other'}`),
+                  at: clock(m.platform_release_at_ms),
+                }),
+              })
+            : null,
+          m.notes.includes('platform_rounding_unknown')
+            ? el('span', {
+                class: 'muted small',
+                text: t('billing.platform.rounding_unknown', { platform: t(`platform.${m.platform ?? 'other'}`) }),
+              })
+            : null,
           ...m.earlier_in_other_currencies.map((e) =>
             el('span', {
               class: 'muted small earlier',
@@ -676,8 +695,11 @@ function budgetForm(hosts, again) {
   return form;
 }
 
-/** @param {Host[]} hosts @param {() => void} again */
-function rateForm(hosts, again) {
+/**
+ * @param {Host[]} hosts @param {() => void} again
+ * @param {PlatformRules[]} platforms what gpurent knows of each platform's billing
+ */
+function rateForm(hosts, again, platforms) {
   if (hosts.length === 0) return el('p', { class: 'muted small', id: 'rate-nohosts', text: t('billing.rate.nohosts') });
   const host = /** @type {HTMLSelectElement} */ (
     el('select', { id: 'rate-host' }, ...hosts.map((h) => el('option', { value: h.label, text: h.label })))
@@ -686,6 +708,15 @@ function rateForm(hosts, again) {
     el('input', { id: 'rate-usd', type: 'number', min: '0', step: '0.001', placeholder: '2.50' })
   );
   const currency = currencySelect('rate-currency');
+  const platform = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: 'rate-platform' },
+      el('option', { value: '', text: t('billing.platform.none') }),
+      ...platforms.map((p) => el('option', { value: p.platform, text: t(`platform.${p.platform}`) })),
+    )
+  );
+  const platformNote = el('p', { class: 'muted small', id: 'rate-platform-note' });
   const rule = /** @type {HTMLSelectElement} */ (
     el(
       'select',
@@ -714,12 +745,20 @@ function rateForm(hosts, again) {
       field('rate-host', t('billing.rate.host'), host),
       field('rate-usd', t('billing.rate.amount'), amount),
       field('rate-currency', t('billing.currency'), currency),
+      field('rate-platform', t('billing.platform'), platform),
       field('rate-rule', t('billing.rate.rule'), rule),
       field('rate-storage', t('billing.rate.storage'), storage),
       save,
     ),
+    platformNote,
     el('p', { class: 'muted small', text: t('billing.rate.note') }),
   );
+  // A platform picked: its known rounding becomes the rule; what is not known is said.
+  platform.addEventListener('change', () => {
+    const p = platforms.find((x) => x.platform === platform.value);
+    platformNote.textContent = p ? platformText(p) : '';
+    if (p?.increment) rule.value = p.increment;
+  });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -729,6 +768,7 @@ function rateForm(hosts, again) {
         /** @type {Increment} */ (rule.value),
         storage.value === '' ? null : Number(storage.value),
         /** @type {Currency} */ (currency.value),
+        platform.value ? /** @type {Platform} */ (platform.value) : null,
       );
       hideError();
     } catch (e) {
@@ -739,12 +779,34 @@ function rateForm(hosts, again) {
   return form;
 }
 
+/** What gpurent knows of a platform's billing, in words. @param {PlatformRules} p */
+function platformText(p) {
+  const name = t(`platform.${p.platform}`);
+  const unverified = p.facts.some((f) => f.verified === 'unverified' && f.value !== 'unknown');
+  return [
+    p.increment
+      ? t('billing.platform.rounding', {
+          platform: name,
+          rule: ruleText(`per-${p.increment === 'hour' ? 'hour-rounded-up' : p.increment}`),
+        })
+      : t('billing.platform.rounding_unknown', { platform: name }),
+    p.release_after_days_off !== null
+      ? t('billing.platform.release_days', { platform: name, days: num(p.release_after_days_off, 0) })
+      : '',
+    unverified ? t('billing.platform.unverified') : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
 /** @param {HTMLElement} root @param {AbortSignal} signal */
 export async function renderBilling(root, signal) {
   const hosts = await liveHosts().catch((e) => {
     if (!signal.aborted) fail(e);
     return /** @type {Host[]} */ ([]);
   });
+  if (signal.aborted) return;
+  const platforms = await platformRules().catch(() => /** @type {PlatformRules[]} */ ([]));
   if (signal.aborted) return;
   const by = /** @type {HTMLInputElement} */ (
     el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' })
@@ -827,7 +889,12 @@ export async function renderBilling(root, signal) {
       budgets,
       budgetForm(hosts, refresh),
     ),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
+    el(
+      'section',
+      { class: 'card wide' },
+      el('h2', { text: t('billing.rate.title') }),
+      rateForm(hosts, again, platforms),
+    ),
     el(
       'section',
       { class: 'card wide' },
