@@ -10,7 +10,11 @@ export type BudgetRow = {
  * The user chose: stop the machine(s) at 100 % (provider machines; a pasted host has no API
  * gpurent could stop it with).
  */
-stop_at_100: boolean, budget: Budget, period_start_ms: number, spent_usd: number, 
+stop_at_100: boolean, budget: Budget, period_start_ms: number, 
+/**
+ * Spent in this period by the machines billed in the budget's currency, in that currency.
+ */
+spent_usd: number, 
 /**
  * spent / budget (1.0 = 100 %).
  */

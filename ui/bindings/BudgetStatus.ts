@@ -5,7 +5,11 @@ import type { BudgetLevel } from "./BudgetLevel";
 /**
  * Where spending stands against a budget in the current period.
  */
-export type BudgetStatus = { budget: Budget, period_start_ms: number, spent_usd: number, 
+export type BudgetStatus = { budget: Budget, period_start_ms: number, 
+/**
+ * Spent in this period by the machines billed in the budget's currency, in that currency.
+ */
+spent_usd: number, 
 /**
  * spent / budget (1.0 = 100 %).
  */

@@ -3,6 +3,7 @@ import { forwardFileDrops, settingsGet } from './api.js';
 import { showError } from './banner.js';
 import { byId, clear, el } from './dom.js';
 import { onLanguageChange, setLanguage, t } from './i18n.js';
+import { setDefaultCurrency } from './money.js';
 import { renderHosts } from './views/hosts/hosts.js';
 import { renderKeys } from './views/keys/keys.js';
 import { renderPick } from './views/pick/pick.js';
@@ -97,6 +98,7 @@ async function start() {
   try {
     const view = await settingsGet();
     applyTheme(view.settings.theme);
+    setDefaultCurrency(view.effective_currency);
     setLanguage(view.effective_language);
     if (view.warning) showError(view.warning);
   } catch (e) {

@@ -4,14 +4,15 @@
 import { budgetList } from './api-billing.js';
 import { byId, clear, el } from './dom.js';
 import { num, onLanguageChange, t } from './i18n.js';
+import { money } from './money.js';
 
 /** @typedef {import('../bindings/BudgetRow').BudgetRow} BudgetRow */
 
 /** @type {BudgetRow[]} */
 let last = [];
 
-/** @param {number} v */
-export const usd = (v) => `$${num(v + 0, 2)}`; // + 0: a sum of nothing is -0
+/** A US-dollar amount (provider prices and balances). @param {number} v */
+export const usd = (v) => money(v, 'USD');
 
 /** The words for one budget's scope and period. @param {BudgetRow} b */
 export function budgetName(b) {
@@ -40,8 +41,8 @@ export function showBudgets(rows) {
         text: t(key, {
           name: budgetName(b),
           pct: num(Math.floor(b.fraction * 100), 0),
-          spent: usd(b.spent_usd),
-          budget: usd(b.budget.usd),
+          spent: money(b.spent_usd, b.budget.currency),
+          budget: money(b.budget.usd, b.budget.currency),
         }),
       }),
     );

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use gpurent_core::app::App;
 use gpurent_core::billing::budget::Period;
+use gpurent_core::billing::{Currency, Money};
 use gpurent_core::guard::GuardError;
 
 use crate::output::{fail, print_json};
@@ -33,8 +34,16 @@ pub enum BudgetCommand {
     Set {
         #[command(flatten)]
         scope: Scope,
+        /// The limit in US dollars (counts the machines billed in USD).
+        #[arg(long, conflicts_with_all = ["amount", "currency"], required_unless_present = "amount")]
+        usd: Option<f64>,
+        /// The limit in --currency (else the settings' currency): it counts only the machines
+        /// billed in that currency (nothing is converted).
         #[arg(long)]
-        usd: f64,
+        amount: Option<f64>,
+        /// CNY | USD.
+        #[arg(long, requires = "amount")]
+        currency: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -73,16 +82,35 @@ pub fn main(data_dir: Option<&Path>, args: &BudgetArgs) -> ExitCode {
 
 fn run(app: &App, args: &BudgetArgs, json: bool) -> Result<(), GuardError> {
     match &args.command {
-        BudgetCommand::Set { scope, usd, .. } => {
-            let b = app.budget_set(scope.host.as_deref(), period(&scope.per)?, *usd)?;
+        BudgetCommand::Set {
+            scope,
+            usd,
+            amount,
+            currency,
+            ..
+        } => {
+            let limit = match (usd, amount) {
+                (Some(usd), _) => Money::new(*usd, Currency::Usd),
+                (None, Some(a)) => {
+                    let c = match currency {
+                        Some(c) => Currency::parse(c)
+                            .ok_or_else(|| GuardError::invalid("currency", "is CNY or USD"))?,
+                        None => app.default_currency(),
+                    };
+                    Money::new(*a, c)
+                }
+                (None, None) => return Err(GuardError::invalid("amount", "is required")),
+            };
+            let b = app.budget_set_in(scope.host.as_deref(), period(&scope.per)?, limit, None)?;
             if json {
                 return Ok(print_json(&b)?);
             }
             println!(
-                "Budget: ${} per {} for {}.",
-                b.usd,
+                "Budget: {} per {} for {} (the machines billed in {}).",
+                b.currency.format(b.usd, 2),
                 b.period.name(),
-                b.host.as_deref().unwrap_or("all machines")
+                b.host.as_deref().unwrap_or("all machines"),
+                b.currency
             );
         }
         BudgetCommand::Remove { scope, .. } => {
@@ -108,12 +136,13 @@ fn run(app: &App, args: &BudgetArgs, json: bool) -> Result<(), GuardError> {
                 println!("No budgets.");
             }
             for b in &st {
+                let c = b.budget.currency;
                 println!(
-                    "{:16} per {:5} ${:.2} of ${:.2} ({:.0} %){}",
+                    "{:16} per {:5} {} of {} ({:.0} %){}",
                     b.budget.host.as_deref().unwrap_or("all machines"),
                     b.budget.period.name(),
-                    b.spent_usd,
-                    b.budget.usd,
+                    c.format(b.spent_usd, 2),
+                    c.format(b.budget.usd, 2),
                     b.fraction * 100.0,
                     match b.level {
                         gpurent_core::billing::budget::Level::Ok => "",

@@ -49,13 +49,14 @@ pub fn main(data_dir: Option<&Path>, args: &CostArgs) -> ExitCode {
 }
 
 fn line(m: &MachineCost) {
+    let c = m.currency;
     let reported = m
         .reported
         .as_ref()
         .map(|r| {
             format!(
-                "  provider says ${:.3}/h{}",
-                r.usd_per_hour,
+                "  provider says {}/h{}",
+                c.format(r.usd_per_hour, 3),
                 if r.differs == Some(true) {
                     " (differs)"
                 } else {
@@ -82,16 +83,33 @@ fn line(m: &MachineCost) {
     println!(
         "{:22} {:>10} so far  {:>9}/h now  ({}, {}){}{}{foreign}",
         m.host,
-        format!("${:.2}", m.so_far.total_usd),
-        format!("${:.3}", m.usd_per_hour_now),
+        c.format(m.so_far.total_usd, 2),
+        c.format(m.usd_per_hour_now, 3),
         m.rule,
         state,
         m.projected
             .as_ref()
-            .map(|p| format!("  -> ${:.2} by then", p.total_usd))
+            .map(|p| format!("  -> {} by then", c.format(p.total_usd, 2)))
             .unwrap_or_default(),
         reported
     );
+    if let Some(at) = m.platform_release_at_ms {
+        let days = (at - m.now_ms) as f64 / 86_400_000.0;
+        println!(
+            "{:22} powered off: {} releases it (and wipes its data) in about {:.1} days if it stays off",
+            "",
+            m.platform.map(|p| p.as_str()).unwrap_or("its platform"),
+            days.max(0.0)
+        );
+    }
+    for e in &m.earlier_in_other_currencies {
+        println!(
+            "{:22} {:>10} earlier, at a rate in {}",
+            "",
+            e.currency.format(e.amount, 2),
+            e.currency
+        );
+    }
 }
 
 fn run(app: &App, args: &CostArgs) -> Result<(), ProviderError> {
@@ -134,14 +152,26 @@ fn run(app: &App, args: &CostArgs) -> Result<(), ProviderError> {
     for m in &r.machines {
         line(m);
     }
-    println!(
-        "Total: ${:.2} so far, ${:.3}/h now{}",
-        r.total_so_far_usd,
-        r.total_usd_per_hour_now,
-        r.total_projected_usd
-            .map(|p| format!(", ${p:.2} by then"))
-            .unwrap_or_default()
-    );
+    // One line per currency: amounts in different currencies are never added up.
+    if r.totals.is_empty() {
+        println!("Total: nothing billed");
+    }
+    for t in &r.totals {
+        let c = t.currency;
+        println!(
+            "Total{}: {} so far, {}/h now{}",
+            if r.totals.len() > 1 {
+                format!(" in {c}")
+            } else {
+                String::new()
+            },
+            c.format(t.so_far, 2),
+            c.format(t.per_hour_now, 3),
+            t.projected
+                .map(|p| format!(", {} by then", c.format(p, 2)))
+                .unwrap_or_default()
+        );
+    }
     for b in &r.balances {
         match (b.balance_usd, b.runs_out_in_h) {
             (Some(bal), Some(h)) => println!(

@@ -25,6 +25,7 @@ mod provider;
 mod rate;
 mod release;
 mod rent;
+mod settings;
 mod setup;
 mod start;
 mod stop;
@@ -120,6 +121,8 @@ enum Command {
     Rate(rate::RateArgs),
     /// Daily and monthly spending limits and where spending stands (docs/billing.md).
     Budget(budget::BudgetArgs),
+    /// Settings: the default currency (CNY / USD / follow the language).
+    Settings(settings::SettingsArgs),
 }
 
 fn main() -> ExitCode {
@@ -166,6 +169,7 @@ fn main() -> ExitCode {
         Command::Cost(args) => return cost::main(cli.data_dir.as_deref(), args),
         Command::Rate(args) => return rate::main(cli.data_dir.as_deref(), args),
         Command::Budget(args) => return budget::main(cli.data_dir.as_deref(), args),
+        Command::Settings(args) => return settings::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

@@ -26,6 +26,7 @@ use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
+use gpurent_core::billing::platforms::PlatformRules;
 use gpurent_core::catalog::{Card, CardFilter};
 use gpurent_core::estimate::kinds::{KindCatalog, KindEstimate, KindJob};
 use gpurent_core::estimate::local::LocalFitReport;
@@ -127,6 +128,7 @@ macro_rules! ipc_types {
             BudgetStatus,
             ReleaseChecklist,
             BillingView,
+            PlatformRules,
             BudgetRow,
             TickReport,
             GuardRequest,

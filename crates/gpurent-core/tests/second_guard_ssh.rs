@@ -59,6 +59,8 @@ fn the_app_rechecks_a_guard_deadline_and_says_it_once() {
                 usd_per_hour: 2.0,
                 rule: Increment::Second,
                 storage_usd_per_day: None,
+                currency: gpurent_core::billing::Currency::Usd,
+                platform: None,
             },
             0,
         )

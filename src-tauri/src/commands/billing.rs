@@ -5,7 +5,8 @@
 use gpurent_core::app::billing::HostRate;
 use gpurent_core::app::billing::{BillingView, BudgetRow};
 use gpurent_core::billing::budget::Period;
-use gpurent_core::billing::{Increment, PastedRate};
+use gpurent_core::billing::platforms::PlatformRules;
+use gpurent_core::billing::{Currency, Increment, Money, PastedRate, Platform};
 use gpurent_core::second_guard::Notice;
 use tauri::State;
 
@@ -32,18 +33,27 @@ pub async fn budget_list(state: State<'_, AppState>) -> CmdResult<Vec<BudgetRow>
 }
 
 /// Set or replace a budget (`host` absent: the total), with the user's choice to stop at 100 %.
+/// `usd` is the limit in `currency` (absent: the settings' currency); it counts only the machines
+/// billed in that currency.
 #[tauri::command]
 pub async fn budget_set(
     state: State<'_, AppState>,
     host: Option<String>,
     period: Period,
     usd: f64,
+    currency: Option<Currency>,
     stop_when_spent: bool,
 ) -> CmdResult<BudgetRow> {
     let app = state.shared()?;
     blocking(move || {
-        app.budget_set_with(host.as_deref(), period, usd, stop_when_spent)
-            .map_err(err)
+        let currency = currency.unwrap_or_else(|| app.default_currency());
+        app.budget_set_row(
+            host.as_deref(),
+            period,
+            Money::new(usd, currency),
+            stop_when_spent,
+        )
+        .map_err(err)
     })
     .await
 }
@@ -58,7 +68,9 @@ pub async fn budget_remove(
     blocking(move || app.budget_remove(host.as_deref(), period).map_err(err)).await
 }
 
-/// A pasted host's own rate, billed from now.
+/// A pasted host's own rate, billed from now; `usd_per_hour` and `storage_usd_per_day` are in
+/// `currency` (absent: the settings' currency); `platform`: the platform it was rented on (its
+/// billing rules apply; a rule contradicting a known rounding is `invalid_input`).
 #[tauri::command]
 pub async fn host_rate_set(
     state: State<'_, AppState>,
@@ -66,14 +78,28 @@ pub async fn host_rate_set(
     usd_per_hour: f64,
     rule: Increment,
     storage_usd_per_day: Option<f64>,
+    currency: Option<Currency>,
+    platform: Option<Platform>,
 ) -> CmdResult<HostRate> {
     let app = state.shared()?;
-    let rate = PastedRate {
-        usd_per_hour,
-        rule,
-        storage_usd_per_day,
-    };
-    blocking(move || app.host_rate_set(&host, rate, 0).map_err(err)).await
+    blocking(move || {
+        let rate = PastedRate {
+            usd_per_hour,
+            rule,
+            storage_usd_per_day,
+            currency: currency.unwrap_or_else(|| app.default_currency()),
+            platform,
+        };
+        app.host_rate_set(&host, rate, 0).map_err(err)
+    })
+    .await
+}
+
+/// What gpurent knows of each platform a pasted host may come from (the rate form's choice).
+#[tauri::command]
+pub async fn platform_rules(state: State<'_, AppState>) -> CmdResult<Vec<PlatformRules>> {
+    let app = state.shared()?;
+    blocking(move || app.platform_rules().map_err(err)).await
 }
 
 /// The user stopped a pasted host on its platform: compute stops billing now (storage goes on).

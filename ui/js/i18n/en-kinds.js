@@ -33,7 +33,7 @@ export default {
   'kind.verdict.does_not_fit': 'Does not fit',
   'kind.need.usable_gib': '{value} GiB',
   'kind.need.nominal_gb': 'a {value} GB card',
-  'kind.per_hour': '{price} {currency}/h',
+  'kind.per_hour': '{price}/h',
   'kind.source': 'Source: {source} (confidence: {confidence})',
   'kind.source_note': 'Source note: {note}',
   'kind.components': 'Memory by component (BF16, decimal GB): {parts}',

@@ -99,6 +99,10 @@ export default {
   'settings.title': 'Settings',
   'settings.language': 'Language',
   'settings.language.system': 'Follow the system ({os})',
+  'settings.currency': 'Currency',
+  'settings.currency.auto': 'Follow the language (now {currency})',
+  'settings.currency.note':
+    'New rates, budgets and card prices start in this currency. Nothing is converted: amounts already saved keep their currency, and rented machines bill in US dollars.',
   'settings.theme': 'Theme',
   'settings.theme.system': 'Follow the system',
   'settings.theme.light': 'Light',

@@ -32,7 +32,7 @@ export default {
   'kind.verdict.does_not_fit': '放不下',
   'kind.need.usable_gib': '{value} GiB',
   'kind.need.nominal_gb': '至少 {value} GB 的卡',
-  'kind.per_hour': '{price} {currency}/小时',
+  'kind.per_hour': '{price}/小时',
   'kind.source': '来源：{source}（可信度：{confidence}）',
   'kind.source_note': '来源备注：{note}',
   'kind.components': '各组件显存（BF16，十进制 GB）：{parts}',

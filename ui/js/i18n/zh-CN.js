@@ -94,6 +94,10 @@ export default {
   'settings.title': '设置',
   'settings.language': '语言',
   'settings.language.system': '跟随系统（{os}）',
+  'settings.currency': '货币',
+  'settings.currency.auto': '跟随界面语言（现在是{currency}）',
+  'settings.currency.note':
+    '新填写的价格、预算和显卡价格默认用这种货币。不做任何换算：已保存的金额保留原来的货币，租用的机器按美元计费。',
   'settings.theme': '主题',
   'settings.theme.system': '跟随系统',
   'settings.theme.light': '浅色',

@@ -12,12 +12,14 @@ use crate::app::App;
 use crate::billing::budget::{self, Period};
 pub use crate::billing::budget::{Budget, BudgetStatus};
 use crate::billing::instance::{self as priced, ProviderReported};
+use crate::billing::money::{amount_in, sum_by_currency};
+use crate::billing::platforms::{self, PlatformRules};
 use crate::billing::rates;
 pub use crate::billing::rates::HostRate;
 pub use crate::billing::spend::{spend_series, SpendPoint, SpendSeries};
 use crate::billing::{
-    cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, InstanceState,
-    PastedRate, StateChange, Tariff, Traffic,
+    cost_so_far, cost_until, state_at, usd_per_hour_now, usd_total, CostBreakdown, Currency,
+    InstanceState, Money, PastedRate, Platform, StateChange, Tariff, Traffic,
 };
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
@@ -55,14 +57,34 @@ pub struct MachineCost {
     pub rule: String,
     pub since_ms: i64,
     pub now_ms: i64,
+    /// In `currency` (the `usd` names are older than currencies).
     pub so_far: CostBreakdown,
+    /// Per hour now, in `currency`.
     pub usd_per_hour_now: f64,
-    /// What it will have cost by the chosen time if it stays as it is.
+    /// What it will have cost by the chosen time if it stays as it is, in `currency`.
     pub projected: Option<CostBreakdown>,
+    /// What this machine's amounts are in: USD for provider machines, the rate's currency for a
+    /// pasted host.
+    #[serde(default)]
+    pub currency: Currency,
+    /// A pasted host whose rate was once set in another currency: what those earlier periods
+    /// cost, per currency (not in `so_far`; counted in the report's totals of their currency).
+    #[serde(default)]
+    pub earlier_in_other_currencies: Vec<Money>,
+    /// A pasted host: the platform the user picked (its rules: `gpurent rate platforms`).
+    #[serde(default)]
+    pub platform: Option<Platform>,
+    /// A pasted host powered off on a platform that releases a machine off N days in a row:
+    /// when that happens (its data wiped) if it stays off.
+    #[serde(default)]
+    pub platform_release_at_ms: Option<i64>,
     /// What the provider itself reports per hour, beside gpurent's (provider machines read live).
     pub reported: Option<ProviderReported>,
     /// `vast_dph_total_may_include_storage`, `storage_price_unknown`, `state_unknown_passed_over`
-    /// (an `unknown` ledger state: the state before it is assumed to continue).
+    /// (an `unknown` ledger state: the state before it is assumed to continue); a pasted host:
+    /// `currency_changed`, `platform_rounding_unknown` (its platform's rounding was not found: the
+    /// user's rule is used), `platform_storage_while_off_unpriced` (the platform bills the disk
+    /// while off and the rate has no storage).
     pub notes: Vec<String>,
 }
 
@@ -74,6 +96,9 @@ pub struct AccountBalance {
     /// The provider's balance in USD; `null` where it has no balance endpoint (RunPod REST v2,
     /// Lambda) or it could not be read (`error`).
     pub balance_usd: Option<f64>,
+    /// What the balance and `usd_per_hour` are in (every provider so far: USD).
+    #[serde(default)]
+    pub currency: Currency,
     /// What this account's machines cost per hour now: gpurent's machines (gpurent's rate) plus
     /// the account's instances gpurent did not start, at the provider's price while they bill.
     pub usd_per_hour: f64,
@@ -85,14 +110,30 @@ pub struct AccountBalance {
     pub error: Option<String>,
 }
 
+/// The machines billed in one currency, added up (never across currencies).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CurrencyTotal {
+    pub currency: Currency,
+    pub so_far: f64,
+    pub per_hour_now: f64,
+    /// By the chosen time (`null` when none was asked).
+    pub projected: Option<f64>,
+}
+
 /// Every machine (pasted hosts with a rate and the ledger's open provider machines), the totals
 /// and the account balances.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CostReport {
     pub machines: Vec<MachineCost>,
+    /// The USD machines only (before currencies every machine was USD); see `totals`.
     pub total_so_far_usd: f64,
+    /// The USD machines only; see `totals`.
     pub total_usd_per_hour_now: f64,
+    /// The USD machines only; see `totals`.
     pub total_projected_usd: Option<f64>,
+    /// One line per currency that has machines (CNY, USD order); empty with no machines.
+    #[serde(default)]
+    pub totals: Vec<CurrencyTotal>,
     /// One per connected account (read live; empty when `live` is off).
     pub balances: Vec<AccountBalance>,
     /// Accounts whose instances could not be read: their machines are costed from the ledger
@@ -129,6 +170,9 @@ impl App {
         started_ago_ms: i64,
     ) -> Result<HostRate, RemoteError> {
         rate.validate()?;
+        if let Some(p) = rate.platform {
+            platforms::check_rule(&platforms::rules_for(p)?, rate.rule)?;
+        }
         if started_ago_ms < 0 {
             return Err(RemoteError::invalid(
                 "started_ago",
@@ -157,6 +201,11 @@ impl App {
         }
     }
 
+    /// What gpurent knows of each platform a pasted host may come from (the rate form's choice).
+    pub fn platform_rules(&self) -> Result<Vec<PlatformRules>, CoreError> {
+        platforms::all()
+    }
+
     pub fn host_rate_get(&self, label: &str) -> Result<Option<HostRate>, CoreError> {
         self.with_store(|s| rates::get(s, label))
     }
@@ -168,21 +217,47 @@ impl App {
     fn machine_cost(&self, r: &HostRate, ahead_ms: Option<i64>) -> MachineCost {
         let now = self.now_ms();
         let by_ms = ahead_ms.map(|a| now + a.max(0));
-        // Each rate period at its own rate (an earlier `rate set` keeps its own).
+        // Each rate period at its own rate (an earlier `rate set` keeps its own), in the current
+        // rate's currency; periods in another currency are said apart (never converted).
         let periods = r.periods();
+        let currency = r.rate.currency;
         let t = r.timeline();
         let sum = |until: i64| {
             merge_breakdowns(
                 until,
                 periods
                     .iter()
-                    .map(|(t, tariff)| cost_until(t, tariff, Traffic::default(), now, until)),
+                    .filter(|p| p.currency == currency)
+                    .map(|p| cost_until(&p.timeline, &p.tariff, Traffic::default(), now, until)),
             )
         };
+        let earlier = sum_by_currency(periods.iter().filter(|p| p.currency != currency).map(|p| {
+            Money::new(
+                cost_so_far(&p.timeline, &p.tariff, Traffic::default(), now).total_usd,
+                p.currency,
+            )
+        }));
         let tariff = periods
             .last()
-            .map(|(_, tariff)| tariff.clone())
+            .map(|p| p.tariff.clone())
             .unwrap_or_else(|| r.rate.tariff());
+        let mut notes = vec![];
+        if !earlier.is_empty() {
+            notes.push("currency_changed".to_string());
+        }
+        let platform_rules = r.rate.platform.and_then(|p| platforms::rules_for(p).ok());
+        if let Some(rules) = &platform_rules {
+            if rules.increment.is_none() {
+                notes.push("platform_rounding_unknown".to_string());
+            }
+            if rules.storage_while_off == Some(true) && r.rate.storage_usd_per_day.is_none() {
+                notes.push("platform_storage_while_off_unpriced".to_string());
+            }
+        }
+        let platform_release_at_ms = platform_rules
+            .as_ref()
+            .zip(r.stopped_ms)
+            .and_then(|(rules, stopped)| platforms::release_at_ms(rules, stopped));
         MachineCost {
             host: r.host.clone(),
             kind: MachineKind::Pasted,
@@ -198,8 +273,12 @@ impl App {
             so_far: sum(now),
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: by_ms.map(sum),
+            currency,
+            notes,
+            earlier_in_other_currencies: earlier,
+            platform: r.rate.platform,
+            platform_release_at_ms,
             reported: None,
-            notes: vec![],
         }
     }
 
@@ -212,7 +291,7 @@ impl App {
         let r = self.host_rate_get(label)?.ok_or_else(|| {
             RemoteError::invalid(
                 "host",
-                format!("'{label}' has no rate: gpurent rate set {label} --usd-per-hour X --rule per-hour-rounded-up"),
+                format!("'{label}' has no rate: gpurent rate set {label} 2.5 --currency CNY --rule per-hour-rounded-up"),
             )
         })?;
         Ok(self.machine_cost(&r, ahead_ms))
@@ -272,6 +351,7 @@ impl App {
                     machines
                         .iter()
                         .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
+                        .filter(|m| m.currency == Currency::Usd)
                         .map(|m| m.usd_per_hour_now),
                 );
                 let got = self.provider_client(&a).and_then(|c| c.balance());
@@ -283,6 +363,7 @@ impl App {
                     account: a.name.clone(),
                     provider: a.provider,
                     balance_usd: balance,
+                    currency: Currency::Usd,
                     usd_per_hour: rate,
                     runs_out_in_h: balance.and_then(|b| priced::runs_out_in_h(b, rate)),
                     source: balance.map(|_| match a.provider {
@@ -293,17 +374,15 @@ impl App {
                 });
             }
         }
+        let totals = currency_totals(&machines, opts.ahead_ms.is_some());
+        let usd = totals.iter().find(|t| t.currency == Currency::Usd);
         Ok(CostReport {
-            total_so_far_usd: usd_total(machines.iter().map(|m| m.so_far.total_usd)),
-            total_usd_per_hour_now: usd_total(machines.iter().map(|m| m.usd_per_hour_now)),
-            total_projected_usd: opts.ahead_ms.map(|_| {
-                usd_total(
-                    machines
-                        .iter()
-                        .filter_map(|m| m.projected.as_ref())
-                        .map(|p| p.total_usd),
-                )
-            }),
+            total_so_far_usd: usd.map(|t| t.so_far).unwrap_or(0.0),
+            total_usd_per_hour_now: usd.map(|t| t.per_hour_now).unwrap_or(0.0),
+            total_projected_usd: opts
+                .ahead_ms
+                .map(|_| usd.and_then(|t| t.projected).unwrap_or(0.0)),
+            totals,
             machines,
             balances,
             failed_accounts,
@@ -379,6 +458,10 @@ impl App {
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: ahead_ms
                 .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
+            currency: Currency::Usd,
+            earlier_in_other_currencies: vec![],
+            platform: None,
+            platform_release_at_ms: None,
             reported: remote.and_then(|r| {
                 r.price_per_hour_usd.map(|p| {
                     // The offer's rate (Vast: dph_total, storage included — what the
@@ -447,6 +530,10 @@ fn foreign_cost(f: &ForeignSeen, now: i64, ahead_ms: Option<i64>) -> MachineCost
         now_ms: now,
         so_far: breakdown(now, so_far),
         usd_per_hour_now: per_hour,
+        currency: Currency::Usd,
+        earlier_in_other_currencies: vec![],
+        platform: None,
+        platform_release_at_ms: None,
         projected: ahead_ms.map(|a| {
             let by = now + a.max(0);
             breakdown(by, so_far + per_hour * a.max(0) as f64 / 3_600_000.0)
@@ -473,7 +560,19 @@ impl App {
         period: Period,
         usd: f64,
     ) -> Result<Budget, RemoteError> {
-        self.budget_save(host, period, usd, None)
+        self.budget_save(host, period, Money::new(usd, Currency::Usd), None)
+    }
+
+    /// Set (or replace) a budget in a currency: it counts only the machines billed in it.
+    /// `stop_at_100`: `None` keeps the choice made before.
+    pub fn budget_set_in(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        limit: Money,
+        stop_at_100: Option<bool>,
+    ) -> Result<Budget, RemoteError> {
+        self.budget_save(host, period, limit, stop_at_100)
     }
 
     /// The one way a budget is saved: the amount checked, the machine a saved host, then
@@ -482,17 +581,18 @@ impl App {
         &self,
         host: Option<&str>,
         period: Period,
-        usd: f64,
+        limit: Money,
         stop_at_100: Option<bool>,
     ) -> Result<Budget, RemoteError> {
-        budget::check_usd(usd)?;
+        budget::check_usd(limit.amount)?;
         if let Some(h) = host {
             self.host_get(h)?;
         }
         let b = Budget {
             host: host.map(String::from),
             period,
-            usd,
+            usd: limit.amount,
+            currency: limit.currency,
         };
         let now = self.now_ms();
         self.with_store(|s| budget::set(s, &b, stop_at_100, now))?;
@@ -519,19 +619,27 @@ impl App {
         let saved = self.with_store(budget::list)?;
         // Pasted hosts with a rate, then provider machines (closed ones included: what they
         // spent before closing counts).
-        let mut machines: Vec<(String, Vec<StateChange>, Tariff)> = self
+        let mut machines: Vec<budget::Billed> = self
             .host_rates()?
             .into_iter()
             .flat_map(|r| {
                 let host = r.host.clone();
-                r.periods()
-                    .into_iter()
-                    .map(move |(t, tariff)| (host.clone(), t, tariff))
+                r.periods().into_iter().map(move |p| budget::Billed {
+                    host: host.clone(),
+                    currency: p.currency,
+                    timeline: p.timeline,
+                    tariff: p.tariff,
+                })
             })
             .collect();
         for row in self.with_db(ledger::list).map_err(into_core)? {
             let (t, tariff, _) = self.instance_timeline(&row).map_err(into_core)?;
-            machines.push((row.host_label.unwrap_or(row.id), t, tariff));
+            machines.push(budget::Billed {
+                host: row.host_label.unwrap_or(row.id),
+                currency: Currency::Usd,
+                timeline: t,
+                tariff,
+            });
         }
         let now = self.now_ms();
         Ok(saved
@@ -558,6 +666,9 @@ pub struct BillingView {
     pub cost: CostReport,
     pub budgets: Vec<BudgetRow>,
     pub spend: SpendSeries,
+    /// The currency the rate and budget forms start in (the settings' default).
+    #[serde(default)]
+    pub default_currency: Currency,
 }
 
 /// How many points the spend chart gets.
@@ -569,15 +680,16 @@ impl App {
     /// The timelines and tariffs of every machine that cost something: pasted hosts with a rate
     /// and every ledger machine, released ones included (what they spent is spent — the same
     /// machines the budgets count).
-    fn billed_timelines(&self) -> Result<Vec<(Vec<StateChange>, Tariff)>, ProviderError> {
-        let mut out: Vec<(Vec<StateChange>, Tariff)> = self
+    fn billed_timelines(&self) -> Result<Vec<(Currency, Vec<StateChange>, Tariff)>, ProviderError> {
+        let mut out: Vec<(Currency, Vec<StateChange>, Tariff)> = self
             .host_rates()?
             .iter()
             .flat_map(|r| r.periods())
+            .map(|p| (p.currency, p.timeline, p.tariff))
             .collect();
         for row in self.with_db(ledger::list)? {
             let (t, tariff, _) = self.instance_timeline(&row)?;
-            out.push((t, tariff));
+            out.push((Currency::Usd, t, tariff));
         }
         Ok(out)
     }
@@ -600,7 +712,7 @@ impl App {
         let timelines = self.billed_timelines()?;
         let first = timelines
             .iter()
-            .filter_map(|(t, _)| t.first().map(|c| c.at_ms))
+            .filter_map(|(_, t, _)| t.first().map(|c| c.at_ms))
             .min()
             .unwrap_or(now);
         let from = first.max(now - 30 * 86_400_000).min(now);
@@ -609,6 +721,7 @@ impl App {
             cost,
             budgets: self.budget_list()?,
             spend: spend_series(&timelines, from, now, SPEND_POINTS),
+            default_currency: self.default_currency(),
         })
     }
 
@@ -637,7 +750,19 @@ impl App {
         usd: f64,
         stop_at_100: bool,
     ) -> Result<BudgetRow, RemoteError> {
-        let b = self.budget_save(host, period, usd, Some(stop_at_100))?;
+        self.budget_set_row(host, period, Money::new(usd, Currency::Usd), stop_at_100)
+    }
+
+    /// Set (or replace) a budget in a currency, with the user's choice to stop at 100 %, as the
+    /// Billing screen lists it.
+    pub fn budget_set_row(
+        &self,
+        host: Option<&str>,
+        period: Period,
+        limit: Money,
+        stop_at_100: bool,
+    ) -> Result<BudgetRow, RemoteError> {
+        let b = self.budget_save(host, period, limit, Some(stop_at_100))?;
         let status = self
             .budget_status()?
             .into_iter()
@@ -660,6 +785,36 @@ impl App {
             })
             .collect())
     }
+}
+
+/// The report's lines per currency: each machine's amounts in its own currency, a pasted host's
+/// earlier periods in another currency in theirs (so far = by then: those periods ended).
+fn currency_totals(machines: &[MachineCost], projected: bool) -> Vec<CurrencyTotal> {
+    let so_far = sum_by_currency(machines.iter().flat_map(|m| {
+        std::iter::once(Money::new(m.so_far.total_usd, m.currency))
+            .chain(m.earlier_in_other_currencies.iter().copied())
+    }));
+    let per_hour = sum_by_currency(
+        machines
+            .iter()
+            .map(|m| Money::new(m.usd_per_hour_now, m.currency)),
+    );
+    let by_then = sum_by_currency(machines.iter().flat_map(|m| {
+        std::iter::once(Money::new(
+            m.projected.as_ref().map(|p| p.total_usd).unwrap_or(0.0),
+            m.currency,
+        ))
+        .chain(m.earlier_in_other_currencies.iter().copied())
+    }));
+    so_far
+        .iter()
+        .map(|t| CurrencyTotal {
+            currency: t.currency,
+            so_far: t.amount,
+            per_hour_now: amount_in(&per_hour, t.currency),
+            projected: projected.then(|| amount_in(&by_then, t.currency)),
+        })
+        .collect()
 }
 
 /// One breakdown of several rate periods' costs: meters of the same name added up.
@@ -710,6 +865,8 @@ mod tests {
             usd_per_hour: 2.0,
             rule: Increment::Hour,
             storage_usd_per_day: Some(0.48),
+            currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 70 * 60_000).expect("set");
         assert!(app.host_rate_set("nope", rate, 0).is_err(), "unknown host");
@@ -746,6 +903,8 @@ mod tests {
             usd_per_hour: 1.0,
             rule: Increment::Second,
             storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", one, 2 * HOUR).expect("set");
         drop(app);
@@ -790,6 +949,8 @@ mod tests {
             usd_per_hour: 2.0,
             rule: Increment::Second,
             storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         // The host's clock runs 100 s ahead of this computer's.
@@ -852,6 +1013,165 @@ mod tests {
         assert!((c2(&app) - 6.0).abs() < 1e-6, "{}", c2(&app));
     }
 
+    /// Money in two currencies is never added up: a CNY pasted host and a USD provider machine
+    /// are two lines (totals, chart); a budget in CNY counts only the CNY host, one in USD only
+    /// the provider machine; the `usd` totals stay USD only.
+    #[test]
+    fn two_currencies_are_two_lines_and_a_budget_counts_its_own() {
+        use crate::providers::{ledger::LedgerState, ProviderKind};
+        let tmp = tempfile::tempdir().expect("tmp");
+        // 2026-12-01T10:00Z: both have run since 07:00Z.
+        let now = 1_796_119_200_000;
+        let app = app_at(tmp.path(), now);
+        save_host(&app, "autodl");
+        let yuan = PastedRate {
+            usd_per_hour: 2.5,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+            currency: Currency::Cny,
+            platform: None,
+        };
+        app.host_rate_set("autodl", yuan, 3 * HOUR).expect("rate");
+        crate::app::test_support::rental(
+            &app,
+            "pod",
+            ProviderKind::Lambda,
+            LedgerState::Running,
+            now - 3 * HOUR,
+        );
+        let r = app
+            .cost_report(CostOptions {
+                ahead_ms: Some(HOUR),
+                live: false,
+                include_closed: false,
+            })
+            .expect("report");
+        let host = r
+            .machines
+            .iter()
+            .find(|m| m.host == "autodl")
+            .expect("host");
+        assert_eq!(host.currency, Currency::Cny);
+        let pod = r.machines.iter().find(|m| m.host == "pod").expect("pod");
+        assert_eq!(pod.currency, Currency::Usd);
+        let lines: Vec<(Currency, f64, f64, Option<f64>)> = r
+            .totals
+            .iter()
+            .map(|t| (t.currency, t.so_far, t.per_hour_now, t.projected))
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0].0, Currency::Cny);
+        assert!((lines[0].1 - 7.5).abs() < 1e-6, "{lines:?}");
+        assert!((lines[0].2 - 2.5).abs() < 1e-9, "{lines:?}");
+        assert!((lines[0].3.unwrap_or(0.0) - 10.0).abs() < 1e-6, "{lines:?}");
+        assert_eq!(lines[1].0, Currency::Usd);
+        assert!((lines[1].1 - 0.44 * 3.0).abs() < 1e-6, "{lines:?}");
+        assert!((r.total_so_far_usd - 0.44 * 3.0).abs() < 1e-6, "USD only");
+        assert!((r.total_usd_per_hour_now - 0.44).abs() < 1e-9, "USD only");
+        // Budgets: in CNY the provider machine is not counted; in USD the pasted host is not.
+        let cny = app
+            .budget_set_in(None, Period::Day, Money::new(10.0, Currency::Cny), None)
+            .expect("cny");
+        assert_eq!(cny.currency, Currency::Cny);
+        app.budget_set(None, Period::Month, 2.0).expect("usd");
+        let st = app.budget_status().expect("status");
+        let day = st
+            .iter()
+            .find(|b| b.budget.period == Period::Day)
+            .expect("day");
+        assert_eq!(day.budget.currency, Currency::Cny);
+        assert!((day.spent_usd - 7.5).abs() < 1e-6, "{day:?}");
+        assert_eq!(day.level, Level::Ok, "7.5 of 10 is under 80 %");
+        let month = st
+            .iter()
+            .find(|b| b.budget.period == Period::Month)
+            .expect("month");
+        assert_eq!(month.budget.currency, Currency::Usd);
+        assert!((month.spent_usd - 0.44 * 3.0).abs() < 1e-6, "{month:?}");
+        // The chart: one curve per currency, the USD curve as `points`.
+        let v = app.billing_view(None, false).expect("view");
+        let ends: Vec<(Currency, f64)> = v
+            .spend
+            .by_currency
+            .iter()
+            .map(|c| (c.currency, c.points.last().map(|p| p.usd).unwrap_or(0.0)))
+            .collect();
+        assert_eq!(ends.len(), 2, "{ends:?}");
+        assert!((ends[0].1 - 7.5).abs() < 1e-6 && ends[0].0 == Currency::Cny);
+        let last_usd = v.spend.points.last().map(|p| p.usd).unwrap_or(0.0);
+        assert!((last_usd - 0.44 * 3.0).abs() < 1e-6, "{last_usd}");
+    }
+
+    /// A host's rate set again in another currency: the earlier period stays in its own
+    /// currency, beside (never inside) the new one, and in that currency's total.
+    #[test]
+    fn a_rate_in_another_currency_keeps_the_earlier_period_apart() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "box");
+        let usd = PastedRate {
+            usd_per_hour: 1.0,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
+        };
+        app.host_rate_set("box", usd, 2 * HOUR).expect("usd");
+        let cny = PastedRate {
+            usd_per_hour: 7.0,
+            currency: Currency::Cny,
+            platform: None,
+            ..usd
+        };
+        app.host_rate_set("box", cny, HOUR).expect("cny");
+        let c = app.cost_host("box", None).expect("cost");
+        assert_eq!(c.currency, Currency::Cny);
+        assert!((c.so_far.total_usd - 7.0).abs() < 1e-6, "{c:?}");
+        assert_eq!(
+            c.earlier_in_other_currencies,
+            [Money::new(1.0, Currency::Usd)]
+        );
+        assert!(c.notes.contains(&"currency_changed".to_string()));
+        let r = app.cost_report(CostOptions::default()).expect("report");
+        assert_eq!(r.totals.len(), 2, "{:?}", r.totals);
+        assert!((r.total_so_far_usd - 1.0).abs() < 1e-6);
+    }
+
+    /// A pasted host on AutoDL: its platform is kept with the rate (and survives a restart); its
+    /// rounding was not found, so the user's rule bills and the report says so; powered off, it
+    /// says when AutoDL releases it (15 days off, unverified row of data/platform-rules.csv).
+    #[test]
+    fn a_pasted_host_on_a_platform_carries_its_rules() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "adl");
+        let rate = PastedRate {
+            usd_per_hour: 1.98,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+            currency: Currency::Cny,
+            platform: Some(Platform::Autodl),
+        };
+        app.host_rate_set("adl", rate, HOUR).expect("rate");
+        app.host_rate_stopped("adl").expect("stopped");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + HOUR);
+        let c = app.cost_host("adl", None).expect("cost");
+        assert_eq!(c.platform, Some(Platform::Autodl));
+        assert!((c.so_far.total_usd - 1.98).abs() < 1e-9, "{c:?}");
+        assert!(c.notes.contains(&"platform_rounding_unknown".to_string()));
+        assert_eq!(c.platform_release_at_ms, Some(t0 + 15 * 86_400_000));
+        let r = app.host_rate_get("adl").expect("get").expect("rate");
+        assert_eq!(r.rate.platform, Some(Platform::Autodl));
+        assert_eq!(
+            r.history[0].rate.and_then(|x| x.platform),
+            Some(Platform::Autodl)
+        );
+        assert_eq!(app.platform_rules().expect("rules").len(), 5);
+    }
+
     /// Budgets count what was spent since the start of the UTC day / month.
     #[test]
     fn budgets_count_the_current_period() {
@@ -864,6 +1184,8 @@ mod tests {
             usd_per_hour: 1.0,
             rule: Increment::Second,
             storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         app.budget_set(Some("box"), Period::Day, 3.5).expect("day");

@@ -55,6 +55,9 @@ pub struct SettingsView {
     pub settings: Settings,
     /// The language to show now (the choice, or the OS locale's when the choice is "system").
     pub effective_language: Language,
+    /// The currency amounts are entered in by default (the choice, or the language's).
+    #[serde(default)]
+    pub effective_currency: crate::billing::Currency,
     pub os_locale: Option<String>,
     pub version: String,
     pub data_dir: String,
@@ -140,12 +143,18 @@ impl App {
         let (settings, _) = Settings::load(&self.paths.settings());
         SettingsView {
             effective_language: settings.effective_language(self.os_locale.as_deref()),
+            effective_currency: settings.effective_currency(self.os_locale.as_deref()),
             settings,
             os_locale: self.os_locale.clone(),
             version: crate::VERSION.to_string(),
             data_dir: self.paths.data.display().to_string(),
             warning: self.settings_warning.lock().ok().and_then(|w| w.clone()),
         }
+    }
+
+    /// The currency new amounts are entered in when none is named (settings).
+    pub fn default_currency(&self) -> crate::billing::Currency {
+        self.settings_view().effective_currency
     }
 
     pub fn settings_set(&self, settings: &Settings) -> Result<SettingsView, CoreError> {
@@ -269,15 +278,18 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tmp");
         let a = app(tmp.path(), Some("zh-CN"));
         assert_eq!(a.settings_view().effective_language, Language::ZhCn);
+        assert_eq!(a.default_currency(), crate::billing::Currency::Cny);
         a.settings_set(&Settings {
             language: LanguagePref::En,
             theme: ThemePref::Dark,
+            currency: None,
         })
         .expect("set");
         drop(a);
         let b = app(tmp.path(), Some("zh-CN"));
         let v = b.settings_view();
         assert_eq!(v.effective_language, Language::En);
+        assert_eq!(v.effective_currency, crate::billing::Currency::Usd);
         assert_eq!(v.settings.theme, ThemePref::Dark);
         assert!(v.warning.is_none());
     }

@@ -73,6 +73,7 @@ impl App {
                     .as_ref()
                     .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
                 can_stop: m.instance.is_some() && m.provider.is_some_and(|p| p.terms().can_stop),
+                currency: m.currency,
             })
             .collect();
         let balances = cost
@@ -304,6 +305,8 @@ mod tests {
             usd_per_hour: 1.0,
             rule: Increment::Second,
             storage_usd_per_day: None,
+            currency: crate::billing::Currency::Usd,
+            platform: None,
         };
         app.host_rate_set("box", rate, 2 * HOUR).expect("rate");
         let row = app

@@ -7,7 +7,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::{spent_between, StateChange, Tariff};
+use crate::billing::{spent_between, Currency, StateChange, Tariff};
 use crate::infra::error::CoreError;
 use crate::infra::store::Store;
 
@@ -96,12 +96,17 @@ pub fn level(spent_usd: f64, budget_usd: f64) -> Level {
     }
 }
 
-/// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC).
+/// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC), in
+/// one currency: it counts only the machines billed in `currency` (nothing is converted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Budget {
     pub host: Option<String>,
     pub period: Period,
+    /// The limit, in `currency` (the name is older than currencies).
     pub usd: f64,
+    /// What the limit is in (absent in JSON saved before currencies: USD).
+    #[serde(default)]
+    pub currency: Currency,
 }
 
 /// Where spending stands against a budget in the current period.
@@ -109,6 +114,7 @@ pub struct Budget {
 pub struct BudgetStatus {
     pub budget: Budget,
     pub period_start_ms: i64,
+    /// Spent in this period by the machines billed in the budget's currency, in that currency.
     pub spent_usd: f64,
     /// spent / budget (1.0 = 100 %).
     pub fraction: f64,
@@ -153,10 +159,10 @@ pub fn set(
 ) -> Result<(), CoreError> {
     check_usd(budget.usd)?;
     store.conn().execute(
-        "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES (?1, ?2, ?3, COALESCE(?5, 0), ?4)
+        "INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms, currency) VALUES (?1, ?2, ?3, COALESCE(?5, 0), ?4, ?6)
          ON CONFLICT(scope, period) DO UPDATE SET usd = excluded.usd, updated_ms = excluded.updated_ms,
-           stop_at_100 = COALESCE(?5, stop_at_100)",
-        params![scope_of(budget.host.as_deref()), budget.period.name(), budget.usd, now_ms, stop_at_100],
+           stop_at_100 = COALESCE(?5, stop_at_100), currency = excluded.currency",
+        params![scope_of(budget.host.as_deref()), budget.period.name(), budget.usd, now_ms, stop_at_100, budget.currency.code()],
     )?;
     Ok(())
 }
@@ -171,21 +177,27 @@ pub fn remove(store: &Store, host: Option<&str>, period: Period) -> Result<bool,
 
 /// Every saved budget, by scope and period.
 pub fn list(store: &Store) -> Result<Vec<SavedBudget>, CoreError> {
-    let mut st = store
-        .conn()
-        .prepare("SELECT scope, period, usd, stop_at_100 FROM budgets ORDER BY scope, period")?;
-    let rows: Vec<(String, String, f64, bool)> = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+    let mut st = store.conn().prepare(
+        "SELECT scope, period, usd, stop_at_100, currency FROM budgets ORDER BY scope, period",
+    )?;
+    let rows: Vec<(String, String, f64, bool, String)> = st
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
-        .map(|(scope, period, usd, stop_at_100)| {
+        .map(|(scope, period, usd, stop_at_100, currency)| {
             let period = Period::parse(&period)
                 .ok_or_else(|| CoreError::stored("budgets", format!("period '{period}'")))?;
+            let currency = Currency::parse(&currency)
+                .filter(|c| c.code() == currency)
+                .ok_or_else(|| CoreError::stored("budgets", format!("currency '{currency}'")))?;
             Ok(SavedBudget {
                 budget: Budget {
                     host: host_of(&scope),
                     period,
                     usd,
+                    currency,
                 },
                 stop_at_100,
             })
@@ -193,19 +205,27 @@ pub fn list(store: &Store) -> Result<Vec<SavedBudget>, CoreError> {
         .collect()
 }
 
-/// Where `budget` stands at `now_ms`: what the machines in its scope (machine label, timeline,
-/// tariff) spent since its period began.
-pub fn status(
-    budget: Budget,
-    machines: &[(String, Vec<StateChange>, Tariff)],
-    now_ms: i64,
-) -> BudgetStatus {
+/// One machine (or one rate period of a pasted host) as budgets count it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Billed {
+    /// The saved host's label (a provider machine without one: its ledger id).
+    pub host: String,
+    pub currency: Currency,
+    pub timeline: Vec<StateChange>,
+    pub tariff: Tariff,
+}
+
+/// Where `budget` stands at `now_ms`: what the machines in its scope billed in its currency
+/// spent since its period began (a machine billed in another currency is not counted: nothing
+/// is converted).
+pub fn status(budget: Budget, machines: &[Billed], now_ms: i64) -> BudgetStatus {
     let start = budget.period.start_ms(now_ms);
     let spent: f64 = machines
         .iter()
-        .filter(|(h, _, _)| budget.host.as_deref().is_none_or(|x| x == h))
-        .map(|(_, t, tariff)| spent_between(t, tariff, start, now_ms))
-        .sum();
+        .filter(|m| m.currency == budget.currency)
+        .filter(|m| budget.host.as_deref().is_none_or(|x| x == m.host))
+        .map(|m| spent_between(&m.timeline, &m.tariff, start, now_ms))
+        .fold(0.0, |a, b| a + b);
     BudgetStatus {
         period_start_ms: start,
         spent_usd: spent,
@@ -244,6 +264,7 @@ mod tests {
             host: None,
             period: Period::Day,
             usd,
+            currency: Currency::Usd,
         };
         set(&store, &total(5.0), None, 1).expect("new");
         assert!(!list(&store).expect("list")[0].stop_at_100);

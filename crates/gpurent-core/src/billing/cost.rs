@@ -11,6 +11,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::money::Currency;
+use super::platforms::Platform;
 use super::rules::{self, BillsIn, Increment, InstanceState, RateUnit, Rule};
 use crate::infra::error::CoreError;
 
@@ -140,12 +142,23 @@ impl Tariff {
 }
 
 /// A pasted host's rate as the user entered it: compute billed by `rule` while it runs, storage
-/// per day (prorated per second) for as long as it exists.
+/// per day (prorated per second) for as long as it exists. The amounts are in `currency` (the
+/// field names are older than currencies: `usd_per_hour` is the rate per hour in `currency`,
+/// which is USD for every rate saved before currencies existed).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
 pub struct PastedRate {
+    /// Per hour, in `currency`.
     pub usd_per_hour: f64,
     pub rule: Increment,
+    /// Per day, in `currency`.
     pub storage_usd_per_day: Option<f64>,
+    /// What the amounts are in (absent in JSON saved before currencies: USD).
+    #[serde(default)]
+    pub currency: Currency,
+    /// The platform the host was rented on, when the user picked it: its billing rules
+    /// ([`super::platforms`]) — the rounding it is known to use, release after N days off.
+    #[serde(default)]
+    pub platform: Option<Platform>,
 }
 
 impl PastedRate {

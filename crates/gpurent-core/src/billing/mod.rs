@@ -7,6 +7,8 @@
 pub mod budget;
 pub mod cost;
 pub mod instance;
+pub mod money;
+pub mod platforms;
 pub mod rates;
 pub mod rules;
 pub mod spend;
@@ -15,6 +17,8 @@ pub use cost::{
     cost_so_far, cost_until, spent_between, state_at, usd_per_hour_now, usd_total, Charge,
     CostBreakdown, CostLine, PastedRate, RateInput, StateChange, Tariff, Traffic, TransferCharge,
 };
+pub use money::{Currency, Money};
+pub use platforms::Platform;
 pub use rules::{BillsIn, Increment, InstanceState, RateUnit, Rule, Verified};
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::{Increment, InstanceState, PastedRate, StateChange, Tariff};
+use crate::billing::{
+    Currency, Increment, InstanceState, PastedRate, Platform, StateChange, Tariff,
+};
 use crate::infra::error::CoreError;
 use crate::infra::store::Store;
 
@@ -77,7 +79,7 @@ pub struct RateEvent {
 impl HostRate {
     /// The current period's timeline (since the last rate set).
     pub fn timeline(&self) -> Vec<StateChange> {
-        self.periods().pop().map(|(t, _)| t).unwrap_or_else(|| {
+        self.periods().pop().map(|p| p.timeline).unwrap_or_else(|| {
             vec![StateChange {
                 at_ms: self.since_ms,
                 state: InstanceState::Running,
@@ -85,31 +87,33 @@ impl HostRate {
         })
     }
 
-    /// Each rate period's timeline and tariff, oldest first: a period runs from its rate's
-    /// `at_ms` to the next rate's (where it ends as if released), its stops, power-offs and
-    /// starts in it. Summing their costs is the host's cost, each period at its own rate.
-    pub fn periods(&self) -> Vec<(Vec<StateChange>, Tariff)> {
-        let mut out: Vec<(Vec<StateChange>, Tariff)> = Vec::new();
+    /// Each rate period's timeline, tariff and currency, oldest first: a period runs from its
+    /// rate's `at_ms` to the next rate's (where it ends as if released), its stops, power-offs
+    /// and starts in it. Summing their costs (per currency) is the host's cost, each period at
+    /// its own rate.
+    pub fn periods(&self) -> Vec<RatePeriod> {
+        let mut out: Vec<RatePeriod> = Vec::new();
         for e in &self.history {
             match (e.kind, e.rate) {
                 (RateEventKind::Rate, Some(rate)) => {
-                    if let Some((t, _)) = out.last_mut() {
-                        t.push(StateChange {
+                    if let Some(p) = out.last_mut() {
+                        p.timeline.push(StateChange {
                             at_ms: e.at_ms,
                             state: InstanceState::Terminated,
                         });
                     }
-                    out.push((
-                        vec![StateChange {
+                    out.push(RatePeriod {
+                        timeline: vec![StateChange {
                             at_ms: e.at_ms,
                             state: InstanceState::Running,
                         }],
-                        rate.tariff(),
-                    ));
+                        tariff: rate.tariff(),
+                        currency: rate.currency,
+                    });
                 }
                 (RateEventKind::Rate, None) => {}
                 (kind, _) => {
-                    if let Some((t, _)) = out.last_mut() {
+                    if let Some(RatePeriod { timeline: t, .. }) = out.last_mut() {
                         t.push(StateChange {
                             at_ms: e.at_ms,
                             state: if kind == RateEventKind::Running {
@@ -134,14 +138,35 @@ impl HostRate {
                     state: InstanceState::Stopped,
                 });
             }
-            out.push((t, self.rate.tariff()));
+            out.push(RatePeriod {
+                timeline: t,
+                tariff: self.rate.tariff(),
+                currency: self.rate.currency,
+            });
         }
         out
     }
 }
 
-/// A `host_rates` row: label, USD/h, rule, storage USD/day, since, stopped.
-type RateRow = (String, f64, String, Option<f64>, i64, Option<i64>);
+/// One rate period of a pasted host: its timeline, its tariff and what the tariff is in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatePeriod {
+    pub timeline: Vec<StateChange>,
+    pub tariff: Tariff,
+    pub currency: Currency,
+}
+
+/// A `host_rates` row: label, rate/h, rule, storage/day, since, stopped, currency, platform.
+type RateRow = (
+    String,
+    f64,
+    String,
+    Option<f64>,
+    i64,
+    Option<i64>,
+    String,
+    Option<String>,
+);
 
 fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
     Ok((
@@ -151,7 +176,28 @@ fn row_to_rate(r: &rusqlite::Row<'_>) -> rusqlite::Result<RateRow> {
         r.get(3)?,
         r.get(4)?,
         r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
     ))
+}
+
+fn platform_of(table: &str, name: Option<&str>) -> Result<Option<Platform>, CoreError> {
+    name.map(|n| {
+        Platform::parse(n)
+            .filter(|p| p.as_str() == n)
+            .ok_or_else(|| CoreError::stored(table, format!("unknown platform '{n}'")))
+    })
+    .transpose()
+}
+
+fn currency_of(table: &str, code: Option<&str>) -> Result<Currency, CoreError> {
+    match code {
+        // A rate row written before migration 10 ran cannot exist (it sets 'USD'); absent: USD.
+        None => Ok(Currency::Usd),
+        Some(c) => Currency::parse(c)
+            .filter(|x| x.code() == c)
+            .ok_or_else(|| CoreError::stored(table, format!("unknown currency '{c}'"))),
+    }
 }
 
 fn rule_of(table: &str, rule: &str) -> Result<Increment, CoreError> {
@@ -163,7 +209,7 @@ fn rule_of(table: &str, rule: &str) -> Result<Increment, CoreError> {
 /// whatever was recorded before it for `t` and later (a corrected start); then in time order.
 fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
     let mut st = store.conn().prepare(
-        "SELECT at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms
+        "SELECT at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms, currency, platform
          FROM host_rate_events WHERE host_label = ?1 ORDER BY rowid",
     )?;
     type Raw = (
@@ -175,6 +221,8 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
         String,
         Option<String>,
         i64,
+        Option<String>,
+        Option<String>,
     );
     let rows: Vec<Raw> = st
         .query_map([label], |r| {
@@ -187,11 +235,13 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
                 r.get(5)?,
                 r.get(6)?,
                 r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut out: Vec<RateEvent> = Vec::new();
-    for (at_ms, kind, usd, rule, storage, source, detail, recorded_ms) in rows {
+    for (at_ms, kind, usd, rule, storage, source, detail, recorded_ms, currency, platform) in rows {
         let kind = RateEventKind::parse(&kind).ok_or_else(|| {
             CoreError::stored("host_rate_events", format!("unknown kind '{kind}'"))
         })?;
@@ -200,6 +250,8 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
                 usd_per_hour: usd,
                 rule: rule_of("host_rate_events", &rule)?,
                 storage_usd_per_day: storage,
+                currency: currency_of("host_rate_events", currency.as_deref())?,
+                platform: platform_of("host_rate_events", platform.as_deref())?,
             }),
             (RateEventKind::Rate, _, _) => {
                 return Err(CoreError::stored(
@@ -227,9 +279,11 @@ fn history(store: &Store, label: &str) -> Result<Vec<RateEvent>, CoreError> {
 
 fn to_rate(
     store: &Store,
-    (host, usd, rule, storage, since, stopped): RateRow,
+    (host, usd, rule, storage, since, stopped, currency, platform): RateRow,
 ) -> Result<HostRate, CoreError> {
     let rule = rule_of("host_rates", &rule)?;
+    let currency = currency_of("host_rates", Some(&currency))?;
+    let platform = platform_of("host_rates", platform.as_deref())?;
     let history = history(store, &host)?;
     // Stopped: the last event of the current period says so.
     let current_from = history
@@ -252,6 +306,8 @@ fn to_rate(
             usd_per_hour: usd,
             rule,
             storage_usd_per_day: storage,
+            currency,
+            platform,
         },
         since_ms: since,
         stopped_ms,
@@ -259,7 +315,7 @@ fn to_rate(
     })
 }
 
-const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms FROM host_rates";
+const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, currency, platform FROM host_rates";
 
 /// Save a host's rate, billed at it since `since_ms` (running): the current rate is replaced,
 /// the history keeps the earlier ones (each billed for its own period).
@@ -272,17 +328,18 @@ pub fn set(
 ) -> Result<(), CoreError> {
     let c = store.conn();
     c.execute(
-        "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6)
+        "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms, currency, platform)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)
          ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
            rule = excluded.rule, storage_usd_per_day = excluded.storage_usd_per_day,
-           since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms",
-        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms],
+           since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms,
+           currency = excluded.currency, platform = excluded.platform",
+        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
     )?;
     c.execute(
-        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms)
-         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6)",
-        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms],
+        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms, currency, platform)
+         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6, ?7, ?8)",
+        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
     )?;
     Ok(())
 }
@@ -390,6 +447,8 @@ mod tests {
             usd_per_hour: 1.0,
             rule: Increment::Hour,
             storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
         };
         set(&store, "box", &rate, 10, 20).expect("set");
         assert!(mark_stopped(&store, "box", 30).expect("stop"));

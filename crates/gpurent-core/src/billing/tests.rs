@@ -100,6 +100,8 @@ fn pasted_host_rules_round_each_span_up() {
             usd_per_hour: 1.50,
             rule,
             storage_usd_per_day: None,
+            currency: Currency::Usd,
+            platform: None,
         };
         let t = tl(&[(0, Running), (span, Terminated)]);
         let c = cost_so_far(&t, &rate.tariff(), Traffic::default(), T0 + 10 * HOUR);
@@ -128,6 +130,8 @@ fn stop_start_cycles() {
         usd_per_hour: 2.0,
         rule: Increment::Hour,
         storage_usd_per_day: Some(2.4),
+        currency: Currency::Usd,
+        platform: None,
     };
     let c = cost_so_far(&t, &hourly.tariff(), Traffic::default(), now);
     // 30 min + 40 min running: two started hours, not 70 minutes.
@@ -159,6 +163,8 @@ fn so_far_now_and_projected() {
         usd_per_hour: 3.0,
         rule: Increment::Second,
         storage_usd_per_day: None,
+        currency: Currency::Usd,
+        platform: None,
     };
     let t = tl(&[(0, Running)]);
     let tariff = rate.tariff();
@@ -293,6 +299,8 @@ fn bad_inputs_are_refused() {
         usd_per_hour: -1.0,
         rule: Increment::Hour,
         storage_usd_per_day: None,
+        currency: Currency::Usd,
+        platform: None,
     };
     assert!(bad.validate().is_err());
     assert_eq!(

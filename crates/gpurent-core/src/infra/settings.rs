@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::billing::Currency;
 use crate::infra::error::CoreError;
 
 /// UI language preference. `System` follows the OS locale.
@@ -44,6 +45,9 @@ pub enum ThemePref {
 pub struct Settings {
     pub language: LanguagePref,
     pub theme: ThemePref,
+    /// The currency new rates, budgets and card prices are entered in; `null` follows the
+    /// language (Chinese → CNY, else USD). Money is never converted.
+    pub currency: Option<Currency>,
 }
 
 /// Map an OS locale string (`zh-CN`, `zh_Hans_CN.UTF-8`, `en-US`, ...) to a UI language.
@@ -68,6 +72,16 @@ impl Settings {
             LanguagePref::ZhCn => Language::ZhCn,
             LanguagePref::System => language_for_locale(os_locale),
         }
+    }
+
+    /// The currency amounts are entered in by default: the choice, or the shown language's
+    /// (中文 → CNY, English → USD).
+    pub fn effective_currency(&self, os_locale: Option<&str>) -> Currency {
+        self.currency
+            .unwrap_or(match self.effective_language(os_locale) {
+                Language::ZhCn => Currency::Cny,
+                Language::En => Currency::Usd,
+            })
     }
 
     /// Load from `path`. A missing file gives defaults. A damaged file is renamed to
@@ -141,6 +155,7 @@ mod tests {
         let s = Settings {
             language: LanguagePref::ZhCn,
             theme: ThemePref::Dark,
+            currency: Some(Currency::Usd),
         };
         s.save(&path).expect("save");
         let text = std::fs::read_to_string(&path).expect("read");
@@ -185,5 +200,30 @@ mod tests {
         let s: Settings = serde_json::from_str(r#"{"theme":"light","future":1}"#).expect("parse");
         assert_eq!(s.theme, ThemePref::Light);
         assert_eq!(s.language, LanguagePref::System);
+        assert_eq!(
+            s.currency, None,
+            "settings saved before currencies follow the language"
+        );
+    }
+
+    /// The default currency follows the locale (zh-CN → CNY, else USD) until chosen.
+    #[test]
+    fn currency_follows_the_locale_until_chosen() {
+        let s = Settings::default();
+        assert_eq!(s.effective_currency(Some("zh-CN")), Currency::Cny);
+        assert_eq!(s.effective_currency(Some("en-US")), Currency::Usd);
+        assert_eq!(s.effective_currency(None), Currency::Usd);
+        let en = Settings {
+            language: LanguagePref::En,
+            ..Default::default()
+        };
+        assert_eq!(en.effective_currency(Some("zh-CN")), Currency::Usd);
+        let chosen = Settings {
+            currency: Some(Currency::Cny),
+            ..Default::default()
+        };
+        assert_eq!(chosen.effective_currency(Some("en-US")), Currency::Cny);
+        let text = serde_json::to_string(&chosen).expect("json");
+        assert!(text.contains("\"currency\":\"CNY\""), "{text}");
     }
 }

@@ -211,6 +211,16 @@ const MIGRATIONS: &[&str] = &[
        SELECT host_label, since_ms, 'rate', usd_per_hour, rule, storage_usd_per_day, 'user', updated_ms FROM host_rates;
      INSERT INTO host_rate_events(host_label, at_ms, kind, source, recorded_ms)
        SELECT host_label, stopped_ms, 'stopped', 'user', updated_ms FROM host_rates WHERE stopped_ms IS NOT NULL;",
+    // 10: money carries its currency (ISO 4217: 'USD' | 'CNY'; never converted). Everything saved
+    // before is USD: a pasted host's rate (current and every rate row of its history) and every
+    // budget. A budget counts only the machines billed in its currency.
+    "ALTER TABLE host_rates ADD COLUMN currency TEXT NOT NULL DEFAULT 'USD';
+     ALTER TABLE host_rate_events ADD COLUMN currency TEXT;
+     UPDATE host_rate_events SET currency = 'USD' WHERE kind = 'rate';
+     ALTER TABLE budgets ADD COLUMN currency TEXT NOT NULL DEFAULT 'USD';",
+    // 11: the platform a pasted host was rented on (billing::platforms; NULL: not picked).
+    "ALTER TABLE host_rates ADD COLUMN platform TEXT;
+     ALTER TABLE host_rate_events ADD COLUMN platform TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -338,6 +348,49 @@ mod tests {
         assert_eq!(s.meta_get("k").expect("get").as_deref(), Some("v2"));
         assert_eq!(s.meta_get("missing").expect("get"), None);
         assert_eq!(s.check_integrity().expect("check"), Ok(()));
+    }
+
+    /// Migration 10: the rates and budgets saved before currencies existed are USD.
+    #[test]
+    fn money_saved_before_currencies_migrates_as_usd() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("db.sqlite3");
+        {
+            let mut c = Connection::open(&path).expect("open");
+            for (i, sql) in MIGRATIONS.iter().enumerate().take(9) {
+                let tx = c.transaction().expect("tx");
+                tx.execute_batch(sql).expect("migration");
+                tx.pragma_update(None, "user_version", (i + 1) as i64)
+                    .expect("version");
+                tx.commit().expect("commit");
+            }
+            c.execute_batch(
+                "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms)
+                   VALUES ('box', 0.4, 'per-second', NULL, 10, NULL, 10);
+                 INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, source, recorded_ms)
+                   VALUES ('box', 10, 'rate', 0.4, 'per-second', 'user', 10);
+                 INSERT INTO host_rate_events(host_label, at_ms, kind, source, recorded_ms)
+                   VALUES ('box', 20, 'stopped', 'user', 20);
+                 INSERT INTO budgets(scope, period, usd, stop_at_100, updated_ms) VALUES ('total', 'day', 5, 0, 1);",
+            )
+            .expect("old rows");
+        }
+        let s = Store::open(&path).expect("migrate");
+        assert_eq!(s.schema_version().expect("v"), SCHEMA_VERSION);
+        let q = |sql: &str| -> Vec<Option<String>> {
+            let mut st = s.conn().prepare(sql).expect("prepare");
+            st.query_map([], |r| r.get(0))
+                .expect("query")
+                .collect::<Result<Vec<_>, _>>()
+                .expect("rows")
+        };
+        assert_eq!(q("SELECT currency FROM host_rates"), [Some("USD".into())]);
+        assert_eq!(
+            q("SELECT currency FROM host_rate_events ORDER BY at_ms"),
+            [Some("USD".into()), None],
+            "rate rows are USD; a stop has no amount"
+        );
+        assert_eq!(q("SELECT currency FROM budgets"), [Some("USD".into())]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::billing::budget::Period;
+use crate::billing::Currency;
 
 /// What a notice is about (the UI and the OS notification text branch on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -60,8 +61,12 @@ pub struct Notice {
     pub minutes: Option<i64>,
     pub limit_minutes: Option<i64>,
     pub hours: Option<f64>,
+    /// Budget notices: spent and the limit, in `currency`.
     pub spent_usd: Option<f64>,
     pub budget_usd: Option<f64>,
+    /// What `spent_usd` and `budget_usd` are in (absent: USD, as before currencies).
+    #[serde(default)]
+    pub currency: Option<Currency>,
     /// `deadline_acted` / `deadline_act_failed`: the action gpurent performed (`stop`, `release`).
     #[serde(default)]
     pub action: Option<String>,
@@ -89,6 +94,7 @@ impl Notice {
             hours: None,
             spent_usd: None,
             budget_usd: None,
+            currency: None,
             action: None,
             state: None,
             error: None,
@@ -106,7 +112,8 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
     let account = n.account.clone().unwrap_or_default();
     let min = n.minutes.unwrap_or(0);
     let limit = n.limit_minutes.unwrap_or(0);
-    let usd = |v: Option<f64>| format!("${:.2}", v.unwrap_or(0.0));
+    let currency = n.currency.unwrap_or_default();
+    let usd = |v: Option<f64>| currency.format(v.unwrap_or(0.0), 2);
     let (spent, budget) = (usd(n.spent_usd), usd(n.budget_usd));
     let per = match (n.period, zh) {
         (Some(Period::Month), false) => "this month",

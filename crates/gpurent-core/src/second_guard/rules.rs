@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use crate::billing::budget::{scope_of, BudgetStatus, Level, Period};
+use crate::billing::Currency;
 use crate::guard::{ActionKind, GuardSpec};
 use crate::second_guard::notice::{NoActReason, Notice, NoticeKind};
 
@@ -24,8 +25,10 @@ pub struct BudgetReading {
     pub host: Option<String>,
     pub period: Period,
     pub period_start_ms: i64,
+    /// The limit and what was spent, in `currency`.
     pub usd: f64,
     pub spent_usd: f64,
+    pub currency: Currency,
     pub level: Level,
     pub stop_at_100: bool,
 }
@@ -39,6 +42,7 @@ impl BudgetReading {
             period_start_ms: status.period_start_ms,
             usd: status.budget.usd,
             spent_usd: status.spent_usd,
+            currency: status.budget.currency,
             level: status.level,
             stop_at_100,
         }
@@ -121,6 +125,8 @@ pub struct MachineReading {
     pub provider_read: bool,
     /// Its provider can stop it (Lambda: only release). Pasted hosts: `false`.
     pub can_stop: bool,
+    /// What it bills in: a budget acts only on the machines billed in its currency.
+    pub currency: Currency,
 }
 
 /// A provider account's balance and what it burns now.
@@ -300,25 +306,32 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
             Level::Warn => (NoticeKind::BudgetWarn, 80),
             Level::Over => (NoticeKind::BudgetOver, 100),
         };
-        // The amount is in the key: a budget raised (or lowered) is a new 80 % and 100 %.
+        // The amount is in the key: a budget raised (or lowered) is a new 80 % and 100 %. So is
+        // its currency (USD keys are written as before currencies existed).
         let key = format!(
-            "budget:{}:{}:{}:{pct}:{:.2}",
+            "budget:{}:{}:{}:{pct}:{:.2}{}",
             scope_of(b.host.as_deref()),
             b.period.name(),
             b.period_start_ms,
-            b.usd
+            b.usd,
+            match b.currency {
+                Currency::Usd => String::new(),
+                c => format!(":{}", c.code()),
+            }
         );
         let mut n = Notice::new(key.clone(), kind);
         n.host = b.host.clone();
         n.period = Some(b.period);
         n.spent_usd = Some(b.spent_usd);
         n.budget_usd = Some(b.usd);
+        n.currency = Some(b.currency);
         push(&mut out, n);
         // Every tick while it is over (not only when the notice is new): a machine started again
         // over budget is stopped again — what the user chose.
         if kind == NoticeKind::BudgetOver && b.stop_at_100 {
             for m in &input.machines {
-                let in_scope = b.host.as_deref().is_none_or(|h| h == m.host);
+                let in_scope =
+                    b.host.as_deref().is_none_or(|h| h == m.host) && m.currency == b.currency;
                 if let (true, true, Some(i)) = (in_scope, m.running, &m.instance) {
                     if !m.can_stop {
                         // Nothing is sent: say so (once per machine and budget notice).
@@ -330,6 +343,7 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
                         n.period = Some(b.period);
                         n.spent_usd = Some(b.spent_usd);
                         n.budget_usd = Some(b.usd);
+                        n.currency = Some(b.currency);
                         push(&mut out, n);
                     } else if !out.stops.iter().any(|s| &s.instance == i) {
                         out.stops.push(StopOrder {
@@ -424,6 +438,7 @@ mod tests {
             running,
             provider_read: true,
             can_stop: instance.is_some(),
+            currency: Currency::Usd,
         }
     }
 
@@ -447,6 +462,7 @@ mod tests {
             period_start_ms: Period::Day.start_ms(NOW),
             usd,
             spent_usd: spent,
+            currency: Currency::Usd,
             level: crate::billing::budget::level(spent, usd),
             stop_at_100: stop,
         }
@@ -725,6 +741,35 @@ mod tests {
         );
         let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
         assert!(decide(NOW + 30_000, &input, &sent).notices.is_empty());
+    }
+
+    /// A budget in yuan over 100 % with "stop" acts only on machines billed in yuan: a USD
+    /// provider machine is not stopped (nothing is converted), and the notice says ¥.
+    #[test]
+    fn a_budget_in_another_currency_stops_nothing_billed_in_usd() {
+        let input = TickInput {
+            budgets: vec![BudgetReading {
+                currency: Currency::Cny,
+                ..budget(None, 50.0, 60.0, true)
+            }],
+            machines: vec![machine("vast", Some("gpurent-v"), true)],
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        assert!(d.stops.is_empty(), "{d:?}");
+        assert_eq!(kinds(&d), vec![(NoticeKind::BudgetOver, None)]);
+        let n = &d.notices[0];
+        assert!(n.key.ends_with(":CNY"), "{}", n.key);
+        assert_eq!(n.currency, Some(Currency::Cny));
+        let (_, body) =
+            crate::second_guard::notice::notice_text(crate::infra::settings::Language::ZhCn, n);
+        assert!(body.contains("¥60.00") && !body.contains('$'), "{body}");
+        // The same budget in USD stops it.
+        let usd = TickInput {
+            budgets: vec![budget(None, 50.0, 60.0, true)],
+            ..input
+        };
+        assert_eq!(decide(NOW, &usd, &HashSet::new()).stops.len(), 1);
     }
 
     /// Raising a budget does not silence its next 100 %: the notice for the new amount goes out

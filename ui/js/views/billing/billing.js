@@ -11,11 +11,13 @@ import {
   hostRateSet,
   hostRateStopped,
   noticesRecent,
+  platformRules,
 } from '../../api-billing.js';
 import { hideError, showError } from '../../banner.js';
 import { budgetName, showBudgets, usd } from '../../budget-banner.js';
 import { clear, el } from '../../dom.js';
 import { language, num, t } from '../../i18n.js';
+import { CURRENCIES, money, moneyFine } from '../../money.js';
 import { every } from '../../screen.js';
 import { renderGuard } from './guard.js';
 import { confirmRelease } from './release.js';
@@ -31,6 +33,10 @@ import { confirmRelease } from './release.js';
 /** @typedef {import('../../../bindings/BudgetPeriod').BudgetPeriod} Period */
 /** @typedef {import('../../../bindings/Increment').Increment} Increment */
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/Currency').Currency} Currency */
+/** @typedef {import('../../../bindings/CurrencyTotal').CurrencyTotal} CurrencyTotal */
+/** @typedef {import('../../../bindings/Platform').Platform} Platform */
+/** @typedef {import('../../../bindings/PlatformRules').PlatformRules} PlatformRules */
 
 /** How often the numbers are asked for again while the screen is open. */
 const REFRESH_MS = 3000;
@@ -44,10 +50,6 @@ const state = {
   /** "What will it have cost by …" as typed. */
   by: '2h',
 };
-
-/** Cost so far with enough digits to see it grow. @param {number} v */
-const usdFine = (v) =>
-  `$${new Intl.NumberFormat(language(), { minimumFractionDigits: 4, maximumFractionDigits: 4 }).format(v + 0)}`;
 
 /** @param {number} ms @param {boolean} [seconds] */
 const clock = (ms, seconds = false) =>
@@ -196,48 +198,70 @@ async function markStopped(m, after) {
 
 // ---- the parts of the screen ----
 
-/** @param {BillingView} v @param {HTMLElement} box */
+/**
+ * The totals: one line per currency (amounts in two currencies are never added up). With one
+ * currency (or none) the line's figures carry the plain ids; with two, each id ends in the code.
+ * @param {BillingView} v @param {HTMLElement} box
+ */
 function renderSummary(v, box) {
   clear(box);
   const c = v.cost;
-  box.append(
-    el(
-      'div',
-      { class: 'billing-totals' },
+  /** @type {CurrencyTotal[]} */
+  const lines = c.totals.length
+    ? c.totals
+    : [
+        {
+          currency: v.default_currency,
+          so_far: 0,
+          per_hour_now: 0,
+          projected: c.total_projected_usd === null ? null : 0,
+        },
+      ];
+  const several = lines.length > 1;
+  for (const line of lines) {
+    const cur = line.currency;
+    const id = (/** @type {string} */ base) => (several ? `${base}-${cur.toLowerCase()}` : base);
+    box.append(
       el(
         'div',
-        { class: 'total' },
-        el('span', { class: 'muted small', text: t('billing.total.so_far') }),
-        el('strong', {
-          id: 'billing-total',
-          'data-usd': String(c.total_so_far_usd),
-          text: usdFine(c.total_so_far_usd),
-        }),
+        { class: 'billing-totals', 'data-currency': cur },
+        several ? el('span', { class: 'chip currency-chip', text: t(`currency.${cur}`) }) : null,
+        el(
+          'div',
+          { class: 'total' },
+          el('span', { class: 'muted small', text: t('billing.total.so_far') }),
+          el('strong', {
+            id: id('billing-total'),
+            'data-usd': String(line.so_far),
+            'data-currency': cur,
+            text: moneyFine(line.so_far, cur),
+          }),
+        ),
+        el(
+          'div',
+          { class: 'total' },
+          el('span', { class: 'muted small', text: t('billing.total.per_hour') }),
+          el('strong', { id: id('billing-per-hour'), text: `${money(line.per_hour_now, cur)}/h` }),
+          c.foreign_count > 0 && cur === 'USD'
+            ? el('span', {
+                class: 'muted small',
+                id: 'billing-foreign',
+                text: t('billing.total.foreign', { n: num(c.foreign_count, 0), price: usd(c.foreign_usd_per_hour) }),
+              })
+            : null,
+        ),
+        el(
+          'div',
+          { class: 'total' },
+          el('span', { class: 'muted small', text: t('billing.total.by', { by: state.by || '—' }) }),
+          el('strong', {
+            id: id('billing-projected'),
+            text: line.projected !== null ? money(line.projected, cur) : '—',
+          }),
+        ),
       ),
-      el(
-        'div',
-        { class: 'total' },
-        el('span', { class: 'muted small', text: t('billing.total.per_hour') }),
-        el('strong', { id: 'billing-per-hour', text: `${usd(c.total_usd_per_hour_now)}/h` }),
-        c.foreign_count > 0
-          ? el('span', {
-              class: 'muted small',
-              id: 'billing-foreign',
-              text: t('billing.total.foreign', { n: num(c.foreign_count, 0), price: usd(c.foreign_usd_per_hour) }),
-            })
-          : null,
-      ),
-      el(
-        'div',
-        { class: 'total' },
-        el('span', { class: 'muted small', text: t('billing.total.by', { by: state.by || '—' }) }),
-        el('strong', {
-          id: 'billing-projected',
-          text: c.total_projected_usd !== null ? usd(c.total_projected_usd) : '—',
-        }),
-      ),
-    ),
-  );
+    );
+  }
 }
 
 /** @param {string} rule */
@@ -339,12 +363,39 @@ function renderMachines(v, box, again) {
         el('td', { text: ruleText(m.rule) }),
         el(
           'td',
-          { class: 'num so-far', 'data-usd': String(m.so_far.total_usd) },
-          el('span', { text: usdFine(m.so_far.total_usd) }),
+          { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), 'data-currency': m.currency },
+          el('span', { text: moneyFine(m.so_far.total_usd, m.currency) }),
           m.kind === 'foreign' ? el('span', { class: 'muted small', text: t('billing.foreign.so_far') }) : null,
+          m.platform_release_at_ms !== null
+            ? el('span', {
+                class: 'bad-text small platform-release',
+                'data-release-ms': String(m.platform_release_at_ms),
+                text: t('billing.platform.release', {
+                  platform: t(`platform.${m.platform ?? 'other'}`),
+                  at: clock(m.platform_release_at_ms),
+                }),
+              })
+            : null,
+          m.notes.includes('platform_rounding_unknown')
+            ? el('span', {
+                class: 'muted small',
+                text: t('billing.platform.rounding_unknown', { platform: t(`platform.${m.platform ?? 'other'}`) }),
+              })
+            : null,
+          ...m.earlier_in_other_currencies.map((e) =>
+            el('span', {
+              class: 'muted small earlier',
+              text: t('billing.earlier', { amount: money(e.amount, e.currency) }),
+            }),
+          ),
         ),
-        el('td', { class: 'num per-hour' }, el('span', { text: `${usd(m.usd_per_hour_now)}/h` }), reported),
-        el('td', { class: 'num projected', text: m.projected ? usd(m.projected.total_usd) : '—' }),
+        el(
+          'td',
+          { class: 'num per-hour' },
+          el('span', { text: `${money(m.usd_per_hour_now, m.currency)}/h` }),
+          reported,
+        ),
+        el('td', { class: 'num projected', text: m.projected ? money(m.projected.total_usd, m.currency) : '—' }),
         el('td', {}, actions),
       ),
     );
@@ -361,15 +412,29 @@ function svg(tag, attrs, text) {
   return n;
 }
 
-/** Spend over time: cumulative cost, drawn as an SVG line over an area. @param {SpendSeries} s @param {HTMLElement} box */
+/**
+ * Spend over time: one chart per currency (never a sum across currencies), each cumulative cost
+ * drawn as an SVG line over an area. @param {SpendSeries} s @param {HTMLElement} box
+ */
 function renderChart(s, box) {
   clear(box);
-  const pts = s.points;
-  const max = Math.max(...pts.map((p) => p.usd), 0);
-  if (pts.length < 2 || max <= 0 || s.to_ms <= s.from_ms) {
+  const curves = s.by_currency.filter((c) => c.points.some((p) => p.usd > 0));
+  if (curves.length === 0 || s.to_ms <= s.from_ms) {
     box.append(el('p', { class: 'muted small', id: 'billing-chart-empty', text: t('billing.chart.empty') }));
     return;
   }
+  curves.forEach((c, i) => {
+    if (curves.length > 1) box.append(el('p', { class: 'chart-currency', text: t(`currency.${c.currency}`) }));
+    box.append(chartOf(s, c.points, c.currency, i === 0 ? 'billing-chart-svg' : `billing-chart-svg-${c.currency}`));
+  });
+}
+
+/**
+ * @param {SpendSeries} s @param {SpendSeries['points']} pts @param {Currency} cur @param {string} id
+ * @returns {SVGElement}
+ */
+function chartOf(s, pts, cur, id) {
+  const max = Math.max(...pts.map((p) => p.usd), 0);
   const [W, H, L, R, T, B] = [640, 200, 64, 16, 12, 28];
   const x = (/** @type {number} */ ms) => L + ((ms - s.from_ms) / (s.to_ms - s.from_ms)) * (W - L - R);
   const y = (/** @type {number} */ v) => T + (1 - v / max) * (H - T - B);
@@ -379,7 +444,8 @@ function renderChart(s, box) {
   const root = svg('svg', {
     viewBox: `0 0 ${W} ${H}`,
     class: 'spend-chart',
-    id: 'billing-chart-svg',
+    id,
+    'data-currency': cur,
     role: 'img',
     'aria-label': t('billing.chart.title'),
     'data-points': pts.length,
@@ -390,8 +456,12 @@ function renderChart(s, box) {
     svg('line', { x1: L, y1: y(max), x2: W - R, y2: y(max), class: 'grid' }),
     svg('polygon', { points: area, class: 'spend-area' }),
     svg('polyline', { points: line, class: 'spend-line' }),
-    svg('text', { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' }, max < 1 ? usdFine(max) : usd(max)),
-    svg('text', { x: L - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'label' }, usd(0)),
+    svg(
+      'text',
+      { x: L - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'label' },
+      max < 1 ? moneyFine(max, cur) : money(max, cur),
+    ),
+    svg('text', { x: L - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'label' }, money(0, cur)),
     svg('text', { x: L, y: H - 8, 'text-anchor': 'start', class: 'label' }, clock(s.from_ms, short)),
     svg(
       'text',
@@ -399,7 +469,7 @@ function renderChart(s, box) {
       t('billing.chart.now', { at: clock(s.to_ms, short) }),
     ),
   );
-  box.append(root);
+  return root;
 }
 
 /** @param {BudgetRow[]} rows @param {HTMLElement} box @param {() => void} again */
@@ -435,6 +505,7 @@ function renderBudgets(rows, box, again) {
           'data-scope': b.budget.host ?? 'total',
           'data-period': b.budget.period,
           'data-level': b.level,
+          'data-currency': b.budget.currency,
         },
         el(
           'div',
@@ -443,8 +514,8 @@ function renderBudgets(rows, box, again) {
           el('span', {
             class: 'budget-nums',
             text: t('billing.budget.spent', {
-              spent: usd(b.spent_usd),
-              budget: usd(b.budget.usd),
+              spent: money(b.spent_usd, b.budget.currency),
+              budget: money(b.budget.usd, b.budget.currency),
               pct: num(Math.floor(b.fraction * 100), 0),
             }),
           }),
@@ -469,8 +540,8 @@ function noticeText(n) {
     minutes: num(n.minutes ?? 0, 0),
     limit: num(n.limit_minutes ?? 0, 0),
     hours: num(n.hours ?? 0, 0),
-    spent: usd(n.spent_usd ?? 0),
-    budget: usd(n.budget_usd ?? 0),
+    spent: money(n.spent_usd ?? 0, n.currency ?? 'USD'),
+    budget: money(n.budget_usd ?? 0, n.currency ?? 'USD'),
     name,
     action: n.action ?? '',
     state: n.state ?? n.error ?? '',
@@ -504,7 +575,10 @@ function renderBalances(list, box) {
       parts.push(
         el('span', {
           class: 'balance',
-          text: t('billing.balance.left', { usd: usd(b.balance_usd), rate: `${usd(b.usd_per_hour)}/h` }),
+          text: t('billing.balance.left', {
+            usd: money(b.balance_usd, b.currency),
+            rate: `${money(b.usd_per_hour, b.currency)}/h`,
+          }),
         }),
       );
       if (b.runs_out_in_h !== null) {
@@ -534,6 +608,34 @@ function renderBalances(list, box) {
 /** @param {string} id @param {string} label @param {HTMLElement} control */
 const field = (id, label, control) => el('label', { class: 'field', for: id }, el('span', { text: label }), control);
 
+/**
+ * The currency of a form's amounts: it starts at the settings' default (set when the first view
+ * arrives, unless the user already chose).
+ * @param {string} id
+ */
+function currencySelect(id) {
+  const sel = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id, class: 'currency-select' },
+      ...CURRENCIES.map((c) => el('option', { value: c, text: t(`currency.${c}`) })),
+    )
+  );
+  sel.value = 'USD';
+  sel.addEventListener('change', () => {
+    sel.dataset.chosen = 'true';
+  });
+  return sel;
+}
+
+/** @param {Currency} c */
+function defaultCurrencies(c) {
+  for (const sel of document.querySelectorAll('select.currency-select')) {
+    const s = /** @type {HTMLSelectElement} */ (sel);
+    if (!s.dataset.chosen) s.value = c;
+  }
+}
+
 /** @param {Host[]} hosts @param {() => void} again */
 function budgetForm(hosts, again) {
   const scope = /** @type {HTMLSelectElement} */ (
@@ -555,6 +657,7 @@ function budgetForm(hosts, again) {
   const amount = /** @type {HTMLInputElement} */ (
     el('input', { id: 'budget-usd', type: 'number', min: '0.01', step: '0.01', placeholder: '20' })
   );
+  const currency = currencySelect('budget-currency');
   const stop = /** @type {HTMLInputElement} */ (el('input', { id: 'budget-stop', type: 'checkbox' }));
   const save = el('button', { type: 'submit', id: 'budget-save', class: 'primary', text: t('billing.budget.save') });
   const form = el(
@@ -565,16 +668,24 @@ function budgetForm(hosts, again) {
       { class: 'form-row' },
       field('budget-scope', t('billing.budget.scope'), scope),
       field('budget-period', t('billing.budget.period'), period),
-      field('budget-usd', t('billing.budget.usd'), amount),
+      field('budget-usd', t('billing.budget.amount'), amount),
+      field('budget-currency', t('billing.currency'), currency),
       save,
     ),
     el('label', { class: 'check-line', for: 'budget-stop' }, stop, el('span', { text: t('billing.budget.stop') })),
     el('p', { class: 'muted small', text: t('billing.budget.stop.note') }),
+    el('p', { class: 'muted small', text: t('billing.budget.currency.note') }),
   );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      await budgetSet(scope.value || null, /** @type {Period} */ (period.value), Number(amount.value), stop.checked);
+      await budgetSet(
+        scope.value || null,
+        /** @type {Period} */ (period.value),
+        Number(amount.value),
+        /** @type {Currency} */ (currency.value),
+        stop.checked,
+      );
       hideError();
     } catch (e) {
       fail(e);
@@ -584,8 +695,11 @@ function budgetForm(hosts, again) {
   return form;
 }
 
-/** @param {Host[]} hosts @param {() => void} again */
-function rateForm(hosts, again) {
+/**
+ * @param {Host[]} hosts @param {() => void} again
+ * @param {PlatformRules[]} platforms what gpurent knows of each platform's billing
+ */
+function rateForm(hosts, again, platforms) {
   if (hosts.length === 0) return el('p', { class: 'muted small', id: 'rate-nohosts', text: t('billing.rate.nohosts') });
   const host = /** @type {HTMLSelectElement} */ (
     el('select', { id: 'rate-host' }, ...hosts.map((h) => el('option', { value: h.label, text: h.label })))
@@ -593,6 +707,16 @@ function rateForm(hosts, again) {
   const amount = /** @type {HTMLInputElement} */ (
     el('input', { id: 'rate-usd', type: 'number', min: '0', step: '0.001', placeholder: '2.50' })
   );
+  const currency = currencySelect('rate-currency');
+  const platform = /** @type {HTMLSelectElement} */ (
+    el(
+      'select',
+      { id: 'rate-platform' },
+      el('option', { value: '', text: t('billing.platform.none') }),
+      ...platforms.map((p) => el('option', { value: p.platform, text: t(`platform.${p.platform}`) })),
+    )
+  );
+  const platformNote = el('p', { class: 'muted small', id: 'rate-platform-note' });
   const rule = /** @type {HTMLSelectElement} */ (
     el(
       'select',
@@ -619,13 +743,22 @@ function rateForm(hosts, again) {
       'div',
       { class: 'form-row' },
       field('rate-host', t('billing.rate.host'), host),
-      field('rate-usd', t('billing.rate.usd'), amount),
+      field('rate-usd', t('billing.rate.amount'), amount),
+      field('rate-currency', t('billing.currency'), currency),
+      field('rate-platform', t('billing.platform'), platform),
       field('rate-rule', t('billing.rate.rule'), rule),
       field('rate-storage', t('billing.rate.storage'), storage),
       save,
     ),
+    platformNote,
     el('p', { class: 'muted small', text: t('billing.rate.note') }),
   );
+  // A platform picked: its known rounding becomes the rule; what is not known is said.
+  platform.addEventListener('change', () => {
+    const p = platforms.find((x) => x.platform === platform.value);
+    platformNote.textContent = p ? platformText(p) : '';
+    if (p?.increment) rule.value = p.increment;
+  });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -634,6 +767,8 @@ function rateForm(hosts, again) {
         Number(amount.value),
         /** @type {Increment} */ (rule.value),
         storage.value === '' ? null : Number(storage.value),
+        /** @type {Currency} */ (currency.value),
+        platform.value ? /** @type {Platform} */ (platform.value) : null,
       );
       hideError();
     } catch (e) {
@@ -644,12 +779,34 @@ function rateForm(hosts, again) {
   return form;
 }
 
+/** What gpurent knows of a platform's billing, in words. @param {PlatformRules} p */
+function platformText(p) {
+  const name = t(`platform.${p.platform}`);
+  const unverified = p.facts.some((f) => f.verified === 'unverified' && f.value !== 'unknown');
+  return [
+    p.increment
+      ? t('billing.platform.rounding', {
+          platform: name,
+          rule: ruleText(`per-${p.increment === 'hour' ? 'hour-rounded-up' : p.increment}`),
+        })
+      : t('billing.platform.rounding_unknown', { platform: name }),
+    p.release_after_days_off !== null
+      ? t('billing.platform.release_days', { platform: name, days: num(p.release_after_days_off, 0) })
+      : '',
+    unverified ? t('billing.platform.unverified') : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
 /** @param {HTMLElement} root @param {AbortSignal} signal */
 export async function renderBilling(root, signal) {
   const hosts = await liveHosts().catch((e) => {
     if (!signal.aborted) fail(e);
     return /** @type {Host[]} */ ([]);
   });
+  if (signal.aborted) return;
+  const platforms = await platformRules().catch(() => /** @type {PlatformRules[]} */ ([]));
   if (signal.aborted) return;
   const by = /** @type {HTMLInputElement} */ (
     el('input', { id: 'billing-by', type: 'text', value: state.by, placeholder: '2h', spellcheck: 'false', size: '8' })
@@ -668,6 +825,7 @@ export async function renderBilling(root, signal) {
       const v = await billingView(state.by.trim() || null, live);
       if (signal.aborted) return;
       if (live) renderBalances(v.cost.balances, balances);
+      defaultCurrencies(v.default_currency);
       by.classList.remove('bad');
       renderSummary(v, summary);
       renderMachines(v, machines, again);
@@ -731,7 +889,12 @@ export async function renderBilling(root, signal) {
       budgets,
       budgetForm(hosts, refresh),
     ),
-    el('section', { class: 'card wide' }, el('h2', { text: t('billing.rate.title') }), rateForm(hosts, again)),
+    el(
+      'section',
+      { class: 'card wide' },
+      el('h2', { text: t('billing.rate.title') }),
+      rateForm(hosts, again, platforms),
+    ),
     el(
       'section',
       { class: 'card wide' },

@@ -5,13 +5,14 @@
 // sends the release itself (instance_action). Text is set with textContent only (dom.js).
 import { releaseChecklist, releaseSaveRecipe } from '../../api.js';
 import { el, clear, newestOnly } from '../../dom.js';
-import { t, errorText, num } from '../../i18n.js';
+import { t, errorText } from '../../i18n.js';
+import { money as moneyOf } from '../../money.js';
 
 /** @typedef {import('../../../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
-/** @param {number} usd */
-const money = (usd) => `$${num(usd + 0, usd >= 10 ? 0 : 2)}`; // + 0: a sum of nothing is -0
+/** A provider machine's amount (US dollars). @param {number} usd */
+const money = (usd) => moneyOf(usd, 'USD', usd >= 10 ? 0 : 2);
 
 /**
  * The checklist's parts as nodes.

@@ -1,7 +1,8 @@
 // What the rent dialog (rent.js) and the Rented machines section (rented.js) share: provider
 // errors and money in words, and how each rent ended (state that outlives both screens). Both
 // import it; neither imports the other.
-import { DICTIONARIES, errorText, num, t } from '../../i18n.js';
+import { DICTIONARIES, errorText, t } from '../../i18n.js';
+import { money } from '../../money.js';
 
 /** @typedef {import('../../../bindings/ProviderOffer').ProviderOffer} ProviderOffer */
 /** @typedef {import('../../../bindings/InstanceView').InstanceView} InstanceView */
@@ -34,7 +35,8 @@ export function providerErrorText(e) {
   return id && e.code !== 'not_ready' ? `${text} ${t('rent.still_billing', { id })}` : text;
 }
 
-export const usd = (/** @type {number} */ v, digits = 2) => `$${num(v, digits)}`;
+/** A provider's amount: providers bill in US dollars. */
+export const usd = (/** @type {number} */ v, digits = 2) => money(v, 'USD', digits);
 
 /**
  * The money of renting, line by line (key, text): price now, what a stopped machine costs, how

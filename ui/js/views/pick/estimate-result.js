@@ -4,7 +4,9 @@ import { priceSet } from '../../api.js';
 import { showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
+import { defaultCurrency, money } from '../../money.js';
 
+/** @typedef {import('../../../bindings/Currency').Currency} Currency */
 /** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
 /** @typedef {import('../../../bindings/Explanation').Explanation} Explanation */
 /** @typedef {import('../../../bindings/CardFit').CardFit} CardFit */
@@ -242,7 +244,6 @@ function timeText(f) {
  */
 function cardsTable(e, local, offers, rerun) {
   const training = e.task !== 'infer';
-  const currency = offers[0]?.currency ?? 'USD';
   const head = el('tr');
   for (const k of ['card', 'verdict', 'mem', 'speed', 'time', 'price', 'cost'])
     head.append(el('th', { scope: 'col', text: t(`est.col.${k}`) }));
@@ -251,6 +252,9 @@ function cardsTable(e, local, offers, rerun) {
   for (const f of e.fits) {
     const ranked = e.ranking.find((r) => r.card_id === f.card_id);
     const offer = offers.find((o) => o.card_id === f.card_id);
+    // A price keeps the currency it was entered in (never converted); a new one starts in the
+    // settings' currency.
+    const currency = /** @type {Currency} */ (offer?.currency ?? defaultCurrency());
     const price = /** @type {HTMLInputElement} */ (
       el('input', {
         type: 'number',
@@ -283,10 +287,10 @@ function cardsTable(e, local, offers, rerun) {
       }
     });
     let cost = t('spec.none');
-    if (ranked?.cost) cost = `${num(ranked.cost.total_cost, 2)} ${ranked.cost.currency}`;
+    if (ranked?.cost) cost = money(ranked.cost.total_cost, /** @type {Currency} */ (ranked.cost.currency));
     else if (ranked?.cost_per_million_tokens != null)
-      cost = `${num(ranked.cost_per_million_tokens, 2)} ${currency} / 1M tok`;
-    else if (ranked) cost = `${num(ranked.price_per_hour_all_gpus, 2)} ${currency} / h`;
+      cost = `${money(ranked.cost_per_million_tokens, currency)} / 1M tok`;
+    else if (ranked) cost = `${money(ranked.price_per_hour_all_gpus, currency)} / h`;
     body.append(
       el(
         'tr',
@@ -301,7 +305,7 @@ function cardsTable(e, local, offers, rerun) {
         el('td', { class: 'num', text: `${num(f.per_gpu_gib)} / ${num(f.budget_gib)} GiB` }),
         el('td', { class: 'num', text: speedText(f, training) }),
         el('td', { class: 'num', text: timeText(f) }),
-        el('td', {}, price, ' ', el('span', { class: 'muted', text: currency })),
+        el('td', {}, price, ' ', el('span', { class: 'muted price-currency', text: `${currency}/h` })),
         el('td', { class: 'num', text: cost }),
       ),
     );

@@ -5,7 +5,9 @@ import { kindCatalog, kindEstimate, pricesList } from '../../api.js';
 import { hideError, showError } from '../../banner.js';
 import { el, newestOnly } from '../../dom.js';
 import { num, t } from '../../i18n.js';
+import { money } from '../../money.js';
 
+/** @typedef {import('../../../bindings/Currency').Currency} Currency */
 /** @typedef {import('../../../bindings/JobKind').JobKind} JobKind */
 /** @typedef {import('../../../bindings/KindJob').KindJob} KindJob */
 /** @typedef {import('../../../bindings/KindEstimate').KindEstimate} KindEstimate */
@@ -139,8 +141,9 @@ function drawResult(e) {
     const need = x.need ? t(`kind.need.${x.need.basis}`, { value: num(x.need.value, 1) }) : '—';
     const time = x.time_s === null ? '—' : duration(x.time_s);
     let cost = '—';
-    if (offer?.cost) cost = `${num(offer.cost.total_cost, 2)} ${offer.currency}`;
-    else if (offer) cost = t('kind.per_hour', { price: num(offer.price_per_hour, 2), currency: offer.currency });
+    if (offer?.cost) cost = money(offer.cost.total_cost, /** @type {Currency} */ (offer.currency));
+    else if (offer)
+      cost = t('kind.per_hour', { price: money(offer.price_per_hour, /** @type {Currency} */ (offer.currency)) });
     const timeCell = el('td', { text: time });
     if (x.time_card_unverified)
       timeCell.append(el('span', { class: 'mark-unverified', text: ' *', title: t('kind.time_unverified') }));

@@ -11,6 +11,7 @@ import { el } from '../../dom.js';
 import { language, num, t } from '../../i18n.js';
 import { openRent } from '../hosts/rent.js';
 import { providerErrorText } from '../hosts/renting.js';
+import { money } from '../../money.js';
 
 /** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
 /** @typedef {import('../../../bindings/CardFit').CardFit} CardFit */
@@ -170,8 +171,8 @@ export async function renderLiveOffers(root, e, signal) {
               })
             : el('div', { class: 'muted small', text: t('live.card.unknown') }),
         ),
-        el('td', { class: 'num', text: `$${num(o.price_per_hour_usd, 3)}/h` }),
-        el('td', { class: 'num job-cost', text: cost === null ? '—' : `$${num(cost, 2)}` }),
+        el('td', { class: 'num', text: `${money(o.price_per_hour_usd, 'USD', 3)}/h` }),
+        el('td', { class: 'num job-cost', text: cost === null ? '—' : money(cost, 'USD') }),
         el('td', { text: o.region ?? '—' }),
         el(
           'td',

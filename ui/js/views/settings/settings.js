@@ -4,6 +4,7 @@ import { opCancel, selfcheckRun, settingsGet, settingsSet } from '../../api.js';
 import { clear, el } from '../../dom.js';
 import { errorText, setLanguage, t } from '../../i18n.js';
 import { applyTheme } from '../../theme.js';
+import { setDefaultCurrency } from '../../money.js';
 import { hideError, showError } from '../../banner.js';
 import { accountsCard } from './accounts.js';
 
@@ -11,6 +12,7 @@ import { accountsCard } from './accounts.js';
 /** @typedef {import('../../../bindings/Settings').Settings} Settings */
 /** @typedef {import('../../../bindings/LanguagePref').LanguagePref} LanguagePref */
 /** @typedef {import('../../../bindings/ThemePref').ThemePref} ThemePref */
+/** @typedef {import('../../../bindings/Currency').Currency} Currency */
 /** @typedef {import('../../../bindings/Progress').Progress} Progress */
 
 /**
@@ -60,12 +62,24 @@ export async function renderSettings(root, signal) {
     settings.theme,
   );
 
+  const currency = select(
+    'settings-currency',
+    t('settings.currency'),
+    [
+      ['auto', t('settings.currency.auto', { currency: t(`currency.${view.effective_currency}`) })],
+      ['CNY', t('currency.CNY')],
+      ['USD', t('currency.USD')],
+    ],
+    settings.currency ?? 'auto',
+  );
+
   /** @param {Settings} next */
   async function save(next) {
     try {
       const saved = await settingsSet(next);
       settings = saved.settings;
       hideError();
+      setDefaultCurrency(saved.effective_currency);
       applyTheme(saved.settings.theme);
       setLanguage(saved.effective_language); // re-renders this screen in the new language
       const s = document.getElementById('settings-status');
@@ -78,10 +92,24 @@ export async function renderSettings(root, signal) {
     save({ ...settings, language: /** @type {LanguagePref} */ (lang.sel.value) }),
   );
   theme.sel.addEventListener('change', () => save({ ...settings, theme: /** @type {ThemePref} */ (theme.sel.value) }));
+  currency.sel.addEventListener('change', () =>
+    save({
+      ...settings,
+      currency: currency.sel.value === 'auto' ? null : /** @type {Currency} */ (currency.sel.value),
+    }),
+  );
 
   root.append(
     el('h1', { text: t('settings.title') }),
-    el('div', { class: 'card' }, lang.row, theme.row, status),
+    el(
+      'div',
+      { class: 'card' },
+      lang.row,
+      theme.row,
+      currency.row,
+      el('p', { class: 'muted small', text: t('settings.currency.note') }),
+      status,
+    ),
     accountsCard(signal),
     selfCheckCard(),
     el(
