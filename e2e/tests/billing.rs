@@ -178,6 +178,19 @@ async fn billing_cost_grows_budget_banner_and_stop_confirm() {
     s.screenshot("billing-zh").await;
     s.scroll_to("#billing-budgets-card").await;
     s.screenshot("billing-budgets-zh").await;
+
+    // In 中文 a new rate is in yuan by default; the host's rate set in ¥ shows ¥ and the totals
+    // keep one line per currency (the dollars it cost before are never converted).
+    assert_eq!(s.attr("#rate-currency", "value").await, "CNY");
+    s.select("#rate-host", "box").await;
+    s.fill("#rate-usd", "36").await;
+    s.click("#rate-save").await;
+    s.wait_css(".billing-totals[data-currency='CNY']").await;
+    assert_eq!(s.count(".billing-totals[data-currency='USD']").await, 1);
+    let per_hour = s.text("tr[data-host='box'] td.per-hour").await;
+    assert!(per_hour.starts_with('¥'), "{per_hour}");
+    s.scroll_to("h1").await;
+    s.screenshot("billing-cny-zh").await;
     s.finish().await;
 }
 
