@@ -23,6 +23,7 @@ pub mod http;
 pub mod images;
 pub mod lambda;
 pub mod ledger;
+pub mod rent;
 pub mod runpod;
 pub mod vast;
 
