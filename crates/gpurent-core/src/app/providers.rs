@@ -380,7 +380,7 @@ impl App {
         offer: &ProviderOffer,
         disk_gb: Option<u32>,
     ) -> Result<RentOptions, ProviderError> {
-        let disk_gb = disk_gb.unwrap_or(DEFAULT_DISK_GB);
+        let disk_gb = disk_gb.unwrap_or(offer.provider.spec().default_disk_gb);
         let host = offer
             .host_cuda
             .as_deref()
@@ -1032,10 +1032,9 @@ fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     MoneyNote {
         action: action.to_string(),
         effect: match action {
-            // RunPod's `disk` is the container disk, "ephemeral, wiped on restart" (its spec):
-            // a stopped pod loses what is on it.
-            "stop" if row.provider == ProviderKind::Runpod => "gpu_billing_stops_disk_wiped",
-            "stop" => "gpu_billing_stops_disk_kept",
+            // What a stop does to the disk is the provider's fact (RunPod's container disk is
+            // "ephemeral, wiped on restart": a stopped pod loses what is on it).
+            "stop" => row.provider.spec().stop.money_effect(),
             "start" => "gpu_billing_resumes",
             _ => "everything_deleted",
         }

@@ -60,7 +60,8 @@ pub const RESOLVED_NOTE: &str = "unclear_create_resolved";
 /// How long after an unclear create the next rent on that account waits for the listing to
 /// show the machine before it creates anything new (the row itself stays open for 30 min).
 pub const UNCLEAR_RESOLVE_MS: i64 = 15_000;
-/// The disk of a new machine when the user does not say.
+/// The disk of a new machine when the user does not say (every provider's
+/// [`ProviderSpec::default_disk_gb`](crate::providers::ProviderSpec) today).
 pub const DEFAULT_DISK_GB: u32 = 50;
 /// The pause between two reads while waiting.
 const POLL: Duration = Duration::from_millis(1000);
@@ -165,7 +166,7 @@ impl Renter<'_> {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,
         };
-        let disk_gb = req.disk_gb.unwrap_or(DEFAULT_DISK_GB);
+        let disk_gb = req.disk_gb.unwrap_or(req.provider.spec().default_disk_gb);
         let now = self.now_ms();
         let id = self.db(|c| {
             let id = ledger::insert_intent(
@@ -536,17 +537,17 @@ pub fn still_billing(id: &str, e: ProviderError) -> ProviderError {
     }
 }
 
-/// How often, and after what pauses, a key attach after the create is tried (Vast sends the key
-/// in a call of its own; a blip there must not leave a machine nobody can log in to).
-const ATTACH_BACKOFF_MS: [u64; 3] = [1000, 2000, 4000];
-
+/// A key attach after the create, retried after the pauses of the provider's
+/// [`ProviderSpec::attach_retry_ms`](crate::providers::ProviderSpec) when it fails transiently
+/// (Vast sends the key in a call of its own; a blip there must not leave a machine nobody can
+/// log in to).
 fn attach_key_retried(
     client: &dyn Provider,
     clock: &dyn Clock,
     pid: &str,
     public_key: &str,
 ) -> Result<(), ProviderError> {
-    let mut tries = ATTACH_BACKOFF_MS.iter();
+    let mut tries = client.kind().spec().attach_retry_ms.iter();
     loop {
         match client.attach_key(pid, public_key) {
             Ok(()) => return Ok(()),

@@ -16,12 +16,58 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{self, enc, CallKind, Http, Req, Resp};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
 use super::{
     key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
+    ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Runpod;
+
+/// RunPod's facts (see [`super::spec`]).
+pub const SPEC: ProviderSpec = ProviderSpec {
+    kind: KIND,
+    id: "runpod",
+    aliases: &[],
+    display: "RunPod",
+    env_stem: "RUNPOD",
+    api_base: "https://api.runpod.io",
+    auth: AuthStyle::Bearer,
+    // `Pod.desiredStatus` (runpod-rest-v2.openapi.json).
+    status_words: &[
+        ("PROVISIONING", RemoteState::Provisioning),
+        ("STARTING", RemoteState::Starting),
+        ("RUNNING", RemoteState::Running),
+        ("EXITED", RemoteState::Stopped),
+        ("ERROR", RemoteState::Error),
+        ("TERMINATED", RemoteState::Terminated),
+    ],
+    // The pod's `disk` is its container disk, "ephemeral, wiped on restart"; gpurent creates no
+    // volume, so a stopped pod keeps (and pays for) no storage of gpurent's making.
+    stop: StopEffect::WipesDisk,
+    disk_kind: "container_disk",
+    stopped_bills_storage: false,
+    key_attach: KeyAttach::AccountKeySet,
+    attach_retry_ms: &[],
+    min_intervals_ms: &[],
+    // Billed per second; dstack waits 20 min for a RunPod pod.
+    billing: "per_second",
+    ready_timeout_s: 20 * 60,
+    default_disk_gb: 50,
+    ssh_user: None,
+    ssh_port: None,
+    machine_env: Some(("RUNPOD_API_KEY", "RUNPOD_POD_ID")),
+    guard_stop: Some(MachineCall {
+        method: "POST",
+        path: "/v2/pods/{id}/action",
+        body: Some(r#"{"action":"stop"}"#),
+    }),
+    guard_release: MachineCall {
+        method: "DELETE",
+        path: "/v2/pods/{id}",
+        body: None,
+    },
+};
 
 #[derive(Debug)]
 pub struct RunPod {
@@ -191,15 +237,7 @@ struct PodSshEndpoint {
 }
 
 fn state_of(status: &str) -> RemoteState {
-    match status {
-        "PROVISIONING" => RemoteState::Provisioning,
-        "STARTING" => RemoteState::Starting,
-        "RUNNING" => RemoteState::Running,
-        "EXITED" => RemoteState::Stopped,
-        "ERROR" => RemoteState::Error,
-        "TERMINATED" => RemoteState::Terminated,
-        _ => RemoteState::Unknown,
-    }
+    SPEC.state_of(status)
 }
 
 impl Pod {
