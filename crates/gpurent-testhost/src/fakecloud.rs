@@ -28,6 +28,7 @@
 //! - RunPod stop wipes the container disk (only a network volume survives) — modelled: a pod's
 //!   container disk holds the names a test put there (`put_container_file`), and a stop that
 //!   took effect empties it (Vast's stop keeps its disk);
+//! - a started machine at a new public IP / port (modelled: `set_ssh_on_start`);
 //! - machines stuck provisioning (modelled: a long `set_provisioning`) or failed while starting
 //!   (modelled: `fail_next_machines` — RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`), which
 //!   bill on until terminated; Vast `instances: null` for an unknown id; partial Vast listings
@@ -145,6 +146,9 @@ struct Inner {
     /// Further accounts' keys (`add_account`): each sees only its own machines.
     other_accounts: Mutex<Vec<String>>,
     ssh: Mutex<Option<SshTarget>>,
+    /// The endpoint the next `start` of a stopped machine moves running machines to (real
+    /// providers hand a started machine a new public IP or port).
+    ssh_on_start: Mutex<Option<SshTarget>>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
     /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
@@ -189,6 +193,7 @@ impl FakeCloud {
             api_key: api_key.to_string(),
             other_accounts: Mutex::new(vec![]),
             ssh: Mutex::new(None),
+            ssh_on_start: Mutex::new(None),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
@@ -228,6 +233,12 @@ impl FakeCloud {
     /// The SSH endpoint running machines report.
     pub fn set_ssh(&self, target: SshTarget) {
         *lock(&self.inner.ssh) = Some(target);
+    }
+
+    /// The next `start` of a stopped machine gives it this SSH endpoint (a new port or address,
+    /// as RunPod and Vast do on start); until then machines keep reporting the current one.
+    pub fn set_ssh_on_start(&self, target: SshTarget) {
+        *lock(&self.inner.ssh_on_start) = Some(target);
     }
 
     /// How long a new machine stays provisioning.
@@ -670,6 +681,17 @@ fn stop_or_start(i: &mut FakeInstance, to: FakeState) -> bool {
     true
 }
 
+/// After a start that took effect (`changed`): the endpoint set by
+/// [`FakeCloud::set_ssh_on_start`] becomes the one running machines report.
+fn started(inner: &Inner, changed: bool) -> bool {
+    if changed {
+        if let Some(t) = lock(&inner.ssh_on_start).take() {
+            *lock(&inner.ssh) = Some(t);
+        }
+    }
+    changed
+}
+
 /// `204 No Content`.
 fn no_content() -> Answer {
     Answer {
@@ -830,7 +852,7 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                 |i| {
                     let changed = match body["action"].as_str() {
                         Some("stop") => stop_or_start(i, FakeState::Stopped),
-                        Some("start") => stop_or_start(i, FakeState::Running),
+                        Some("start") => started(inner, stop_or_start(i, FakeState::Running)),
                         Some("terminate") => {
                             i.state = FakeState::Terminated;
                             return no_content();
@@ -978,7 +1000,7 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             |i| {
                 let changed = match body["state"].as_str() {
                     Some("stopped") => stop_or_start(i, FakeState::Stopped),
-                    Some("running") => stop_or_start(i, FakeState::Running),
+                    Some("running") => started(inner, stop_or_start(i, FakeState::Running)),
                     _ => false,
                 };
                 if changed {

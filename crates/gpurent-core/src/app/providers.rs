@@ -638,6 +638,15 @@ impl App {
                 }),
             }
         }
+        // A machine started again may be at a new address or port: its saved host follows.
+        let rows = self.with_db(ledger::list)?;
+        for r in &seen {
+            if let Some(row) = rows.iter().find(|l| {
+                l.provider == r.provider && l.provider_instance_id.as_deref() == Some(&r.id)
+            }) {
+                self.follow_endpoint(row, r)?;
+            }
+        }
         let now = self.now_ms();
         if let Ok(mut f) = self.foreign_seen.lock() {
             let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
@@ -795,6 +804,9 @@ impl App {
                 })?;
             }
         }
+        if let Some(r) = after.as_ref().filter(|_| act == "start") {
+            self.follow_endpoint(&row, r)?;
+        }
         let raw = after
             .as_ref()
             .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
@@ -946,6 +958,48 @@ impl App {
             f.retain(|s| !(s.foreign.account == acc.name && s.foreign.instance.id == r.id));
         }
         Ok(out)
+    }
+
+    /// A rented machine's saved host follows the SSH endpoint the provider reports for it while
+    /// it runs (providers hand a started machine a new public IP or port). Only the address,
+    /// port and user change, with a ledger event: the pinned host key stays, so a different key
+    /// at the new address is still refused as `host_key_changed`, never re-pinned silently.
+    fn follow_endpoint(
+        &self,
+        row: &LedgerInstance,
+        remote: &RemoteInstance,
+    ) -> Result<(), ProviderError> {
+        let (Some(label), Some(ssh)) = (&row.host_label, &remote.ssh) else {
+            return Ok(());
+        };
+        if remote.state != RemoteState::Running || row.state.is_terminal() {
+            return Ok(());
+        }
+        let Ok(host) = self.host_get(label) else {
+            return Ok(());
+        };
+        if host.address == ssh.host && host.port == ssh.port && host.user == ssh.user {
+            return Ok(());
+        }
+        let now = self.now_ms();
+        let mut moved = Ok(());
+        self.with_store(|s| {
+            moved = crate::remote::hosts::set_endpoint(s, label, &ssh.host, ssh.port, &ssh.user);
+            Ok(())
+        })?;
+        moved?;
+        self.with_db(|c| {
+            ledger::note(
+                c,
+                &row.id,
+                EventSource::Provider,
+                &format!(
+                    "ssh endpoint moved: {}@{}:{} → {}@{}:{} (host key pin kept)",
+                    host.user, host.address, host.port, ssh.user, ssh.host, ssh.port
+                ),
+                now,
+            )
+        })
     }
 
     /// A closed row whose machine the provider (asked with the row's account) shows alive is
