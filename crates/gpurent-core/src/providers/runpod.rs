@@ -1,8 +1,9 @@
 //! RunPod REST API v2 (`https://api.runpod.io/v2/...`, spec `tests/provider-specs/runpod-rest-v2.openapi.json`).
 //!
-//! - Offers: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&count=N`, one offer per GPU
-//!   type and cloud (`secure`/`community`) it is available on; the price is the listed per-GPU
-//!   rate times the count; `host_cuda` is the newest CUDA version with free capacity.
+//! - Offers: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&count=N&cloud=C`, once per
+//!   cloud (`SECURE`, `COMMUNITY`: availability and CUDA versions are scoped by both), one offer
+//!   per GPU type available there; the price is the listed per-GPU rate times the count;
+//!   `host_cuda` is the newest CUDA version with free capacity on that cloud.
 //!   ProviderOffer id: `<cloud>:<count>:<gpu type id>`, e.g. `secure:1:NVIDIA GeForce RTX 4090`.
 //! - Keys: the account key set is replaced whole by `PUT /v2/account/ssh-keys`, so gpurent reads
 //!   it, adds the key if missing and writes the union back; the pod also gets the key as its
@@ -281,29 +282,41 @@ fn version_key(v: &str) -> (u32, u32) {
     (major, minor)
 }
 
-impl Provider for RunPod {
-    fn kind(&self) -> ProviderKind {
-        KIND
-    }
-
-    fn check_account(&self) -> Result<Option<String>, ProviderError> {
-        let r = self.http.send(&Req::read("/v2/account/ssh-keys"))?;
-        let _: SshKeys = r.parse(KIND, "ssh keys")?;
-        Ok(None)
-    }
-
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
-        let count = query.count.unwrap_or(1).max(1);
+impl RunPod {
+    /// The catalog's offers on one cloud (`secure` or `community`) for `count` GPUs. The
+    /// catalog's `availability`, `dataCenters` and `cudaVersions` are scoped by the query's
+    /// `count` and `cloud` (the spec: "Upstream default when omitted: SECURE"), so each cloud is
+    /// asked on its own: a community offer never carries the secure cloud's capacity or host
+    /// CUDA.
+    fn offers_in(
+        &self,
+        cloud: &str,
+        count: u32,
+        query: &OfferQuery,
+        now_ms: i64,
+    ) -> Result<Vec<ProviderOffer>, ProviderError> {
         let r = self.http.send(
             &Req::read("/v2/catalog/gpus")
                 .query("include", "AVAILABILITY")
                 .query("product", "POD")
-                .query("count", count.to_string()),
+                .query("count", count.to_string())
+                .query("cloud", cloud.to_ascii_uppercase()),
         )?;
         let types: GpuTypes = r.parse(KIND, "GPU catalog")?;
         let mut out = vec![];
         for g in types.gpus {
             if g.availability.as_deref() == Some("NONE") {
+                continue;
+            }
+            let (listed, price, max) = if cloud == "community" {
+                (g.community, g.price.community, g.max_count.community)
+            } else {
+                (g.secure, g.price.secure, g.max_count.secure)
+            };
+            let Some(price) = price.filter(|p| *p > 0.0) else {
+                continue;
+            };
+            if !listed || max.is_some_and(|m| m < count) {
                 continue;
             }
             let host_cuda = g
@@ -317,51 +330,54 @@ impl Provider for RunPod {
                 .iter()
                 .find(|d| d.availability != "NONE")
                 .map(|d| d.id.clone());
-            for (cloud, listed, price, max) in [
-                ("secure", g.secure, g.price.secure, g.max_count.secure),
-                (
-                    "community",
-                    g.community,
-                    g.price.community,
-                    g.max_count.community,
-                ),
-            ] {
-                let Some(price) = price.filter(|p| *p > 0.0) else {
-                    continue;
-                };
-                if !listed || max.is_some_and(|m| m < count) {
-                    continue;
-                }
-                let offer = ProviderOffer {
-                    provider: KIND,
-                    offer_id: format!("{cloud}:{count}:{}", g.id),
-                    gpu: g.id.clone(),
-                    gpu_count: count,
-                    vram_gib: g.memory,
-                    price_per_hour_usd: price * f64::from(count),
-                    region: region.clone(),
-                    host_cuda: host_cuda.clone(),
-                    interruptible: false,
-                    tier: Some(cloud.to_string()),
-                    storage_usd_per_gb_month: None,
-                    fetched_ms: now_ms,
-                    runs_pytorch: None,
-                    best_torch: None,
-                    card_id: None,
-                    account: None,
-                };
-                if query.matches(&offer) {
-                    out.push(offer);
-                }
+            let offer = ProviderOffer {
+                provider: KIND,
+                offer_id: format!("{cloud}:{count}:{}", g.id),
+                gpu: g.id.clone(),
+                gpu_count: count,
+                vram_gib: g.memory,
+                price_per_hour_usd: price * f64::from(count),
+                region,
+                host_cuda,
+                interruptible: false,
+                tier: Some(cloud.to_string()),
+                storage_usd_per_gb_month: None,
+                fetched_ms: now_ms,
+                runs_pytorch: None,
+                best_torch: None,
+                card_id: None,
+                account: None,
+            };
+            if query.matches(&offer) {
+                out.push(offer);
             }
         }
+        Ok(out)
+    }
+}
+
+impl Provider for RunPod {
+    fn kind(&self) -> ProviderKind {
+        KIND
+    }
+
+    fn check_account(&self) -> Result<Option<String>, ProviderError> {
+        let r = self.http.send(&Req::read("/v2/account/ssh-keys"))?;
+        let _: SshKeys = r.parse(KIND, "ssh keys")?;
+        Ok(None)
+    }
+
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
+        let count = query.count.unwrap_or(1).max(1);
+        let mut out = self.offers_in("secure", count, query, now_ms)?;
+        out.extend(self.offers_in("community", count, query, now_ms)?);
         Ok(out)
     }
 
     /// The offer id names its GPU count (`secure:2:…`): the catalog is read again for that
     /// count, or a multi-GPU offer could never be found again.
     fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
-        let Some((_, count, _)) = parse_offer_id(offer_id) else {
+        let Some((cloud, count, _)) = parse_offer_id(offer_id) else {
             return Ok(None);
         };
         let q = OfferQuery {
@@ -369,7 +385,7 @@ impl Provider for RunPod {
             ..OfferQuery::default()
         };
         Ok(self
-            .offers(&q, now_ms)?
+            .offers_in(&cloud.to_ascii_lowercase(), count, &q, now_ms)?
             .into_iter()
             .find(|o| o.offer_id == offer_id))
     }

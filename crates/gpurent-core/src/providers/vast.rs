@@ -415,7 +415,11 @@ impl Provider for Vast {
         };
         Ok(self
             .search(
-                json!({ "id": { "eq": ask }, "rentable": { "eq": true } }),
+                json!({
+                    "id": { "eq": ask },
+                    "rentable": { "eq": true },
+                    "allocated_storage": SPEC.default_disk_gb,
+                }),
                 now_ms,
             )?
             .into_iter()
@@ -428,6 +432,9 @@ impl Provider for Vast {
             "type": "ondemand",
             "rentable": { "eq": true },
             "rented": { "eq": false },
+            // Priced with the disk gpurent creates (the search's default is 8 GB, and `dph_total`
+            // includes the storage): the price shown is the price billed.
+            "allocated_storage": SPEC.default_disk_gb,
         });
         // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
         // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
