@@ -61,6 +61,7 @@ fn runpod_offers_carry_their_own_clouds_capacity_and_cuda() {
         return;
     }
     let fake = FakeCloud::start(Flavor::Runpod, "k").expect("fake");
+    fake.add_community_cloud();
     let prism = Prism::proxy(&spec("runpod-rest-v2.openapi.json"), &fake.url()).expect("prism");
     let c = client(ProviderKind::Runpod, &prism.url());
 

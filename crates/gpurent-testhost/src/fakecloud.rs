@@ -4,7 +4,7 @@
 //!
 //! - offers filtered and scoped like the real APIs: RunPod's one GPU type with `availability`,
 //!   `dataCenters` and `cudaVersions` scoped by the query's `count` and `cloud` (secure: up to 8
-//!   GPUs, CUDA 12.8/12.4; community: up to 4, CUDA 12.4); Vast's three asks (1× and 2× verified,
+//!   GPUs, CUDA 12.8/12.4; community, after `add_community_cloud`: up to 4, CUDA 12.4); Vast's three asks (1× and 2× verified,
 //!   1× unverified) filtered by `id`, `num_gpus` and `verified`, `dph_total` priced at the
 //!   search's `allocated_storage` (default 8 GB) and a machine's at its disk; Lambda's one
 //!   instance type; create → `provisioning` → `running` after
@@ -156,6 +156,8 @@ struct Inner {
     /// The endpoint the next `start` of a stopped machine moves running machines to (real
     /// providers hand a started machine a new public IP or port).
     ssh_on_start: Mutex<Option<SshTarget>>,
+    /// RunPod: whether the GPU type is also on the community cloud ([`FakeCloud::add_community_cloud`]).
+    community: Mutex<bool>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
     /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
@@ -201,6 +203,7 @@ impl FakeCloud {
             other_accounts: Mutex::new(vec![]),
             ssh: Mutex::new(None),
             ssh_on_start: Mutex::new(None),
+            community: Mutex::new(false),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
@@ -246,6 +249,12 @@ impl FakeCloud {
     /// as RunPod and Vast do on start); until then machines keep reporting the current one.
     pub fn set_ssh_on_start(&self, target: SshTarget) {
         *lock(&self.inner.ssh_on_start) = Some(target);
+    }
+
+    /// RunPod: list the GPU type on the community cloud too (machines of up to 4 GPUs on CUDA
+    /// 12.4 hosts, $0.31/h per GPU). Off by default: the secure cloud only.
+    pub fn add_community_cloud(&self) {
+        *lock(&self.inner.community) = true;
     }
 
     /// How long a new machine stays provisioning.
@@ -806,9 +815,10 @@ fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
 /// The fake's one GPU type as `GET /v2/catalog/gpus?include=AVAILABILITY` answers it: like the
 /// real API, `availability`, `dataCenters` and `cudaVersions` are scoped by `count` (default 1)
 /// and `cloud` (default SECURE). The secure cloud has machines of up to 8 GPUs on CUDA 12.8 and
-/// 12.4 hosts; the community cloud has machines of up to 4 on CUDA 12.4 hosts only. A count no
-/// machine of that cloud has is `NONE`, with no data centers and no CUDA versions.
-fn runpod_catalog_gpu(query: &str) -> Value {
+/// 12.4 hosts; the community cloud (when [`FakeCloud::add_community_cloud`] put the type there)
+/// has machines of up to 4 on CUDA 12.4 hosts only. A count no machine of that cloud has, or a
+/// cloud the type is not on, is `NONE`, with no data centers and no CUDA versions.
+fn runpod_catalog_gpu(query: &str, on_community: bool) -> Value {
     let count: u64 = query_param(query, "count")
         .and_then(|c| c.parse().ok())
         .unwrap_or(1);
@@ -821,11 +831,11 @@ fn runpod_catalog_gpu(query: &str) -> Value {
     };
     let mut g = json!({
         "id": FAKE_GPU, "name": "RTX 4090", "pool": "ADA_24", "manufacturer": "NVIDIA",
-        "memory": 24, "secure": true, "community": true,
+        "memory": 24, "secure": true, "community": on_community,
         "price": {"secure": 0.44, "community": 0.31},
         "maxCount": {"secure": 8, "community": 4},
     });
-    if count > max {
+    if count > max || (community && !on_community) {
         g["availability"] = json!("NONE");
     } else {
         g["availability"] = json!(level);
@@ -845,7 +855,10 @@ fn runpod(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) ->
             if let Some(a) = fault(inner, Route::Offers) {
                 return a;
             }
-            Some(ok(json!({"gpus": [runpod_catalog_gpu(query)]})))
+            let on_community = *lock(&inner.community);
+            Some(ok(
+                json!({"gpus": [runpod_catalog_gpu(query, on_community)]}),
+            ))
         }
         ("GET", ["v2", "account", "ssh-keys"]) => {
             if let Some(a) = fault(inner, Route::Keys) {
