@@ -408,6 +408,7 @@ impl App {
             price_per_hour_usd: offer.price_per_hour_usd,
             stopped_storage_usd_per_month: offer
                 .storage_usd_per_gb_month
+                .filter(|_| offer.provider.spec().stopped_bills_storage)
                 .map(|p| p * f64::from(disk_gb)),
         })
     }
@@ -1082,6 +1083,7 @@ impl RentHost for RentSteps<'_> {
 fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     let storage = row
         .storage_usd_per_gb_month
+        .filter(|_| row.provider.spec().stopped_bills_storage)
         .map(|p| p * f64::from(row.disk_gb));
     MoneyNote {
         action: action.to_string(),

@@ -21,6 +21,7 @@ use crate::infra::ipc::Coded;
 use crate::infra::store::Store;
 use crate::providers::accounts::Account;
 use crate::providers::ledger::{self, EventSource, Intent, LedgerInstance, LedgerState};
+use crate::providers::spec::KeyAttach;
 use crate::providers::{
     crash, images, CreateRequest, Provider, ProviderError, ProviderKind, RemoteInstance,
     RemoteState,
@@ -275,7 +276,10 @@ impl Renter<'_> {
         step: &dyn Fn(&str, u32),
     ) -> Result<Rented, ProviderError> {
         let (id, pid) = (id.to_string(), pid.to_string());
-        attach_key_retried(self.client, self.clock, &pid, key.public_line)?;
+        // Where the provider takes the key per instance after the create (Vast), send it now.
+        if req.provider.spec().key_attach == KeyAttach::AfterCreate {
+            attach_key_retried(self.client, self.clock, &pid, key.public_line)?;
+        }
         crash::point("after_key_attached");
         if req.no_wait {
             return Ok(Rented { id, remote: None });
