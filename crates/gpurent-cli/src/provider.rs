@@ -58,9 +58,10 @@ pub enum ProviderCommand {
 
 pub(crate) fn kind(s: &str) -> Result<ProviderKind, ProviderError> {
     ProviderKind::parse(s).ok_or_else(|| {
+        let ids: Vec<&str> = ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
         ProviderError::Core(gpurent_core::CoreError::invalid(
             "provider",
-            "use runpod, vast or lambda",
+            format!("use one of: {}", ids.join(", ")),
         ))
     })
 }

@@ -2,7 +2,12 @@
 //! gpurent's clients use, with answers shaped by the providers' specs (the tests put Prism's
 //! validating proxy in front of it, so a drift from the spec fails them).
 //!
-//! - offers (one GPU type / ask / instance type), create → `provisioning` → `running` after
+//! - offers filtered and scoped like the real APIs: RunPod's one GPU type with `availability`,
+//!   `dataCenters` and `cudaVersions` scoped by the query's `count` and `cloud` (secure: up to 8
+//!   GPUs, CUDA 12.8/12.4; community, after `add_community_cloud`: up to 4, CUDA 12.4); Vast's three asks (1× and 2× verified,
+//!   1× unverified) filtered by `id`, `num_gpus` and `verified`, `dph_total` priced at the
+//!   search's `allocated_storage` (default 8 GB) and a machine's at its disk; Lambda's one
+//!   instance type; create → `provisioning` → `running` after
 //!   [`FakeCloud::set_provisioning`] (time-based), with the SSH endpoint the test gives it (its
 //!   real loopback sshd), stop, start, terminate, list (by label), key registration;
 //! - faults: [`Fault`]s queued per route (capacity, 429 with and without `Retry-After`, 5xx, a
@@ -28,6 +33,7 @@
 //! - RunPod stop wipes the container disk (only a network volume survives) — modelled: a pod's
 //!   container disk holds the names a test put there (`put_container_file`), and a stop that
 //!   took effect empties it (Vast's stop keeps its disk);
+//! - a started machine at a new public IP / port (modelled: `set_ssh_on_start`);
 //! - machines stuck provisioning (modelled: a long `set_provisioning`) or failed while starting
 //!   (modelled: `fail_next_machines` — RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`), which
 //!   bill on until terminated; Vast `instances: null` for an unknown id; partial Vast listings
@@ -109,8 +115,10 @@ pub struct FakeInstance {
     pub state: FakeState,
     pub created: Instant,
     pub keys: Vec<String>,
-    /// GPUs, as the create asked (RunPod `gpu.count`; 1 elsewhere).
+    /// GPUs, as the create asked (RunPod `gpu.count`, the Vast ask's `num_gpus`; 1 elsewhere).
     pub gpu_count: u64,
+    /// The disk the create asked for, in GB (RunPod `disk`, Vast `disk`; 50 when not said).
+    pub disk_gb: u64,
     /// The API key (account) that created it: only that account sees it (another key gets
     /// "not found", and its list does not show it), like the real providers.
     pub owner: String,
@@ -145,6 +153,11 @@ struct Inner {
     /// Further accounts' keys (`add_account`): each sees only its own machines.
     other_accounts: Mutex<Vec<String>>,
     ssh: Mutex<Option<SshTarget>>,
+    /// The endpoint the next `start` of a stopped machine moves running machines to (real
+    /// providers hand a started machine a new public IP or port).
+    ssh_on_start: Mutex<Option<SshTarget>>,
+    /// RunPod: whether the GPU type is also on the community cloud ([`FakeCloud::add_community_cloud`]).
+    community: Mutex<bool>,
     provisioning: Mutex<Duration>,
     create_delay: Mutex<Duration>,
     /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
@@ -189,6 +202,8 @@ impl FakeCloud {
             api_key: api_key.to_string(),
             other_accounts: Mutex::new(vec![]),
             ssh: Mutex::new(None),
+            ssh_on_start: Mutex::new(None),
+            community: Mutex::new(false),
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
@@ -228,6 +243,18 @@ impl FakeCloud {
     /// The SSH endpoint running machines report.
     pub fn set_ssh(&self, target: SshTarget) {
         *lock(&self.inner.ssh) = Some(target);
+    }
+
+    /// The next `start` of a stopped machine gives it this SSH endpoint (a new port or address,
+    /// as RunPod and Vast do on start); until then machines keep reporting the current one.
+    pub fn set_ssh_on_start(&self, target: SshTarget) {
+        *lock(&self.inner.ssh_on_start) = Some(target);
+    }
+
+    /// RunPod: list the GPU type on the community cloud too (machines of up to 4 GPUs on CUDA
+    /// 12.4 hosts, $0.31/h per GPU). Off by default: the secure cloud only.
+    pub fn add_community_cloud(&self) {
+        *lock(&self.inner.community) = true;
     }
 
     /// How long a new machine stays provisioning.
@@ -340,6 +367,7 @@ impl FakeCloud {
             created: Instant::now(),
             keys: vec![],
             gpu_count: 1,
+            disk_gb: 50,
             owner: self.inner.api_key.clone(),
             fails: false,
         });
@@ -419,6 +447,7 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
     let method = req.method().to_string();
     let url = req.url().to_string();
     let path = url.split('?').next().unwrap_or("").to_string();
+    let query = url.split_once('?').map_or("", |(_, q)| q).to_string();
     let mut body = String::new();
     let _ = std::io::Read::read_to_string(req.as_reader(), &mut body);
     let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -452,7 +481,7 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
         unauthorized(inner.flavor)
     } else {
         match inner.flavor {
-            Flavor::Runpod => runpod(inner, &method, &path, &body),
+            Flavor::Runpod => runpod(inner, &method, &path, &query, &body),
             Flavor::Vast => vast(inner, &method, &path, &body),
             Flavor::Lambda => lambda(inner, &method, &path, &body),
         }
@@ -595,6 +624,7 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
             created: Instant::now(),
             keys: vec![],
             gpu_count: 1,
+            disk_gb: 50,
             owner: caller(),
             fails: {
                 let mut n = lock(&inner.fail_next);
@@ -668,6 +698,17 @@ fn stop_or_start(i: &mut FakeInstance, to: FakeState) -> bool {
         _ => return false,
     }
     true
+}
+
+/// After a start that took effect (`changed`): the endpoint set by
+/// [`FakeCloud::set_ssh_on_start`] becomes the one running machines report.
+fn started(inner: &Inner, changed: bool) -> bool {
+    if changed {
+        if let Some(t) = lock(&inner.ssh_on_start).take() {
+            *lock(&inner.ssh) = Some(t);
+        }
+    }
+    changed
 }
 
 /// `204 No Content`.
@@ -761,22 +802,63 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
     })
 }
 
-fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+/// One query parameter's value (no percent-decoding beyond `+`/`%20`: the fake's values are
+/// plain words and numbers).
+fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// The fake's one GPU type as `GET /v2/catalog/gpus?include=AVAILABILITY` answers it: like the
+/// real API, `availability`, `dataCenters` and `cudaVersions` are scoped by `count` (default 1)
+/// and `cloud` (default SECURE). The secure cloud has machines of up to 8 GPUs on CUDA 12.8 and
+/// 12.4 hosts; the community cloud (when [`FakeCloud::add_community_cloud`] put the type there)
+/// has machines of up to 4 on CUDA 12.4 hosts only. A count no machine of that cloud has, or a
+/// cloud the type is not on, is `NONE`, with no data centers and no CUDA versions.
+fn runpod_catalog_gpu(query: &str, on_community: bool) -> Value {
+    let count: u64 = query_param(query, "count")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1);
+    let community =
+        query_param(query, "cloud").is_some_and(|c| c.eq_ignore_ascii_case("COMMUNITY"));
+    let (max, cudas, level) = if community {
+        (4, vec!["12.4"], "LOW")
+    } else {
+        (8, vec!["12.8", "12.4"], "HIGH")
+    };
+    let mut g = json!({
+        "id": FAKE_GPU, "name": "RTX 4090", "pool": "ADA_24", "manufacturer": "NVIDIA",
+        "memory": 24, "secure": true, "community": on_community,
+        "price": {"secure": 0.44, "community": 0.31},
+        "maxCount": {"secure": 8, "community": 4},
+    });
+    if count > max || (community && !on_community) {
+        g["availability"] = json!("NONE");
+    } else {
+        g["availability"] = json!(level);
+        g["dataCenters"] = json!([{"id": "US-KS-2", "name": "US Kansas 2", "availability": level}]);
+        g["cudaVersions"] = json!(cudas
+            .iter()
+            .map(|v| json!({"version": v, "available": true}))
+            .collect::<Vec<_>>());
+    }
+    g
+}
+
+fn runpod(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) -> Option<Answer> {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
         ("GET", ["v2", "catalog", "gpus"]) => {
             if let Some(a) = fault(inner, Route::Offers) {
                 return a;
             }
-            Some(ok(json!({"gpus": [{
-                "id": FAKE_GPU, "name": "RTX 4090", "pool": "ADA_24", "manufacturer": "NVIDIA",
-                "memory": 24, "secure": true, "community": false,
-                "price": {"secure": 0.44, "community": 0.31},
-                "maxCount": {"secure": 8, "community": 4},
-                "availability": "HIGH",
-                "dataCenters": [{"id": "US-KS-2", "name": "US Kansas 2", "availability": "HIGH"}],
-                "cudaVersions": [{"version": "12.8", "available": true}, {"version": "12.4", "available": true}]
-            }]})))
+            let on_community = *lock(&inner.community);
+            Some(ok(
+                json!({"gpus": [runpod_catalog_gpu(query, on_community)]}),
+            ))
         }
         ("GET", ["v2", "account", "ssh-keys"]) => {
             if let Some(a) = fault(inner, Route::Keys) {
@@ -811,6 +893,7 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                     i.keys.push(k.to_string());
                 }
                 i.gpu_count = body["gpu"]["count"].as_u64().unwrap_or(1);
+                i.disk_gb = body["disk"].as_u64().unwrap_or(50);
                 let i = i.clone();
                 drop(st);
                 let mut a = ok(runpod_pod(inner, &i));
@@ -830,7 +913,7 @@ fn runpod(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
                 |i| {
                     let changed = match body["action"].as_str() {
                         Some("stop") => stop_or_start(i, FakeState::Stopped),
-                        Some("start") => stop_or_start(i, FakeState::Running),
+                        Some("start") => started(inner, stop_or_start(i, FakeState::Running)),
                         Some("terminate") => {
                             i.state = FakeState::Terminated;
                             return no_content();
@@ -892,13 +975,68 @@ fn vast_fields(inner: &Inner, i: &FakeInstance) -> Value {
         "next_state": intended,
         "label": i.label,
         "gpu_name": "RTX 4090",
-        "num_gpus": 1,
-        "dph_total": lock(&inner.reported_price).unwrap_or(0.35),
+        "num_gpus": i.gpu_count,
+        "dph_total": lock(&inner.reported_price)
+            .unwrap_or_else(|| vast_dph_total(i.gpu_count, i.disk_gb as f64)),
         "public_ipaddr": host,
         "ssh_host": host,
         "ssh_port": port,
         "cuda_max_good": 12.8,
     })
+}
+
+/// The fake's Vast asks: `(id, num_gpus, verification)` — one RTX 4090 (verified), two (verified),
+/// one (unverified).
+const VAST_ASKS: [(i64, u64, &str); 3] = [
+    (4242, 1, "verified"),
+    (4243, 2, "verified"),
+    (4244, 1, "unverified"),
+];
+
+/// Vast's `dph_total` of an ask or instance: compute per GPU plus the disk's storage at
+/// $0.15/GB-month over 720 h. The one-GPU ask costs exactly $0.35/h with the 50 GB disk gpurent
+/// creates; the search prices the `allocated_storage` it is asked for (the spec's default: 8 GB),
+/// as the real search does.
+fn vast_dph_total(gpus: u64, disk_gb: f64) -> f64 {
+    0.35 * gpus as f64 + 0.15 * (disk_gb - 50.0) / 720.0
+}
+
+/// Whether a search filter (`{"eq": v}`, `{"in": [..]}`) admits `v`; an absent filter does.
+fn vast_filter_admits(filter: &Value, v: &Value) -> bool {
+    if filter.is_null() {
+        return true;
+    }
+    if let Some(eq) = filter.get("eq") {
+        return eq == v;
+    }
+    if let Some(list) = filter.get("in").and_then(Value::as_array) {
+        return list.contains(v);
+    }
+    true
+}
+
+/// `POST /api/v0/bundles`: the asks that pass the body's `id`, `num_gpus` and `verified` /
+/// `verification` filters, priced at its `allocated_storage` (default 8 GB).
+fn vast_search(body: &Value) -> Value {
+    let disk = body["allocated_storage"].as_f64().unwrap_or(8.0);
+    let offers: Vec<Value> = VAST_ASKS
+        .iter()
+        .filter(|(id, gpus, verification)| {
+            vast_filter_admits(&body["id"], &json!(id))
+                && vast_filter_admits(&body["num_gpus"], &json!(gpus))
+                && vast_filter_admits(&body["verified"], &json!(*verification == "verified"))
+                && vast_filter_admits(&body["verification"], &json!(verification))
+        })
+        .map(|(id, gpus, verification)| {
+            json!({
+                "id": id, "ask_contract_id": id, "gpu_name": "RTX 4090", "num_gpus": gpus,
+                "dph_total": vast_dph_total(*gpus, disk), "gpu_ram": 24564,
+                "geolocation": "Norway, NO", "cuda_max_good": 12.8, "storage_cost": 0.15,
+                "verification": verification, "is_bid": false, "rentable": true, "rented": false
+            })
+        })
+        .collect();
+    json!({ "offers": offers })
 }
 
 fn vast_error(code: u16, error: &str, msg: &str) -> Answer {
@@ -915,15 +1053,11 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             if let Some(a) = fault(inner, Route::Offers) {
                 return a;
             }
-            Some(ok(json!({"offers": [{
-                "id": 4242, "ask_contract_id": 4242, "gpu_name": "RTX 4090", "num_gpus": 1,
-                "dph_total": 0.35, "gpu_ram": 24564, "geolocation": "Norway, NO",
-                "cuda_max_good": 12.8, "storage_cost": 0.15, "verification": "verified",
-                "is_bid": false, "rentable": true, "rented": false
-            }]})))
+            Some(ok(vast_search(body)))
         }
         ("PUT", ["api", "v0", "asks", ask]) => {
-            if *ask != "4242" {
+            let Some(&(_, gpus, _)) = VAST_ASKS.iter().find(|(id, ..)| id.to_string() == *ask)
+            else {
                 return Some(vast_error(
                     404,
                     "invalid_args",
@@ -931,9 +1065,15 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
                         "error 404/3603: no_such_ask Instance type by id {ask} is not available."
                     ),
                 ));
-            }
+            };
             let label = body["label"].as_str().unwrap_or("").to_string();
             create_route(inner, &label, |id| {
+                let mut st = lock(&inner.state);
+                if let Some(i) = find(&mut st, id) {
+                    i.gpu_count = gpus;
+                    i.disk_gb = body["disk"].as_u64().unwrap_or(50);
+                }
+                drop(st);
                 ok(json!({"success": true, "new_contract": id.parse::<i64>().unwrap_or(0)}))
             })
         }
@@ -978,7 +1118,7 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             |i| {
                 let changed = match body["state"].as_str() {
                     Some("stopped") => stop_or_start(i, FakeState::Stopped),
-                    Some("running") => stop_or_start(i, FakeState::Running),
+                    Some("running") => started(inner, stop_or_start(i, FakeState::Running)),
                     _ => false,
                 };
                 if changed {

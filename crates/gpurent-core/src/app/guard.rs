@@ -586,9 +586,7 @@ impl App {
         self.host_get(label)?;
         let provider = self.guard_provider_target(label)?.map(|t| t.provider);
         let actions = match provider {
-            Some(crate::providers::ProviderKind::Lambda) => {
-                vec![ActionKind::Release, ActionKind::Poweroff]
-            }
+            Some(p) if !p.spec().can_stop() => vec![ActionKind::Release, ActionKind::Poweroff],
             Some(_) => vec![ActionKind::Stop, ActionKind::Release, ActionKind::Poweroff],
             None => vec![ActionKind::Poweroff, ActionKind::Command],
         };

@@ -1,11 +1,10 @@
-//! Renting on the [`App`] facade: provider accounts, live offers, `rent` (intent row → key →
-//! one create → wait → proven key login → saved host), the ledger joined with the reconciled
-//! provider state, and stop / start / release confirmed against the provider's answer.
+//! Renting on the [`App`] facade: provider accounts, live offers, `rent` (the account and key
+//! resolved here, the state machine in [`crate::providers::rent`]), the ledger joined with the
+//! reconciled provider state, and stop / start / release confirmed against the provider's answer.
 //!
-//! Domain logic lives in [`crate::providers`]; this file only sequences it. The crash points of
-//! `rent` ([`crate::providers::crash`]) are named here, where the steps are.
-
-use std::time::{Duration, Instant};
+//! Domain logic lives in [`crate::providers`]; this file only sequences it and gives the rent
+//! state machine what lies outside the providers' domain (the reconcile, saved hosts, the key
+//! login) through [`RentHost`].
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -13,17 +12,18 @@ use ts_rs::TS;
 use crate::app::login::{LoginKey, SshEnv};
 use crate::app::App;
 use crate::infra::cancel::CancelToken;
-use crate::infra::events::{NoProgress, Progress, ProgressSink};
+use crate::infra::events::{NoProgress, ProgressSink};
 use crate::infra::ipc::Coded;
 use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
 use crate::providers::ledger::{
-    self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, Intent, LedgerInstance,
-    LedgerState, ReconcileReport,
+    self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, LedgerInstance, LedgerState,
+    ReconcileReport,
 };
+use crate::providers::rent::{still_billing, RentHost, RentKey, Renter, READY_NOTE};
 use crate::providers::{
-    self, crash, images, ClientConfig, CreateRequest, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderOffer, ProviderTerms, RemoteInstance, RemoteState,
+    self, images, ClientConfig, OfferQuery, Provider, ProviderError, ProviderKind, ProviderOffer,
+    ProviderTerms, RemoteInstance, RemoteState,
 };
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::HostSpec;
@@ -43,29 +43,7 @@ pub struct OffersView {
     pub failed_accounts: Vec<AccountFailure>,
 }
 
-/// What to rent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct RentRequest {
-    pub provider: ProviderKind,
-    pub offer_id: String,
-    /// The provider's default PyTorch image when `None` (`data/provider-images.csv`).
-    pub image: Option<String>,
-    /// Disk in GB (default 50).
-    pub disk_gb: Option<u32>,
-    /// Return after the create; readiness is not waited for.
-    pub no_wait: bool,
-    /// How long to wait for a proven key login (default: the provider's, 20–30 min).
-    pub ready_timeout_s: Option<u64>,
-    /// Which account of the provider (default: the first connected one).
-    #[serde(default)]
-    #[ts(optional)]
-    pub account: Option<String>,
-    /// The most per hour the user confirmed (the whole machine, USD): the offer is read again
-    /// just before the create and the rent is refused with `price_rose` when it now costs more.
-    #[serde(default)]
-    #[ts(optional)]
-    pub max_price_usd: Option<f64>,
-}
+pub use crate::providers::rent::{RentRequest, DEFAULT_DISK_GB};
 
 /// A PyTorch image a provider can boot (a row of `data/provider-images.csv`, with its source).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -219,19 +197,8 @@ pub struct ForeignRelease {
     pub state_after: String,
 }
 
-const READY_NOTE: &str = "ssh_ready";
-/// The event detail prefix of a create whose answer was unclear (the row stays open).
-const UNCLEAR_NOTE: &str = "create_outcome_unknown";
-/// The note that an unclear create was resolved for the next rent (told, or not listed).
-const RESOLVED_NOTE: &str = "unclear_create_resolved";
-/// How long after an unclear create the next rent on that account waits for the listing to
-/// show the machine before it creates anything new (the row itself stays open for 30 min).
-const UNCLEAR_RESOLVE_MS: i64 = 15_000;
-/// The disk of a new machine when the user does not say.
-pub const DEFAULT_DISK_GB: u32 = 50;
 /// An intent row older than this with no instance of its label is closed as `create_failed`.
 const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
-const POLL: Duration = Duration::from_millis(1000);
 
 impl App {
     pub(crate) fn with_db<T>(
@@ -413,7 +380,7 @@ impl App {
         offer: &ProviderOffer,
         disk_gb: Option<u32>,
     ) -> Result<RentOptions, ProviderError> {
-        let disk_gb = disk_gb.unwrap_or(DEFAULT_DISK_GB);
+        let disk_gb = disk_gb.unwrap_or(offer.provider.spec().default_disk_gb);
         let host = offer
             .host_cuda
             .as_deref()
@@ -441,13 +408,14 @@ impl App {
             price_per_hour_usd: offer.price_per_hour_usd,
             stopped_storage_usd_per_month: offer
                 .storage_usd_per_gb_month
+                .filter(|_| offer.provider.spec().stopped_bills_storage)
                 .map(|p| p * f64::from(disk_gb)),
         })
     }
 
-    /// Rent: intent row, key registration, one create, then (unless `no_wait`) wait for the
-    /// provider's running state, the SSH port, and a proven key login; the machine becomes a
-    /// saved host pinned to the host key it presented (shown as its fingerprint).
+    /// Rent: the account resolved (the named one, or the provider's first), its client and
+    /// key identity, then the state machine of [`providers::rent::Renter`] on the injected clock;
+    /// the machine becomes a saved host pinned to the host key it presented.
     pub fn rent(
         &self,
         req: &RentRequest,
@@ -456,7 +424,6 @@ impl App {
         progress: &dyn ProgressSink,
         cancel: &CancelToken,
     ) -> Result<InstanceView, ProviderError> {
-        let step = crate::infra::events::steps(progress, Some(6));
         let account = self.with_db(|c| match &req.account {
             Some(name) => {
                 let a = accounts::get(c, name)?;
@@ -468,334 +435,32 @@ impl App {
             None => accounts::for_provider(c, req.provider),
         })?;
         let client = self.provider_client(&account)?;
-        // One rent, one machine: an earlier create of this account whose answer was unclear is
-        // resolved before anything new is created.
-        self.resolve_unclear_creates(&account, client.as_ref())?;
-        step("offer", 0);
-        let offer = client.offer(&req.offer_id, self.now_ms())?.ok_or_else(|| {
-            ProviderError::OfferGone {
-                provider: req.provider,
-                offer_id: req.offer_id.clone(),
-            }
-        })?;
-        // The price the user confirmed is the most they are rented at (a Vast ask can rise).
-        if let Some(max) = req.max_price_usd {
-            if offer.price_per_hour_usd > max + 1e-9 {
-                return Err(ProviderError::PriceRose {
-                    provider: req.provider,
-                    price_per_hour_usd: offer.price_per_hour_usd,
-                    max_price_usd: max,
-                });
-            }
-        }
-        let image = match &req.image {
-            Some(i) => i.clone(),
-            None => images::default_image(req.provider)?,
-        };
-        let disk_gb = req.disk_gb.unwrap_or(DEFAULT_DISK_GB);
-        let now = self.now_ms();
         let key_id = self.account_key_id(&account)?;
-        let id = self.with_db(|c| {
-            let id = ledger::insert_intent(
-                c,
-                &Intent {
-                    provider: req.provider,
-                    account: account.name.clone(),
-                    offer_id: offer.offer_id.clone(),
-                    gpu: offer.gpu.clone(),
-                    gpu_count: offer.gpu_count,
-                    price_per_hour_usd: offer.price_per_hour_usd,
-                    disk_gb,
-                    storage_usd_per_gb_month: offer.storage_usd_per_gb_month,
-                    image: image.clone(),
-                },
-                now,
-            )?;
-            // The row is bound to the key it is made with: another key's "not found" never
-            // closes it.
-            ledger::note(
-                c,
-                &id,
-                EventSource::Gpurent,
-                &format!("{}{key_id}", ledger::KEY_NOTE),
-                now,
-            )?;
-            Ok(id)
-        })?;
-        crash::point("after_intent");
-        step("key", 1);
-        let registration = match client.register_key(&key.public_line, &key.label) {
-            Ok(r) => r,
-            Err(e) => {
-                self.close_failed(&id, &e)?;
-                return Err(e);
-            }
-        };
-        crash::point("after_key_registered");
-        step("create", 2);
-        crash::point("before_create");
-        let create = CreateRequest {
-            label: id.clone(),
-            offer_id: offer.offer_id.clone(),
-            image,
-            disk_gb,
-            public_key: key.public_line.clone(),
-            key_label: key.label.clone(),
-        };
-        let pid = match client.create(&create, &registration) {
-            Ok(pid) => pid,
-            Err(e) if !e.is_clear_refusal() => {
-                // The machine may exist (a lost answer, a 5xx, a 408): never create again; the
-                // row stays open and the machine is looked for by its label.
-                let e = match e {
-                    e @ ProviderError::CreateOutcomeUnknown { .. } => e,
-                    other => ProviderError::CreateOutcomeUnknown {
-                        provider: req.provider,
-                        detail: other.to_string(),
-                    },
-                };
-                self.with_db(|c| {
-                    ledger::record(
-                        c,
-                        &id,
-                        LedgerState::Unknown,
-                        EventSource::Gpurent,
-                        Some(&format!("{UNCLEAR_NOTE}: {e}")),
-                        self.now_ms(),
-                    )
-                })?;
-                let _ = self.reconcile_account(
-                    &account,
-                    client.as_ref(),
-                    &mut ReconcileReport::default(),
-                );
-                return Err(e);
-            }
-            Err(e) => {
-                self.close_failed(&id, &e)?;
-                return Err(e);
-            }
-        };
-        crash::point("after_create_answer");
-        self.with_db(|c| {
-            ledger::set_provider_id(
-                c,
-                &id,
-                &pid,
-                LedgerState::Provisioning,
-                EventSource::Gpurent,
-                "created",
-                self.now_ms(),
-            )
-        })?;
-        crash::point("after_provider_id_recorded");
-        self.rent_after_create(
-            req,
-            &id,
-            &pid,
-            client.as_ref(),
+        let host = RentSteps {
+            app: self,
             key,
             env,
+            cancel,
+        };
+        let renter = Renter {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            client: client.as_ref(),
+            host: &host,
             progress,
             cancel,
-            &step,
-        )
-        .map_err(|e| still_billing(&id, e))
-    }
-
-    /// The rent after the provider made the machine: the key attached (Vast: retried with
-    /// backoff), the wait for it to run (a machine in ERROR fails fast), the SSH port, the proven
-    /// key login, the saved host. Every failure here leaves a machine that bills: the caller names
-    /// it ([`still_billing`]).
-    #[allow(clippy::too_many_arguments)]
-    fn rent_after_create(
-        &self,
-        req: &RentRequest,
-        id: &str,
-        pid: &str,
-        client: &dyn Provider,
-        key: &LoginKey,
-        env: &SshEnv,
-        progress: &dyn ProgressSink,
-        cancel: &CancelToken,
-        step: &dyn Fn(&str, u32),
-    ) -> Result<InstanceView, ProviderError> {
-        let (id, pid) = (id.to_string(), pid.to_string());
-        attach_key_retried(client, &pid, &key.public_line)?;
-        crash::point("after_key_attached");
-        if req.no_wait {
-            return self.instance_view(&id, None);
-        }
-        let timeout = Duration::from_secs(
-            req.ready_timeout_s
-                .unwrap_or(req.provider.terms().ready_timeout_s),
-        );
-        let deadline = Instant::now() + timeout;
-        step("wait_running", 3);
-        let mut first = true;
-        let mut last_status: Option<String> = None;
-        let remote = loop {
-            if cancel.is_cancelled() {
-                return Err(ProviderError::Core(crate::CoreError::Cancelled));
-            }
-            let read = client.get(&pid);
-            if first {
-                crash::point("during_wait");
-                first = false;
-            }
-            // A transient error (5xx, 429, timeout, DNS) says nothing about the machine, and one
-            // "gone" read is not the provider's word yet (a read can lag a create): keep polling
-            // until the deadline; only a confirmed gone read closes the row.
-            let waiting = match read {
-                Ok(Some(r)) => Ok(r),
-                Ok(None) => {
-                    let closed = self.with_db(|c| {
-                        ledger::gone_read(
-                            c,
-                            &id,
-                            LedgerState::Terminated,
-                            EventSource::Provider,
-                            "gone while starting",
-                            ledger::CREATE_LAG_MS,
-                            self.now_ms(),
-                        )
-                    })?;
-                    if closed {
-                        return Err(ProviderError::InstanceNotFound {
-                            provider: req.provider,
-                            id: pid,
-                        });
-                    }
-                    Err("not listed yet".to_string())
-                }
-                Err(e) if e.is_transient() => Err(format!(
-                    "{} ({})",
-                    last_status.clone().unwrap_or_default(),
-                    e.code()
-                )),
-                Err(e) => return Err(e),
-            };
-            let r = match waiting {
-                Ok(r) => r,
-                Err(last) => {
-                    if Instant::now() > deadline {
-                        return Err(self.not_ready(&id, timeout, last.trim()));
-                    }
-                    std::thread::sleep(POLL);
-                    continue;
-                }
-            };
-            self.with_db(|c| ledger::seen(c, &id, self.now_ms()))?;
-            self.with_db(|c| {
-                ledger::record(
-                    c,
-                    &id,
-                    LedgerState::from_remote(r.state),
-                    EventSource::Provider,
-                    Some(&r.raw_status),
-                    self.now_ms(),
-                )
-            })?;
-            if last_status.as_deref() != Some(r.raw_status.as_str()) {
-                // The provider's own status words, as they change (the screen shows them).
-                progress.emit(Progress::Log {
-                    line: format!("{}: {}", req.provider, r.raw_status),
-                });
-                last_status = Some(r.raw_status.clone());
-            }
-            if matches!(r.state, RemoteState::Terminated) {
-                return Err(ProviderError::NotConfirmed {
-                    provider: req.provider,
-                    state: r.raw_status,
-                });
-            }
-            // A machine in ERROR does not come up by waiting, and it bills: fail fast.
-            if r.state == RemoteState::Error {
-                let _ = self.with_db(|c| {
-                    ledger::note(
-                        c,
-                        &id,
-                        EventSource::Provider,
-                        &format!("failed while starting: {}", r.raw_status),
-                        self.now_ms(),
-                    )
-                });
-                return Err(ProviderError::MachineFailed {
-                    provider: req.provider,
-                    id: id.clone(),
-                    state: r.raw_status,
-                });
-            }
-            if r.state == RemoteState::Running && r.ssh.is_some() {
-                break r;
-            }
-            if Instant::now() > deadline {
-                return Err(self.not_ready(&id, timeout, &r.raw_status));
-            }
-            std::thread::sleep(POLL);
         };
-        crash::point("after_running");
-        progress.emit(Progress::Log {
-            line: format!("{} is running at the provider", id),
-        });
-        let ssh = remote
-            .ssh
-            .clone()
-            .ok_or_else(|| self.not_ready(&id, timeout, "no ssh endpoint"))?;
-        step("wait_ssh", 4);
-        loop {
-            let addr = format!("{}:{}", ssh.host, ssh.port);
-            let reachable = std::net::ToSocketAddrs::to_socket_addrs(&addr)
-                .ok()
-                .and_then(|mut a| a.next())
-                .is_some_and(|a| {
-                    std::net::TcpStream::connect_timeout(&a, Duration::from_secs(5)).is_ok()
-                });
-            if reachable {
-                break;
-            }
-            if Instant::now() > deadline || cancel.is_cancelled() {
-                return Err(self.not_ready(&id, timeout, "ssh port not reachable"));
-            }
-            std::thread::sleep(POLL);
-        }
-        crash::point("after_ssh_reachable");
-        step("login", 5);
-        let spec = HostSpec {
-            address: ssh.host.clone(),
-            port: ssh.port,
-            user: ssh.user.clone(),
-            jump: None,
-            provider: Some(req.provider.as_str().to_string()),
-            notes: Some(format!("rented by gpurent as {id} ({pid})")),
-        };
-        self.save_rented_host(&id, spec, key, env, cancel)?;
-        crash::point("after_host_saved");
-        loop {
-            let check = self.host_check_with_key(&id, env, key, &NoProgress, cancel)?;
-            if check.key_login_ok {
-                break;
-            }
-            if Instant::now() > deadline || cancel.is_cancelled() {
-                return Err(self.not_ready(
-                    &id,
-                    timeout,
-                    check
-                        .key_login_problem
-                        .as_deref()
-                        .unwrap_or("key login refused"),
-                ));
-            }
-            std::thread::sleep(POLL);
-        }
-        crash::point("after_login_proven");
-        let now = self.now_ms();
-        self.with_db(|c| {
-            ledger::set_host_label(c, &id, &id, now)?;
-            ledger::note(c, &id, EventSource::Gpurent, READY_NOTE, now)
-        })?;
-        crash::point("after_ready_recorded");
-        self.instance_view(&id, Some(remote))
+        let rented = renter.rent(
+            req,
+            &account,
+            &key_id,
+            RentKey {
+                label: &key.label,
+                public_line: &key.public_line,
+            },
+        )?;
+        self.instance_view(&rented.id, rented.remote)
+            .map_err(|e| still_billing(&rented.id, e))
     }
 
     /// `rent` as a registered operation with a key from Keys (the desktop's call): the key is
@@ -812,64 +477,6 @@ impl App {
             let key = self.host_login_key(key_label, passphrase)?;
             self.rent(req, &key, env, progress, cancel)
         })
-    }
-
-    /// Before a new create on `account`: every open row of it whose create answer was unclear
-    /// is looked for in the provider's listing (by its label). Found → the user is told
-    /// (`earlier_create_found`, its id and price) and nothing new is created; not found yet and
-    /// younger than [`UNCLEAR_RESOLVE_MS`] → `create_outcome_unknown` (try again shortly);
-    /// otherwise the rent goes ahead (the row stays open until the reconcile closes it).
-    fn resolve_unclear_creates(
-        &self,
-        account: &Account,
-        client: &dyn Provider,
-    ) -> Result<(), ProviderError> {
-        let pending = |c: &rusqlite::Connection| -> Result<Vec<LedgerInstance>, ProviderError> {
-            let mut out = vec![];
-            for r in ledger::open_rows(c, account.provider, &account.name)? {
-                let ev = ledger::events(c, &r.id)?;
-                let unclear = ev.iter().any(|e| {
-                    e.detail
-                        .as_deref()
-                        .is_some_and(|d| d.starts_with(UNCLEAR_NOTE))
-                });
-                let resolved = ev
-                    .iter()
-                    .any(|e| e.detail.as_deref() == Some(RESOLVED_NOTE));
-                if unclear && !resolved {
-                    out.push(r);
-                }
-            }
-            Ok(out)
-        };
-        if self.with_db(pending)?.is_empty() {
-            return Ok(());
-        }
-        // Asked with this account's own key; an error here is no answer: refuse to create.
-        self.reconcile_account(account, client, &mut ReconcileReport::default())?;
-        let now = self.now_ms();
-        for r in self.with_db(pending)? {
-            if let Some(pid) = &r.provider_instance_id {
-                self.with_db(|c| ledger::note(c, &r.id, EventSource::Gpurent, RESOLVED_NOTE, now))?;
-                return Err(ProviderError::EarlierCreateFound {
-                    id: r.id.clone(),
-                    provider_instance_id: pid.clone(),
-                    price_per_hour_usd: r.price_per_hour_usd,
-                });
-            }
-            if now - r.updated_ms < UNCLEAR_RESOLVE_MS {
-                return Err(ProviderError::CreateOutcomeUnknown {
-                    provider: account.provider,
-                    detail: format!(
-                        "an earlier create ({}) is not resolved yet: gpurent is looking for it by its label; try again in {} s",
-                        r.id,
-                        (UNCLEAR_RESOLVE_MS - (now - r.updated_ms)) / 1000 + 1
-                    ),
-                });
-            }
-            self.with_db(|c| ledger::note(c, &r.id, EventSource::Gpurent, RESOLVED_NOTE, now))?;
-        }
-        Ok(())
     }
 
     /// Save the new machine as a host, pinning the host key it presents on this first contact
@@ -904,37 +511,6 @@ impl App {
             }
             Err(e) => Err(e.into()),
         }
-    }
-
-    fn not_ready(&self, id: &str, timeout: Duration, last: &str) -> ProviderError {
-        let _ = self.with_db(|c| {
-            ledger::note(
-                c,
-                id,
-                EventSource::Gpurent,
-                &format!("not ready after {} s: {last}", timeout.as_secs()),
-                self.now_ms(),
-            )
-        });
-        ProviderError::NotReady {
-            id: id.to_string(),
-            timeout_s: timeout.as_secs(),
-            last_state: last.to_string(),
-        }
-    }
-
-    fn close_failed(&self, id: &str, e: &ProviderError) -> Result<(), ProviderError> {
-        self.with_db(|c| {
-            ledger::record(
-                c,
-                id,
-                LedgerState::CreateFailed,
-                EventSource::Gpurent,
-                Some(e.code()),
-                self.now_ms(),
-            )
-        })?;
-        Ok(())
     }
 
     // ---- ledger and reconcile ----
@@ -1061,6 +637,15 @@ impl App {
                     code: e.code().to_string(),
                     message: e.to_string(),
                 }),
+            }
+        }
+        // A machine started again may be at a new address or port: its saved host follows.
+        let rows = self.with_db(ledger::list)?;
+        for r in &seen {
+            if let Some(row) = rows.iter().find(|l| {
+                l.provider == r.provider && l.provider_instance_id.as_deref() == Some(&r.id)
+            }) {
+                self.follow_endpoint(row, r)?;
             }
         }
         let now = self.now_ms();
@@ -1220,6 +805,9 @@ impl App {
                 })?;
             }
         }
+        if let Some(r) = after.as_ref().filter(|_| act == "start") {
+            self.follow_endpoint(&row, r)?;
+        }
         let raw = after
             .as_ref()
             .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
@@ -1373,6 +961,48 @@ impl App {
         Ok(out)
     }
 
+    /// A rented machine's saved host follows the SSH endpoint the provider reports for it while
+    /// it runs (providers hand a started machine a new public IP or port). Only the address,
+    /// port and user change, with a ledger event: the pinned host key stays, so a different key
+    /// at the new address is still refused as `host_key_changed`, never re-pinned silently.
+    fn follow_endpoint(
+        &self,
+        row: &LedgerInstance,
+        remote: &RemoteInstance,
+    ) -> Result<(), ProviderError> {
+        let (Some(label), Some(ssh)) = (&row.host_label, &remote.ssh) else {
+            return Ok(());
+        };
+        if remote.state != RemoteState::Running || row.state.is_terminal() {
+            return Ok(());
+        }
+        let Ok(host) = self.host_get(label) else {
+            return Ok(());
+        };
+        if host.address == ssh.host && host.port == ssh.port && host.user == ssh.user {
+            return Ok(());
+        }
+        let now = self.now_ms();
+        let mut moved = Ok(());
+        self.with_store(|s| {
+            moved = crate::remote::hosts::set_endpoint(s, label, &ssh.host, ssh.port, &ssh.user);
+            Ok(())
+        })?;
+        moved?;
+        self.with_db(|c| {
+            ledger::note(
+                c,
+                &row.id,
+                EventSource::Provider,
+                &format!(
+                    "ssh endpoint moved: {}@{}:{} → {}@{}:{} (host key pin kept)",
+                    host.user, host.address, host.port, ssh.user, ssh.host, ssh.port
+                ),
+                now,
+            )
+        })
+    }
+
     /// A closed row whose machine the provider (asked with the row's account) shows alive is
     /// reopened with an event; `None` when it is gone, or the row has no provider id.
     fn reopen_if_alive(
@@ -1404,55 +1034,63 @@ impl App {
     }
 }
 
-/// A rent that failed after the machine was made says that it still bills and how to release
-/// it — unless the provider itself said it is gone, or the error already says so.
-fn still_billing(id: &str, e: ProviderError) -> ProviderError {
-    match e {
-        e @ (ProviderError::InstanceNotFound { .. }
-        | ProviderError::NotConfirmed { .. }
-        | ProviderError::NotReady { .. }
-        | ProviderError::MachineFailed { .. }
-        | ProviderError::StillBilling { .. }) => e,
-        e => ProviderError::StillBilling {
-            id: id.to_string(),
-            source: Box::new(e),
-        },
-    }
+/// What the rent state machine asks of the facade: the reconcile, the SSH port, the saved host
+/// and the key login, with the rent's key and SSH environment.
+struct RentSteps<'a> {
+    app: &'a App,
+    key: &'a LoginKey,
+    env: &'a SshEnv,
+    cancel: &'a CancelToken,
 }
 
-/// How often, and after what pauses, a key attach after the create is tried (Vast sends the key
-/// in a call of its own; a blip there must not leave a machine nobody can log in to).
-const ATTACH_BACKOFF_MS: [u64; 3] = [1000, 2000, 4000];
+impl RentHost for RentSteps<'_> {
+    fn reconcile(&self, account: &Account, client: &dyn Provider) -> Result<(), ProviderError> {
+        self.app
+            .reconcile_account(account, client, &mut ReconcileReport::default())
+            .map(|_| ())
+    }
 
-fn attach_key_retried(
-    client: &dyn Provider,
-    pid: &str,
-    public_key: &str,
-) -> Result<(), ProviderError> {
-    let mut tries = ATTACH_BACKOFF_MS.iter();
-    loop {
-        match client.attach_key(pid, public_key) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.is_transient() => match tries.next() {
-                Some(ms) => std::thread::sleep(Duration::from_millis(*ms)),
-                None => return Err(e),
-            },
-            Err(e) => return Err(e),
-        }
+    fn ssh_reachable(&self, host: &str, port: u16) -> bool {
+        std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .ok()
+            .and_then(|mut a| a.next())
+            .is_some_and(|a| {
+                std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(5)).is_ok()
+            })
+    }
+
+    fn save_host(&self, id: &str, spec: HostSpec) -> Result<(), ProviderError> {
+        self.app
+            .save_rented_host(id, spec, self.key, self.env, self.cancel)
+    }
+
+    fn key_login(&self, id: &str) -> Result<Option<String>, ProviderError> {
+        let check =
+            self.app
+                .host_check_with_key(id, self.env, self.key, &NoProgress, self.cancel)?;
+        Ok(if check.key_login_ok {
+            None
+        } else {
+            Some(
+                check
+                    .key_login_problem
+                    .unwrap_or_else(|| "key login refused".to_string()),
+            )
+        })
     }
 }
 
 fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
     let storage = row
         .storage_usd_per_gb_month
+        .filter(|_| row.provider.spec().stopped_bills_storage)
         .map(|p| p * f64::from(row.disk_gb));
     MoneyNote {
         action: action.to_string(),
         effect: match action {
-            // RunPod's `disk` is the container disk, "ephemeral, wiped on restart" (its spec):
-            // a stopped pod loses what is on it.
-            "stop" if row.provider == ProviderKind::Runpod => "gpu_billing_stops_disk_wiped",
-            "stop" => "gpu_billing_stops_disk_kept",
+            // What a stop does to the disk is the provider's fact (RunPod's container disk is
+            // "ephemeral, wiped on restart": a stopped pod loses what is on it).
+            "stop" => row.provider.spec().stop.money_effect(),
             "start" => "gpu_billing_resumes",
             _ => "everything_deleted",
         }
@@ -1470,6 +1108,7 @@ mod tests {
     use super::*;
     use crate::infra::clock::FixedClock;
     use crate::infra::paths::Paths;
+    use crate::providers::ledger::Intent;
 
     fn offer(
         provider: ProviderKind,

@@ -13,6 +13,7 @@ use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
 use crate::providers::ledger::{self, LedgerInstance};
+use crate::providers::spec::StopEffect;
 use crate::providers::{ProviderError, ProviderKind};
 use crate::release::{self, EnvRecipe, FolderChange, FolderQuery};
 use crate::remote::{exec, sh_c};
@@ -100,15 +101,19 @@ pub fn disks_and_stop(
             .map(|c| c.usd_per_hour),
     );
     let size = (row.disk_gb > 0).then_some(row.disk_gb);
-    let (kind, possible, keeps) = match row.provider {
-        ProviderKind::Runpod => {
-            notes.push("runpod_stop_wipes_container_disk".to_string());
-            ("container_disk", true, false)
+    // What a stop does is the provider's fact; the note codes keep their names
+    // (`runpod_stop_wipes_container_disk`, `lambda_cannot_stop`).
+    let spec = row.provider.spec();
+    let kind = spec.disk_kind;
+    let (possible, keeps) = match spec.stop {
+        StopEffect::WipesDisk => {
+            notes.push(format!("{}_stop_wipes_{}", spec.id, spec.disk_kind));
+            (true, false)
         }
-        ProviderKind::Vast => ("instance_disk", true, true),
-        ProviderKind::Lambda => {
-            notes.push("lambda_cannot_stop".to_string());
-            ("local_disk", false, false)
+        StopEffect::KeepsDisk => (true, true),
+        StopEffect::CannotStop => {
+            notes.push(format!("{}_cannot_stop", spec.id));
+            (false, false)
         }
     };
     Ok((

@@ -90,50 +90,36 @@ pub fn request(
             format!("the provider id '{id}' is not a plain id"),
         ));
     }
-    Ok(match (provider, action) {
-        (ProviderKind::Vast, ActionKind::Stop) => (
-            "PUT",
-            format!("{base}/api/v0/instances/{id}"),
-            Some(r#"{"state":"stopped"}"#.to_string()),
-        ),
-        (ProviderKind::Vast, ActionKind::Release) => {
-            ("DELETE", format!("{base}/api/v0/instances/{id}"), None)
+    let spec = provider.spec();
+    let call = match action {
+        ActionKind::Release => spec.guard_release,
+        ActionKind::Stop => {
+            spec.guard_stop
+                .ok_or_else(|| GuardError::ProviderActionUnavailable {
+                    action,
+                    reason: format!(
+                        "{} instances cannot be stopped, only released (terminated)",
+                        spec.display
+                    ),
+                })?
         }
-        (ProviderKind::Runpod, ActionKind::Stop) => (
-            "POST",
-            format!("{base}/v2/pods/{id}/action"),
-            Some(r#"{"action":"stop"}"#.to_string()),
-        ),
-        (ProviderKind::Runpod, ActionKind::Release) => {
-            ("DELETE", format!("{base}/v2/pods/{id}"), None)
-        }
-        (ProviderKind::Lambda, ActionKind::Release) => (
-            "POST",
-            format!("{base}/api/v1/instance-operations/terminate"),
-            Some(format!(r#"{{"instance_ids":["{id}"]}}"#)),
-        ),
-        (ProviderKind::Lambda, ActionKind::Stop) => {
-            return Err(GuardError::ProviderActionUnavailable {
-                action,
-                reason: "Lambda instances cannot be stopped, only released (terminated)".into(),
-            })
-        }
-        (_, a) => {
+        a => {
             return Err(GuardError::ProviderActionUnavailable {
                 action: a,
                 reason: "only stop and release go through the provider".into(),
             })
         }
-    })
+    };
+    Ok((
+        call.method,
+        format!("{base}{}", call.path.replace("{id}", id)),
+        call.body.map(|b| b.replace("{id}", id)),
+    ))
 }
 
 /// The instance's own key variable and the variable naming the instance, where the provider has one.
 pub fn instance_env(provider: ProviderKind) -> Option<(&'static str, &'static str)> {
-    match provider {
-        ProviderKind::Vast => Some(("CONTAINER_API_KEY", "CONTAINER_ID")),
-        ProviderKind::Runpod => Some(("RUNPOD_API_KEY", "RUNPOD_POD_ID")),
-        ProviderKind::Lambda => None,
-    }
+    provider.spec().machine_env
 }
 
 /// Decide how the guard on this host will make the call: the HTTP tool, and the narrowest

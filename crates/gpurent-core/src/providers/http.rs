@@ -41,21 +41,13 @@ pub struct HttpOptions {
 impl HttpOptions {
     /// The defaults for a provider.
     pub fn for_provider(kind: ProviderKind) -> HttpOptions {
-        let min_intervals = match kind {
-            ProviderKind::Runpod => vec![],
-            // Vast publishes no Retry-After; its 429 bodies name per-endpoint thresholds
-            // ("API requests too frequent endpoint threshold=1.0 / 2.0 / 4.5" in its spec's
-            // examples). gpurent keeps these as minimum seconds between calls (not verified
-            // against the live API).
-            ProviderKind::Vast => vec![
-                ("vast_search", Duration::from_millis(1000)),
-                ("vast_list", Duration::from_millis(1000)),
-                ("vast_get", Duration::from_millis(2000)),
-                ("vast_write", Duration::from_millis(1000)),
-            ],
-            // Lambda allows about one launch per 12 s.
-            ProviderKind::Lambda => vec![("lambda_launch", Duration::from_secs(12))],
-        };
+        // The provider's pacing ([`super::ProviderSpec::min_intervals_ms`]).
+        let min_intervals = kind
+            .spec()
+            .min_intervals_ms
+            .iter()
+            .map(|(group, ms)| (*group, Duration::from_millis(*ms)))
+            .collect();
         HttpOptions {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
@@ -262,8 +254,20 @@ impl Http {
         let mut b = self
             .client
             .request(req.method.clone(), &url)
-            .bearer_auth(self.api_key.expose())
             .header("Accept", "application/json, application/problem+json");
+        b = match self.kind.spec().auth {
+            super::spec::AuthStyle::Bearer => b.bearer_auth(self.api_key.expose()),
+            super::spec::AuthStyle::Plain => {
+                let mut v = reqwest::header::HeaderValue::from_str(self.api_key.expose()).map_err(
+                    |_| ProviderError::AuthRejected {
+                        provider: self.kind,
+                        detail: "the API key holds characters a header cannot carry".into(),
+                    },
+                )?;
+                v.set_sensitive(true);
+                b.header(reqwest::header::AUTHORIZATION, v)
+            }
+        };
         for (k, v) in &self.opts.extra_headers {
             b = b.header(k.as_str(), v.as_str());
         }

@@ -17,12 +17,54 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::http::{enc, CallKind, Http, Req, Resp};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
 use super::{
     key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
+    ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Lambda;
+
+/// Lambda's facts (see [`super::spec`]).
+pub const SPEC: ProviderSpec = ProviderSpec {
+    kind: KIND,
+    id: "lambda",
+    aliases: &["lambdalabs", "lambda-cloud"],
+    display: "Lambda",
+    env_stem: "LAMBDA",
+    api_base: "https://cloud.lambdalabs.com",
+    auth: AuthStyle::Bearer,
+    // `Instance.status` (lambda-cloud-v1.6.0.openapi.json).
+    status_words: &[
+        ("booting", RemoteState::Provisioning),
+        ("active", RemoteState::Running),
+        ("unhealthy", RemoteState::Error),
+        ("terminating", RemoteState::Terminating),
+        ("terminated", RemoteState::Terminated),
+    ],
+    // Instances cannot be stopped, only terminated.
+    stop: StopEffect::CannotStop,
+    disk_kind: "local_disk",
+    stopped_bills_storage: false,
+    key_attach: KeyAttach::NamedAtLaunch,
+    attach_retry_ms: &[],
+    // About one launch per 12 s is allowed.
+    min_intervals_ms: &[("lambda_launch", 12_000)],
+    // Billed by the minute; dstack waits 30 min for a Lambda instance.
+    billing: "per_minute",
+    ready_timeout_s: 30 * 60,
+    // Lambda's disk comes with the instance type (not chosen; the ledger keeps the request's).
+    default_disk_gb: 50,
+    ssh_user: Some("ubuntu"),
+    ssh_port: Some(22),
+    machine_env: None,
+    guard_stop: None,
+    guard_release: MachineCall {
+        method: "POST",
+        path: "/api/v1/instance-operations/terminate",
+        body: Some(r#"{"instance_ids":["{id}"]}"#),
+    },
+};
 
 #[derive(Debug)]
 pub struct Lambda {
@@ -41,8 +83,10 @@ impl Lambda {
                 config.http,
                 map_error,
             )?,
-            ssh_user: config.ssh_user.unwrap_or_else(|| "ubuntu".into()),
-            ssh_port: config.ssh_port.unwrap_or(22),
+            ssh_user: config
+                .ssh_user
+                .unwrap_or_else(|| SPEC.ssh_user.unwrap_or("ubuntu").into()),
+            ssh_port: config.ssh_port.or(SPEC.ssh_port).unwrap_or(22),
         })
     }
 }
@@ -164,14 +208,7 @@ struct LambdaInstance {
 }
 
 fn state_of(status: &str) -> RemoteState {
-    match status {
-        "booting" => RemoteState::Provisioning,
-        "active" => RemoteState::Running,
-        "unhealthy" => RemoteState::Error,
-        "terminating" => RemoteState::Terminating,
-        "terminated" => RemoteState::Terminated,
-        _ => RemoteState::Unknown,
-    }
+    SPEC.state_of(status)
 }
 
 /// `gpurent-<label>-<8 hex of the key>`, at most 64 characters.

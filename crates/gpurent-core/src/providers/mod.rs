@@ -1,8 +1,11 @@
 //! Renting GPUs from cloud providers: one [`Provider`] trait, one module per provider.
 //!
 //! - [`runpod`] (REST v2, managed containers), [`vast`] (a marketplace with per-offer prices) and
-//!   [`lambda`] (plain VMs) implement [`Provider`]; a fourth provider joins by adding a module that
-//!   implements it and a [`ProviderKind`] variant.
+//!   [`lambda`] (plain VMs) implement [`Provider`]; each opens with its [`ProviderSpec`] (`SPEC`,
+//!   see [`spec`]): the provider's facts in one place. A fourth provider joins by adding a module
+//!   with its client and its `SPEC` and a [`ProviderKind`] variant (the full list of files it
+//!   touches is in ARCHITECTURE.md, "A fourth provider").
+//! - [`rent`]: the rent state machine on the injected clock.
 //! - [`http`]: the one HTTP layer (reqwest on rustls, timeouts on every call, reads retried with
 //!   backoff, `Retry-After` / RunPod `RateLimit` honoured, per-endpoint minimum intervals); a
 //!   create is never re-sent by it.
@@ -23,7 +26,9 @@ pub mod http;
 pub mod images;
 pub mod lambda;
 pub mod ledger;
+pub mod rent;
 pub mod runpod;
+pub mod spec;
 pub mod vast;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +37,7 @@ use ts_rs::TS;
 use crate::infra::secret::Secret;
 
 pub use error::ProviderError;
+pub use spec::ProviderSpec;
 
 /// The providers gpurent can rent from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
@@ -49,63 +55,46 @@ impl ProviderKind {
         ProviderKind::Lambda,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    /// The provider's facts ([`spec`]): the one place a provider's name, API base, status
+    /// words, stop semantics, key attach, pacing, retries and disk default are read from.
+    pub fn spec(self) -> &'static ProviderSpec {
         match self {
-            ProviderKind::Runpod => "runpod",
-            ProviderKind::Vast => "vast",
-            ProviderKind::Lambda => "lambda",
+            ProviderKind::Runpod => &runpod::SPEC,
+            ProviderKind::Vast => &vast::SPEC,
+            ProviderKind::Lambda => &lambda::SPEC,
         }
     }
 
+    pub fn as_str(self) -> &'static str {
+        self.spec().id
+    }
+
     pub fn parse(s: &str) -> Option<ProviderKind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "runpod" => Some(ProviderKind::Runpod),
-            "vast" | "vastai" | "vast.ai" => Some(ProviderKind::Vast),
-            "lambda" | "lambdalabs" | "lambda-cloud" => Some(ProviderKind::Lambda),
-            _ => None,
-        }
+        let s = s.trim().to_ascii_lowercase();
+        ProviderKind::ALL.into_iter().find(|k| {
+            let spec = k.spec();
+            spec.id == s || spec.aliases.contains(&s.as_str())
+        })
     }
 
     /// `RUNPOD`, `VAST`, `LAMBDA`: the middle of the `GPURENT_<X>_API_KEY` / `_API_URL` variables.
     pub fn env_stem(self) -> &'static str {
-        match self {
-            ProviderKind::Runpod => "RUNPOD",
-            ProviderKind::Vast => "VAST",
-            ProviderKind::Lambda => "LAMBDA",
-        }
+        self.spec().env_stem
     }
 
     /// The production API base URL (overridden by `GPURENT_<X>_API_URL`).
     pub fn default_base_url(self) -> &'static str {
-        match self {
-            ProviderKind::Runpod => "https://api.runpod.io",
-            ProviderKind::Vast => "https://console.vast.ai",
-            ProviderKind::Lambda => "https://cloud.lambdalabs.com",
-        }
+        self.spec().api_base
     }
 
-    /// What renting here means for money and lifecycle (shown in the confirm step).
+    /// What renting here means for money and lifecycle (shown in the confirm step), from the
+    /// provider's [`ProviderSpec`].
     pub fn terms(self) -> ProviderTerms {
-        match self {
-            // RunPod bills pods per second while running; a stop wipes the container disk
-            // (the spec: "ephemeral, wiped on restart").
-            ProviderKind::Runpod => ProviderTerms {
-                can_stop: true,
-                billing: "per_second".into(),
-                ready_timeout_s: 20 * 60,
-            },
-            // Vast bills per second of rental; a stopped instance still pays for its storage.
-            ProviderKind::Vast => ProviderTerms {
-                can_stop: true,
-                billing: "per_second".into(),
-                ready_timeout_s: 20 * 60,
-            },
-            // Lambda instances cannot be stopped, only terminated; billed by the minute.
-            ProviderKind::Lambda => ProviderTerms {
-                can_stop: false,
-                billing: "per_minute".into(),
-                ready_timeout_s: 30 * 60,
-            },
+        let spec = self.spec();
+        ProviderTerms {
+            can_stop: spec.can_stop(),
+            billing: spec.billing.into(),
+            ready_timeout_s: spec.ready_timeout_s,
         }
     }
 }

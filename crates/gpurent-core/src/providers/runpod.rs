@@ -1,8 +1,9 @@
 //! RunPod REST API v2 (`https://api.runpod.io/v2/...`, spec `tests/provider-specs/runpod-rest-v2.openapi.json`).
 //!
-//! - Offers: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&count=N`, one offer per GPU
-//!   type and cloud (`secure`/`community`) it is available on; the price is the listed per-GPU
-//!   rate times the count; `host_cuda` is the newest CUDA version with free capacity.
+//! - Offers: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&count=N&cloud=C`, once per
+//!   cloud (`SECURE`, `COMMUNITY`: availability and CUDA versions are scoped by both), one offer
+//!   per GPU type available there; the price is the listed per-GPU rate times the count;
+//!   `host_cuda` is the newest CUDA version with free capacity on that cloud.
 //!   ProviderOffer id: `<cloud>:<count>:<gpu type id>`, e.g. `secure:1:NVIDIA GeForce RTX 4090`.
 //! - Keys: the account key set is replaced whole by `PUT /v2/account/ssh-keys`, so gpurent reads
 //!   it, adds the key if missing and writes the union back; the pod also gets the key as its
@@ -16,12 +17,58 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{self, enc, CallKind, Http, Req, Resp};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
 use super::{
     key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
+    ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Runpod;
+
+/// RunPod's facts (see [`super::spec`]).
+pub const SPEC: ProviderSpec = ProviderSpec {
+    kind: KIND,
+    id: "runpod",
+    aliases: &[],
+    display: "RunPod",
+    env_stem: "RUNPOD",
+    api_base: "https://api.runpod.io",
+    auth: AuthStyle::Bearer,
+    // `Pod.desiredStatus` (runpod-rest-v2.openapi.json).
+    status_words: &[
+        ("PROVISIONING", RemoteState::Provisioning),
+        ("STARTING", RemoteState::Starting),
+        ("RUNNING", RemoteState::Running),
+        ("EXITED", RemoteState::Stopped),
+        ("ERROR", RemoteState::Error),
+        ("TERMINATED", RemoteState::Terminated),
+    ],
+    // The pod's `disk` is its container disk, "ephemeral, wiped on restart"; gpurent creates no
+    // volume, so a stopped pod keeps (and pays for) no storage of gpurent's making.
+    stop: StopEffect::WipesDisk,
+    disk_kind: "container_disk",
+    stopped_bills_storage: false,
+    key_attach: KeyAttach::AccountKeySet,
+    attach_retry_ms: &[],
+    min_intervals_ms: &[],
+    // Billed per second; dstack waits 20 min for a RunPod pod.
+    billing: "per_second",
+    ready_timeout_s: 20 * 60,
+    default_disk_gb: 50,
+    ssh_user: None,
+    ssh_port: None,
+    machine_env: Some(("RUNPOD_API_KEY", "RUNPOD_POD_ID")),
+    guard_stop: Some(MachineCall {
+        method: "POST",
+        path: "/v2/pods/{id}/action",
+        body: Some(r#"{"action":"stop"}"#),
+    }),
+    guard_release: MachineCall {
+        method: "DELETE",
+        path: "/v2/pods/{id}",
+        body: None,
+    },
+};
 
 #[derive(Debug)]
 pub struct RunPod {
@@ -191,15 +238,7 @@ struct PodSshEndpoint {
 }
 
 fn state_of(status: &str) -> RemoteState {
-    match status {
-        "PROVISIONING" => RemoteState::Provisioning,
-        "STARTING" => RemoteState::Starting,
-        "RUNNING" => RemoteState::Running,
-        "EXITED" => RemoteState::Stopped,
-        "ERROR" => RemoteState::Error,
-        "TERMINATED" => RemoteState::Terminated,
-        _ => RemoteState::Unknown,
-    }
+    SPEC.state_of(status)
 }
 
 impl Pod {
@@ -243,29 +282,41 @@ fn version_key(v: &str) -> (u32, u32) {
     (major, minor)
 }
 
-impl Provider for RunPod {
-    fn kind(&self) -> ProviderKind {
-        KIND
-    }
-
-    fn check_account(&self) -> Result<Option<String>, ProviderError> {
-        let r = self.http.send(&Req::read("/v2/account/ssh-keys"))?;
-        let _: SshKeys = r.parse(KIND, "ssh keys")?;
-        Ok(None)
-    }
-
-    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
-        let count = query.count.unwrap_or(1).max(1);
+impl RunPod {
+    /// The catalog's offers on one cloud (`secure` or `community`) for `count` GPUs. The
+    /// catalog's `availability`, `dataCenters` and `cudaVersions` are scoped by the query's
+    /// `count` and `cloud` (the spec: "Upstream default when omitted: SECURE"), so each cloud is
+    /// asked on its own: a community offer never carries the secure cloud's capacity or host
+    /// CUDA.
+    fn offers_in(
+        &self,
+        cloud: &str,
+        count: u32,
+        query: &OfferQuery,
+        now_ms: i64,
+    ) -> Result<Vec<ProviderOffer>, ProviderError> {
         let r = self.http.send(
             &Req::read("/v2/catalog/gpus")
                 .query("include", "AVAILABILITY")
                 .query("product", "POD")
-                .query("count", count.to_string()),
+                .query("count", count.to_string())
+                .query("cloud", cloud.to_ascii_uppercase()),
         )?;
         let types: GpuTypes = r.parse(KIND, "GPU catalog")?;
         let mut out = vec![];
         for g in types.gpus {
             if g.availability.as_deref() == Some("NONE") {
+                continue;
+            }
+            let (listed, price, max) = if cloud == "community" {
+                (g.community, g.price.community, g.max_count.community)
+            } else {
+                (g.secure, g.price.secure, g.max_count.secure)
+            };
+            let Some(price) = price.filter(|p| *p > 0.0) else {
+                continue;
+            };
+            if !listed || max.is_some_and(|m| m < count) {
                 continue;
             }
             let host_cuda = g
@@ -279,51 +330,54 @@ impl Provider for RunPod {
                 .iter()
                 .find(|d| d.availability != "NONE")
                 .map(|d| d.id.clone());
-            for (cloud, listed, price, max) in [
-                ("secure", g.secure, g.price.secure, g.max_count.secure),
-                (
-                    "community",
-                    g.community,
-                    g.price.community,
-                    g.max_count.community,
-                ),
-            ] {
-                let Some(price) = price.filter(|p| *p > 0.0) else {
-                    continue;
-                };
-                if !listed || max.is_some_and(|m| m < count) {
-                    continue;
-                }
-                let offer = ProviderOffer {
-                    provider: KIND,
-                    offer_id: format!("{cloud}:{count}:{}", g.id),
-                    gpu: g.id.clone(),
-                    gpu_count: count,
-                    vram_gib: g.memory,
-                    price_per_hour_usd: price * f64::from(count),
-                    region: region.clone(),
-                    host_cuda: host_cuda.clone(),
-                    interruptible: false,
-                    tier: Some(cloud.to_string()),
-                    storage_usd_per_gb_month: None,
-                    fetched_ms: now_ms,
-                    runs_pytorch: None,
-                    best_torch: None,
-                    card_id: None,
-                    account: None,
-                };
-                if query.matches(&offer) {
-                    out.push(offer);
-                }
+            let offer = ProviderOffer {
+                provider: KIND,
+                offer_id: format!("{cloud}:{count}:{}", g.id),
+                gpu: g.id.clone(),
+                gpu_count: count,
+                vram_gib: g.memory,
+                price_per_hour_usd: price * f64::from(count),
+                region,
+                host_cuda,
+                interruptible: false,
+                tier: Some(cloud.to_string()),
+                storage_usd_per_gb_month: None,
+                fetched_ms: now_ms,
+                runs_pytorch: None,
+                best_torch: None,
+                card_id: None,
+                account: None,
+            };
+            if query.matches(&offer) {
+                out.push(offer);
             }
         }
+        Ok(out)
+    }
+}
+
+impl Provider for RunPod {
+    fn kind(&self) -> ProviderKind {
+        KIND
+    }
+
+    fn check_account(&self) -> Result<Option<String>, ProviderError> {
+        let r = self.http.send(&Req::read("/v2/account/ssh-keys"))?;
+        let _: SshKeys = r.parse(KIND, "ssh keys")?;
+        Ok(None)
+    }
+
+    fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
+        let count = query.count.unwrap_or(1).max(1);
+        let mut out = self.offers_in("secure", count, query, now_ms)?;
+        out.extend(self.offers_in("community", count, query, now_ms)?);
         Ok(out)
     }
 
     /// The offer id names its GPU count (`secure:2:…`): the catalog is read again for that
     /// count, or a multi-GPU offer could never be found again.
     fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
-        let Some((_, count, _)) = parse_offer_id(offer_id) else {
+        let Some((cloud, count, _)) = parse_offer_id(offer_id) else {
             return Ok(None);
         };
         let q = OfferQuery {
@@ -331,7 +385,7 @@ impl Provider for RunPod {
             ..OfferQuery::default()
         };
         Ok(self
-            .offers(&q, now_ms)?
+            .offers_in(&cloud.to_ascii_lowercase(), count, &q, now_ms)?
             .into_iter()
             .find(|o| o.offer_id == offer_id))
     }

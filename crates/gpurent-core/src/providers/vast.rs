@@ -14,12 +14,65 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{CallKind, Http, Req, Resp};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
 use super::{
     ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
-    ProviderKind, ProviderOffer, RemoteInstance, RemoteState, SshEndpoint,
+    ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
 
 const KIND: ProviderKind = ProviderKind::Vast;
+
+/// Vast's facts (see [`super::spec`]).
+pub const SPEC: ProviderSpec = ProviderSpec {
+    kind: KIND,
+    id: "vast",
+    aliases: &["vastai", "vast.ai"],
+    display: "Vast",
+    env_stem: "VAST",
+    api_base: "https://console.vast.ai",
+    auth: AuthStyle::Bearer,
+    // `actual_status` (vastai.openapi.yaml); `intended_status` refines it ([`state_of`]).
+    status_words: &[
+        ("running", RemoteState::Running),
+        ("exited", RemoteState::Stopped),
+        ("stopped", RemoteState::Stopped),
+        ("loading", RemoteState::Provisioning),
+        ("created", RemoteState::Provisioning),
+        ("offline", RemoteState::Error),
+    ],
+    // A stopped instance keeps its disk and still pays for its storage.
+    stop: StopEffect::KeepsDisk,
+    disk_kind: "instance_disk",
+    stopped_bills_storage: true,
+    // The key is attached per instance after the create, retried after 1, 2 and 4 s.
+    key_attach: KeyAttach::AfterCreate,
+    attach_retry_ms: &[1000, 2000, 4000],
+    // Vast publishes no Retry-After; its 429 bodies name per-endpoint thresholds ("API requests
+    // too frequent endpoint threshold=1.0 / 2.0 / 4.5" in its spec's examples). gpurent keeps
+    // these as minimum intervals between calls (not verified against the live API).
+    min_intervals_ms: &[
+        ("vast_search", 1000),
+        ("vast_list", 1000),
+        ("vast_get", 2000),
+        ("vast_write", 1000),
+    ],
+    billing: "per_second",
+    ready_timeout_s: 20 * 60,
+    default_disk_gb: 50,
+    ssh_user: Some("root"),
+    ssh_port: None,
+    machine_env: Some(("CONTAINER_API_KEY", "CONTAINER_ID")),
+    guard_stop: Some(MachineCall {
+        method: "PUT",
+        path: "/api/v0/instances/{id}",
+        body: Some(r#"{"state":"stopped"}"#),
+    }),
+    guard_release: MachineCall {
+        method: "DELETE",
+        path: "/api/v0/instances/{id}",
+        body: None,
+    },
+};
 
 #[derive(Debug)]
 pub struct Vast {
@@ -37,7 +90,9 @@ impl Vast {
                 config.http,
                 map_error,
             )?,
-            ssh_user: config.ssh_user.unwrap_or_else(|| "root".into()),
+            ssh_user: config
+                .ssh_user
+                .unwrap_or_else(|| SPEC.ssh_user.unwrap_or("root").into()),
         })
     }
 }
@@ -205,16 +260,15 @@ struct User {
     balance: Option<f64>,
 }
 
+/// `actual_status` read through [`SPEC`] (none yet: provisioning), refined by where the
+/// instance is headed (`intended_status`).
 fn state_of(actual: Option<&str>, intended: Option<&str>) -> RemoteState {
-    match (actual, intended) {
-        (Some("running"), Some("stopped")) => RemoteState::Stopping,
-        (Some("running"), _) => RemoteState::Running,
-        (Some("exited") | Some("stopped"), Some("running")) => RemoteState::Starting,
-        (Some("exited") | Some("stopped"), _) => RemoteState::Stopped,
-        (Some("loading") | Some("created") | None, Some("stopped")) => RemoteState::Stopped,
-        (Some("loading") | Some("created") | None, _) => RemoteState::Provisioning,
-        (Some("offline"), _) => RemoteState::Error,
-        _ => RemoteState::Unknown,
+    let now = actual.map_or(RemoteState::Provisioning, |w| SPEC.state_of(w));
+    match (now, intended) {
+        (RemoteState::Running, Some("stopped")) => RemoteState::Stopping,
+        (RemoteState::Stopped, Some("running")) => RemoteState::Starting,
+        (RemoteState::Provisioning, Some("stopped")) => RemoteState::Stopped,
+        (s, _) => s,
     }
 }
 
@@ -361,7 +415,11 @@ impl Provider for Vast {
         };
         Ok(self
             .search(
-                json!({ "id": { "eq": ask }, "rentable": { "eq": true } }),
+                json!({
+                    "id": { "eq": ask },
+                    "rentable": { "eq": true },
+                    "allocated_storage": SPEC.default_disk_gb,
+                }),
                 now_ms,
             )?
             .into_iter()
@@ -374,6 +432,9 @@ impl Provider for Vast {
             "type": "ondemand",
             "rentable": { "eq": true },
             "rented": { "eq": false },
+            // Priced with the disk gpurent creates (the search's default is 8 GB, and `dph_total`
+            // includes the storage): the price shown is the price billed.
+            "allocated_storage": SPEC.default_disk_gb,
         });
         // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
         // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent

@@ -373,6 +373,23 @@ pub fn set_key_label(store: &Store, label: &str, key_label: &str) -> Result<(), 
     Ok(())
 }
 
+/// Move a saved host to a new address / port / login user (a rented machine the provider
+/// started again elsewhere). Its pinned host keys stay: they belong to the host (the label),
+/// not to the address, so a different key at the new address is still `host_key_changed`.
+pub fn set_endpoint(
+    store: &Store,
+    label: &str,
+    address: &str,
+    port: u16,
+    user: &str,
+) -> Result<(), RemoteError> {
+    store.conn().execute(
+        "UPDATE hosts SET address = ?2, port = ?3, user = ?4 WHERE label = ?1",
+        params![label, address, port, user],
+    )?;
+    Ok(())
+}
+
 pub fn touch(store: &Store, label: &str, now_ms: i64) -> Result<(), RemoteError> {
     store.conn().execute(
         "UPDATE hosts SET last_used_ms = ?2 WHERE label = ?1",

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# live-check.sh — check gpurent against a REAL provider account (yours), the one thing the
+# project's own tests cannot do: they run against the providers' published OpenAPI specs
+# (Prism) and a stateful fake cloud only. NO LIVE ACCOUNT EXISTS IN THIS PROJECT: this script
+# was written against the specs and checked only against Prism's mock of them (read-only part);
+# its rent part has never run against a real provider. Never run in CI. See docs/providers.md.
+#
+# Usage:
+#   GPURENT_RUNPOD_API_KEY=… scripts/live-check.sh runpod            # read-only: free
+#   GPURENT_VAST_API_KEY=…   scripts/live-check.sh vast --rent       # rents the cheapest 1-GPU offer
+#   GPURENT_LAMBDA_API_KEY=… scripts/live-check.sh lambda --rent --max-price 1.50
+#
+# Read-only part (costs nothing): with the key from GPURENT_<P>_API_KEY (an account of its own
+# in gpurent, never stored), in a throw-away GPURENT_HOME, through the CLI with --json:
+#   1. `provider test` — one authenticated read;
+#   2. `instances` — what the account has now (all "not started by gpurent"), which of it bills;
+#   3. `offers --count 1` — the live offers, each checked against what the pinned spec says
+#      (offer id shape, price > 0, GPU count, host CUDA where the provider reports one).
+# Rent part (--rent; costs money: about the offer's hourly price for a few minutes): the cheapest
+# 1-GPU offer (at most --max-price USD/h, default 2.00) is shown and rented only after you type
+# the confirmation it asks for; a throw-away SSH key (ssh-keygen, never the keychain) proves the
+# key login (`rent` waits for it); stop/start where the provider can (--stop-start); then
+# release, and the provider is read again (twice, 15 s apart) until it lists nothing of this
+# machine billing. A trap releases the machine on any exit or Ctrl-C after the create; if the
+# script itself dies, release by hand: `GPURENT_HOME=<printed> gpurent release ID --yes`.
+#
+# Every provider answer that did not match the pinned spec is printed as "MISMATCH: …". Exit
+# status: 0 everything matched, 1 at least one mismatch (or the key was refused), 2 bad usage.
+
+set -uo pipefail
+
+usage() {
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+provider="${1:-}"
+[ -n "$provider" ] || usage
+shift
+rent=0
+stop_start=0
+max_price="2.00"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rent) rent=1 ;;
+    --stop-start) stop_start=1 ;;
+    --max-price) max_price="${2:?--max-price needs a value}"; shift ;;
+    -h|--help) usage ;;
+    *) echo "unknown option: $1" >&2; usage ;;
+  esac
+  shift
+done
+
+case "$provider" in
+  runpod) stem=RUNPOD ;;
+  vast) stem=VAST ;;
+  lambda) stem=LAMBDA ;;
+  *) echo "provider must be runpod, vast or lambda" >&2; exit 2 ;;
+esac
+keyvar="GPURENT_${stem}_API_KEY"
+if [ -z "${!keyvar:-}" ]; then
+  echo "set $keyvar to your own API key (it is read from the environment, never stored)" >&2
+  exit 2
+fi
+command -v python3 >/dev/null || { echo "python3 is needed to read the JSON" >&2; exit 2; }
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -n "${GPURENT_BIN:-}" ]; then
+  bin="$GPURENT_BIN"
+elif [ -x "$here/target/release/gpurent" ]; then
+  bin="$here/target/release/gpurent"
+elif [ -x "$here/target/debug/gpurent" ]; then
+  bin="$here/target/debug/gpurent"
+else
+  bin="$(command -v gpurent || true)"
+fi
+[ -n "$bin" ] || { echo "no gpurent binary: cargo build -p gpurent-cli, or set GPURENT_BIN" >&2; exit 2; }
+
+GPURENT_HOME="$(mktemp -d "${TMPDIR:-/tmp}/gpurent-live-check.XXXXXX")"
+export GPURENT_HOME
+echo "gpurent: $bin"
+echo "GPURENT_HOME (throw-away, kept for inspection): $GPURENT_HOME"
+
+mismatches=0
+finish() {
+  [ "$mismatches" -eq 0 ] && exit 0
+  exit 1
+}
+mismatch() {
+  echo "MISMATCH: $*"
+  mismatches=$((mismatches + 1))
+}
+
+# gp ARGS… — run gpurent with --json; the JSON lands in $out, the exit status in $rc.
+gp() {
+  out="$("$bin" "$@" --json 2>"$GPURENT_HOME/stderr")"
+  rc=$?
+  echo "\$ gpurent $* --json  → exit $rc" >>"$GPURENT_HOME/transcript"
+  printf '%s\n' "$out" >>"$GPURENT_HOME/transcript"
+}
+
+# py EXPR — evaluate a Python expression over the last JSON (`d`) and print it.
+py() {
+  printf '%s' "$out" | python3 -c "import json,sys
+d=json.load(sys.stdin)
+r=$1
+print(r if not isinstance(r,(dict,list)) else json.dumps(r))"
+}
+
+echo
+echo "== 1. provider test"
+gp provider test "$provider"
+if [ $rc -ne 0 ]; then
+  echo "the key was not accepted: $out"
+  exit 1
+fi
+echo "ok: $(py "d['account'].get('account_label') or d['account']['name']")"
+
+echo
+echo "== 2. instances (what the account has now)"
+gp instances
+before="[]"
+if [ $rc -ne 0 ]; then
+  mismatch "instances failed: $out"
+else
+  echo "listed: $(py "len(d['foreign'])"); billing now: $(py "sum(1 for f in d['foreign'] if f['billing'])")"
+  before="$(py "sorted(f['instance']['id'] for f in d['foreign'])")"
+  py "'\n'.join('  %s %s %s \$%s/h billing=%s' % (f['instance']['id'], f['instance']['raw_status'], f['instance'].get('gpu'), f['instance'].get('price_per_hour_usd'), f['billing']) for f in d['foreign'])"
+  [ "$(py "len(d['reconcile']['failed_accounts'])")" = "0" ] || mismatch "the instance list could not be read: $(py "d['reconcile']['failed_accounts']")"
+fi
+
+echo
+echo "== 3. offers (1 GPU)"
+gp offers --provider "$provider" --count 1
+if [ $rc -ne 0 ]; then
+  mismatch "offers failed: $out"
+  offers_n=0
+else
+  offers_n="$(py "len(d['offers'])")"
+  echo "offers: $offers_n (cheapest five below)"
+  py "'\n'.join('  %-48s %-28s \$%.4f/h cuda=%s tier=%s' % (o['offer_id'], o['gpu'], o['price_per_hour_usd'], o.get('host_cuda'), o.get('tier')) for o in d['offers'][:5])"
+  [ "$(py "len(d['failed_accounts'])")" = "0" ] || mismatch "offers: failed accounts $(py "d['failed_accounts']")"
+  # The pinned spec's shapes (tests/provider-specs/): offer ids, prices, counts, host CUDA.
+  bad="$(printf '%s' "$out" | PROVIDER="$provider" python3 -c '
+import json, os, re, sys
+d = json.load(sys.stdin)
+p = os.environ["PROVIDER"]
+shape = {"runpod": r"^(secure|community):1:.+$", "vast": r"^\d+$", "lambda": r"^[a-z0-9_]+@[a-z0-9-]+$"}[p]
+for o in d["offers"]:
+    why = []
+    if not re.match(shape, o["offer_id"]): why.append("offer id shape")
+    if not o["price_per_hour_usd"] > 0: why.append("price not > 0")
+    if o["gpu_count"] != 1: why.append("gpu_count %s for --count 1" % o["gpu_count"])
+    # Vast asks carry cuda_max_good; RunPod may omit cudaVersions (its spec: "treat a missing
+    # cudaVersions the same as an empty one"), so there it is a note, not a mismatch.
+    if p == "vast" and not o.get("host_cuda"): why.append("no host CUDA")
+    if p == "runpod" and not o.get("host_cuda"): print("NOTE %s: no CUDA version listed (allowed by the spec; gpurent cannot tell which PyTorch runs)" % o["offer_id"], file=sys.stderr)
+    if p == "vast" and o.get("storage_usd_per_gb_month") is None: why.append("no storage price")
+    if why: print("%s: %s" % (o["offer_id"], ", ".join(why)))
+')"
+  if [ -n "$bad" ]; then
+    while IFS= read -r line; do mismatch "offer $line"; done <<<"$bad"
+  fi
+  [ "$offers_n" != "0" ] || echo "note: no 1-GPU offer is available now (not a mismatch)"
+fi
+
+if [ $rent -eq 0 ]; then
+  echo
+  echo "read-only check done: $mismatches mismatch(es). Transcript: $GPURENT_HOME/transcript"
+  finish
+fi
+
+echo
+echo "== 4. rent the cheapest 1-GPU offer (costs money)"
+[ "${offers_n:-0}" != "0" ] || { echo "nothing to rent"; finish; }
+pick="$(py "next((o['offer_id']+'\t'+str(o['price_per_hour_usd'])+'\t'+o['gpu'] for o in sorted(d['offers'], key=lambda o: o['price_per_hour_usd']) if o['price_per_hour_usd'] <= $max_price), '')")"
+[ -n "$pick" ] || { echo "no offer at or under \$$max_price/h (--max-price)"; finish; }
+IFS=$'\t' read -r offer price gpu <<<"$pick"
+echo "cheapest: $offer ($gpu) at \$$price/h — billed from the create until the release is confirmed."
+if [ ! -t 0 ]; then
+  echo "not a terminal: the rent needs you to type the confirmation; nothing was rented"
+  finish
+fi
+printf 'Type  RENT %s  to rent it, anything else to stop: ' "$offer"
+read -r answer
+if [ "$answer" != "RENT $offer" ]; then
+  echo "not confirmed; nothing was rented"
+  finish
+fi
+
+ssh-keygen -q -t ed25519 -N '' -C gpurent-live-check -f "$GPURENT_HOME/id_live" || exit 1
+id=""
+release() {
+  [ -n "$id" ] || return 0
+  echo
+  echo "== release $id"
+  gp release "$id" --yes
+  [ $rc -eq 0 ] || mismatch "release failed: $out"
+  # Only the provider's word ends it: read again until nothing of this machine bills — and no
+  # machine that was not there before the rent (a second create) bills either.
+  left="(no answer)"
+  for i in 1 2 3 4 5 6 7 8; do
+    sleep 15
+    gp instances
+    [ $rc -eq 0 ] || continue
+    left="$(py "[r['state'] for r in d['instances'] if r['id']=='$id' and r['closed_ms'] is None] + [f['instance']['id'] for f in d['foreign'] if f['billing'] and f['instance']['id'] not in $before]")"
+    if [ "$left" = "[]" ]; then
+      echo "confirmed after ${i} read(s): the provider lists nothing of it billing"
+      id=""
+      return 0
+    fi
+    echo "still listed: $left"
+  done
+  mismatch "after the release the provider still lists $left — check its console NOW"
+}
+trap 'release; echo "done: $mismatches mismatch(es). Transcript: $GPURENT_HOME/transcript"; finish' EXIT
+trap 'exit 130' INT TERM
+
+gp rent --provider "$provider" --offer "$offer" -i "$GPURENT_HOME/id_live" --max-price "$price" --yes
+id="$(py "(d.get('instance') or {}).get('id') or ''" 2>/dev/null)"
+if [ -z "$id" ]; then
+  # A failure after the create names the machine: release it by what the error says.
+  id="$(printf '%s' "$out" | python3 -c 'import json,re,sys
+e=json.load(sys.stdin).get("error",{})
+m=re.search(r"gpurent-[0-9a-f]+", (e.get("message") or "")+" "+(e.get("detail") or ""))
+print(m.group(0) if m else "")' 2>/dev/null)"
+fi
+if [ $rc -ne 0 ]; then
+  mismatch "rent failed: $out"
+  finish
+fi
+echo "ready: $id at $(py "d['instance']['remote']['ssh']")  (key login proven)"
+[ "$(py "d['instance']['ready']")" = "True" ] || mismatch "rent returned but the machine is not ready"
+[ "$(py "abs(d['instance']['price_per_hour_usd'] - $price) < 1e-6")" = "True" ] || mismatch "the ledger price differs from the confirmed one"
+billed="$(py "d['instance']['remote'].get('price_per_hour_usd')")"
+echo "the provider's own price for it: $billed (offer: $price)"
+[ "$(py "abs((d['instance']['remote'].get('price_per_hour_usd') or $price) - $price) < 0.005")" = "True" ] ||
+  mismatch "the provider bills $billed/h, the offer said $price/h"
+
+if [ $stop_start -eq 1 ]; then
+  if [ "$(py "d['instance']['terms']['can_stop']")" = "True" ]; then
+    echo
+    echo "== stop / start"
+    gp stop "$id" --yes
+    [ $rc -eq 0 ] || mismatch "stop: $out"
+    gp start "$id" --yes
+    [ $rc -eq 0 ] || mismatch "start: $out"
+  else
+    echo "($provider cannot stop: skipped)"
+  fi
+fi
+finish
