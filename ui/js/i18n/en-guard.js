@@ -170,4 +170,6 @@ export default {
     'Check that the saved host points at the machine you rented (its address may now belong to another instance), then set the guard again.',
   'guard.next.guard_stale':
     'Switch the guard off and set it again; if it stays stuck, the machine may have a hung GPU driver — stop or release it yourself.',
+  'error.key_left':
+    'The machine was stopped or released, but gpurent could not reach it first to delete the full account API key its guard held (~/.gpurent/guard/provider.key; {detail}). It may remain on the machine’s disk, where the host operator can read it: revoke that key in the provider’s console, create a new one and connect it again under Hosts → Provider accounts.',
 };

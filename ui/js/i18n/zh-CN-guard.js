@@ -151,4 +151,6 @@ export default {
   'guard.next.guard_wrong_machine':
     '请确认保存的主机指向你租用的那台机器（它的地址可能已属于另一个实例），然后重新设置守护。',
   'guard.next.guard_stale': '关闭守护后重新设置；如果仍然卡住，机器的 GPU 驱动可能已挂起——请自行停止或释放它。',
+  'error.key_left':
+    '机器已停止或释放，但 gpurent 之前无法连接到它来删除守护进程持有的完整账户 API 密钥（~/.gpurent/guard/provider.key；{detail}）。该密钥可能仍留在机器磁盘上，主机运营方可以读到：请在平台控制台中吊销这个密钥，新建一个，并在「主机」→「云平台账户」中重新连接。',
 };

@@ -379,6 +379,23 @@ pub fn still_billing(stop: &StopOrder) -> Notice {
     n
 }
 
+/// The notice for a stop or release gpurent did itself (`action`) on `host` (ledger `instance`)
+/// whose guard held the account's full API key, which could not be taken off the machine first
+/// (`why`: the error code): it may remain on the machine's disk.
+pub fn key_left(
+    host: &str,
+    instance: &str,
+    action: &str,
+    why: Option<String>,
+    now_ms: i64,
+) -> Notice {
+    let mut n = Notice::new(format!("key_left:{instance}:{now_ms}"), NoticeKind::KeyLeft);
+    n.host = Some(host.to_string());
+    n.action = Some(action.to_string());
+    n.error = why;
+    n
+}
+
 /// The notice for a deadline the app acted on: `confirmed` when the provider's state read back
 /// shows the action took (`state`: the provider's own status text); otherwise `error` says why.
 /// A confirmed act carries the act's key (remembered: never again); a failed one its own key
@@ -1008,6 +1025,35 @@ mod tests {
         missed.no_act = Some(NoActReason::PastedHost);
         let (_, b) = notice_text(Language::En, &missed);
         assert!(b.contains("pasted host"), "{b}");
+    }
+
+    /// The key left on a machine gpurent stopped: the words say where it is, why, and to revoke
+    /// it, in both languages; each such stop is its own notice.
+    #[test]
+    fn key_left_words() {
+        use crate::infra::settings::Language;
+        let n = key_left(
+            "pod",
+            "gpurent-1",
+            "release",
+            Some("connect_failed".into()),
+            NOW,
+        );
+        assert_eq!(n.kind, NoticeKind::KeyLeft);
+        assert_ne!(
+            n.key,
+            key_left("pod", "gpurent-1", "release", None, NOW + 1).key
+        );
+        let (t, b) = notice_text(Language::En, &n);
+        assert!(t.contains("pod") && t.contains("API key"), "{t}");
+        for w in ["released", "provider.key", "connect_failed", "revoke"] {
+            assert!(b.contains(w), "{w}: {b}");
+        }
+        let (t, b) = notice_text(Language::ZhCn, &n);
+        assert!(t.contains("密钥"), "{t}");
+        for w in ["释放", "provider.key", "connect_failed", "吊销"] {
+            assert!(b.contains(w), "{w}: {b}");
+        }
     }
 
     /// Every kind has words in both languages, with its numbers in them.
