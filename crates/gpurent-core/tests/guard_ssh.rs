@@ -323,6 +323,19 @@ fn open_ssh_session_never_fires() {
         ("keep", "busy")
     );
     assert!(last.ssh_conns.unwrap_or(0) >= 1, "{last:?}");
+    // No `ss` on this host: the session (no terminal) cannot be measured; it counts as busy
+    // past the inactive limit, and the status says so (the limit does not apply to it).
+    assert_eq!(last.ssh_traffic.as_deref(), Some("no_ss"), "{last:?}");
+    assert!(last.ssh_unmeasured.unwrap_or(0) >= 1, "{last:?}");
+    let st = r
+        .w()
+        .app
+        .guard_status_with_key(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .expect("status");
+    let m = st.ssh_measure.clone().expect("ssh_measure");
+    assert_eq!(m.traffic, "no_ss", "{st:?}");
+    assert!(m.unmeasured >= 1 && !m.inactive_limit_applies, "{m:?}");
+    assert!(st.notes.contains(&"ssh_unmeasured".to_string()), "{st:?}");
     drop(conn);
     // Once the session is closed, the machine goes idle and the guard fires.
     assert!(
@@ -421,6 +434,9 @@ fn a_connection_without_a_terminal_counts_only_while_it_carries_traffic() {
         Some(1),
         "the silent connection: {last:?}"
     );
+    // Both measured by the host's ss: nothing counts only for want of a measurement.
+    assert_eq!(last.ssh_traffic.as_deref(), Some("ss"), "{last:?}");
+    assert_eq!(last.ssh_unmeasured, Some(0), "{last:?}");
     drop(busy);
     assert!(
         wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),

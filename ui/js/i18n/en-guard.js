@@ -71,6 +71,18 @@ export default {
   'guard.why.not_available': 'nvidia-smi says [N/A] (MIG or vGPU)',
   'guard.note.guard_stale':
     'The guard has not sampled for longer than it ever should: it is stuck, and neither idle nor the deadline can act. Set it again.',
+  'guard.note.ssh_unmeasured':
+    'Some SSH connections cannot be measured on this machine: they count as busy, and only the deadline bounds them.',
+  'guard.ssh_measure.no_ss':
+    'SSH: connections without a terminal (VS Code, a port forward) cannot be measured — there is no ss (iproute2) on the machine — so they count as busy.',
+  'guard.ssh_measure.ss_failed':
+    'SSH: connections without a terminal cannot be measured — ss failed on the machine — so they count as busy.',
+  'guard.ssh_measure.other':
+    'SSH: some connections cannot be measured (another user’s login, which the guard may not read) — they count as busy.',
+  'guard.ssh_measure.applies':
+    'None is open now: the connected-but-inactive limit still applies to the connections open (terminal logins are measured by their input).',
+  'guard.ssh_measure.not_applies':
+    'The connected-but-inactive limit does not apply to {n} connection(s) open now: only the deadline bounds them (install iproute2, or set a deadline).',
   'guard.note.no_deadline': 'No deadline is set: if a signal stays busy, nothing bounds the bill. Set one.',
   'guard.note.nvidia_smi_hung': 'nvidia-smi did not answer: the GPU counts as busy, so only the deadline can act.',
   'guard.note.gpu_not_available':

@@ -62,6 +62,21 @@ pub struct SignalReading {
     pub value: Option<f64>,
 }
 
+/// How the SSH signal could measure the connections it counts (docs/guard.md, "hosts without
+/// `ss`").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SshMeasure {
+    /// How connections without a terminal are measured: `ss` (per-socket bytes, iproute2),
+    /// `no_ss` (no `ss` on the host: such connections cannot be measured and count as busy),
+    /// `ss_failed` (it failed or ran past its limit: the same).
+    pub traffic: String,
+    /// Connections counted as busy now only because they could not be measured.
+    pub unmeasured: u32,
+    /// Whether the connected-but-inactive limit applies to every connection counted now
+    /// (`false` while `unmeasured` > 0: only the deadline bounds those).
+    pub inactive_limit_applies: bool,
+}
+
 /// `guard status`: each signal's last reading, idle since, deadline, snooze, last decisions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct GuardStatus {
@@ -103,9 +118,15 @@ pub struct GuardStatus {
     #[serde(default)]
     pub stale: bool,
     /// `guard_stale`; `gpu_not_available` (nvidia-smi says `[N/A]`: a MIG instance or a vGPU
-    /// guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`.
+    /// guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`;
+    /// `ssh_unmeasured` (SSH connections it cannot measure count as busy: [`SshMeasure`]).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// How the SSH signal measured the connections (`None` from a guard older than this field,
+    /// or before its first sample). Where it cannot (`traffic` not `ss`, `unmeasured` > 0),
+    /// `notes` holds `ssh_unmeasured`.
+    #[serde(default)]
+    pub ssh_measure: Option<SshMeasure>,
     /// The last GPU sample, parsed by the monitor's parser.
     pub gpus: Vec<GpuRow>,
     pub compute_apps: Vec<ComputeApp>,
@@ -154,6 +175,21 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
     if l.is_some_and(|d| d.deadline.is_none() && d.deadline_fired != Some(true)) {
         notes.push("no_deadline".to_string());
     }
+    let ssh_measure = l.and_then(|d| {
+        let traffic = d.ssh_traffic.clone().filter(|t| !t.is_empty())?;
+        let unmeasured = d.ssh_unmeasured.unwrap_or(0);
+        Some(SshMeasure {
+            inactive_limit_applies: unmeasured == 0,
+            traffic,
+            unmeasured,
+        })
+    });
+    if ssh_measure
+        .as_ref()
+        .is_some_and(|m| m.traffic != "ss" || m.unmeasured > 0)
+    {
+        notes.push("ssh_unmeasured".to_string());
+    }
     GuardStatus {
         host: label.to_string(),
         installed: f.installed,
@@ -185,6 +221,7 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
         last_sample_age_s: age,
         stale,
         notes,
+        ssh_measure,
         gpus: parse_gpus(&f.gpu_csv, None),
         compute_apps: parse_apps(&f.apps_csv, None),
         last,
