@@ -66,7 +66,7 @@ impl App {
         };
         // Reconcile first (cost_all is live): never act on a stale ledger.
         let cost = self.cost_all(None)?;
-        let machines: Vec<MachineReading> = cost
+        let mut machines: Vec<MachineReading> = cost
             .machines
             .iter()
             .map(|m| MachineReading {
@@ -130,6 +130,17 @@ impl App {
             };
             match status {
                 Ok(st) => {
+                    // A pasted host without a rate has no cost row: its guard answered, so the
+                    // machine is on (its idle and deadline notices need to know that).
+                    if !machines.iter().any(|m| m.host == label) {
+                        machines.push(MachineReading {
+                            host: label.clone(),
+                            instance: None,
+                            running: true,
+                            provider_read: true,
+                            can_stop: false,
+                        });
+                    }
                     let read = GuardReading::new(
                         label.clone(),
                         &spec,
