@@ -120,7 +120,6 @@ struct LaterClock(std::sync::atomic::AtomicI64);
 
 impl gpurent_core::infra::clock::Clock for LaterClock {
     fn now_unix_ms(&self) -> i64 {
-        use gpurent_core::infra::clock::Clock;
         gpurent_core::infra::clock::SystemClock.now_unix_ms()
             + self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
