@@ -149,6 +149,7 @@ impl App {
                         st.host_now_s,
                     );
                     g.idle_for_s = read.idle_for_s;
+                    g.stale_since_s = st.stale.then(|| st.last_sample_s.unwrap_or(0));
                     g.idle_since_s = read.idle_since_s;
                     let on_machine = rules::snooze_in_local_ms(now, st.snooze_until, st.host_now_s);
                     g.snooze_until_ms = g.snooze_until_ms.max(on_machine);

@@ -37,6 +37,9 @@ pub enum NoticeKind {
     /// account's full API key and the machine could not be reached to take it off first
     /// (`error`: why): the key may remain on its disk — revoke it at the provider.
     KeyLeft,
+    /// The guard on the machine runs but has not sampled for longer than it ever should (stuck,
+    /// e.g. on a hung driver): neither idle nor its deadline can fire there.
+    GuardStale,
 }
 
 /// Why the app only notified of a missed deadline (did not act itself).
@@ -233,6 +236,14 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
             format!(
                 "{spent} of {budget}. Its provider has no stop (only release), so nothing was sent and it still bills. Release it in the Billing step — the release checklist shows what would be lost first."
             ),
+        ),
+        (NoticeKind::GuardStale, false) => (
+            format!("The guard on {host} is stuck"),
+            "It runs but has not checked the machine for a while, so neither the idle time nor its deadline can act, and the machine may bill on. Switch the guard off and set it again, or stop or release the machine yourself.".into(),
+        ),
+        (NoticeKind::GuardStale, true) => (
+            format!("{host} 上的守护进程卡住了"),
+            "它在运行，但已有一段时间没有检查机器，因此空闲时限和截止时间都无法执行，机器可能会一直计费。请关闭守护后重新设置，或自行停止或释放机器。".into(),
         ),
         (NoticeKind::KeyLeft, false) => (
             format!("{host}: your account's API key may remain on its disk"),
