@@ -891,3 +891,39 @@ fn gpu_memory_held_and_a_download_never_fire() {
         r.decisions()
     );
 }
+
+/// The user's escape hatch over the real sshd: `~/.gpurent/keepalive` on an otherwise idle
+/// machine keeps it running (`keepalive` busy); removed, the guard fires.
+#[test]
+fn the_keepalive_file_holds_it_over_ssh() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    // Made as the login user would (the test runs as another user: the folder is handed over).
+    use std::os::unix::fs::MetadataExt;
+    let home = r.host.dir.path().join("home");
+    let owner = std::fs::metadata(&home).expect("home");
+    let keep = home.join(".gpurent/keepalive");
+    std::fs::create_dir_all(keep.parent().expect("dir")).expect("mkdir");
+    std::os::unix::fs::chown(
+        keep.parent().expect("dir"),
+        Some(owner.uid()),
+        Some(owner.gid()),
+    )
+    .expect("chown");
+    std::fs::write(&keep, "").expect("touch keepalive");
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("the keep-alive file");
+    let last = ds.last().expect("decision");
+    assert_eq!(last.keepalive.as_deref(), Some("busy"), "{last:?}");
+    assert_eq!(
+        (last.decision.as_str(), last.why.as_str()),
+        ("keep", "keepalive")
+    );
+    std::fs::remove_file(&keep).expect("rm keepalive");
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the keep-alive file went: {:#?}",
+        r.decisions()
+    );
+}
