@@ -40,6 +40,17 @@ ssh_new: number | null,
  */
 ssh_inactive: number | null, 
 /**
+ * Connections counted as busy only because they could not be measured (no terminal input
+ * or traffic readable: no `ss` on the host, another user's login): the connected-but-inactive
+ * limit cannot apply to them.
+ */
+ssh_unmeasured: number | null, 
+/**
+ * How connections without a terminal were measured: `ss` (per-socket bytes), `no_ss` (no
+ * `ss` on the host), `ss_failed` (it failed or ran past 10 s); empty before this field.
+ */
+ssh_traffic: string | null, 
+/**
  * `idle`, `busy`, `unreadable` or `absent` (not running there).
  */
 ollama: string, jupyter: string, 

@@ -5,6 +5,7 @@ import type { Decision } from "./Decision";
 import type { GpuRow } from "./GpuRow";
 import type { GuardSpec } from "./GuardSpec";
 import type { SignalReading } from "./SignalReading";
+import type { SshMeasure } from "./SshMeasure";
 
 /**
  * `guard status`: each signal's last reading, idle since, deadline, snooze, last decisions.
@@ -49,9 +50,16 @@ last_sample_age_s: number | null,
 stale: boolean, 
 /**
  * `guard_stale`; `gpu_not_available` (nvidia-smi says `[N/A]`: a MIG instance or a vGPU
- * guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`.
+ * guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`;
+ * `ssh_unmeasured` (SSH connections it cannot measure count as busy: [`SshMeasure`]).
  */
 notes: Array<string>, 
+/**
+ * How the SSH signal measured the connections (`None` from a guard older than this field,
+ * or before its first sample). Where it cannot (`traffic` not `ss`, `unmeasured` > 0),
+ * `notes` holds `ssh_unmeasured`.
+ */
+ssh_measure: SshMeasure | null, 
 /**
  * The last GPU sample, parsed by the monitor's parser.
  */

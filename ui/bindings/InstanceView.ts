@@ -18,6 +18,16 @@ remote: RemoteInstance | null,
  */
 ready: boolean, terms: ProviderTerms, events: Array<InstanceEvent>, 
 /**
+ * After gpurent's own stop or release: the machine's guard held the account's full API key
+ * (`~/.gpurent/guard/provider.key`) and it could not be taken off over SSH first — it may
+ * remain on the machine's disk (revoke that key at the provider and connect a new one).
+ */
+key_left: boolean, 
+/**
+ * Why it could not be taken off (an error code, e.g. `connect_failed`), with `key_left`.
+ */
+key_left_why: string | null, 
+/**
  * `gpurent-<random>`: also the label in the provider's name/label field.
  */
 id: string, provider: ProviderKind, account: string, provider_instance_id: string | null, offer_id: string, gpu: string, gpu_count: number, price_per_hour_usd: number, disk_gb: number, storage_usd_per_gb_month: number | null, image: string, 

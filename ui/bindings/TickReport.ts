@@ -23,4 +23,10 @@ unreadable: Array<[string, string]>,
  * passed and the guard on the machine did not act (confirmed by the provider's state read
  * back).
  */
-deadline_acted: Array<string>, };
+deadline_acted: Array<string>, 
+/**
+ * Machines gpurent stopped or released this tick whose guard held the account's full API
+ * key and could not be reached to take it off first: it may remain on their disk (each
+ * also has a `key_left` notice).
+ */
+key_left: Array<string>, };

@@ -287,6 +287,28 @@ fn print_status(s: &GuardStatus) {
     };
     show("gpu", &s.gpu);
     show("ssh", &s.ssh);
+    if let Some(m) = s
+        .ssh_measure
+        .as_ref()
+        .filter(|m| m.traffic != "ss" || m.unmeasured > 0)
+    {
+        let why = match m.traffic.as_str() {
+            "no_ss" => "no ss (iproute2) on the machine",
+            "ss_failed" => "ss failed",
+            _ => "another user's login",
+        };
+        println!(
+            "           cannot measure connections without a terminal ({why}) — they count as busy; {}",
+            if m.inactive_limit_applies {
+                "none is open now, the connected-but-inactive limit still applies to terminal logins".to_string()
+            } else {
+                format!(
+                    "the connected-but-inactive limit does not apply to {} open now (only the deadline bounds them)",
+                    m.unmeasured
+                )
+            }
+        );
+    }
     show("ollama", &s.ollama);
     show("jupyter", &s.jupyter);
     show("cpu", &s.cpu);

@@ -55,10 +55,34 @@ pub fn run_action(
         eprintln!("gpurent: {action} {instance}: {words}. Run again with --yes to do it.");
     }
     let view = app.instance_action(instance, action, yes)?;
+    key_left_warning(app, action, &view);
     if json {
         print_json(&serde_json::json!({ "instance": view }))?;
     } else {
         println!("{} is {}", view.ledger.id, view.ledger.state.as_str());
     }
     Ok(())
+}
+
+/// The stop or release happened, but the account's full API key a guard held on the machine
+/// could not be taken off first: say so on stderr (in the app's language; `--json` carries
+/// `key_left` too), with what to do.
+pub fn key_left_warning(
+    app: &App,
+    action: &str,
+    view: &gpurent_core::app::providers::InstanceView,
+) {
+    if !view.key_left {
+        return;
+    }
+    let n = gpurent_core::second_guard::key_left(
+        view.ledger.host_label.as_deref().unwrap_or(&view.ledger.id),
+        &view.ledger.id,
+        action,
+        view.key_left_why.clone(),
+        0,
+    );
+    let (title, body) =
+        gpurent_core::second_guard::notice_text(app.settings_view().effective_language, &n);
+    eprintln!("gpurent: {title}. {body}");
 }

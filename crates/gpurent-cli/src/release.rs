@@ -259,6 +259,7 @@ pub fn run(app: &App, args: &ReleaseArgs) -> Result<(), ProviderError> {
         );
     }
     let view = app.instance_action(&args.instance, "release", true)?;
+    crate::instance_action::key_left_warning(app, "release", &view);
     if args.json {
         print_json(&serde_json::json!({
             "instance": view,

@@ -963,3 +963,126 @@ fn a_poweroff_is_recorded_before_it_runs() {
     g.wait(20, "act_failed", |d| d.decision == "act_failed");
     assert!(!rec.exists(), "a failed power-off left its record");
 }
+
+/// A local HTTP server standing for the provider: answers each request with 200 and the next
+/// body of `bodies` (the last one again once they run out); keeps each request's head.
+fn provider_stub(bodies: Vec<&'static str>) -> (u16, Arc<Mutex<Vec<String>>>) {
+    use std::io::Read;
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for (n, s) in l.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // The head, then the body its Content-Length says.
+            while !String::from_utf8_lossy(&buf).contains("\r\n\r\n") {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                }
+            }
+            let text = String::from_utf8_lossy(&buf).to_string();
+            let len: usize = text
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let head_end = text.find("\r\n\r\n").map_or(text.len(), |i| i + 4);
+            let mut have = buf.len().saturating_sub(head_end);
+            while have < len {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => have += k,
+                }
+            }
+            log.lock().unwrap_or_else(|p| p.into_inner()).push(text);
+            let body = bodies[n.min(bodies.len() - 1)];
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// The provider call (`--action stop|release`, the full key in `provider.key`): a 2xx whose body
+/// says `"success": false` (as Vast answers a refusal) is a failure (`act_failed`, status 5; the
+/// key stays for the retry), never an act; the user's `~/.curlrc` (here a dead proxy) is not
+/// read (`curl -q`); the 0600 config file holding the key is gone after each call; once the
+/// provider confirms, the guard acts and the key leaves the disk.
+#[test]
+fn a_provider_call_ignores_curlrc_and_a_2xx_saying_failure_fails() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (port, seen) = provider_stub(vec![
+        r#"{"success": false, "msg": "no such instance"}"#,
+        r#"{"success": false, "msg": "no such instance"}"#,
+        r#"{"success": true}"#,
+    ]);
+    let mut g = Guard::new(&format!(
+        "IDLE=2\nACTION=provider\nPROVIDER_METHOD=PUT\n\
+         PROVIDER_URL='http://127.0.0.1:{port}/api/v0/instances/1001'\n\
+         PROVIDER_BODY='{{\"state\":\"stopped\"}}'\nPROVIDER_CRED=file\nPROVIDER_CRED_VAR=''\nHTTP_TOOL=curl\n"
+    ));
+    std::fs::write(g.gdir().join("provider.key"), "fake-account-key-42").expect("key");
+    // The user's own curl settings: a proxy nobody listens on.
+    std::fs::write(
+        g.dir.path().join(".curlrc"),
+        "proxy = \"http://127.0.0.1:1\"\n",
+    )
+    .expect("curlrc");
+    g.start();
+    let failed = g.wait(30, "act_failed", |d| d.decision == "act_failed");
+    assert_eq!(
+        failed.action_rc,
+        Some(5),
+        "a 2xx saying success:false: {failed:?}"
+    );
+    assert!(
+        g.gdir().join("provider.key").exists(),
+        "the key went before the provider confirmed"
+    );
+    let act = g.wait(30, "act", |d| d.decision == "act");
+    assert_eq!(act.action_rc, Some(0), "{act:?}");
+    let reqs = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert!(reqs.len() >= 3, "{reqs:?}");
+    assert!(
+        reqs.iter()
+            .all(|r| r.starts_with("PUT /api/v0/instances/1001 ")
+                && r.contains("Bearer fake-account-key-42")),
+        "{reqs:?}"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || !g
+            .gdir()
+            .join("provider.key")
+            .exists()),
+        "the key stayed after the provider confirmed"
+    );
+    let left: Vec<_> = std::fs::read_dir(g.gdir())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(".http."))
+        .collect();
+    assert!(left.is_empty(), "the key's config file stayed: {left:?}");
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f()
+}

@@ -323,6 +323,19 @@ fn open_ssh_session_never_fires() {
         ("keep", "busy")
     );
     assert!(last.ssh_conns.unwrap_or(0) >= 1, "{last:?}");
+    // No `ss` on this host: the session (no terminal) cannot be measured; it counts as busy
+    // past the inactive limit, and the status says so (the limit does not apply to it).
+    assert_eq!(last.ssh_traffic.as_deref(), Some("no_ss"), "{last:?}");
+    assert!(last.ssh_unmeasured.unwrap_or(0) >= 1, "{last:?}");
+    let st = r
+        .w()
+        .app
+        .guard_status_with_key(LABEL, &r.w().env, &r.key, &CancelToken::new())
+        .expect("status");
+    let m = st.ssh_measure.clone().expect("ssh_measure");
+    assert_eq!(m.traffic, "no_ss", "{st:?}");
+    assert!(m.unmeasured >= 1 && !m.inactive_limit_applies, "{m:?}");
+    assert!(st.notes.contains(&"ssh_unmeasured".to_string()), "{st:?}");
     drop(conn);
     // Once the session is closed, the machine goes idle and the guard fires.
     assert!(
@@ -421,6 +434,9 @@ fn a_connection_without_a_terminal_counts_only_while_it_carries_traffic() {
         Some(1),
         "the silent connection: {last:?}"
     );
+    // Both measured by the host's ss: nothing counts only for want of a measurement.
+    assert_eq!(last.ssh_traffic.as_deref(), Some("ss"), "{last:?}");
+    assert_eq!(last.ssh_unmeasured, Some(0), "{last:?}");
     drop(busy);
     assert!(
         wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
@@ -796,5 +812,118 @@ fn a_hung_nvidia_smi_neither_hangs_set_nor_stops_the_deadline() {
         (act.why.as_str(), act.gpu_why.as_str()),
         ("deadline", "hung"),
         "{act:?}"
+    );
+}
+
+/// Rule 1 over the real sshd, gpurent closed between the checks' reads: a GPU holding 20 GB at
+/// 0 % with no compute process listed (a served model between requests, in a container) is busy
+/// (`gpu_why: memory`); once it is released, a download in progress (the machine's `eth0` bytes
+/// growing 1 MiB/s, as the kernel counts them in `/proc/net/dev`) is busy (`net`); once that
+/// ends, the guard fires.
+#[test]
+fn gpu_memory_held_and_a_download_never_fire() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    // The fake GPU at 0 % with 20 000 MiB used and no process.
+    let csv = gpus_csv(H100, 0);
+    let mut lines = csv.lines();
+    let header = lines.next().expect("header");
+    let row = lines.next().expect("row");
+    let col = header
+        .split(',')
+        .position(|f| f == "memory.used")
+        .expect("memory.used is queried");
+    let held: Vec<String> = row
+        .split(',')
+        .enumerate()
+        .map(|(i, v)| {
+            if i == col {
+                "20000".into()
+            } else {
+                v.to_string()
+            }
+        })
+        .collect();
+    let tmp = r.state().join(".gpus.csv.tmp");
+    std::fs::write(&tmp, format!("{header}\n{}\n", held.join(","))).expect("gpus");
+    std::fs::rename(&tmp, r.state().join("gpus.csv")).expect("rename");
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("GPU memory held at 0 %");
+    let last = ds.last().expect("decision");
+    assert_eq!(
+        (last.gpu.as_str(), last.gpu_why.as_str()),
+        ("busy", "memory"),
+        "{last:?}"
+    );
+    assert_eq!(last.gpu_procs, Some(0), "{last:?}");
+
+    // Released; a download runs.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dl = {
+        let (dev, stop) = (r.sysroot.join("proc/net/dev"), stop.clone());
+        std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let rx = 100_000 + (t.elapsed().as_secs_f64() * 1_048_576.0) as u64;
+                let body = format!(
+                    "Inter-|   Receive |  Transmit\n face |bytes packets|bytes packets\n    lo: 5000 10 0 0 0 0 0 0 5000 10 0 0 0 0 0 0\n  eth0: {rx} 10 0 0 0 0 0 0 1000 10 0 0 0 0 0 0\n"
+                );
+                let tmp = dev.with_extension("tmp");
+                if std::fs::write(&tmp, body).is_ok() {
+                    let _ = std::fs::rename(&tmp, &dev);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    r.set_gpu(0, &[]);
+    let ds = r.assert_never_fires("a download in progress");
+    let last = ds.last().expect("decision");
+    assert_eq!(last.gpu, "idle", "{last:?}");
+    assert_eq!(last.net.as_deref(), Some("busy"), "{last:?}");
+    assert_eq!((last.decision.as_str(), last.why.as_str()), ("keep", "net"));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = dl.join();
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the download ended: {:#?}",
+        r.decisions()
+    );
+}
+
+/// The user's escape hatch over the real sshd: `~/.gpurent/keepalive` on an otherwise idle
+/// machine keeps it running (`keepalive` busy); removed, the guard fires.
+#[test]
+fn the_keepalive_file_holds_it_over_ssh() {
+    let Some(r) = rig(0, &[], &[]) else {
+        return;
+    };
+    // Made as the login user would (the test runs as another user: the folder is handed over).
+    use std::os::unix::fs::MetadataExt;
+    let home = r.host.dir.path().join("home");
+    let owner = std::fs::metadata(&home).expect("home");
+    let keep = home.join(".gpurent/keepalive");
+    std::fs::create_dir_all(keep.parent().expect("dir")).expect("mkdir");
+    std::os::unix::fs::chown(
+        keep.parent().expect("dir"),
+        Some(owner.uid()),
+        Some(owner.gid()),
+    )
+    .expect("chown");
+    std::fs::write(&keep, "").expect("touch keepalive");
+    r.set(&test_spec());
+    let ds = r.assert_never_fires("the keep-alive file");
+    let last = ds.last().expect("decision");
+    assert_eq!(last.keepalive.as_deref(), Some("busy"), "{last:?}");
+    assert_eq!(
+        (last.decision.as_str(), last.why.as_str()),
+        ("keep", "keepalive")
+    );
+    std::fs::remove_file(&keep).expect("rm keepalive");
+    assert!(
+        wait_for(Duration::from_secs(IDLE_S + 10), || r.acted()),
+        "no action after the keep-alive file went: {:#?}",
+        r.decisions()
     );
 }

@@ -132,6 +132,10 @@ export default {
     "gpurent did the guard's {action} of {host} {minutes} min after its deadline, because the guard on the machine did not. The provider now says: {state}.",
   'billing.notice.deadline_act_failed':
     "{host}: the guard on the machine missed its deadline and gpurent's {action} was not confirmed by the provider ({state}).",
+  'billing.notice.guard_stale':
+    '{host}: the guard on the machine is stuck (it has not checked the machine for a while): neither its idle time nor its deadline can act. Switch it off and set it again, or stop or release the machine yourself.',
+  'billing.notice.key_left':
+    "{host}: gpurent's {action} went through, but the machine could not be reached first to delete the full account API key its guard held ({state}). It may remain on the machine's disk: revoke that key in the provider's console and connect a new one.",
 
   'billing.kind.foreign': '{provider}, not started by gpurent — still billing',
   'billing.foreign.so_far': 'since gpurent first saw it',

@@ -71,6 +71,18 @@ export default {
   'guard.why.not_available': 'nvidia-smi says [N/A] (MIG or vGPU)',
   'guard.note.guard_stale':
     'The guard has not sampled for longer than it ever should: it is stuck, and neither idle nor the deadline can act. Set it again.',
+  'guard.note.ssh_unmeasured':
+    'Some SSH connections cannot be measured on this machine: they count as busy, and only the deadline bounds them.',
+  'guard.ssh_measure.no_ss':
+    'SSH: connections without a terminal (VS Code, a port forward) cannot be measured — there is no ss (iproute2) on the machine — so they count as busy.',
+  'guard.ssh_measure.ss_failed':
+    'SSH: connections without a terminal cannot be measured — ss failed on the machine — so they count as busy.',
+  'guard.ssh_measure.other':
+    'SSH: some connections cannot be measured (another user’s login, which the guard may not read) — they count as busy.',
+  'guard.ssh_measure.applies':
+    'None is open now: the connected-but-inactive limit still applies to the connections open (terminal logins are measured by their input).',
+  'guard.ssh_measure.not_applies':
+    'The connected-but-inactive limit does not apply to {n} connection(s) open now: only the deadline bounds them (install iproute2, or set a deadline).',
   'guard.note.no_deadline': 'No deadline is set: if a signal stays busy, nothing bounds the bill. Set one.',
   'guard.note.nvidia_smi_hung': 'nvidia-smi did not answer: the GPU counts as busy, so only the deadline can act.',
   'guard.note.gpu_not_available':
@@ -170,4 +182,6 @@ export default {
     'Check that the saved host points at the machine you rented (its address may now belong to another instance), then set the guard again.',
   'guard.next.guard_stale':
     'Switch the guard off and set it again; if it stays stuck, the machine may have a hung GPU driver — stop or release it yourself.',
+  'error.key_left':
+    'The machine was stopped or released, but gpurent could not reach it first to delete the full account API key its guard held (~/.gpurent/guard/provider.key; {detail}). It may remain on the machine’s disk, where the host operator can read it: revoke that key in the provider’s console, create a new one and connect it again under Hosts → Provider accounts.',
 };

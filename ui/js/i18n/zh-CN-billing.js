@@ -128,6 +128,10 @@ export default {
     '机器上的守护进程没有执行，gpurent 在截止时间后 {minutes} 分钟代为对 {host} 执行了守护进程的操作（{action}）。平台现在显示：{state}。',
   'billing.notice.deadline_act_failed':
     '{host}：机器上的守护进程错过了截止时间，gpurent 的操作（{action}）未得到平台确认（{state}）。',
+  'billing.notice.guard_stale':
+    '{host}：机器上的守护进程卡住了（已有一段时间没有检查机器）：空闲时限和截止时间都无法执行。请关闭守护后重新设置，或自行停止或释放机器。',
+  'billing.notice.key_left':
+    '{host}：gpurent 的操作（{action}）已完成，但之前无法连接到机器来删除守护进程持有的完整账户 API 密钥（{state}）。该密钥可能仍留在机器磁盘上：请在平台控制台中吊销它，并连接一个新密钥。',
 
   'billing.kind.foreign': '{provider}，不是 gpurent 创建的 — 仍在计费',
   'billing.foreign.so_far': '自 gpurent 首次看到它起',

@@ -63,6 +63,15 @@ export default {
   'guard.why.hung': 'nvidia-smi 无响应',
   'guard.why.not_available': 'nvidia-smi 显示 [N/A]（MIG 或 vGPU）',
   'guard.note.guard_stale': '守护进程采样间隔远超正常：它已卡住，空闲和截止时间都无法触发。请重新设置。',
+  'guard.note.ssh_unmeasured': '这台机器上有些 SSH 连接无法测量：它们算作忙碌，只有截止时间能限制它们。',
+  'guard.ssh_measure.no_ss':
+    'SSH：没有终端的连接（VS Code、端口转发）无法测量——机器上没有 ss（iproute2）——因此算作忙碌。',
+  'guard.ssh_measure.ss_failed': 'SSH：没有终端的连接无法测量——机器上的 ss 运行失败——因此算作忙碌。',
+  'guard.ssh_measure.other': 'SSH：有些连接无法测量（其他用户的登录，守护进程无权读取）——它们算作忙碌。',
+  'guard.ssh_measure.applies':
+    '目前没有这样的连接：「已连接但无操作」的时限对当前的连接仍然有效（终端登录按输入来判断）。',
+  'guard.ssh_measure.not_applies':
+    '「已连接但无操作」的时限对当前 {n} 个连接不起作用：只有截止时间能限制它们（请安装 iproute2，或设置截止时间）。',
   'guard.note.no_deadline': '未设截止时间：如果某个信号一直忙，费用将没有上限。请设置一个。',
   'guard.note.nvidia_smi_hung': 'nvidia-smi 无响应：GPU 被视为忙碌，只有截止时间能触发。',
   'guard.note.gpu_not_available': 'nvidia-smi 显示 [N/A]（MIG 实例或 vGPU）：GPU 被视为忙碌，只有截止时间能触发。',
@@ -151,4 +160,6 @@ export default {
   'guard.next.guard_wrong_machine':
     '请确认保存的主机指向你租用的那台机器（它的地址可能已属于另一个实例），然后重新设置守护。',
   'guard.next.guard_stale': '关闭守护后重新设置；如果仍然卡住，机器的 GPU 驱动可能已挂起——请自行停止或释放它。',
+  'error.key_left':
+    '机器已停止或释放，但 gpurent 之前无法连接到它来删除守护进程持有的完整账户 API 密钥（~/.gpurent/guard/provider.key；{detail}）。该密钥可能仍留在机器磁盘上，主机运营方可以读到：请在平台控制台中吊销这个密钥，新建一个，并在「主机」→「云平台账户」中重新连接。',
 };

@@ -62,6 +62,21 @@ pub struct SignalReading {
     pub value: Option<f64>,
 }
 
+/// How the SSH signal could measure the connections it counts (docs/guard.md, "hosts without
+/// `ss`").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SshMeasure {
+    /// How connections without a terminal are measured: `ss` (per-socket bytes, iproute2),
+    /// `no_ss` (no `ss` on the host: such connections cannot be measured and count as busy),
+    /// `ss_failed` (it failed or ran past its limit: the same).
+    pub traffic: String,
+    /// Connections counted as busy now only because they could not be measured.
+    pub unmeasured: u32,
+    /// Whether the connected-but-inactive limit applies to every connection counted now
+    /// (`false` while `unmeasured` > 0: only the deadline bounds those).
+    pub inactive_limit_applies: bool,
+}
+
 /// `guard status`: each signal's last reading, idle since, deadline, snooze, last decisions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct GuardStatus {
@@ -103,9 +118,15 @@ pub struct GuardStatus {
     #[serde(default)]
     pub stale: bool,
     /// `guard_stale`; `gpu_not_available` (nvidia-smi says `[N/A]`: a MIG instance or a vGPU
-    /// guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`.
+    /// guest — the GPU counts as busy, so only the deadline can fire); `no_deadline`;
+    /// `ssh_unmeasured` (SSH connections it cannot measure count as busy: [`SshMeasure`]).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// How the SSH signal measured the connections (`None` from a guard older than this field,
+    /// or before its first sample). Where it cannot (`traffic` not `ss`, `unmeasured` > 0),
+    /// `notes` holds `ssh_unmeasured`.
+    #[serde(default)]
+    pub ssh_measure: Option<SshMeasure>,
     /// The last GPU sample, parsed by the monitor's parser.
     pub gpus: Vec<GpuRow>,
     pub compute_apps: Vec<ComputeApp>,
@@ -154,6 +175,21 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
     if l.is_some_and(|d| d.deadline.is_none() && d.deadline_fired != Some(true)) {
         notes.push("no_deadline".to_string());
     }
+    let ssh_measure = l.and_then(|d| {
+        let traffic = d.ssh_traffic.clone().filter(|t| !t.is_empty())?;
+        let unmeasured = d.ssh_unmeasured.unwrap_or(0);
+        Some(SshMeasure {
+            inactive_limit_applies: unmeasured == 0,
+            traffic,
+            unmeasured,
+        })
+    });
+    if ssh_measure
+        .as_ref()
+        .is_some_and(|m| m.traffic != "ss" || m.unmeasured > 0)
+    {
+        notes.push("ssh_unmeasured".to_string());
+    }
     GuardStatus {
         host: label.to_string(),
         installed: f.installed,
@@ -185,6 +221,7 @@ pub fn status_from(label: &str, spec: Option<GuardSpec>, f: &Fetched) -> GuardSt
         last_sample_age_s: age,
         stale,
         notes,
+        ssh_measure,
         gpus: parse_gpus(&f.gpu_csv, None),
         compute_apps: parse_apps(&f.apps_csv, None),
         last,
@@ -270,13 +307,15 @@ impl App {
             ),
             _ => None,
         };
+        // Recorded before it is written: gpurent's own stop or release takes it off first.
+        self.with_store(|s| saved::set_full_key(s, label, full_key.is_some()))?;
         ssh::put_key(&conn, full_key.as_ref(), cancel)?;
         let state = match ssh::install(&conn, &conf, cancel) {
             Ok(s) => s,
             Err(e) => {
                 // A guard that did not start must not leave the account's full key behind.
-                if full_key.is_some() {
-                    let _ = ssh::put_key(&conn, None, cancel);
+                if full_key.is_some() && ssh::put_key(&conn, None, cancel).is_ok() {
+                    self.with_store(|s| saved::set_full_key(s, label, false))?;
                 }
                 return Err(e);
             }
@@ -400,9 +439,111 @@ impl App {
         if !ssh::off(&conn, cancel)? {
             return Err(GuardError::NotInstalled(label.to_string()));
         }
+        // `off` removed provider.key.
+        self.with_store(|s| saved::set_full_key(s, label, false))?;
         let now = self.now_ms();
         self.with_store(|s| saved::mark_off(s, label, now))?;
         Ok(())
+    }
+}
+
+/// The account's full key taken off a machine right before gpurent stops or releases it itself
+/// ([`App::guard_key_off`]).
+pub(crate) struct KeyOff {
+    label: String,
+    /// The connection it was removed over, kept until the provider call is done: if that call
+    /// fails, the key goes back ([`App::guard_key_back`]) — the guard still needs it to act.
+    conn: Option<crate::remote::Connection>,
+    /// It could not be removed (why, as a code): it may remain on the machine's disk.
+    pub left: Option<String>,
+}
+
+/// The short limits of the key-off connection: a stop never waits long on a machine that does
+/// not answer.
+fn key_off_env(env: &SshEnv) -> SshEnv {
+    use std::time::Duration;
+    let mut env = env.clone();
+    env.connect.dns_timeout = env.connect.dns_timeout.min(Duration::from_secs(5));
+    env.connect.connect_timeout = env.connect.connect_timeout.min(Duration::from_secs(5));
+    env.connect.handshake_timeout = env.connect.handshake_timeout.min(Duration::from_secs(10));
+    env.connect.io_timeout = env.connect.io_timeout.min(ssh::KEY_OFF_LIMIT);
+    env
+}
+
+impl App {
+    /// Before gpurent's own stop or release of the machine on saved host `label`: when its guard
+    /// holds the account's full key, take it off over SSH — the pinned host key, the host's own
+    /// login key (a key that needs a passphrase now is not asked for), short timeouts. `None`
+    /// when no full key is there. Never an error: the stop or release goes on whatever happens
+    /// here (money first); `left` says the key may remain on the disk.
+    pub(crate) fn guard_key_off(
+        &self,
+        label: &str,
+        env: Option<&SshEnv>,
+        cancel: &CancelToken,
+    ) -> Option<KeyOff> {
+        // A store that cannot be read: try anyway (an `rm -f` of nothing is harmless).
+        if !self
+            .with_store(|s| saved::holds_full_key(s, label))
+            .unwrap_or(true)
+        {
+            return None;
+        }
+        let removed = (|| -> Result<crate::remote::Connection, GuardError> {
+            let env = env.ok_or(crate::remote::RemoteError::Core(
+                crate::CoreError::NoHomeDirectory,
+            ))?;
+            let h = self.host_get(label)?;
+            let key = self.host_key_for(label, None)?;
+            let conn = connect_saved(&h, &key_off_env(env), &key, cancel)?;
+            ssh::remove_provider_key(&conn, cancel)?;
+            Ok(conn)
+        })();
+        match removed {
+            Ok(conn) => {
+                if let Err(e) = self.with_store(|s| saved::set_full_key(s, label, false)) {
+                    tracing::warn!(host = label, "provider key removed, not recorded: {e}");
+                }
+                Some(KeyOff {
+                    label: label.to_string(),
+                    conn: Some(conn),
+                    left: None,
+                })
+            }
+            Err(e) => {
+                tracing::warn!(host = label, "the provider key could not be removed: {e}");
+                Some(KeyOff {
+                    label: label.to_string(),
+                    conn: None,
+                    left: Some(crate::infra::ipc::Coded::code(&e).to_string()),
+                })
+            }
+        }
+    }
+
+    /// The provider refused the stop or release after [`App::guard_key_off`] took the key off:
+    /// the machine still runs, so its guard gets the key back over the same connection (else its
+    /// own deadline could no longer stop it).
+    pub(crate) fn guard_key_back(&self, k: KeyOff, account: &str, cancel: &CancelToken) {
+        let Some(conn) = k.conn else {
+            return;
+        };
+        let key = self.with_db(|c| {
+            let a = accounts::get(c, account)?;
+            accounts::api_key(c, self.keystore.as_ref(), &a)
+        });
+        let back = match key {
+            Ok(key) => ssh::put_key(&conn, Some(&key), cancel).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match back {
+            Ok(()) => {
+                let _ = self.with_store(|s| saved::set_full_key(s, &k.label, true));
+            }
+            Err(e) => {
+                tracing::warn!(host = %k.label, "the provider key could not be put back: {e}")
+            }
+        }
     }
 }
 

@@ -86,6 +86,14 @@ pub struct InstanceView {
     pub ready: bool,
     pub terms: ProviderTerms,
     pub events: Vec<InstanceEvent>,
+    /// After gpurent's own stop or release: the machine's guard held the account's full API key
+    /// (`~/.gpurent/guard/provider.key`) and it could not be taken off over SSH first — it may
+    /// remain on the machine's disk (revoke that key at the provider and connect a new one).
+    #[serde(default)]
+    pub key_left: bool,
+    /// Why it could not be taken off (an error code, e.g. `connect_failed`), with `key_left`.
+    #[serde(default)]
+    pub key_left_why: Option<String>,
 }
 
 /// `instances`: every ledger row, the provider instances gpurent did not start, and what the
@@ -534,6 +542,8 @@ impl App {
                 remote,
                 ready,
                 events,
+                key_left: false,
+                key_left_why: None,
             })
         })
     }
@@ -697,12 +707,29 @@ impl App {
 
     /// Stop (`stop`), start (`start`) or terminate (`release`) an instance. Without `yes` this
     /// returns `confirmation_required` with the money in words. The ledger is updated from the
-    /// provider's answer: the state is read back and must show the change.
+    /// provider's answer: the state is read back and must show the change. With the user's own
+    /// SSH files ([`SshEnv::detect`]) for taking a guard's full key off first
+    /// ([`App::instance_action_with`]).
     pub fn instance_action(
         &self,
         key: &str,
         action: &str,
         yes: bool,
+    ) -> Result<InstanceView, ProviderError> {
+        let env = SshEnv::detect().ok();
+        self.instance_action_with(key, action, yes, env.as_ref(), &CancelToken::new())
+    }
+
+    /// [`App::instance_action`]; before a stop or release, the account's full key a guard holds
+    /// on the machine is taken off over SSH (`env`), and the answer's `key_left` says when it
+    /// could not be (the stop or release happens anyway).
+    pub fn instance_action_with(
+        &self,
+        key: &str,
+        action: &str,
+        yes: bool,
+        env: Option<&SshEnv>,
+        cancel: &CancelToken,
     ) -> Result<InstanceView, ProviderError> {
         let row = self
             .with_db(|c| ledger::find(c, key))?
@@ -745,11 +772,23 @@ impl App {
         }
         let account = self.with_db(|c| accounts::get(c, &row.account))?;
         let client = self.provider_client(&account)?;
+        // A guard's full key leaves the machine before it stops (its disk stays readable).
+        let key_off = match (act, row.host_label.as_deref()) {
+            ("stop" | "release", Some(label)) => self.guard_key_off(label, env, cancel),
+            _ => None,
+        };
         let now = self.now_ms();
-        match act {
-            "stop" => client.stop(&pid)?,
-            "start" => client.start(&pid)?,
-            _ => client.terminate(&pid)?,
+        let sent = match act {
+            "stop" => client.stop(&pid),
+            "start" => client.start(&pid),
+            _ => client.terminate(&pid),
+        };
+        let key_left = key_off.as_ref().and_then(|k| k.left.clone());
+        if let Err(e) = sent {
+            if let Some(k) = key_off {
+                self.guard_key_back(k, &row.account, cancel);
+            }
+            return Err(e);
         }
         // Read back: the ledger records what the provider says, not what was hoped.
         let after = client.get(&pid)?;
@@ -830,7 +869,10 @@ impl App {
                 state: raw,
             });
         }
-        self.instance_view(&row.id, after)
+        let mut view = self.instance_view(&row.id, after)?;
+        view.key_left = key_left.is_some();
+        view.key_left_why = key_left;
+        Ok(view)
     }
 }
 

@@ -35,6 +35,11 @@ pub struct TickReport {
     /// back).
     #[serde(default)]
     pub deadline_acted: Vec<String>,
+    /// Machines gpurent stopped or released this tick whose guard held the account's full API
+    /// key and could not be reached to take it off first: it may remain on their disk (each
+    /// also has a `key_left` notice).
+    #[serde(default)]
+    pub key_left: Vec<String>,
 }
 
 impl App {
@@ -61,7 +66,7 @@ impl App {
         };
         // Reconcile first (cost_all is live): never act on a stale ledger.
         let cost = self.cost_all(None)?;
-        let machines: Vec<MachineReading> = cost
+        let mut machines: Vec<MachineReading> = cost
             .machines
             .iter()
             .map(|m| MachineReading {
@@ -126,6 +131,17 @@ impl App {
             };
             match status {
                 Ok(st) => {
+                    // A pasted host without a rate has no cost row: its guard answered, so the
+                    // machine is on (its idle and deadline notices need to know that).
+                    if !machines.iter().any(|m| m.host == label) {
+                        machines.push(MachineReading {
+                            host: label.clone(),
+                            instance: None,
+                            running: true,
+                            provider_read: true,
+                            can_stop: false,
+                        });
+                    }
                     let read = GuardReading::new(
                         label.clone(),
                         &spec,
@@ -134,6 +150,7 @@ impl App {
                         st.host_now_s,
                     );
                     g.idle_for_s = read.idle_for_s;
+                    g.stale_since_s = st.stale.then(|| st.last_sample_s.unwrap_or(0));
                     g.idle_since_s = read.idle_since_s;
                     let on_machine = rules::snooze_in_local_ms(now, st.snooze_until, st.host_now_s);
                     g.snooze_until_ms = g.snooze_until_ms.max(on_machine);
@@ -166,8 +183,20 @@ impl App {
             self.with_store(|s| s.meta_set(&done_meta(k), &now.to_string()))?;
         }
         for stop in &decision.stops {
-            match self.instance_action(&stop.instance, "stop", true) {
-                Ok(_) => report.stopped.push(stop.instance.clone()),
+            match self.instance_action_with(&stop.instance, "stop", true, Some(env), cancel) {
+                Ok(view) => {
+                    report.stopped.push(stop.instance.clone());
+                    if view.key_left {
+                        report.key_left.push(stop.instance.clone());
+                        notices.push(rules::key_left(
+                            &stop.host,
+                            &view.ledger.id,
+                            "stop",
+                            view.key_left_why,
+                            now,
+                        ));
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(instance = %stop.instance, "stop at 100 %: {e}");
                     let n = rules::still_billing(stop);
@@ -182,7 +211,11 @@ impl App {
                 // Already stopped this tick (stop at 100 %): the next tick sees it stopped.
                 continue;
             }
-            let n = self.act_at_deadline(act);
+            let (n, key_left) = self.act_at_deadline(act, env, cancel);
+            if let Some(k) = key_left {
+                report.key_left.push(act.instance.clone());
+                notices.push(k);
+            }
             if n.kind == rules::NoticeKind::DeadlineActed {
                 report.deadline_acted.push(act.instance.clone());
                 // Recorded at once: acted on once, even if a later step of this tick fails.
@@ -216,17 +249,32 @@ impl App {
     /// Perform the guard's own action on a machine whose deadline it missed, through the provider
     /// with the account key gpurent holds (`instance_action(.., yes)`: the call, then a re-read of
     /// the instance whose state goes into the ledger as a provider event, and anything but the
-    /// state the action leads to is an error). The outcome is the notice.
-    fn act_at_deadline(&self, act: &rules::DeadlineAct) -> Notice {
+    /// state the action leads to is an error). The outcome is the notice, and a `key_left`
+    /// notice when the guard's full key could not be taken off the machine first.
+    fn act_at_deadline(
+        &self,
+        act: &rules::DeadlineAct,
+        env: &SshEnv,
+        cancel: &CancelToken,
+    ) -> (Notice, Option<Notice>) {
         tracing::info!(
             instance = %act.instance,
             action = act.action,
             "second guard: deadline missed by the guard on the machine; acting"
         );
-        match self.instance_action(&act.instance, act.action, true) {
+        match self.instance_action_with(&act.instance, act.action, true, Some(env), cancel) {
             Ok(view) => {
                 let state = view.remote.as_ref().map(|r| r.raw_status.clone());
-                rules::deadline_acted(act, true, state, None)
+                let left = view.key_left.then(|| {
+                    rules::key_left(
+                        &act.host,
+                        &view.ledger.id,
+                        act.action,
+                        view.key_left_why.clone(),
+                        self.now_ms(),
+                    )
+                });
+                (rules::deadline_acted(act, true, state, None), left)
             }
             Err(e) => {
                 tracing::warn!(instance = %act.instance, "second guard: {} not confirmed: {e}", act.action);
@@ -235,7 +283,7 @@ impl App {
                     _ => None,
                 };
                 let code = crate::infra::ipc::Coded::code(&e).to_string();
-                rules::deadline_acted(act, false, state, Some(code))
+                (rules::deadline_acted(act, false, state, Some(code)), None)
             }
         }
     }

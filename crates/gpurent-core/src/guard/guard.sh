@@ -197,9 +197,15 @@ ssh_traffic() { # "CLIENT_PORT SERVER_PORT BYTES" (ports in hex; bytes sent and 
   # far) for each established TCP socket whose local port is in PORTS, from `ss -tin` (iproute2):
   # a socket's line "[State] Recv-Q Send-Q LOCAL:PORT PEER:PORT [Process]", then an indented
   # line of TCP info with bytes_acked:N and bytes_received:N (each absent while still 0). No ss,
-  # or ss failing: nothing, and connections without a terminal stay unmeasured (= active).
+  # or ss failing: nothing, and connections without a terminal stay unmeasured (= active);
+  # ssh_traffic_src says which (ss, no_ss, ss_failed). There is no other way for a login user:
+  # sshd makes itself non-dumpable, so its /proc/PID/io and fd are readable only with
+  # CAP_SYS_PTRACE (root on a VM, not root in a default Docker container).
+  ssh_traffic_src=no_ss
   command -v "$SS" >/dev/null 2>&1 || return 0
+  ssh_traffic_src=ss_failed
   limited 10 "$DIR/.ss.out" "$SS" -tin state established || return 0
+  ssh_traffic_src=ss
   awk -v ports="$PORTS" '
     BEGIN { n = split(ports, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
     function port(x) { sub(/.*:/, "", x); return x }
@@ -216,7 +222,7 @@ ssh_traffic() { # "CLIENT_PORT SERVER_PORT BYTES" (ports in hex; bytes sent and 
 }
 
 sample_ssh() {
-  ssh=unreadable; ssh_conns=; ssh_new=0; ssh_inactive=0
+  ssh=unreadable; ssh_conns=; ssh_new=0; ssh_inactive=0; ssh_unmeasured=; ssh_traffic_src=
   files=$(tcp_files)
   [ -n "$files" ] || return
   ssh_ttys > "$DIR/ttys" 2>/dev/null
@@ -253,13 +259,13 @@ sample_ssh() {
             print k, first, (at == "" ? "-" : at), li, w, by > out
             if (now - first < age) y++
             else if (!measured || now - li < inactive) {
-              c++
+              c++; if (!measured) u++
               if (measured && now - li >= inactive - warn && !w) { print k, inactive - (now - li) > wout; w = 1 }
             } else {
               z++
               if (!w) { print k, 0 > wout; w = 1 }
             } } }
-    END { close(out); print c + 0, y + 0, z + 0 }' $files) || return
+    END { close(out); print c + 0, y + 0, z + 0, u + 0 }' $files) || return
   # The warned flag goes in with the warning (a second pass would race the connection list).
   if [ -s "$DIR/conns.warn" ]; then
     awk -v wf="$DIR/conns.warn" 'BEGIN { while ((getline line < wf) > 0) { split(line, f, " "); w[f[1]] = 1 } }
@@ -268,7 +274,7 @@ sample_ssh() {
     warn "gpurent guard: an SSH session here has had no input (or traffic) for a while; in about $left min it no longer keeps this machine running."
   fi
   mv "$DIR/conns.new" "$DIR/conns"
-  set -- $counts; ssh_conns=$1; ssh_new=$2; ssh_inactive=$3
+  set -- $counts; ssh_conns=$1; ssh_new=$2; ssh_inactive=$3; ssh_unmeasured=$4
   if [ "$ssh_conns" -gt 0 ]; then ssh=busy; else ssh=idle; fi
 }
 
@@ -401,9 +407,9 @@ num() { case "$1" in ''|*[!0-9.]*) printf null ;; *) printf '%s' "$1" ;; esac; }
 plus() { [ -n "$2" ] && printf '%s' $(($1 + $2)); } # A B: A + B, or nothing without B
 
 log() { # DECISION WHY [RC]
-  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ollama":"%s","jupyter":"%s","cpu":"%s","cpu_why":"%s","cpu_pct":%s,"net":"%s","net_why":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
+  printf '{"at":%s,"decision":"%s","why":"%s","gpu":"%s","gpu_why":"%s","gpu_util_max":%s,"gpu_mem_max":%s,"gpu_procs":%s,"ssh":"%s","ssh_conns":%s,"ssh_new":%s,"ssh_inactive":%s,"ssh_unmeasured":%s,"ssh_traffic":"%s","ollama":"%s","jupyter":"%s","cpu":"%s","cpu_why":"%s","cpu_pct":%s,"net":"%s","net_why":"%s","net_kbps":%s,"keepalive":"%s","idle_since":%s,"idle_s":%s,"deadline":%s,"deadline_fired":%s,"snooze_until":%s,"period_s":%s,"action_rc":%s,"mono":%s}\n' \
     "$now" "$1" "$2" "$gpu" "$gpu_why" "$(num "$gpu_util")" "$(num "$gpu_mem")" "$(num "$gpu_procs")" "$ssh" \
-    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$ollama" "$jupyter" "$cpu" "$cpu_why" "$(num "$cpu_pct")" \
+    "$(num "$ssh_conns")" "$(num "$ssh_new")" "$(num "$ssh_inactive")" "$(num "$ssh_unmeasured")" "$ssh_traffic_src" "$ollama" "$jupyter" "$cpu" "$cpu_why" "$(num "$cpu_pct")" \
     "$net" "$net_why" "$(num "$net_kbps")" "$keepalive" "$(num "$(plus "$now" "${idle_mono:+$((idle_mono - mono))}")")" "$(num "$IDLE")" \
     "$(num "$(plus "$now" "$dl_left")")" "$(if [ -n "$dl_fired" ]; then echo true; else echo false; fi)" "$(num "$snooze_until")" \
     "$PERIOD" "$(num "$3")" "$mono" >> "$DIR/decisions.log"

@@ -446,6 +446,15 @@ pub struct Decision {
     /// Connections whose terminal had no input for the inactive limit: they no longer count.
     #[serde(default)]
     pub ssh_inactive: Option<u32>,
+    /// Connections counted as busy only because they could not be measured (no terminal input
+    /// or traffic readable: no `ss` on the host, another user's login): the connected-but-inactive
+    /// limit cannot apply to them.
+    #[serde(default)]
+    pub ssh_unmeasured: Option<u32>,
+    /// How connections without a terminal were measured: `ss` (per-socket bytes), `no_ss` (no
+    /// `ss` on the host), `ss_failed` (it failed or ran past 10 s); empty before this field.
+    #[serde(default)]
+    pub ssh_traffic: Option<String>,
     /// `idle`, `busy`, `unreadable` or `absent` (not running there).
     pub ollama: String,
     pub jupyter: String,

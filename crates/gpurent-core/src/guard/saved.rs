@@ -107,3 +107,26 @@ pub fn decisions(store: &Store, label: &str, limit: u32) -> Result<Vec<Decision>
     }
     Ok(out)
 }
+
+/// The `meta` key recording whether the guard on `label` holds the account's full key.
+fn full_key_meta(label: &str) -> String {
+    format!("guard.full_key:{label}")
+}
+
+/// Record whether the account's full key is now on `label` (`provider.key`): set by `guard set`
+/// (with the consent and no key of the machine's own), cleared by `guard off` and once gpurent
+/// took it off before its own stop or release.
+pub fn set_full_key(store: &Store, label: &str, on: bool) -> Result<(), CoreError> {
+    store.meta_set(&full_key_meta(label), if on { "1" } else { "0" })
+}
+
+/// Whether the guard on `label` may hold the account's full key: as recorded by
+/// [`set_full_key`]; for a guard set before that record existed, whether its active spec gave the
+/// consent (the key may be there).
+pub fn holds_full_key(store: &Store, label: &str) -> Result<bool, CoreError> {
+    match store.meta_get(&full_key_meta(label))?.as_deref() {
+        Some("1") => Ok(true),
+        Some(_) => Ok(false),
+        None => Ok(spec(store, label)?.is_some_and(|s| s.allow_full_key)),
+    }
+}

@@ -131,6 +131,28 @@ pub fn put_key(
     }
 }
 
+/// How long gpurent's own stop or release waits on the machine to take the full key off it.
+pub const KEY_OFF_LIMIT: Duration = Duration::from_secs(15);
+
+/// Take the account's full key (`~/.gpurent/guard/provider.key`, and a half-written `.new`) off
+/// the machine and check it is gone: run by gpurent right before it stops or releases the
+/// machine itself (a stopped machine's disk stays readable to its host operator). A failure is
+/// an error; the caller still stops the machine (money first) and says the key may remain.
+pub fn remove_provider_key(conn: &Connection, cancel: &CancelToken) -> Result<(), GuardError> {
+    let name = super::provider::KEY_FILE;
+    let out = run_limited(
+        conn,
+        &format!("{D}; rm -f \"$d/{name}\" \"$d/{name}.new\"; [ ! -e \"$d/{name}\" ]"),
+        KEY_OFF_LIMIT,
+        cancel,
+    )?;
+    if out.success() {
+        Ok(())
+    } else {
+        Err(failed("removing the provider key", &out))
+    }
+}
+
 /// The queries the guard runs, and whether nvidia-smi hung while they were adapted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuCommands {

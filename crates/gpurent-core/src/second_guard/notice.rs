@@ -34,6 +34,13 @@ pub enum NoticeKind {
     /// A budget with "stop at 100 %" is used up but this machine cannot be stopped (Lambda has no
     /// stop, only release): nothing was sent; release it with the checklist, or keep it.
     BudgetCannotStop,
+    /// gpurent stopped or released the machine (`action`) itself, but its guard held the
+    /// account's full API key and the machine could not be reached to take it off first
+    /// (`error`: why): the key may remain on its disk — revoke it at the provider.
+    KeyLeft,
+    /// The guard on the machine runs but has not sampled for longer than it ever should (stuck,
+    /// e.g. on a hung driver): neither idle nor its deadline can fire there.
+    GuardStale,
 }
 
 /// Why the app only notified of a missed deadline (did not act itself).
@@ -235,6 +242,30 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
             format!("{whose} is used up, but {host} cannot be stopped"),
             format!(
                 "{spent} of {budget}. Its provider has no stop (only release), so nothing was sent and it still bills. Release it in the Billing step — the release checklist shows what would be lost first."
+            ),
+        ),
+        (NoticeKind::GuardStale, false) => (
+            format!("The guard on {host} is stuck"),
+            "It runs but has not checked the machine for a while, so neither the idle time nor its deadline can act, and the machine may bill on. Switch the guard off and set it again, or stop or release the machine yourself.".into(),
+        ),
+        (NoticeKind::GuardStale, true) => (
+            format!("{host} 上的守护进程卡住了"),
+            "它在运行，但已有一段时间没有检查机器，因此空闲时限和截止时间都无法执行，机器可能会一直计费。请关闭守护后重新设置，或自行停止或释放机器。".into(),
+        ),
+        (NoticeKind::KeyLeft, false) => (
+            format!("{host}: your account's API key may remain on its disk"),
+            format!(
+                "gpurent {} it, but could not reach it first to delete the full API key its guard held (~/.gpurent/guard/provider.key; {}). Anyone who can read that disk (the host operator) may read the key: revoke it in the provider's console, create a new one and connect it with `gpurent provider add`.",
+                if n.action.as_deref() == Some("release") { "released" } else { "stopped" },
+                n.error.as_deref().unwrap_or("no answer")
+            ),
+        ),
+        (NoticeKind::KeyLeft, true) => (
+            format!("{host}：账户 API 密钥可能仍留在其磁盘上"),
+            format!(
+                "gpurent 已{}它，但之前无法连接到它来删除守护进程持有的完整 API 密钥（~/.gpurent/guard/provider.key；{}）。能读取该磁盘的人（主机运营方）可能读到这个密钥：请在平台控制台中吊销它，新建一个密钥，并用 `gpurent provider add` 重新连接。",
+                if n.action.as_deref() == Some("release") { "释放" } else { "停止" },
+                n.error.as_deref().unwrap_or("无应答")
             ),
         ),
         (NoticeKind::BudgetCannotStop, true) => (

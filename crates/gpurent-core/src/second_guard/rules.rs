@@ -74,6 +74,9 @@ pub struct GuardReading {
     /// on again, also when the user starts the machine afterwards; a new `guard set` is a new
     /// deadline.
     pub deadline_done: bool,
+    /// The guard runs but is stuck (its status says `stale`): the host time of its last sample,
+    /// which names the stuck spell. Neither idle nor its deadline can fire on the machine.
+    pub stale_since_s: Option<i64>,
 }
 
 impl GuardReading {
@@ -97,6 +100,7 @@ impl GuardReading {
             action: spec.action,
             snooze_until_ms: None,
             deadline_done: false,
+            stale_since_s: None,
         }
     }
 }
@@ -205,6 +209,15 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
     let running = |host: &str| input.machines.iter().any(|m| m.host == host && m.running);
 
     for g in &input.guards {
+        // A stuck guard acts on nothing: said once per stuck spell (named by its last sample).
+        if let (Some(since), true) = (g.stale_since_s, running(&g.host)) {
+            let mut n = Notice::new(
+                format!("guard_stale:{}:{since}", g.host),
+                NoticeKind::GuardStale,
+            );
+            n.host = Some(g.host.clone());
+            push(&mut out, n);
+        }
         if let Some(idle) = g.idle_for_s {
             // Half the guard's idle time (at least a minute) in: the user can still step in.
             let half = (g.idle_s as i64 / 2).max(60);
@@ -393,6 +406,23 @@ pub fn still_billing(stop: &StopOrder) -> Notice {
     n
 }
 
+/// The notice for a stop or release gpurent did itself (`action`) on `host` (ledger `instance`)
+/// whose guard held the account's full API key, which could not be taken off the machine first
+/// (`why`: the error code): it may remain on the machine's disk.
+pub fn key_left(
+    host: &str,
+    instance: &str,
+    action: &str,
+    why: Option<String>,
+    now_ms: i64,
+) -> Notice {
+    let mut n = Notice::new(format!("key_left:{instance}:{now_ms}"), NoticeKind::KeyLeft);
+    n.host = Some(host.to_string());
+    n.action = Some(action.to_string());
+    n.error = why;
+    n
+}
+
 /// The notice for a deadline the app acted on: `confirmed` when the provider's state read back
 /// shows the action took (`state`: the provider's own status text); otherwise `error` says why.
 /// A confirmed act carries the act's key (remembered: never again); a failed one its own key
@@ -452,6 +482,7 @@ mod tests {
             action: ActionKind::Poweroff,
             snooze_until_ms: None,
             deadline_done: false,
+            stale_since_s: None,
         }
     }
 
@@ -1053,6 +1084,78 @@ mod tests {
         missed.no_act = Some(NoActReason::PastedHost);
         let (_, b) = notice_text(Language::En, &missed);
         assert!(b.contains("pasted host"), "{b}");
+    }
+
+    /// A guard that runs but no longer samples (stuck: `guard_stale`) cannot act — neither idle
+    /// nor its deadline: the app says so once per stuck spell, while the machine bills; a new
+    /// spell (a later last sample) speaks again.
+    #[test]
+    fn a_stale_guard_is_said_once() {
+        let stale = |since: i64| GuardReading {
+            stale_since_s: Some(since),
+            ..guard("box", None, None)
+        };
+        let on = vec![machine("box", None, true)];
+        let input = TickInput {
+            guards: vec![stale(1000)],
+            machines: on.clone(),
+            ..Default::default()
+        };
+        let d = decide(NOW, &input, &HashSet::new());
+        assert_eq!(
+            kinds(&d),
+            vec![(NoticeKind::GuardStale, Some("box".into()))]
+        );
+        let sent: HashSet<String> = d.notices.iter().map(|n| n.key.clone()).collect();
+        assert!(decide(NOW + MIN, &input, &sent).notices.is_empty());
+        let again = TickInput {
+            guards: vec![stale(5000)],
+            machines: on,
+            ..Default::default()
+        };
+        assert_eq!(decide(NOW, &again, &sent).notices.len(), 1);
+        let off = TickInput {
+            guards: vec![stale(1000)],
+            machines: vec![machine("box", None, false)],
+            ..Default::default()
+        };
+        assert!(decide(NOW, &off, &HashSet::new()).notices.is_empty());
+        for lang in [
+            crate::infra::settings::Language::En,
+            crate::infra::settings::Language::ZhCn,
+        ] {
+            let (t, _) = notice_text(lang, &d.notices[0]);
+            assert!(t.contains("box"), "{t}");
+        }
+    }
+
+    /// The key left on a machine gpurent stopped: the words say where it is, why, and to revoke
+    /// it, in both languages; each such stop is its own notice.
+    #[test]
+    fn key_left_words() {
+        use crate::infra::settings::Language;
+        let n = key_left(
+            "pod",
+            "gpurent-1",
+            "release",
+            Some("connect_failed".into()),
+            NOW,
+        );
+        assert_eq!(n.kind, NoticeKind::KeyLeft);
+        assert_ne!(
+            n.key,
+            key_left("pod", "gpurent-1", "release", None, NOW + 1).key
+        );
+        let (t, b) = notice_text(Language::En, &n);
+        assert!(t.contains("pod") && t.contains("API key"), "{t}");
+        for w in ["released", "provider.key", "connect_failed", "revoke"] {
+            assert!(b.contains(w), "{w}: {b}");
+        }
+        let (t, b) = notice_text(Language::ZhCn, &n);
+        assert!(t.contains("密钥"), "{t}");
+        for w in ["释放", "provider.key", "connect_failed", "吊销"] {
+            assert!(b.contains(w), "{w}: {b}");
+        }
     }
 
     /// Every kind has words in both languages, with its numbers in them.

@@ -64,6 +64,19 @@ const clock = (ms, seconds = false) =>
 /** @param {unknown} e */
 const fail = (e) => showError(/** @type {ErrorPayload} */ (e));
 
+/**
+ * After gpurent's own stop or release: the full account key a guard held could not be taken off
+ * the machine first — say so (and what to do) in the banner; otherwise clear it.
+ * @param {import('../../../bindings/InstanceView').InstanceView} after
+ */
+function keyLeft(after) {
+  if (after.key_left) {
+    showError({ code: 'key_left', message: 'the API key may remain on the disk', detail: after.key_left_why ?? '' });
+  } else {
+    hideError();
+  }
+}
+
 // ---- confirm with the money in words ----
 
 /**
@@ -128,8 +141,7 @@ function moneyWords(m, id) {
 export async function releaseMachine(id, after) {
   try {
     if (!(await confirmRelease(id))) return;
-    await instanceAction(id, 'release');
-    hideError();
+    keyLeft(await instanceAction(id, 'release'));
   } catch (e) {
     fail(e);
   }
@@ -170,8 +182,7 @@ async function stopMachine(id, after) {
   try {
     const m = await instanceMoney(id, 'stop');
     if (!(await confirmMoney(t('billing.stop.title', { id }), moneyWords(m, id), t('billing.stop.yes')))) return;
-    await instanceAction(id, 'stop');
-    hideError();
+    keyLeft(await instanceAction(id, 'stop'));
   } catch (e) {
     fail(e);
   }

@@ -411,6 +411,26 @@ function readingText(name, s) {
 }
 
 /**
+ * SSH connections the guard cannot measure (no `ss` on the machine, `ss` failing, another user's
+ * login) count as busy: say so, and whether the connected-but-inactive limit still applies (a
+ * warning while such a connection is open: only the deadline bounds it).
+ * @param {import('../../../bindings/SshMeasure').SshMeasure} m
+ */
+function sshMeasureNote(m) {
+  const why = ['no_ss', 'ss_failed'].includes(m.traffic) ? m.traffic : 'other';
+  const limit = m.inactive_limit_applies
+    ? t('guard.ssh_measure.applies')
+    : t('guard.ssh_measure.not_applies', { n: num(m.unmeasured, 0) });
+  return el('p', {
+    id: 'guard-ssh-measure',
+    class: m.inactive_limit_applies ? 'guard-note muted' : 'guard-note bad-text',
+    'data-note': 'ssh_unmeasured',
+    'data-traffic': m.traffic,
+    text: `${t(`guard.ssh_measure.${why}`)} ${limit}`,
+  });
+}
+
+/**
  * @param {GuardStatus} s @param {Decision[]} decisions @param {number} readAt local ms of the read
  * @param {HTMLElement} box
  */
@@ -446,6 +466,10 @@ function renderStatus(s, decisions, readAt, box) {
   }
   // What the status itself warns of: a stuck loop, no deadline, a GPU it cannot read.
   for (const n of s.notes) {
+    if (n === 'ssh_unmeasured' && s.ssh_measure) {
+      box.append(sshMeasureNote(s.ssh_measure));
+      continue;
+    }
     const cls = WARN_NOTES.includes(n) ? 'guard-note bad-text' : 'guard-note muted';
     box.append(el('p', { class: cls, 'data-note': n, text: maybe(`guard.note.${n}`, n) }));
   }

@@ -4,7 +4,7 @@
 // money first (instance_money) and confirmed, then the state the provider answered.
 import { hostList, instanceAction, instanceMoney, instancesList, providerList } from '../../api.js';
 import { clear, el } from '../../dom.js';
-import { t } from '../../i18n.js';
+import { errorText, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
 import { releaseForeign } from '../billing/billing.js';
@@ -462,6 +462,11 @@ function askConfirm(row, box, i, action, m, status, reload) {
         state: t(`rent.state.${after.state}`),
         raw: after.remote?.raw_status ?? t('rented.gone'),
       });
+      if (after.key_left) {
+        // The full account key its guard held could not be taken off first: what to do.
+        const left = errorText({ code: 'key_left', message: '', detail: after.key_left_why ?? '' });
+        status.textContent = `${status.textContent} ${left}`;
+      }
     } catch (e) {
       status.textContent = providerErrorText(/** @type {ErrorPayload} */ (e));
     }
