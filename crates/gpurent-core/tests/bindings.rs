@@ -46,6 +46,7 @@ use gpurent_core::ollama::install::InstallProgress;
 use gpurent_core::ollama::{Loaded, PullProgress};
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
+use gpurent_core::recipes::Recipe;
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
@@ -138,6 +139,7 @@ macro_rules! ipc_types {
             KindJob,
             KindEstimate,
             KindCatalog,
+            Recipe,
         )
     };
 }
