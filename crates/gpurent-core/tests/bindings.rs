@@ -22,6 +22,7 @@ use gpurent_core::app::providers::{
     AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
     RentRequest,
 };
+use gpurent_core::app::recipe::{RecipeRunReport, RecipeStep};
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
@@ -140,6 +141,8 @@ macro_rules! ipc_types {
             KindEstimate,
             KindCatalog,
             Recipe,
+            RecipeRunReport,
+            RecipeStep,
         )
     };
 }
