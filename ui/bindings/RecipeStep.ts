@@ -3,4 +3,4 @@
 /**
  * The flow's steps, in order.
  */
-export type RecipeStep = "setup" | "start" | "ready" | "guard" | "open";
+export type RecipeStep = "rent" | "setup" | "start" | "ready" | "guard" | "open";

@@ -41,9 +41,31 @@ enum RecipeCmd {
 struct RunArgs {
     /// The recipe (`gpurent recipe list`).
     name: String,
-    /// The saved host's label.
+    /// The saved host's label (or rent one with --provider and --offer).
+    #[arg(
+        long,
+        required_unless_present = "provider",
+        conflicts_with = "provider"
+    )]
+    host: Option<String>,
+    /// Rent first: runpod, vast or lambda (with --offer; asks before renting, or --yes).
+    #[arg(long, requires = "offer")]
+    provider: Option<String>,
+    /// The offer id from `gpurent offers` (its host must run the CUDA the recipe's image needs).
+    #[arg(long, requires = "provider")]
+    offer: Option<String>,
+    /// Which account of the provider (default: the first).
+    #[arg(long, value_name = "NAME")]
+    account: Option<String>,
+    /// The gpurent key to register and log in with when renting (default: the first).
+    #[arg(long, value_name = "LABEL")]
+    key: Option<String>,
+    /// The most per hour you accept when renting (USD, the whole machine).
+    #[arg(long, value_name = "USD")]
+    max_price: Option<f64>,
+    /// Rent without asking (required off a terminal: renting spends money).
     #[arg(long)]
-    host: String,
+    yes: bool,
     /// The app's port on the host's 127.0.0.1 (default: the recipe's).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -134,31 +156,82 @@ fn run(data_dir: Option<&Path>, a: &RunArgs) -> Result<(), RecipeFailure> {
         step: RecipeStep::Setup,
         error: e,
     };
+    let rent = |e: RecipeError| RecipeFailure {
+        step: RecipeStep::Rent,
+        error: e,
+    };
     let app = crate::open::open_app(data_dir).map_err(|e| setup(e.into()))?;
-    // An unknown recipe is bad input, before any key or host is looked at.
+    // An unknown recipe is bad input, before any key, host or offer is looked at.
     gpurent_core::recipes::get(&a.name).map_err(|e| setup(e.into()))?;
     let env = SshEnv::detect().map_err(|e| setup(e.into()))?;
-    let key =
-        match crate::open::identity_file(a.identity.as_deref()).map_err(|e| setup(e.into()))? {
-            Some(k) => k,
-            None => app
-                .host_key_for(&a.host, None)
-                .map_err(|e| setup(e.into()))?,
-        };
+    let (host, key) = match (&a.provider, &a.offer, &a.host) {
+        (Some(p), Some(offer), _) => {
+            // Rent first: the offer's host CUDA against the recipe's images, the price
+            // confirmed as `gpurent rent` confirms it, then the rent path itself.
+            let kind = crate::provider::kind(p).map_err(|e| rent(e.into()))?;
+            let checked = app.recipe_offer(&a.name, kind, a.account.as_deref(), offer)?;
+            let args = crate::rent::RentArgs::for_recipe(
+                p,
+                a.account.clone(),
+                offer,
+                checked.image.clone(),
+                checked.disk_gb,
+                a.key.clone(),
+                a.identity.clone(),
+                a.max_price,
+                a.yes,
+                a.json,
+            );
+            let key = crate::rent::login_key(&app, &args).map_err(|e| rent(e.into()))?;
+            let max_price_usd =
+                crate::rent::confirm_price(&app, kind, &args).map_err(|e| rent(e.into()))?;
+            let req = gpurent_core::app::providers::RentRequest {
+                provider: kind,
+                offer_id: offer.clone(),
+                image: checked.image,
+                disk_gb: Some(checked.disk_gb),
+                no_wait: false,
+                ready_timeout_s: None,
+                account: a.account.clone(),
+                max_price_usd,
+            };
+            let view = app
+                .rent(&req, &key, &env, &StepLines, &CancelToken::new())
+                .map_err(|e| rent(e.into()))?;
+            let label = view.ledger.host_label.clone().unwrap_or(view.ledger.id);
+            eprintln!("… rented: {label} (release it when done: gpurent release {label} --yes)");
+            (label, key)
+        }
+        (_, _, Some(h)) => {
+            let key = match crate::open::identity_file(a.identity.as_deref())
+                .map_err(|e| setup(e.into()))?
+            {
+                Some(k) => k,
+                None => app.host_key_for(h, None).map_err(|e| setup(e.into()))?,
+            };
+            (h.clone(), key)
+        }
+        _ => {
+            return Err(setup(
+                gpurent_core::CoreError::invalid("host", "give --host, or --provider and --offer")
+                    .into(),
+            ))
+        }
+    };
     let cancel = CancelToken::new();
     let opts = RecipeRunOptions {
         port: a.port,
         local_port: a.local_port,
     };
     let (fwd, report) =
-        app.recipe_run_with_key(&a.name, &a.host, &env, &key, &opts, &StepLines, &cancel)?;
+        app.recipe_run_with_key(&a.name, &host, &env, &key, &opts, &StepLines, &cancel)?;
     if a.json {
         // One line, printed once the app answered (the command then holds the tunnel).
         let line = serde_json::to_string(&report)
             .map_err(|e| setup(gpurent_core::CoreError::invalid("output", e.to_string()).into()))?;
         println!("{line}");
     } else {
-        println!("{} on {}: open {}", report.recipe, a.host, report.url);
+        println!("{} on {}: open {}", report.recipe, host, report.url);
         println!(
             "(ready: {} answered {} through the tunnel; guard set: idle {} min)",
             report.ready_path,
@@ -173,7 +246,7 @@ fn run(data_dir: Option<&Path>, a: &RunArgs) -> Result<(), RecipeFailure> {
         }
         println!(
             "(Ctrl-C closes the tunnel; `gpurent recipe stop {} --host {}` stops the app)",
-            a.name, a.host
+            a.name, host
         );
     }
     crate::tunnel::hold_until_ctrl_c(fwd, &cancel).map_err(|e| RecipeFailure {

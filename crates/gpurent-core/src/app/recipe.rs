@@ -20,6 +20,7 @@ use crate::infra::events::ProgressSink;
 use crate::infra::ipc::{Coded, ErrorData};
 use crate::jupyter::JupyterError;
 use crate::ollama::OllamaError;
+use crate::providers::{ProviderError, ProviderKind, ProviderOffer};
 use crate::recipes::web::{self, WebError};
 use crate::recipes::{self, Recipe, RecipeApp};
 use crate::remote::error::RemoteError;
@@ -30,6 +31,9 @@ use crate::setup::SetupOptions;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum RecipeStep {
+    /// Renting the machine (`--provider P --offer ID`): the offer read, its host CUDA against
+    /// the recipe's images, the rent.
+    Rent,
     Setup,
     Start,
     Ready,
@@ -40,6 +44,7 @@ pub enum RecipeStep {
 impl RecipeStep {
     pub fn as_str(self) -> &'static str {
         match self {
+            RecipeStep::Rent => "rent",
             RecipeStep::Setup => "setup",
             RecipeStep::Start => "start",
             RecipeStep::Ready => "ready",
@@ -66,6 +71,11 @@ pub enum RecipeError {
     Web(#[from] WebError),
     #[error(transparent)]
     Guard(#[from] GuardError),
+    #[error(transparent)]
+    Provider(Box<ProviderError>),
+    /// The offer's host runs an older CUDA than every image of the recipe: not rented.
+    #[error("the offer's host runs CUDA {host_cuda}; the recipe's images need CUDA {need} or newer on the host (not rented)")]
+    OfferDriverTooOld { host_cuda: String, need: String },
     /// The host's driver is below every image of the recipe.
     #[error("the host's NVIDIA driver {driver} is older than the recipe needs ({need} or newer)")]
     DriverTooOld { driver: String, need: String },
@@ -93,6 +103,8 @@ impl Coded for RecipeError {
             RecipeError::Ollama(e) => e.code(),
             RecipeError::Web(e) => e.code(),
             RecipeError::Guard(e) => e.code(),
+            RecipeError::Provider(e) => e.code(),
+            RecipeError::OfferDriverTooOld { .. } => "recipe_offer_driver_too_old",
             RecipeError::DriverTooOld { .. } => "recipe_driver_too_old",
             RecipeError::HostNotReady { .. } => "recipe_host_not_ready",
             RecipeError::NotReady { .. } => "recipe_not_ready",
@@ -108,6 +120,7 @@ impl Coded for RecipeError {
             RecipeError::Ollama(e) => e.detail(),
             RecipeError::Web(e) => e.detail(),
             RecipeError::Guard(e) => e.detail(),
+            RecipeError::Provider(e) => e.detail(),
             _ => None,
         }
     }
@@ -121,6 +134,7 @@ impl Coded for RecipeError {
             RecipeError::Ollama(e) => e.data(),
             RecipeError::Web(e) => e.data(),
             RecipeError::Guard(e) => e.data(),
+            RecipeError::Provider(e) => e.data(),
             _ => None,
         }
     }
@@ -132,6 +146,12 @@ impl Coded for RecipeError {
 pub struct RecipeFailure {
     pub step: RecipeStep,
     pub error: RecipeError,
+}
+
+impl From<ProviderError> for RecipeError {
+    fn from(e: ProviderError) -> Self {
+        RecipeError::Provider(Box::new(e))
+    }
 }
 
 impl From<CoreError> for RecipeFailure {
@@ -237,7 +257,59 @@ fn wait_ready(
     }
 }
 
+/// An offer checked against a recipe before renting: the image to boot (the newest CUDA line
+/// the offer's host runs) and the disk (the recipe's container disk plus its volume).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RecipeOffer {
+    pub offer: ProviderOffer,
+    /// `None` when the offer does not list its host CUDA (a VM: its driver is the image's).
+    pub image: Option<String>,
+    pub disk_gb: u32,
+}
+
 impl App {
+    /// Read `offer_id` again and check its host against the recipe's images before any money is
+    /// spent: `recipe_offer_driver_too_old` when the host's CUDA is older than every image's.
+    pub fn recipe_offer(
+        &self,
+        name: &str,
+        provider: ProviderKind,
+        account: Option<&str>,
+        offer_id: &str,
+    ) -> Result<RecipeOffer, RecipeFailure> {
+        let r = RecipeStep::Rent;
+        let recipe = recipes::get(name).map_err(at(r))?;
+        let offer = self
+            .offer_read(provider, account, offer_id)
+            .map_err(at(r))?;
+        let image = match &offer.host_cuda {
+            Some(h) => {
+                let fit = recipe.images_for_host_cuda(h);
+                let Some(first) = fit.first() else {
+                    let need = recipe
+                        .images
+                        .iter()
+                        .map(|i| i.cuda.as_str())
+                        .min_by_key(|c| recipes::version_key(c))
+                        .unwrap_or("?")
+                        .to_string();
+                    return Err(at(r)(RecipeError::OfferDriverTooOld {
+                        host_cuda: h.clone(),
+                        need,
+                    }));
+                };
+                Some(first.image.clone())
+            }
+            None => None,
+        };
+        let disk_gb = recipe.disk.container_gb + recipe.disk.volume_gb;
+        Ok(RecipeOffer {
+            offer,
+            image,
+            disk_gb,
+        })
+    }
+
     /// The bundled recipes.
     pub fn recipe_list(&self) -> Result<Vec<Recipe>, CoreError> {
         recipes::all()

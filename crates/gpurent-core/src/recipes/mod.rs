@@ -210,6 +210,19 @@ impl Recipe {
         v
     }
 
+    /// The images a host whose driver runs CUDA `host_cuda` (what `nvidia-smi` prints as "CUDA
+    /// Version", what providers list per offer) can start, newest CUDA line first: an image's
+    /// CUDA line must not be newer than the host's (no 13.0 image on a 12.8 host).
+    pub fn images_for_host_cuda(&self, host_cuda: &str) -> Vec<&RecipeImage> {
+        let mut v: Vec<&RecipeImage> = self
+            .images
+            .iter()
+            .filter(|i| driver_at_least(host_cuda, &i.cuda))
+            .collect();
+        v.sort_by_key(|i| std::cmp::Reverse(version_key(&i.cuda)));
+        v
+    }
+
     /// The lowest host driver any of its images accepts.
     pub fn min_driver(&self) -> Option<&str> {
         self.images

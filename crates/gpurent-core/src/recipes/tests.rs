@@ -176,3 +176,25 @@ fn an_unknown_recipe_is_invalid_input_naming_the_recipes() {
     assert_eq!(crate::Coded::code(&e), "invalid_input");
     assert!(e.to_string().contains("comfyui"), "{e}");
 }
+
+#[test]
+fn offers_are_filtered_by_the_host_cuda_the_image_needs() {
+    let comfy = get("comfyui").expect("comfyui");
+    let lines = |h: &str| -> Vec<String> {
+        comfy
+            .images_for_host_cuda(h)
+            .iter()
+            .map(|i| i.image.clone())
+            .collect()
+    };
+    assert_eq!(
+        lines("13.0"),
+        ["runpod/comfyui:cuda13.0", "runpod/comfyui:cuda12.8"]
+    );
+    assert_eq!(lines("12.8"), ["runpod/comfyui:cuda12.8"]);
+    assert_eq!(lines("12.9"), ["runpod/comfyui:cuda12.8"]);
+    assert!(
+        lines("12.4").is_empty(),
+        "a 12.4 host cannot start a cu128 image"
+    );
+}
