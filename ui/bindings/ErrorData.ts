@@ -44,4 +44,9 @@ have_gib?: number,
  * A rent that failed after the machine was made (any code): the gpurent id of the machine
  * that still bills — release it with `gpurent release ID --yes` or from Hosts.
  */
-still_billing?: string, };
+still_billing?: string, 
+/**
+ * A recipe's flow (`recipe_run`): the step that failed (`setup`, `start`, `ready`, `guard`,
+ * `open`); the code is that step's own.
+ */
+step?: string, };

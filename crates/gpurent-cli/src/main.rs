@@ -23,6 +23,7 @@ mod open;
 mod output;
 mod provider;
 mod rate;
+mod recipe;
 mod release;
 mod rent;
 mod settings;
@@ -119,6 +120,8 @@ enum Command {
     Cost(cost::CostArgs),
     /// A pasted host's own price and billing rule, for `gpurent cost` (docs/billing.md).
     Rate(rate::RateArgs),
+    /// Recipes: a goal end to end on a saved host (list, run, stop; docs/recipes.md).
+    Recipe(recipe::RecipeArgs),
     /// Daily and monthly spending limits and where spending stands (docs/billing.md).
     Budget(budget::BudgetArgs),
     /// Settings: the default currency (CNY / USD / follow the language).
@@ -170,6 +173,7 @@ fn main() -> ExitCode {
         Command::Rate(args) => return rate::main(cli.data_dir.as_deref(), args),
         Command::Budget(args) => return budget::main(cli.data_dir.as_deref(), args),
         Command::Settings(args) => return settings::main(cli.data_dir.as_deref(), args),
+        Command::Recipe(args) => return recipe::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

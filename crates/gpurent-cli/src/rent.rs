@@ -56,10 +56,43 @@ pub struct RentArgs {
     pub json: bool,
 }
 
+impl RentArgs {
+    /// The rent a recipe asks for (`gpurent recipe run NAME --provider P --offer ID`): its image
+    /// and disk, the same confirmation (`--yes`) and key choice as `gpurent rent`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn for_recipe(
+        provider: &str,
+        account: Option<String>,
+        offer: &str,
+        image: Option<String>,
+        disk: u32,
+        key: Option<String>,
+        identity: Option<PathBuf>,
+        max_price: Option<f64>,
+        yes: bool,
+        json: bool,
+    ) -> RentArgs {
+        RentArgs {
+            provider: provider.to_string(),
+            account,
+            offer: offer.to_string(),
+            image,
+            disk: Some(disk),
+            key,
+            identity,
+            no_wait: false,
+            ready_timeout: None,
+            max_price,
+            yes,
+            json,
+        }
+    }
+}
+
 /// Renting spends money: the price is stated and confirmed first (a terminal is asked; elsewhere
 /// `--yes` is required and nothing is created without it). Returns the most per hour the rent
 /// may cost: `--max-price`, else the price just confirmed.
-fn confirm_price(
+pub(crate) fn confirm_price(
     app: &App,
     provider: gpurent_core::providers::ProviderKind,
     args: &RentArgs,
@@ -110,7 +143,7 @@ fn confirm_price(
     Ok(Some(args.max_price.map_or(price, |m| m.min(price))))
 }
 
-fn login_key(app: &App, args: &RentArgs) -> Result<LoginKey, ProviderError> {
+pub(crate) fn login_key(app: &App, args: &RentArgs) -> Result<LoginKey, ProviderError> {
     if let Some(p) = &args.identity {
         let read = |p: &std::path::Path| {
             std::fs::read_to_string(p).map_err(|e| gpurent_core::CoreError::io(p, e))

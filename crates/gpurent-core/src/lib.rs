@@ -47,6 +47,7 @@ pub mod ollama;
 pub mod opener;
 pub mod prices;
 pub mod providers;
+pub mod recipes;
 pub mod release;
 pub mod remote;
 pub mod second_guard;

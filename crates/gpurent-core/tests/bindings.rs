@@ -22,6 +22,7 @@ use gpurent_core::app::providers::{
     AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
     RentRequest,
 };
+use gpurent_core::app::recipe::{RecipeRunReport, RecipeStep};
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
@@ -47,6 +48,7 @@ use gpurent_core::ollama::install::InstallProgress;
 use gpurent_core::ollama::{Loaded, PullProgress};
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
+use gpurent_core::recipes::Recipe;
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
@@ -140,6 +142,9 @@ macro_rules! ipc_types {
             KindJob,
             KindEstimate,
             KindCatalog,
+            Recipe,
+            RecipeRunReport,
+            RecipeStep,
         )
     };
 }

@@ -79,6 +79,7 @@ export default {
   'hosts.check.ok': 'Connected: identity verified, key login works, round trip {ms} ms.',
   'hosts.check.nokey': 'Identity verified, but the key login failed ({problem}).',
   'hosts.never': 'Not checked yet.',
+  'hosts.next.setup': 'Next: set up this host →',
   'hosts.last': 'Last check {when}: {result}',
   'hosts.last.ok': 'OK, {ms} ms',
   'hosts.last.bad': 'key login failed',

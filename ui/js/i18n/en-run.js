@@ -79,6 +79,15 @@ export default {
   'error.ollama_not_installed': 'Ollama is not installed on this host.',
   'error.ollama_not_running': 'Ollama is not running on this host. Start it first (choosing its GPUs), then chat.',
   'error.ollama_not_answering': 'Ollama started but did not answer in time. Its log: {detail}',
+  'error.app_exited': 'The app exited before it answered. Its log on the host: {detail}',
+  'error.app_not_answering': 'The app started but did not answer in time. Its log: {detail}',
+  'error.app_not_private':
+    'The app listens on {detail}, not only on 127.0.0.1: gpurent stopped it and will not open it.',
+  'error.recipe_driver_too_old': 'This host’s NVIDIA driver is older than every image of the recipe needs.',
+  'error.recipe_host_not_ready': 'Setup’s GPU check did not pass on this host: run Setup first.',
+  'error.recipe_not_ready': 'The app did not give its ready answer through the tunnel in its first-boot time.',
+  'error.recipe_offer_driver_too_old':
+    'This offer’s host runs an older CUDA than the recipe’s images need: nothing was rented.',
   'error.ollama_api_error': 'Ollama answered with an error: {detail}',
   'error.ollama_bad_answer': 'Ollama answered something unexpected: {detail}',
   'error.jupyter_not_installed':

@@ -30,6 +30,8 @@ export default {
   'setup.state.warn': 'warning',
   'setup.state.fail': 'problem',
   'setup.verdict.ready': 'Ready: PyTorch can use the GPU on this machine.',
+  'setup.next.files': 'Next: move your files →',
+  'setup.next.run': 'Next: run something →',
   'setup.verdict.fixable': 'Fixable here: run the fix below.',
   'setup.verdict.blocked.manual': 'Needs a manual step (see below).',
   'setup.verdict.blocked.reboot': 'Needs a reboot of the machine (see below).',

@@ -74,6 +74,7 @@ export default {
   'hosts.check.ok': '已连接：身份已核实，密钥登录正常，往返 {ms} 毫秒。',
   'hosts.check.nokey': '身份已核实，但密钥登录失败（{problem}）。',
   'hosts.never': '尚未检查。',
+  'hosts.next.setup': '下一步：设置这台主机 →',
   'hosts.last': '上次检查 {when}：{result}',
   'hosts.last.ok': '正常，{ms} 毫秒',
   'hosts.last.bad': '密钥登录失败',

@@ -77,6 +77,13 @@ export default {
   'error.ollama_not_installed': '这台主机上没有安装 Ollama。',
   'error.ollama_not_running': '这台主机上的 Ollama 没有运行。请先启动它（并选择 GPU），再开始对话。',
   'error.ollama_not_answering': 'Ollama 已启动但没有及时应答。日志：{detail}',
+  'error.app_exited': '应用在应答之前就退出了。主机上的日志：{detail}',
+  'error.app_not_answering': '应用已启动但没有及时应答。日志：{detail}',
+  'error.app_not_private': '应用监听在 {detail}，而不只是 127.0.0.1：gpurent 已停止它，不会打开。',
+  'error.recipe_driver_too_old': '这台主机的 NVIDIA 驱动比配方所有镜像需要的都旧。',
+  'error.recipe_host_not_ready': '这台主机没有通过“设置”的 GPU 检查：请先运行“设置”。',
+  'error.recipe_not_ready': '应用在预计的首次启动时间内没有通过隧道给出就绪应答。',
+  'error.recipe_offer_driver_too_old': '这个报价的主机 CUDA 版本比配方镜像需要的旧：没有租用。',
   'error.ollama_api_error': 'Ollama 返回错误：{detail}',
   'error.ollama_bad_answer': 'Ollama 的应答不符合预期：{detail}',
   'error.jupyter_not_installed':

@@ -30,6 +30,8 @@ export default {
   'setup.state.warn': '警告',
   'setup.state.fail': '有问题',
   'setup.verdict.ready': '就绪：这台机器上的 PyTorch 可以使用 GPU。',
+  'setup.next.files': '下一步：传输文件 →',
+  'setup.next.run': '下一步：运行 →',
   'setup.verdict.fixable': '可在此修复：执行下面的修复。',
   'setup.verdict.blocked.manual': '需要手动处理（见下文）。',
   'setup.verdict.blocked.reboot': '需要重启这台机器（见下文）。',

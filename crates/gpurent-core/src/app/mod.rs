@@ -19,6 +19,7 @@ pub mod monitor;
 pub mod multigpu;
 pub mod ollama;
 pub mod providers;
+pub mod recipe;
 pub mod release;
 pub mod second_guard;
 pub mod setup;

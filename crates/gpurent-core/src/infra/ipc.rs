@@ -98,6 +98,11 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub still_billing: Option<String>,
+    /// A recipe's flow (`recipe_run`): the step that failed (`setup`, `start`, `ready`, `guard`,
+    /// `open`); the code is that step's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub step: Option<String>,
 }
 
 impl ErrorPayload {

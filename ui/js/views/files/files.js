@@ -40,6 +40,18 @@ const state = {
   downloadDir: '',
 };
 
+/**
+ * Open Files on this host next time the screen is drawn (Setup's next step).
+ * @param {string} label
+ */
+export function filesOn(label) {
+  if (state.host !== label) {
+    state.host = label;
+    state.dir = '.';
+    state.selected.clear();
+  }
+}
+
 /** @param {number} b */
 function bytes(b) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

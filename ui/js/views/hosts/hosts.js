@@ -20,6 +20,7 @@ import * as ops from '../../ops.js';
 import { platform } from '../../platform.js';
 import { debounced, redraws } from '../../screen.js';
 import { renderRented } from './rented.js';
+import { setupOn } from '../setup/setup.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
 /** @typedef {import('../../../bindings/HostCheck').HostCheck} HostCheck */
@@ -346,6 +347,15 @@ function renderList(list, hosts, status, refresh, signal) {
         else if (err.code !== 'cancelled') showError(err);
       }
     });
+    // Every step names the next one: a saved host goes on to Setup, one click away.
+    const toSetup = el('button', {
+      type: 'button',
+      class: 'next-setup',
+      'data-host': h.label,
+      'data-route': 'setup',
+      text: t('hosts.next.setup'),
+    });
+    toSetup.addEventListener('click', () => setupOn(h.label));
     const config = el('button', {
       type: 'button',
       class: 'sshconfig',
@@ -448,7 +458,7 @@ function renderList(list, hosts, status, refresh, signal) {
         ),
         h.key_label ? el('p', { class: 'muted small', text: t('hosts.with_key', { key: h.key_label }) }) : null,
         line,
-        el('div', { class: 'row' }, check, stop, config, term, code, copy, del),
+        el('div', { class: 'row' }, check, stop, toSetup, config, term, code, copy, del),
         extra,
       ),
     );

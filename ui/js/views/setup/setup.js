@@ -7,6 +7,7 @@ import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
 import { explainButton, explainPanel } from './explain.js';
+import { filesOn } from '../files/files.js';
 
 /** @typedef {import('../../../bindings/Finding').Finding} Finding */
 /** @typedef {import('../../../bindings/Report').Report} Report */
@@ -122,6 +123,21 @@ export async function renderSetup(root, signal) {
   const steps = el('ol', { id: 'setup-steps', class: 'steps' });
   const verdict = el('p', { id: 'setup-verdict', class: 'verdict' });
   const findings = el('div', { id: 'setup-findings' });
+  // Every step names the next one: a ready host goes on to Files or Run, one click away.
+  const toFiles = el('button', {
+    type: 'button',
+    id: 'setup-next-files',
+    'data-route': 'files',
+    text: t('setup.next.files'),
+  });
+  toFiles.addEventListener('click', () => filesOn(hostSel.value));
+  const toRun = el('button', {
+    type: 'button',
+    id: 'setup-next-run',
+    'data-route': 'monitor',
+    text: t('setup.next.run'),
+  });
+  const next = el('div', { id: 'setup-next', class: 'row', hidden: true }, toFiles, toRun);
   const line = el('p', { id: 'setup-line', class: 'muted', role: 'status' });
   const bar = /** @type {HTMLProgressElement} */ (el('progress', { id: 'setup-progress', hidden: true }));
   const log = el('pre', { id: 'setup-log', class: 'log', hidden: true });
@@ -154,6 +170,7 @@ export async function renderSetup(root, signal) {
         v.status === 'blocked' ? t(`setup.verdict.blocked.${v.needs}`) : t(`setup.verdict.${v.status}`);
       for (const f of r.findings) findings.append(findingCard(f, fix));
     }
+    next.hidden = r?.verdict.status !== 'ready';
     if (state.verify) findings.prepend(verifyCard(state.verify));
     run.textContent = state.report ? t('setup.recheck') : t('setup.run');
     const busy = current();
@@ -326,6 +343,7 @@ export async function renderSetup(root, signal) {
       ),
       steps,
       verdict,
+      next,
       line,
       bar,
     ),
