@@ -434,3 +434,64 @@ fn a_link_that_dies_silently_stalls_reconnects_and_leaves_one_loop_on_the_host()
         "loops on the host while streaming again: {after_reconnect:?}"
     );
 }
+
+#[test]
+fn gpu_names_and_process_commands_arrive_without_terminal_controls() {
+    // A host whose GPU name and GPU process carry escape sequences: OSC 0 (retitle the
+    // terminal, ended by BEL), CSI 2J (clear the screen), a backspace and a C1 control.
+    let hostile = "\x1b]0;pwned\x07NVIDIA \x1b[2JH100\x08 80GB\u{9b}";
+    let root = tempfile::tempdir().expect("root");
+    let p = root.path();
+    std::fs::create_dir_all(p.join("proc/4242")).expect("dir");
+    std::fs::write(
+        p.join("proc/4242/stat"),
+        "4242 (python3) R 1 4242 4242 0 -1 0 0 0 0 0 5000 100 0 0 20 0\n",
+    )
+    .expect("stat");
+    std::fs::write(
+        p.join("proc/4242/cmdline"),
+        "python3\0train.py\0\x1b]0;owned\x07--lr\0\x1b[2J1e-4\0",
+    )
+    .expect("cmdline");
+    let root_s = p.display().to_string();
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("GPURENT_PROC_ROOT", root_s.as_str())],
+        &[Gpu::busy(5)],
+        &[],
+    ) else {
+        return;
+    };
+    let csv = h.state().join("gpus.csv");
+    let text = std::fs::read_to_string(&csv).expect("gpus.csv");
+    std::fs::write(&csv, text.replace("NVIDIA H100 80GB HBM3", hostile)).expect("write");
+    write_apps(&h.state(), &[(0, 4242, 9_000)]);
+    let evs = watch(&h, h.sshd.port(), &fast(), |_, seen| {
+        let apps = seen
+            .iter()
+            .any(|e| matches!(e, TelemetryEvent::Apps { .. }));
+        if count_gpus(seen) >= 2 && apps {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let name = gpus(&evs)[0][0].name.clone().expect("name");
+    assert_eq!(name, "NVIDIA H100 80GB");
+    let apps = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Apps { apps, .. } => Some(apps),
+            _ => None,
+        })
+        .expect("apps");
+    assert_eq!(
+        apps[0].command.as_deref(),
+        Some("python3 train.py --lr 1e-4")
+    );
+    // Nothing in any event, as the UI and the CLI's --json receive it, carries a control.
+    let json = serde_json::to_string(&evs).expect("json");
+    for bad in ["\\u001b", "\\u0007", "\\b", "\\u009b", "\u{9b}"] {
+        assert!(!json.contains(bad), "{bad} in {json}");
+    }
+}

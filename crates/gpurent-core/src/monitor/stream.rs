@@ -32,6 +32,7 @@ use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_collect, exec_polled, ExecOptions, OutStream};
 use crate::remote::quote::sh_c;
+use crate::remote::text::clean as clean_text;
 
 /// The longest nap of the stream's read loop and of its stall watchdog when nothing arrives:
 /// a sample is at most this late, and 32 hosts cost a few hundred wake-ups a second, not thousands.
@@ -132,7 +133,7 @@ impl Lines {
         while let Some(i) = self.0[start..].iter().position(|&b| b == b'\n') {
             if !self.1 {
                 let line = String::from_utf8_lossy(&self.0[start..start + i]);
-                out(line.trim_end_matches('\r'));
+                out(&clean_text(&line));
             }
             self.1 = false;
             start += i + 1;

@@ -28,6 +28,7 @@ use crate::remote::error::{RemoteError, Stage};
 use crate::remote::exec::exec;
 use crate::remote::http;
 use crate::remote::quote::{sh_c, shell_quote};
+use crate::remote::text::{clean as clean_text, cleaned};
 
 /// Ollama's default port.
 pub const DEFAULT_PORT: u16 = 11434;
@@ -167,7 +168,7 @@ pub fn version(conn: &Connection, port: u16) -> Result<Option<String>, OllamaErr
         Err(e) => return Err(e.into()),
     };
     let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| bad(e.to_string()))?;
-    Ok(v["version"].as_str().map(str::to_string))
+    Ok(v["version"].as_str().map(cleaned))
 }
 
 /// Starts `ollama serve` under a lock (`start.lock`, a directory: `mkdir` is atomic): `$1` the
@@ -356,12 +357,12 @@ pub fn pull(
                 return;
             };
             if let Some(e) = v["error"].as_str() {
-                err = Some(e.to_string());
+                err = Some(cleaned(e));
                 return;
             }
             let p = PullProgress {
-                status: v["status"].as_str().unwrap_or_default().to_string(),
-                digest: v["digest"].as_str().map(str::to_string),
+                status: cleaned(v["status"].as_str().unwrap_or_default()),
+                digest: v["digest"].as_str().map(cleaned),
                 total: v["total"].as_u64(),
                 completed: v["completed"].as_u64(),
             };
@@ -392,7 +393,7 @@ fn api_error(r: &http::Response) -> Option<String> {
     Some(
         v["error"]
             .as_str()
-            .map(str::to_string)
+            .map(cleaned)
             .unwrap_or_else(|| format!("HTTP {}", r.status)),
     )
 }
@@ -440,6 +441,7 @@ pub fn generate(
                 return;
             };
             if let Some(piece) = v["response"].as_str() {
+                let piece = clean_text(piece);
                 let room = MAX_ANSWER - len.get();
                 let piece: String = piece.chars().take(room).collect();
                 len.set(len.get() + piece.chars().count().max(1));
@@ -489,7 +491,7 @@ pub fn ps(conn: &Connection, port: u16) -> Result<Vec<Loaded>, OllamaError> {
         .ok_or_else(|| bad("no models list"))?
         .iter()
         .map(|m| Loaded {
-            name: m["name"].as_str().unwrap_or_default().to_string(),
+            name: cleaned(m["name"].as_str().unwrap_or_default()),
             size: m["size"].as_u64(),
             size_vram: m["size_vram"].as_u64(),
         })
