@@ -13,6 +13,7 @@
 //! - [`Prism`]: Stoplight Prism on loopback (`mock` / validating `proxy`) for the provider specs.
 //! - [`ollama_dl::OllamaDownloads`]: a loopback `ollama.com/download` serving a release-shaped
 //!   archive of the fake `ollama` (the Ollama install tests).
+//! - [`tls_redirect::TlsRedirect`]: an https mirror on loopback that redirects to plain http.
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
 //! The login user `gputest` must exist before tests run: `scripts/setup-test-host.sh` creates it
@@ -33,6 +34,7 @@ mod net;
 pub mod ollama_dl;
 pub mod prism;
 mod sshd;
+pub mod tls_redirect;
 
 pub use net::{closed_port, DelayProxy, SilentListener};
 pub use prism::{prism_available, Prism};

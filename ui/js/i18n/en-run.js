@@ -113,6 +113,12 @@ export default {
   'error.ollama_no_space': 'Not enough free space on the host to install Ollama: {detail}',
   'error.ollama_download_failed': 'Ollama could not be downloaded: {detail}',
   'error.ollama_unsupported_arch': 'Ollama has no Linux build for this host’s CPU.',
+  'error.ollama_checksum_mismatch':
+    'The downloaded Ollama archive does not match the release’s SHA-256 checksum, so nothing was installed. Try again; if it repeats, the download is being altered on the way: {detail}',
+  'error.ollama_checksum_unavailable':
+    'The Ollama download could not be checked against the release’s checksum, so nothing was installed: {detail}',
+  'error.ollama_insecure_redirect':
+    'The Ollama download was redirected from https to plain http, so gpurent refused it: {detail}',
   'error.ollama_install_failed': 'Installing Ollama failed: {detail}',
   'error.model_does_not_fit': 'The model does not fit the chosen GPUs: {detail}',
 };

@@ -110,6 +110,10 @@ export default {
   'error.ollama_no_space': '主机上空间不足，无法安装 Ollama：{detail}',
   'error.ollama_download_failed': '无法下载 Ollama：{detail}',
   'error.ollama_unsupported_arch': 'Ollama 没有适用于这台主机 CPU 的 Linux 版本。',
+  'error.ollama_checksum_mismatch':
+    '下载的 Ollama 压缩包与该版本发布的 SHA-256 校验和不符，未安装任何内容。请重试；如果反复出现，说明下载在传输途中被篡改：{detail}',
+  'error.ollama_checksum_unavailable': '无法用该版本发布的校验和核对 Ollama 下载，未安装任何内容：{detail}',
+  'error.ollama_insecure_redirect': 'Ollama 下载从 https 被重定向到明文 http，gpurent 已拒绝：{detail}',
   'error.ollama_install_failed': '安装 Ollama 失败：{detail}',
   'error.model_does_not_fit': '模型放不进所选 GPU：{detail}',
 };

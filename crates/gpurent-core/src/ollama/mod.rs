@@ -85,6 +85,21 @@ pub enum OllamaError {
     /// Installing: the archive could not be downloaded from `base`.
     #[error("could not download Ollama from {base}")]
     DownloadFailed { base: String, detail: String },
+    /// Installing: the downloaded archive's SHA-256 is not the one the release's `sha256sum.txt`
+    /// lists (a damaged or altered download; nothing was installed).
+    #[error("the downloaded {archive} does not match the release's SHA-256 checksum")]
+    ChecksumMismatch {
+        archive: String,
+        expected: String,
+        actual: String,
+    },
+    /// Installing: the release's checksums could not be read (no `sha256sum.txt`, the archive
+    /// not listed in it, or no tool on the host to check it with); nothing was installed.
+    #[error("the Ollama download could not be checked against a checksum")]
+    ChecksumUnavailable { detail: String },
+    /// Installing: an https download redirected to plain http; refused before downloading.
+    #[error("the Ollama download from {base} redirected from https to plain http")]
+    InsecureRedirect { base: String, detail: String },
     /// Installing: Ollama publishes no Linux build for this CPU (`uname -m`).
     #[error("Ollama has no Linux build for this host's CPU ({arch})")]
     UnsupportedArch { arch: String },
@@ -114,6 +129,9 @@ impl crate::infra::ipc::Coded for OllamaError {
             OllamaError::NoSpace { .. } => "ollama_no_space",
             OllamaError::DownloadFailed { .. } => "ollama_download_failed",
             OllamaError::UnsupportedArch { .. } => "ollama_unsupported_arch",
+            OllamaError::ChecksumMismatch { .. } => "ollama_checksum_mismatch",
+            OllamaError::ChecksumUnavailable { .. } => "ollama_checksum_unavailable",
+            OllamaError::InsecureRedirect { .. } => "ollama_insecure_redirect",
             OllamaError::InstallFailed { .. } => "ollama_install_failed",
             OllamaError::ModelDoesNotFit { .. } => "model_does_not_fit",
         }
@@ -125,7 +143,14 @@ impl crate::infra::ipc::Coded for OllamaError {
             OllamaError::NotAnswering { log, .. } => Some(log.clone()).filter(|l| !l.is_empty()),
             OllamaError::BadAnswer { detail }
             | OllamaError::DownloadFailed { detail, .. }
-            | OllamaError::InstallFailed { detail } => Some(detail.clone()),
+            | OllamaError::InstallFailed { detail }
+            | OllamaError::ChecksumUnavailable { detail }
+            | OllamaError::InsecureRedirect { detail, .. } => Some(detail.clone()),
+            OllamaError::ChecksumMismatch {
+                archive,
+                expected,
+                actual,
+            } => Some(format!("{archive}: expected {expected}, got {actual}")),
             OllamaError::NoSpace {
                 need_bytes,
                 have_bytes,
