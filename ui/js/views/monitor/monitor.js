@@ -392,6 +392,20 @@ function hostColumn(label, signal) {
   return col;
 }
 
+/**
+ * A host released or deleted while watched has no column any more (nowhere to press Stop): its
+ * watch is stopped here and it is unpicked. (The core ends such a watch by itself too.)
+ * @param {Set<string>} live the labels of the hosts that can be watched
+ */
+function forgetGone(live) {
+  for (const op of ops.running('watch')) if (!live.has(op.scope)) ops.cancel(op);
+  for (const label of [...view.picked])
+    if (!live.has(label)) {
+      view.picked.delete(label);
+      hosts.delete(label);
+    }
+}
+
 /** @param {HTMLElement} root @param {AbortSignal} signal */
 export function renderMonitor(root, signal) {
   const drawn = redraws(signal);
@@ -406,11 +420,14 @@ export function renderMonitor(root, signal) {
 /** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
 async function drawMonitor(root, signal, again) {
   hideError();
+  let loaded = true;
   const list = await liveHosts().catch((e) => {
+    loaded = false;
     if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
   if (signal.aborted) return;
+  if (loaded) forgetGone(new Set(list.map((h) => h.label)));
   root.append(el('h1', { text: t('monitor.title') }), el('p', { class: 'lead', text: t('monitor.intro') }));
   const tabs = el('div', { class: 'tabs', role: 'tablist' });
   for (const id of /** @type {const} */ (['live', 'run'])) {
