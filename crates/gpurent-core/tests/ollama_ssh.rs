@@ -7,6 +7,7 @@
 //! loopback download server (`gpurent_testhost::ollama_dl`), fetched by the host's real `curl`.
 
 mod monitor_common;
+mod remote_common;
 
 use std::path::Path;
 use std::time::Duration;
@@ -613,6 +614,25 @@ fn a_templates_ollama_on_all_interfaces_is_not_reported_as_ours() {
     let s =
         ollama::serve_report(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
     assert_eq!((s.bound.as_str(), s.ours), ("0.0.0.0", false), "{s:?}");
+    // Install on the desktop finds it answering and says the same (not ours, open to the network).
+    let w = remote_common::world();
+    let key = remote_common::login_key(&h.key, "laptop");
+    remote_common::add_confirmed(&w, "box", remote_common::spec(&h.sshd), Some(&key));
+    let r = w
+        .app
+        .ollama_install(
+            "box",
+            &w.env,
+            Some(&key),
+            port,
+            &[],
+            &InstallOptions::default(),
+            &mut |_| {},
+            &cancel,
+        )
+        .expect("install report");
+    assert!(r.already_installed);
+    assert_eq!((r.bound.as_str(), r.ours), ("0.0.0.0", false), "{r:?}");
     assert!(
         !ollama::stop(&conn, &cancel).expect("stop"),
         "not ours to stop"

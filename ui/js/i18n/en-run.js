@@ -13,6 +13,8 @@ export default {
   'run.ollama.stop': 'Stop Ollama',
   'run.ollama.starting': 'Starting Ollama, waiting for /api/version…',
   'run.ollama.version': 'Ollama {version} answers on the host’s 127.0.0.1:{port}.',
+  'run.ollama.version.foreign':
+    'Ollama {version} answers on the host’s port {port}, but gpurent did not start it: it listens on {bound}, open to the network unless a firewall blocks it. gpurent uses it as it is; Stop does not stop it.',
   'run.ollama.stopped': 'Ollama was stopped.',
   'run.ollama.none': 'No Ollama started by gpurent is running.',
   'run.ollama.pull.title': 'Pull a model',

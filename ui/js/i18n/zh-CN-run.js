@@ -12,6 +12,8 @@ export default {
   'run.ollama.stop': '停止 Ollama',
   'run.ollama.starting': '正在启动 Ollama，等待 /api/version 应答…',
   'run.ollama.version': 'Ollama {version} 已在主机的 127.0.0.1:{port} 应答。',
+  'run.ollama.version.foreign':
+    'Ollama {version} 在主机的 {port} 端口应答，但它不是 gpurent 启动的：它监听在 {bound}，除非有防火墙拦截，否则对网络开放。gpurent 按原样使用它；“停止”不会停止它。',
   'run.ollama.stopped': 'Ollama 已停止。',
   'run.ollama.none': '没有由 gpurent 启动的 Ollama 在运行。',
   'run.ollama.pull.title': '拉取模型',
