@@ -13,7 +13,7 @@ import { Ring, chart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
 import { errorText, num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
-import { listen, redraws } from '../../screen.js';
+import { framed, listen, redraws } from '../../screen.js';
 import { renderRun } from './run.js';
 
 /** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
@@ -387,7 +387,8 @@ function hostColumn(label, signal) {
     for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
     if (s.cpu) body.append(cpuCard(s.cpu));
   };
-  listen(d.listeners, draw, signal);
+  // One draw per frame however many samples and status events arrived.
+  listen(d.listeners, framed(signal, draw), signal);
   draw();
   return col;
 }

@@ -20,7 +20,7 @@ import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
-import { listen, redraws } from '../../screen.js';
+import { framed, listen, redraws } from '../../screen.js';
 import { explainButton, explanationView } from '../setup/explain.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
@@ -242,7 +242,8 @@ function drawRun(root, hosts, gpusOf, signal, again) {
   const draw = () => {
     for (const s of sections) s.draw();
   };
-  listen(d.listeners, draw, signal);
+  // One redraw per frame however many lines and progress events arrived (a streamed log).
+  listen(d.listeners, framed(signal, draw), signal);
   draw();
 }
 
