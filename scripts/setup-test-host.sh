@@ -32,6 +32,23 @@ if [ "$(getent shadow "$user" | cut -d: -f2)" != "$hash" ]; then
 fi
 mkdir -p -m 0755 /run/sshd
 
+# Login users whose login shell is not POSIX (crates/gpurent-core/tests/login_shell_ssh.rs): sshd
+# runs every command as `$SHELL -c LINE`, and fish and tcsh parse LINE their own way. '*' as the
+# password hash: key logins only (never a password), and not locked.
+for pair in gputest-fish:/usr/bin/fish:fish gputest-tcsh:/usr/bin/tcsh:tcsh; do
+  u=${pair%%:*}; rest=${pair#*:}; sh_path=${rest%%:*}; pkg=${rest#*:}
+  if [ ! -x "$sh_path" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$pkg" >/dev/null \
+      || echo "setup-test-host.sh: WARNING: could not install $pkg; the login-shell tests will fail under GPURENT_REQUIRE_SSH=1" >&2
+  fi
+  [ -x "$sh_path" ] || continue
+  if ! id -u "$u" >/dev/null 2>&1; then
+    useradd -m -s "$sh_path" "$u"
+  fi
+  [ "$(getent passwd "$u" | cut -d: -f7)" = "$sh_path" ] || usermod -s "$sh_path" "$u"
+  [ "$(getent shadow "$u" | cut -d: -f2)" = '*' ] || usermod -p '*' "$u"
+done
+
 # A real Jupyter Server (from PyPI) that the test user can run, for the Jupyter tests
 # (crates/gpurent-core/tests/jupyter_ssh.rs, crates/gpurent-cli/tests/jupyter_cli.rs), which find it
 # through GPURENT_TEST_JUPYTER_PYTHON (scripts/check-all.sh sets it when this venv exists).
@@ -43,4 +60,4 @@ if [ ! -x "$jv/bin/jupyter-server" ]; then
     echo "setup-test-host.sh: WARNING: could not install jupyter-server into $jv; the Jupyter tests will say they are skipped" >&2
   fi
 fi
-echo "test host ready: user $user, /run/sshd${jv:+, $jv}"
+echo "test host ready: users $user gputest-fish gputest-tcsh, /run/sshd${jv:+, $jv}"

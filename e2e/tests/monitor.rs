@@ -180,12 +180,13 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     std::fs::create_dir_all(&state2).expect("state dir 2");
     write_atomic(&state2.join("gpus.csv"), &gpu_file(95.0, 520.0, 61.0));
     // gpu2 has no Ollama (nor the fake curl): the app installs it from a loopback stand-in for
-    // ollama.com/download with the host's real curl, tar and gzip.
+    // ollama.com/download with the host's real curl, tar, gzip and sha256sum (the archive is
+    // checked against the release's sha256sum.txt).
     let bin2 = host2.bin();
     for t in ["ollama", "curl", "wget"] {
         let _ = std::fs::remove_file(bin2.join(t));
     }
-    for t in ["curl", "tar", "gzip"] {
+    for t in ["curl", "tar", "gzip", "sha256sum"] {
         let real = ["/usr/bin", "/bin"]
             .iter()
             .map(|d| Path::new(d).join(t))

@@ -29,6 +29,15 @@ url: string | null,
  */
 version: string, 
 /**
- * The host's port it answers on (bound to the host's 127.0.0.1).
+ * The host's port it answers on.
  */
-port: number, };
+port: number, 
+/**
+ * The address it listens on: `127.0.0.1`, or `0.0.0.0` / `::` (open to the network: a
+ * template's own Ollama that answered already).
+ */
+bound: string, 
+/**
+ * `true`: the server gpurent started (its pid file's process, on 127.0.0.1 only).
+ */
+ours: boolean, };

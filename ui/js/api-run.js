@@ -9,6 +9,7 @@ import { withUnlock } from './api.js';
 /** @typedef {import('../bindings/TelemetryEvent').TelemetryEvent} TelemetryEvent */
 /** @typedef {import('../bindings/PullProgress').PullProgress} PullProgress */
 /** @typedef {import('../bindings/Loaded').Loaded} Loaded */
+/** @typedef {import('../bindings/Served').Served} Served */
 /** @typedef {import('../bindings/LaunchSpec').LaunchSpec} LaunchSpec */
 /** @typedef {import('../bindings/LaunchReport').LaunchReport} LaunchReport */
 /** @typedef {import('../bindings/RankLine').RankLine} RankLine */
@@ -33,7 +34,7 @@ export const monitorWatch = (label, intervalMs, onProgress, onSample, onStatus) 
     }),
   );
 
-/** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @returns {Promise<string>} */
+/** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @returns {Promise<Served>} */
 export const ollamaServe = (label, port, gpus, onProgress) =>
   withUnlock(() => invoke('ollama_serve', { label, port, gpus, onProgress: channel(onProgress) }));
 

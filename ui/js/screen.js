@@ -47,6 +47,43 @@ export function debounced(signal, ms, fn) {
 }
 
 /**
+ * `fn` at most once per frame however often the returned function is called (a stream's samples,
+ * a log's lines): the calls between two frames are drawn once, at the next animation frame (or
+ * after 250 ms where frames do not come, e.g. a hidden window), unless `signal` aborts first.
+ * @param {AbortSignal} signal @param {() => void} fn
+ * @returns {() => void}
+ */
+export function framed(signal, fn) {
+  let pending = false;
+  /** @type {number | undefined} */
+  let frame;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  const run = () => {
+    if (!pending) return;
+    pending = false;
+    if (frame !== undefined) cancelAnimationFrame(frame);
+    clearTimeout(timer);
+    if (!signal.aborted) fn();
+  };
+  signal.addEventListener(
+    'abort',
+    () => {
+      pending = false;
+      if (frame !== undefined) cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    },
+    { once: true },
+  );
+  return () => {
+    if (pending || signal.aborted) return;
+    pending = true;
+    frame = requestAnimationFrame(run);
+    timer = setTimeout(run, 250);
+  };
+}
+
+/**
  * Keep `fn` in `set` (the listeners of a store that outlives screens) until `signal` aborts.
  * @template F @param {Set<F>} set @param {F} fn @param {AbortSignal} signal
  */

@@ -148,10 +148,11 @@ fn host_without_ollama(downloader: bool) -> (tempfile::TempDir, String, Sshd, Fa
     for t in ["ollama", "curl", "wget"] {
         let _ = std::fs::remove_file(bin.join(t));
     }
+    // sha256sum: the install checks the archive against the release's sha256sum.txt.
     let tools: &[&str] = if downloader {
-        &["tar", "gzip", "curl"]
+        &["tar", "gzip", "sha256sum", "curl"]
     } else {
-        &["tar", "gzip"]
+        &["tar", "gzip", "sha256sum"]
     };
     for t in tools {
         let real = ["/usr/bin", "/bin"]

@@ -196,7 +196,7 @@ fn parse_info(text: &str) -> Option<Info> {
     (v["pid"].as_u64()? == pid).then_some(())?;
     Some(Info {
         port: u16::try_from(v["port"].as_u64()?).ok()?,
-        hostname: v["hostname"].as_str()?.to_string(),
+        hostname: crate::remote::text::cleaned(v["hostname"].as_str()?),
     })
 }
 

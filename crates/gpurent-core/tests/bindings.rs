@@ -45,7 +45,7 @@ use gpurent_core::monitor::watch::WatchSample;
 use gpurent_core::multigpu::{LaunchReport, LaunchSpec, RankLine};
 use gpurent_core::ollama::fit::ModelFit;
 use gpurent_core::ollama::install::InstallProgress;
-use gpurent_core::ollama::{Loaded, PullProgress};
+use gpurent_core::ollama::{Loaded, PullProgress, Served};
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
 use gpurent_core::recipes::Recipe;
@@ -116,6 +116,7 @@ macro_rules! ipc_types {
             Loaded,
             InstallProgress,
             OllamaInstallReport,
+            Served,
             ModelFit,
             LaunchSpec,
             RankLine,

@@ -6,6 +6,7 @@
 //! Needs `/usr/sbin/sshd`, the `gputest` user and root (skipped otherwise, failing under CI=true).
 
 mod monitor_common;
+mod remote_common;
 
 use std::time::{Duration, Instant};
 
@@ -433,4 +434,189 @@ fn a_link_that_dies_silently_stalls_reconnects_and_leaves_one_loop_on_the_host()
         after_reconnect.iter().all(|n| *n == 1),
         "loops on the host while streaming again: {after_reconnect:?}"
     );
+}
+
+#[test]
+fn gpu_names_and_process_commands_arrive_without_terminal_controls() {
+    // A host whose GPU name and GPU process carry escape sequences: OSC 0 (retitle the
+    // terminal, ended by BEL), CSI 2J (clear the screen), a backspace and a C1 control.
+    let hostile = "\x1b]0;pwned\x07NVIDIA \x1b[2JH100\x08 80GB\u{9b}";
+    let root = tempfile::tempdir().expect("root");
+    let p = root.path();
+    std::fs::create_dir_all(p.join("proc/4242")).expect("dir");
+    std::fs::write(
+        p.join("proc/4242/stat"),
+        "4242 (python3) R 1 4242 4242 0 -1 0 0 0 0 0 5000 100 0 0 20 0\n",
+    )
+    .expect("stat");
+    std::fs::write(
+        p.join("proc/4242/cmdline"),
+        "python3\0train.py\0\x1b]0;owned\x07--lr\0\x1b[2J1e-4\0",
+    )
+    .expect("cmdline");
+    let root_s = p.display().to_string();
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("GPURENT_PROC_ROOT", root_s.as_str())],
+        &[Gpu::busy(5)],
+        &[],
+    ) else {
+        return;
+    };
+    let csv = h.state().join("gpus.csv");
+    let text = std::fs::read_to_string(&csv).expect("gpus.csv");
+    std::fs::write(&csv, text.replace("NVIDIA H100 80GB HBM3", hostile)).expect("write");
+    write_apps(&h.state(), &[(0, 4242, 9_000)]);
+    let evs = watch(&h, h.sshd.port(), &fast(), |_, seen| {
+        let apps = seen
+            .iter()
+            .any(|e| matches!(e, TelemetryEvent::Apps { .. }));
+        if count_gpus(seen) >= 2 && apps {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let name = gpus(&evs)[0][0].name.clone().expect("name");
+    assert_eq!(name, "NVIDIA H100 80GB");
+    let apps = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::Apps { apps, .. } => Some(apps),
+            _ => None,
+        })
+        .expect("apps");
+    assert_eq!(
+        apps[0].command.as_deref(),
+        Some("python3 train.py --lr 1e-4")
+    );
+    // Nothing in any event, as the UI and the CLI's --json receive it, carries a control.
+    let json = serde_json::to_string(&evs).expect("json");
+    for bad in ["\\u001b", "\\u0007", "\\b", "\\u009b", "\u{9b}"] {
+        assert!(!json.contains(bad), "{bad} in {json}");
+    }
+}
+
+#[test]
+fn a_hung_nvidia_smi_leaves_cpu_and_ram_streaming_at_the_start_and_mid_stream() {
+    // At the start: the first query never answers (a GPU off the bus).
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("FAKE_SMI", "hang"), ("FAKE_SMI_HANG_S", "40")],
+        &[],
+        &[],
+    ) else {
+        return;
+    };
+    let t = Instant::now();
+    let evs = watch(&h, h.sshd.port(), &fast(), |_, seen| {
+        let hosts = seen
+            .iter()
+            .filter(|e| matches!(e, TelemetryEvent::Host { host, .. } if host.cpu_pct.is_some()))
+            .count();
+        if hosts >= 2 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "host figures within the query's limit, not after a reconnect loop: {:?}",
+        t.elapsed()
+    );
+    let msg = evs
+        .iter()
+        .find_map(|e| match e {
+            TelemetryEvent::GpuUnavailable { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("the GPU is reported unavailable");
+    assert!(msg.contains("did not answer"), "{msg}");
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e, TelemetryEvent::Disconnected { .. })),
+        "{evs:?}"
+    );
+    drop(h);
+
+    // Mid-stream: rows stop while the host loop goes on; then they come back.
+    let Some(h) = LiveHost::start(
+        "ready_h100",
+        &[("FAKE_SMI_HANG_S", "6")],
+        &[Gpu::busy(30)],
+        &[],
+    ) else {
+        return;
+    };
+    let state = h.state();
+    let evs = watch(&h, h.sshd.port(), &fast(), |ev, seen| {
+        if matches!(ev, TelemetryEvent::Gpus { .. }) && count_gpus(seen) == 1 {
+            std::fs::write(state.join("hang"), "").expect("hang");
+        }
+        if matches!(ev, TelemetryEvent::GpuUnavailable { .. }) {
+            let _ = std::fs::remove_file(state.join("hang"));
+        }
+        let unavailable = seen
+            .iter()
+            .position(|e| matches!(e, TelemetryEvent::GpuUnavailable { .. }));
+        let hosts_after = unavailable.map_or(0, |i| {
+            seen[i..]
+                .iter()
+                .filter(|e| matches!(e, TelemetryEvent::Host { .. }))
+                .count()
+        });
+        if hosts_after >= 2 {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    let i = evs
+        .iter()
+        .position(|e| matches!(e, TelemetryEvent::GpuUnavailable { .. }))
+        .expect("reported unavailable mid-stream");
+    assert!(count_gpus(&evs[..i]) >= 1, "rows came first");
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e, TelemetryEvent::Disconnected { .. })),
+        "the host side did not stall: {evs:?}"
+    );
+}
+
+#[test]
+fn a_watch_of_a_host_deleted_while_watched_ends_with_unknown_host() {
+    use gpurent_core::app::monitor::{WatchOptions, HOST_RECHECK};
+    use gpurent_core::infra::ipc::Coded;
+    let Some(h) = LiveHost::start("ready_h100", &[], &[Gpu::busy(20)], &[]) else {
+        return;
+    };
+    let w = remote_common::world();
+    let key = remote_common::login_key(&h.key, "laptop");
+    remote_common::add_confirmed(&w, "box", remote_common::spec(&h.sshd), Some(&key));
+    let opts = WatchOptions {
+        stream: fast(),
+        ..WatchOptions::default()
+    };
+    let t = Instant::now();
+    let mut deleted: Option<Instant> = None;
+    let r = w.app.monitor_watch(
+        "box",
+        &w.env,
+        Some(&key),
+        &opts,
+        &mut |_| {
+            assert!(t.elapsed() < Duration::from_secs(60), "the watch ran on");
+            if deleted.is_none() {
+                w.app.host_delete("box", &w.env).expect("delete");
+                deleted = Some(Instant::now());
+            }
+            Flow::Continue
+        },
+        &CancelToken::new(),
+    );
+    let e = r.expect_err("the watch ends");
+    assert_eq!(e.code(), "unknown_host", "{e:?}");
+    let after = deleted.expect("deleted").elapsed();
+    assert!(after < HOST_RECHECK + Duration::from_secs(3), "{after:?}");
 }

@@ -7,6 +7,7 @@
 //! loopback download server (`gpurent_testhost::ollama_dl`), fetched by the host's real `curl`.
 
 mod monitor_common;
+mod remote_common;
 
 use std::path::Path;
 use std::time::Duration;
@@ -156,7 +157,7 @@ fn a_local_forward_serves_the_api_on_this_machines_loopback() {
 }
 
 /// Lay out the host without its `ollama`, with the machine's real `curl` (the fake one only
-/// answers reachability checks) and `tar`/`gzip`; `downloader: false` leaves no curl and no wget.
+/// answers reachability checks), `tar`/`gzip` and `sha256sum`; `downloader: false` leaves no curl and no wget.
 fn without_ollama(downloader: bool) -> impl Fn(&gpurent_testhost::fakegpu::FakeHost) {
     with_downloader(downloader.then_some("curl"))
 }
@@ -168,7 +169,7 @@ fn with_downloader(tool: Option<&'static str>) -> impl Fn(&gpurent_testhost::fak
         for t in ["ollama", "curl", "wget"] {
             let _ = std::fs::remove_file(bin.join(t));
         }
-        let mut tools = vec!["tar", "gzip"];
+        let mut tools = vec!["tar", "gzip", "sha256sum"];
         tools.extend(tool);
         for t in tools {
             let real = ["/usr/bin", "/bin"]
@@ -613,6 +614,25 @@ fn a_templates_ollama_on_all_interfaces_is_not_reported_as_ours() {
     let s =
         ollama::serve_report(&conn, port, &[], Duration::from_secs(20), &cancel).expect("serve");
     assert_eq!((s.bound.as_str(), s.ours), ("0.0.0.0", false), "{s:?}");
+    // Install on the desktop finds it answering and says the same (not ours, open to the network).
+    let w = remote_common::world();
+    let key = remote_common::login_key(&h.key, "laptop");
+    remote_common::add_confirmed(&w, "box", remote_common::spec(&h.sshd), Some(&key));
+    let r = w
+        .app
+        .ollama_install(
+            "box",
+            &w.env,
+            Some(&key),
+            port,
+            &[],
+            &InstallOptions::default(),
+            &mut |_| {},
+            &cancel,
+        )
+        .expect("install report");
+    assert!(r.already_installed);
+    assert_eq!((r.bound.as_str(), r.ours), ("0.0.0.0", false), "{r:?}");
     assert!(
         !ollama::stop(&conn, &cancel).expect("stop"),
         "not ours to stop"
@@ -623,4 +643,97 @@ fn a_templates_ollama_on_all_interfaces_is_not_reported_as_ours() {
     );
     let _ = theirs.kill();
     let _ = theirs.wait();
+}
+
+/// No Ollama is left on the host, nor a half-done download.
+fn assert_nothing_installed(h: &LiveHost, conn: &gpurent_core::remote::Connection) {
+    let cancel = CancelToken::new();
+    assert_eq!(ollama::locate(conn, &cancel).expect("locate"), None);
+    let local = h.host.dir.path().join("home/.local");
+    let left: Vec<_> = std::fs::read_dir(&local)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        left.iter().all(|n| n == "bin" || n == "lib") && !local.join("bin/ollama").exists(),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn an_archive_that_does_not_match_the_releases_checksum_is_not_installed() {
+    use gpurent_testhost::ollama_dl::{OllamaDownloads, Sums};
+    let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &without_ollama(true)) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let dl = OllamaDownloads::start_with(&monitor_common::fakegpu(), 1 << 20, None, Sums::Wrong)
+        .expect("download server");
+    let opts = InstallOptions {
+        download_base: dl.base(),
+    };
+    let e = install::install(&conn, &opts, &mut |_| {}, &cancel).expect_err("altered archive");
+    assert_eq!(e.code(), "ollama_checksum_mismatch", "{e:?}");
+    let detail = e.detail().unwrap_or_default();
+    assert!(
+        detail.contains(&format!("expected {:0>64}", "bad")),
+        "{detail}"
+    );
+    assert_eq!(dl.downloads(), 1, "downloaded, then refused");
+    assert_nothing_installed(&h, &conn);
+
+    let none =
+        OllamaDownloads::start_with(&monitor_common::fakegpu(), 1 << 20, None, Sums::Missing)
+            .expect("download server");
+    let opts = InstallOptions {
+        download_base: none.base(),
+    };
+    let e = install::install(&conn, &opts, &mut |_| {}, &cancel).expect_err("no sums");
+    assert_eq!(e.code(), "ollama_checksum_unavailable", "{e:?}");
+    assert!(
+        e.detail().unwrap_or_default().contains("sha256sum.txt"),
+        "{e:?}"
+    );
+    assert_eq!(none.downloads(), 0, "refused before downloading");
+    assert_nothing_installed(&h, &conn);
+}
+
+#[test]
+fn an_https_download_redirected_to_plain_http_is_refused() {
+    use gpurent_testhost::ollama_dl::OllamaDownloads;
+    use gpurent_testhost::tls_redirect::TlsRedirect;
+    if !gpurent_testhost::sshd_available() {
+        return;
+    }
+    let dl = OllamaDownloads::start(&monitor_common::fakegpu(), 1 << 20).expect("download server");
+    // https://127.0.0.1:P/download/X answers 302 to http://127.0.0.1:Q/download/X.
+    let http_root = dl.base().trim_end_matches("/download").to_string();
+    let tls = TlsRedirect::start(&http_root).expect("https redirector");
+    let ca = tls.ca_file().display().to_string();
+    let Some(h) = LiveHost::start_with(
+        "ready_h100",
+        &[("CURL_CA_BUNDLE", ca.as_str())],
+        &[],
+        &[],
+        &without_ollama(true),
+    ) else {
+        return;
+    };
+    let cancel = CancelToken::new();
+    let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
+    let opts = InstallOptions {
+        download_base: format!("{}/download", tls.base()),
+    };
+    let e = install::install(&conn, &opts, &mut |_| {}, &cancel).expect_err("downgrade");
+    assert_eq!(e.code(), "ollama_insecure_redirect", "{e:?}");
+    assert!(
+        e.detail().unwrap_or_default().contains(&http_root),
+        "names where it was sent: {e:?}"
+    );
+    assert_eq!(dl.downloads(), 0, "nothing fetched over http");
+    assert_nothing_installed(&h, &conn);
 }

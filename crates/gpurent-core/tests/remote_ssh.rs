@@ -341,3 +341,79 @@ fn a_jump_host_carries_the_session_and_reports_an_unreachable_target() {
     .expect_err("unreachable behind jump");
     assert_eq!(e.code(), "jump_forward_failed", "{e:?}");
 }
+
+/// An echo server on this machine's loopback (the host's, for the loopback sshd).
+fn echo_server() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut r = s.try_clone().expect("clone");
+                let mut w = s;
+                let _ = std::io::copy(&mut r, &mut w);
+            });
+        }
+    });
+    port
+}
+
+fn echo_through(local: u16) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", local)).expect("connect local");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    s.write_all(b"ping").expect("write");
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).expect("echo");
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+#[test]
+fn a_tunnel_whose_link_dies_silently_closes_and_an_idle_healthy_one_stays_open() {
+    use gpurent_core::remote::forward::{forward_local_with, Liveness};
+    if !sshd_available() {
+        return;
+    }
+    let (sshd, key) = key_sshd();
+    let proxy = gpurent_testhost::DelayProxy::start(
+        format!("127.0.0.1:{}", sshd.port()).parse().expect("addr"),
+        Duration::ZERO,
+    )
+    .expect("proxy");
+    let pem = Secret::new(key.private_pem.clone());
+    let mut accept = accept_all();
+    let conn = connect(
+        &Endpoint::new(sshd.host(), proxy.port(), sshd.user()),
+        None,
+        Auth::Key(&pem),
+        &opts(),
+        &mut accept,
+        &CancelToken::new(),
+    )
+    .expect("connect through the proxy");
+    let live = Liveness {
+        idle: Duration::from_millis(300),
+        timeout: Duration::from_secs(2),
+    };
+    let fwd = forward_local_with(conn, 0, echo_server(), live).expect("forward");
+    assert_eq!(echo_through(fwd.local_port), "ping");
+    // Idle and healthy for many probe periods: it stays open and still relays.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(fwd.is_open(), "a healthy idle tunnel stays open");
+    assert_eq!(echo_through(fwd.local_port), "ping");
+
+    // The link dies without a FIN or RST: within idle + timeout (+ slack) the tunnel ends.
+    proxy.drop_silently();
+    let t = Instant::now();
+    let cancel = CancelToken::new();
+    let c2 = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(30));
+        c2.cancel();
+    });
+    let r = fwd.wait(&cancel);
+    let e = r.expect_err("the dead link is found, not waited on until cancelled");
+    assert_eq!(e.code(), "connection_lost", "{e:?}");
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+}

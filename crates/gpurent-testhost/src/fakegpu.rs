@@ -133,9 +133,15 @@ impl FakeHost {
     /// its home and pip state, and a drop-in `SetEnv` (read before the fixture's own, so it wins)
     /// gives every session the host's environment.
     pub fn serve(&self) -> io::Result<Sshd> {
+        self.serve_as(TEST_USER)
+    }
+
+    /// [`FakeHost::serve`] to the login user `user` (one of the fixture's users, e.g.
+    /// [`crate::FISH_USER`]).
+    pub fn serve_as(&self, user: &'static str) -> io::Result<Sshd> {
         let d = self.dir.path();
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
-        let (uid, gid) = (id_of("-u")?, id_of("-g")?);
+        let (uid, gid) = (id_of(user, "-u")?, id_of(user, "-g")?);
         for sub in ["home", "state"] {
             std::os::unix::fs::chown(d.join(sub), Some(uid), Some(gid))?;
         }
@@ -146,7 +152,10 @@ impl FakeHost {
             }
             quoted.push(format!("\"{k}={v}\""));
         }
-        let mut sshd = Sshd::start()?;
+        let mut sshd = Sshd::start_with(crate::SshdOptions {
+            login_user: (user != TEST_USER).then_some(user),
+            ..Default::default()
+        })?;
         std::fs::write(
             sshd.config_dropin_dir().join("fakegpu.conf"),
             format!("SetEnv {}\n", quoted.join(" ")),
@@ -156,10 +165,10 @@ impl FakeHost {
     }
 }
 
-fn id_of(flag: &str) -> io::Result<u32> {
-    let out = Command::new("id").args([flag, TEST_USER]).output()?;
+fn id_of(user: &str, flag: &str) -> io::Result<u32> {
+    let out = Command::new("id").args([flag, user]).output()?;
     String::from_utf8_lossy(&out.stdout)
         .trim()
         .parse()
-        .map_err(|_| io::Error::other(format!("id {flag} {TEST_USER}: not a number")))
+        .map_err(|_| io::Error::other(format!("id {flag} {user}: not a number")))
 }

@@ -13,6 +13,7 @@
 //! - [`Prism`]: Stoplight Prism on loopback (`mock` / validating `proxy`) for the provider specs.
 //! - [`ollama_dl::OllamaDownloads`]: a loopback `ollama.com/download` serving a release-shaped
 //!   archive of the fake `ollama` (the Ollama install tests).
+//! - [`tls_redirect::TlsRedirect`]: an https mirror on loopback that redirects to plain http.
 //! - [`UserKey`]: a fresh client key pair made by `ssh-keygen` (PEM kept in memory by callers).
 //!
 //! The login user `gputest` must exist before tests run: `scripts/setup-test-host.sh` creates it
@@ -33,6 +34,7 @@ mod net;
 pub mod ollama_dl;
 pub mod prism;
 mod sshd;
+pub mod tls_redirect;
 
 pub use net::{closed_port, DelayProxy, SilentListener};
 pub use prism::{prism_available, Prism};
@@ -40,6 +42,11 @@ pub use sshd::{Sshd, SshdOptions, UserKey};
 
 /// The login user the fixture lets in (created by `scripts/setup-test-host.sh`).
 pub const TEST_USER: &str = "gputest";
+/// A login user whose login shell is fish (`/usr/bin/fish`), and one whose login shell is tcsh
+/// (`/usr/bin/tcsh`): sshd runs every exec request as `SHELL -c LINE`, and neither parses POSIX sh.
+/// Created by `scripts/setup-test-host.sh` (which installs both shells).
+pub const FISH_USER: &str = "gputest-fish";
+pub const TCSH_USER: &str = "gputest-tcsh";
 /// Its password, a public test value (keep in sync with `scripts/setup-test-host.sh`).
 pub const TEST_PASSWORD: &str = "gpurent-test-pw";
 /// The OpenSSH server binary the fixture runs.
@@ -81,6 +88,21 @@ pub fn sshd_available() -> bool {
     let must = std::env::var("CI").is_ok_and(|v| v == "true")
         || std::env::var(REQUIRE_SSH_ENV).is_ok_and(|v| v == "1");
     decide(sshd_missing_reason(), must)
+}
+
+/// [`sshd_available`] for a fixture logging in as `user` (e.g. [`FISH_USER`]): also `false` (or a
+/// failure where required) when that user is missing.
+pub fn sshd_available_as(user: &str) -> bool {
+    let must = std::env::var("CI").is_ok_and(|v| v == "true")
+        || std::env::var(REQUIRE_SSH_ENV).is_ok_and(|v| v == "1");
+    let missing = sshd_missing_reason().or_else(|| {
+        let found = std::process::Command::new("id")
+            .args(["-u", user])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        (!found).then(|| format!("user {user} is missing (run scripts/setup-test-host.sh as root)"))
+    });
+    decide(missing, must)
 }
 
 /// The message a required-but-missing fixture fails with.

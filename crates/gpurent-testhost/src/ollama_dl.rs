@@ -1,8 +1,9 @@
 //! A loopback stand-in for `https://ollama.com/download` (gpurent's Ollama install tests): it
 //! serves `ollama-linux-amd64.tgz` and `ollama-linux-arm64.tgz`, each a real gzip'd tar laid out
 //! like Ollama's release archive (`bin/ollama`, `lib/ollama/…`), whose `bin/ollama` is the fake
-//! `ollama` of `<fakegpu>/bin` (it runs `ollama_fake.py` from `$FAKEGPU_DIR`). HEAD answers the
-//! `Content-Length`, GET the bytes; anything else is 404. Point the product at it with
+//! `ollama` of `<fakegpu>/bin` (it runs `ollama_fake.py` from `$FAKEGPU_DIR`), and the release's
+//! `sha256sum.txt` ([`Sums`]: right by default). HEAD answers the `Content-Length`, GET the
+//! bytes; anything else is 404. Point the product at it with
 //! `GPURENT_OLLAMA_DOWNLOAD_URL` = [`OllamaDownloads::base`].
 
 use std::io;
@@ -10,6 +11,17 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// What the server's `sha256sum.txt` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sums {
+    /// The archives' real SHA-256 (a good release).
+    Right,
+    /// Another hash (the archive was altered or damaged on the way).
+    Wrong,
+    /// No `sha256sum.txt` (404).
+    Missing,
+}
 
 /// The running server; stops on drop.
 pub struct OllamaDownloads {
@@ -35,6 +47,16 @@ impl OllamaDownloads {
         fakegpu: &Path,
         pad_bytes: usize,
         pause: Option<std::time::Duration>,
+    ) -> io::Result<OllamaDownloads> {
+        OllamaDownloads::start_with(fakegpu, pad_bytes, pause, Sums::Right)
+    }
+
+    /// [`OllamaDownloads::start_paced`], with `sha256sum.txt` as `sums` says.
+    pub fn start_with(
+        fakegpu: &Path,
+        pad_bytes: usize,
+        pause: Option<std::time::Duration>,
+        sums: Sums,
     ) -> io::Result<OllamaDownloads> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("root");
@@ -64,6 +86,25 @@ impl OllamaDownloads {
             return Err(io::Error::other("tar -czf failed"));
         }
         let data = Arc::new(std::fs::read(&tgz)?);
+        // sha256sum.txt as a release publishes it (`HASH  ./NAME`, one line per asset).
+        let out = Command::new("sha256sum").arg(&tgz).output()?;
+        let real = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let hash = match sums {
+            Sums::Right | Sums::Missing => real,
+            // The sum of other bytes: what an altered or damaged download is checked against.
+            Sums::Wrong => format!("{:0>64}", "bad"),
+        };
+        let sums_text = Arc::new(if sums == Sums::Missing {
+            None
+        } else {
+            Some(format!(
+                "{hash}  ./ollama-linux-amd64.tgz\n{hash}  ./ollama-linux-arm64.tgz\n0000000000000000000000000000000000000000000000000000000000000000  ./OllamaSetup.exe\n"
+            ))
+        });
         let server = Arc::new(
             tiny_http::Server::http("127.0.0.1:0").map_err(|e| io::Error::other(e.to_string()))?,
         );
@@ -76,6 +117,10 @@ impl OllamaDownloads {
         let (s, g, d) = (server.clone(), gets.clone(), data.clone());
         let thread = std::thread::spawn(move || {
             for req in s.incoming_requests() {
+                if let (Some(text), "/download/sha256sum.txt") = (sums_text.as_ref(), req.url()) {
+                    let _ = req.respond(tiny_http::Response::from_string(text.clone()));
+                    continue;
+                }
                 let known = matches!(
                     req.url(),
                     "/download/ollama-linux-amd64.tgz" | "/download/ollama-linux-arm64.tgz"

@@ -22,6 +22,9 @@ pub struct SshdOptions {
     pub password_auth: bool,
     /// Extra `sshd_config` lines, appended.
     pub extra_config: String,
+    /// Log in as this user instead of [`TEST_USER`] (e.g. [`crate::FISH_USER`], whose login shell
+    /// is not POSIX); it must exist ([`crate::sshd_available_as`]).
+    pub login_user: Option<&'static str>,
 }
 
 /// A running sshd. Stopped (kill + wait) on drop; its state dir is removed then.
@@ -89,7 +92,7 @@ impl Sshd {
         let dir = tempfile::Builder::new().prefix("gpurent-sshd-").tempdir()?;
         let root = dir.path();
         fs::set_permissions(root, fs::Permissions::from_mode(0o755))?;
-        let (uid, gid) = uid_gid(TEST_USER)?;
+        let (uid, gid) = uid_gid(opts.login_user.unwrap_or(TEST_USER))?;
         for sub in ["bin", "home", "sshd_config.d"] {
             let p = root.join(sub);
             fs::create_dir(&p)?;
@@ -126,13 +129,14 @@ impl Sshd {
     fn write_config(&self) -> io::Result<()> {
         let d = self.dir.path().display();
         let pw = if self.opts.password_auth { "yes" } else { "no" };
+        let user = self.user();
         let config = format!(
             "Include {d}/sshd_config.d/*.conf\n\
              ListenAddress 127.0.0.1\n\
              HostKey {d}/host_ed25519\n\
              PidFile {d}/sshd.pid\n\
              AuthorizedKeysFile {d}/authorized_keys {d}/home/.ssh/authorized_keys\n\
-             AllowUsers {TEST_USER}\n\
+             AllowUsers {user}\n\
              PubkeyAuthentication yes\n\
              PasswordAuthentication {pw}\n\
              KbdInteractiveAuthentication no\n\
@@ -236,8 +240,9 @@ impl Sshd {
         "127.0.0.1"
     }
 
+    /// The login user ([`TEST_USER`] unless [`SshdOptions::login_user`] says otherwise).
     pub fn user(&self) -> &'static str {
-        TEST_USER
+        self.opts.login_user.unwrap_or(TEST_USER)
     }
 
     /// The state dir (config, host key, log, `bin/`, `home/`).

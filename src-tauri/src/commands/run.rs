@@ -18,7 +18,7 @@ use crate::edge::{err, CmdResult};
 use crate::state::AppState;
 
 /// Start Ollama on the host's `127.0.0.1:port` (on the GPUs named by UUID) unless it answers;
-/// its version once `/api/version` answered.
+/// its version once `/api/version` answered, where it is bound and whether it is gpurent's.
 #[tauri::command]
 pub async fn ollama_serve(
     state: State<'_, AppState>,
@@ -26,7 +26,7 @@ pub async fn ollama_serve(
     port: u16,
     gpus: Vec<String>,
     on_progress: Channel<Progress>,
-) -> CmdResult<String> {
+) -> CmdResult<gpurent_core::ollama::Served> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || {
         app.ollama_serve_op(&label, &env, port, &gpus, &sink(on_progress))

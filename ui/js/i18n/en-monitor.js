@@ -80,6 +80,8 @@ export default {
   'monitor.status.dropped': 'This driver does not report: {fields}.',
   'monitor.status.disconnected': 'Connection lost, reconnecting in {seconds} s. {why}',
   'monitor.status.gpu_unavailable': 'No GPU telemetry on this host ({message}); CPU and RAM are shown.',
+  'error.stalled':
+    'Nothing arrived from the host for a while: the link probably died without closing (a Wi-Fi or VPN change, a laptop that slept), or the host is too busy to answer. gpurent reconnects by itself; if it keeps stalling, open a terminal to the host to see whether it still answers.',
   'monitor.gpu': 'GPU {index}',
   'monitor.heuristic.tag': 'heuristic',
   'monitor.driver.tag': 'reported by the driver',

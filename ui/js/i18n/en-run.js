@@ -13,6 +13,8 @@ export default {
   'run.ollama.stop': 'Stop Ollama',
   'run.ollama.starting': 'Starting Ollama, waiting for /api/version…',
   'run.ollama.version': 'Ollama {version} answers on the host’s 127.0.0.1:{port}.',
+  'run.ollama.version.foreign':
+    'Ollama {version} answers on the host’s port {port}, but gpurent did not start it: it listens on {bound}, open to the network unless a firewall blocks it. gpurent uses it as it is; Stop does not stop it.',
   'run.ollama.stopped': 'Ollama was stopped.',
   'run.ollama.none': 'No Ollama started by gpurent is running.',
   'run.ollama.pull.title': 'Pull a model',
@@ -122,6 +124,12 @@ export default {
   'error.ollama_no_space': 'Not enough free space on the host to install Ollama: {detail}',
   'error.ollama_download_failed': 'Ollama could not be downloaded: {detail}',
   'error.ollama_unsupported_arch': 'Ollama has no Linux build for this host’s CPU.',
+  'error.ollama_checksum_mismatch':
+    'The downloaded Ollama archive does not match the release’s SHA-256 checksum, so nothing was installed. Try again; if it repeats, the download is being altered on the way: {detail}',
+  'error.ollama_checksum_unavailable':
+    'The Ollama download could not be checked against the release’s checksum, so nothing was installed: {detail}',
+  'error.ollama_insecure_redirect':
+    'The Ollama download was redirected from https to plain http, so gpurent refused it: {detail}',
   'error.ollama_install_failed': 'Installing Ollama failed: {detail}',
   'error.model_does_not_fit': 'The model does not fit the chosen GPUs: {detail}',
 };

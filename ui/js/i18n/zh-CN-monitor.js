@@ -69,6 +69,8 @@ export default {
   'monitor.status.dropped': '此驱动不提供：{fields}。',
   'monitor.status.disconnected': '连接中断，{seconds} 秒后重连。{why}',
   'monitor.status.gpu_unavailable': '此主机没有 GPU 遥测（{message}）；只显示 CPU 和内存。',
+  'error.stalled':
+    '一段时间内没有收到主机的任何数据：连接可能已无声断开（切换了 Wi-Fi 或 VPN、笔记本休眠），或主机忙得无法应答。gpurent 会自动重连；如果反复出现，请打开到该主机的终端，看它是否仍有响应。',
   'monitor.gpu': 'GPU {index}',
   'monitor.heuristic.tag': '经验判断',
   'monitor.driver.tag': '驱动报告',

@@ -12,6 +12,8 @@ export default {
   'run.ollama.stop': '停止 Ollama',
   'run.ollama.starting': '正在启动 Ollama，等待 /api/version 应答…',
   'run.ollama.version': 'Ollama {version} 已在主机的 127.0.0.1:{port} 应答。',
+  'run.ollama.version.foreign':
+    'Ollama {version} 在主机的 {port} 端口应答，但它不是 gpurent 启动的：它监听在 {bound}，除非有防火墙拦截，否则对网络开放。gpurent 按原样使用它；“停止”不会停止它。',
   'run.ollama.stopped': 'Ollama 已停止。',
   'run.ollama.none': '没有由 gpurent 启动的 Ollama 在运行。',
   'run.ollama.pull.title': '拉取模型',
@@ -117,6 +119,10 @@ export default {
   'error.ollama_no_space': '主机上空间不足，无法安装 Ollama：{detail}',
   'error.ollama_download_failed': '无法下载 Ollama：{detail}',
   'error.ollama_unsupported_arch': 'Ollama 没有适用于这台主机 CPU 的 Linux 版本。',
+  'error.ollama_checksum_mismatch':
+    '下载的 Ollama 压缩包与该版本发布的 SHA-256 校验和不符，未安装任何内容。请重试；如果反复出现，说明下载在传输途中被篡改：{detail}',
+  'error.ollama_checksum_unavailable': '无法用该版本发布的校验和核对 Ollama 下载，未安装任何内容：{detail}',
+  'error.ollama_insecure_redirect': 'Ollama 下载从 https 被重定向到明文 http，gpurent 已拒绝：{detail}',
   'error.ollama_install_failed': '安装 Ollama 失败：{detail}',
   'error.model_does_not_fit': '模型放不进所选 GPU：{detail}',
 };

@@ -29,6 +29,9 @@ impl Default for WatchOptions {
     }
 }
 
+/// How often a streaming watch reads its saved host again (deleted or released: the watch ends).
+pub const HOST_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The sampling interval a watch accepts (ms).
 pub const INTERVAL_MS: std::ops::RangeInclusive<u64> = 200..=60_000;
 
@@ -93,17 +96,44 @@ impl App {
                 &loaded
             }
         };
+        host.still_exists()?;
         let mut assembler = Assembler::new(label, opts.hint_window);
-        stream::run(
-            &mut |c| connect_saved(&host, env, key, c),
+        // The saved host is read again before every reconnect and every few seconds while it
+        // streams: a host deleted or released while watched ends the watch with that error
+        // (`unknown_host`, `host_released`) instead of reconnecting to it forever.
+        let gone: std::cell::RefCell<Option<RemoteError>> = std::cell::RefCell::new(None);
+        let still_there = || -> Result<crate::remote::Host, RemoteError> {
+            let h = self.host_get(label)?;
+            h.still_exists()?;
+            Ok(h)
+        };
+        let mut checked = std::time::Instant::now();
+        let r = stream::run(
+            &mut |c| match still_there() {
+                Ok(h) => connect_saved(&h, env, key, c),
+                Err(e) => Err(e),
+            },
             &opts.stream,
             self.clock.as_ref(),
-            &mut |ev| match assembler.push(ev) {
-                Some(w) => on_event(w),
-                None => Flow::Continue,
+            &mut |ev| {
+                if checked.elapsed() >= HOST_RECHECK {
+                    checked = std::time::Instant::now();
+                    if let Err(e) = still_there() {
+                        *gone.borrow_mut() = Some(e);
+                        return Flow::Stop;
+                    }
+                }
+                match assembler.push(ev) {
+                    Some(w) => on_event(w),
+                    None => Flow::Continue,
+                }
             },
             cancel,
-        )
+        );
+        match gone.into_inner() {
+            Some(e) => Err(e),
+            None => r,
+        }
     }
 }
 

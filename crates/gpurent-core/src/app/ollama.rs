@@ -29,8 +29,13 @@ pub struct OllamaInstallReport {
     pub url: Option<String>,
     /// The version `/api/version` answered.
     pub version: String,
-    /// The host's port it answers on (bound to the host's 127.0.0.1).
+    /// The host's port it answers on.
     pub port: u16,
+    /// The address it listens on: `127.0.0.1`, or `0.0.0.0` / `::` (open to the network: a
+    /// template's own Ollama that answered already).
+    pub bound: String,
+    /// `true`: the server gpurent started (its pid file's process, on 127.0.0.1 only).
+    pub ours: bool,
 }
 
 impl App {
@@ -99,6 +104,7 @@ impl App {
         let conn = self.ollama_connect(label, env, key, cancel)?;
         if let Some(version) = ollama::version(&conn, port)? {
             let path = ollama::locate(&conn, cancel)?.unwrap_or_default();
+            let (bound, ours) = ollama::listeners(&conn, port, cancel)?;
             return Ok(OllamaInstallReport {
                 path,
                 already_installed: true,
@@ -107,6 +113,8 @@ impl App {
                 url: None,
                 version,
                 port,
+                ours: ours && bound == "127.0.0.1",
+                bound,
             });
         }
         let installed = ollama::install::install(&conn, opts, on_progress, cancel)?;
@@ -116,15 +124,17 @@ impl App {
             downloaded: None,
             total: None,
         });
-        let version = ollama::serve(&conn, port, gpus, SERVE_WAIT, cancel)?;
+        let served = ollama::serve_report(&conn, port, gpus, SERVE_WAIT, cancel)?;
         Ok(OllamaInstallReport {
             path: installed.path,
             already_installed: installed.already,
             arch: installed.arch,
             prefix: installed.prefix,
             url: installed.url,
-            version,
+            version: served.version,
             port,
+            bound: served.bound,
+            ours: served.ours,
         })
     }
 
@@ -243,7 +253,8 @@ impl App {
 /// The desktop's calls: each one registered operation ([`App::run_op`]: its op id first on
 /// `progress`, cancelled with `op_cancel`), with the host's own key.
 impl App {
-    /// [`App::ollama_serve`] as the operation `ollama_serve`.
+    /// [`App::ollama_serve_report`] as the operation `ollama_serve`: the version, where it is
+    /// bound and whether it is gpurent's (the desktop says so as the CLI does).
     pub fn ollama_serve_op(
         &self,
         label: &str,
@@ -251,9 +262,9 @@ impl App {
         port: u16,
         gpus: &[String],
         progress: &dyn ProgressSink,
-    ) -> Result<String, OllamaError> {
+    ) -> Result<ollama::Served, OllamaError> {
         self.run_op("ollama_serve", progress, |token| {
-            self.ollama_serve(label, env, None, port, gpus, token)
+            self.ollama_serve_report(label, env, None, port, gpus, token)
         })
     }
 

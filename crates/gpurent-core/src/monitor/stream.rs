@@ -32,6 +32,7 @@ use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_collect, exec_polled, ExecOptions, OutStream};
 use crate::remote::quote::sh_c;
+use crate::remote::text::clean as clean_text;
 
 /// The longest nap of the stream's read loop and of its stall watchdog when nothing arrives:
 /// a sample is at most this late, and 32 hosts cost a few hundred wake-ups a second, not thousands.
@@ -58,7 +59,9 @@ pub enum TelemetryEvent {
     Host { at_ms: i64, host: HostSample },
     /// The processes using the GPUs (every `apps_every` samples).
     Apps { at_ms: i64, apps: Vec<ComputeApp> },
-    /// nvidia-smi is missing or failing here: its first line (e.g. "No devices were found").
+    /// nvidia-smi is missing or failing here: its first line (e.g. "No devices were found"), or
+    /// it stopped answering (a hung GPU or driver). The samples go on with CPU and RAM;
+    /// `Connected` comes again when GPU rows are back.
     GpuUnavailable { message: String },
     /// The connection was lost (or stalled, code `stalled`); the next attempt starts after
     /// `retry_in_ms`.
@@ -132,7 +135,7 @@ impl Lines {
         while let Some(i) = self.0[start..].iter().position(|&b| b == b'\n') {
             if !self.1 {
                 let line = String::from_utf8_lossy(&self.0[start..start + i]);
-                out(line.trim_end_matches('\r'));
+                out(&clean_text(&line));
             }
             self.1 = false;
             start += i + 1;
@@ -169,10 +172,22 @@ fn negotiate(
     for _ in 0..40 {
         let opts = ExecOptions {
             stdin: None,
-            timeout: Some(Duration::from_secs(20)),
+            timeout: Some(Duration::from_secs(NEGOTIATE_LIMIT_S + 5)),
         };
-        let cmd = sh_c(&format!("{} 2>&1", q.command(None)))?;
-        let out = exec_collect(conn, &cmd, &opts, cancel)?;
+        // A hung nvidia-smi (a GPU off the bus) is killed by `timeout` where the host has it
+        // (status 124/137), else the exec's own limit ends the wait: either way the stream
+        // goes on without GPUs, so the host's CPU and RAM still show.
+        let cmd = sh_c(&format!(
+            "t=; command -v timeout >/dev/null 2>&1 && t='timeout -s KILL {NEGOTIATE_LIMIT_S}'; $t {} 2>&1",
+            q.command(None)
+        ))?;
+        let out = match exec_collect(conn, &cmd, &opts, cancel) {
+            Err(RemoteError::TimedOut { .. }) => return Ok(Err(hung_message(NEGOTIATE_LIMIT_S))),
+            r => r?,
+        };
+        if matches!(out.exit_status, Some(124 | 137)) || out.exit_signal.is_some() {
+            return Ok(Err(hung_message(NEGOTIATE_LIMIT_S)));
+        }
         let text = out.stdout_text() + &out.stderr_text();
         if out.exit_status == Some(0) && !parse_gpus(&text, None).is_empty() {
             return Ok(Ok(q));
@@ -191,6 +206,14 @@ fn negotiate(
         }
     }
     Ok(Err("nvidia-smi refused every field".into()))
+}
+
+/// How long the first nvidia-smi query may take before the GPU counts as hung (seconds).
+pub const NEGOTIATE_LIMIT_S: u64 = 15;
+
+/// What [`TelemetryEvent::GpuUnavailable`] says when nvidia-smi stops answering.
+fn hung_message(after_s: u64) -> String {
+    format!("nvidia-smi did not answer for {after_s} s: a hung GPU or driver")
 }
 
 /// A blocked write of the host loop for this long ends it (the link died without a FIN).
@@ -312,7 +335,7 @@ pub fn run(
                     reasons: gpu.as_ref().map(|q| q.reasons),
                     dropped_fields: gpu.as_ref().map(|q| q.dropped.clone()).unwrap_or_default(),
                 };
-                if on_event(connected) == Flow::Stop {
+                if on_event(connected.clone()) == Flow::Stop {
                     return Ok(());
                 }
                 failures = 0;
@@ -320,6 +343,7 @@ pub fn run(
                 match one_stream(
                     &conn,
                     gpu.as_ref(),
+                    &connected,
                     &id,
                     opts,
                     clock,
@@ -379,7 +403,11 @@ fn report_lost(
         e => e.code().to_string(),
     };
     let message = match e {
-        RemoteError::Core(CoreError::Cancelled) => "no telemetry arrived for a while".to_string(),
+        RemoteError::Core(CoreError::Cancelled) => {
+            "no telemetry arrived for a while: the link may \
+             have died without closing, or the host is too busy to answer; reconnecting"
+                .to_string()
+        }
         e => e.to_string(),
     };
     let ev = TelemetryEvent::Disconnected {
@@ -404,6 +432,7 @@ fn quiet_ms(now: u64, last: u64) -> u64 {
 fn one_stream(
     conn: &Connection,
     gpu: Option<&GpuQuery>,
+    connected: &TelemetryEvent,
     id: &str,
     opts: &StreamOptions,
     clock: &dyn Clock,
@@ -420,6 +449,11 @@ fn one_stream(
     let done = AtomicBool::new(false);
     let mut gpus = GpuStream::new();
     let mut procs = ProcStream::new();
+    // GPU rows and host samples come from two processes: when nvidia-smi stops answering (a GPU
+    // off the bus) while the host loop goes on, the GPUs are reported unavailable once (the
+    // samples go on with CPU and RAM) and `connected` again when rows come back.
+    let mut gpu_last = Instant::now();
+    let mut gpu_stale = false;
     let (mut out_lines, mut err_lines) = (Lines::default(), Lines::default());
     let r = std::thread::scope(|s| {
         s.spawn(|| {
@@ -442,6 +476,11 @@ fn one_stream(
             match which {
                 OutStream::Stdout => out_lines.push(data, &mut |l| {
                     if let Some(rows) = gpus.push_line(l) {
+                        gpu_last = Instant::now();
+                        if gpu_stale {
+                            gpu_stale = false;
+                            events.push(connected.clone());
+                        }
                         events.push(TelemetryEvent::Gpus {
                             at_ms: clock.now_unix_ms(),
                             gpus: rows,
@@ -450,6 +489,12 @@ fn one_stream(
                 }),
                 OutStream::Stderr => err_lines.push(data, &mut |l| match procs.push_line(l) {
                     Some(ProcEvent::Snapshot(snap)) => {
+                        if gpu.is_some() && !gpu_stale && gpu_last.elapsed() > stall {
+                            gpu_stale = true;
+                            events.push(TelemetryEvent::GpuUnavailable {
+                                message: hung_message(gpu_last.elapsed().as_secs()),
+                            });
+                        }
                         let host = snap.sample(prev.as_ref());
                         *prev = Some(snap);
                         events.push(TelemetryEvent::Host {

@@ -6,6 +6,9 @@
 //! so `PREFIX/bin/ollama` finds its `PREFIX/lib/ollama`. gpurent calls that binary by its absolute
 //! path ([`super::locate`]), so no PATH change is needed.
 //!
+//! The archive is checked against the release's `sha256sum.txt` before it is extracted, and a
+//! download that starts on https never follows a redirect to plain http (`install.sh`).
+//!
 //! The download runs as a supervised job (`remote::job`): its bytes are reported about once a
 //! second, and a cancel kills the whole job on the host (the half-downloaded archive is removed).
 //! An Ollama already there is reported, not reinstalled. Success is claimed only once the server
@@ -194,6 +197,22 @@ fn script_error(code: &str, detail: &str, base: &str) -> OllamaError {
                 have_bytes: have_kb.map(|k| k * 1024),
             }
         }
+        "checksum_mismatch" => {
+            let mut it = detail.split_whitespace();
+            let mut next = || it.next().unwrap_or_default().to_string();
+            OllamaError::ChecksumMismatch {
+                archive: next(),
+                expected: next(),
+                actual: next(),
+            }
+        }
+        "checksum_unavailable" => OllamaError::ChecksumUnavailable {
+            detail: detail.trim().to_string(),
+        },
+        "insecure_redirect" => OllamaError::InsecureRedirect {
+            base: base.to_string(),
+            detail: detail.trim().to_string(),
+        },
         "download_failed" => OllamaError::DownloadFailed {
             base: base.to_string(),
             detail: detail.trim().to_string(),

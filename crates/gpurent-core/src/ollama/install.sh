@@ -38,20 +38,41 @@ trap 'rm -rf "$tmp"' EXIT
 # A cancel closes the channel (SIGPIPE on the next line written) and TERMs the group.
 trap 'exit 130' TERM INT HUP PIPE
 
-# HEAD the URL: prints Content-Length (empty when not sent); fails when the URL does not answer 2xx.
-size() {
+# A download that starts on https stays on https: a redirect to plain http is refused (curl:
+# --proto-redir; both tools: the HEAD's Location headers are checked before anything is fetched).
+case $base in https://*) secure=1; redir="--proto-redir =https" ;; *) secure=""; redir="" ;; esac
+
+# HEAD the URL: its headers (every hop's) in $tmp/head; fails when it does not answer 2xx.
+head_of() {
   case $dl in
-    curl) h=$(curl -fsSLI "$1" 2>"$tmp/err") || return 1 ;;
-    wget) h=$(wget --spider -S "$1" 2>&1) || { echo "$h" >"$tmp/err"; return 1; } ;;
+    curl) curl -fsSLI $redir "$1" >"$tmp/head" 2>"$tmp/err" ;;
+    wget) wget --spider -S "$1" >"$tmp/head" 2>&1 || { cp "$tmp/head" "$tmp/err"; return 1; } ;;
   esac
-  echo "$h" | tr -d '\r' | awk 'tolower($1)=="content-length:"{n=$2} END{print n}'
+}
+# Location headers of the last HEAD, one per line, in order.
+locations() { tr -d '\r' <"$tmp/head" | awk 'tolower($1)=="location:"{print $2}'; }
+# HEAD the URL: prints Content-Length (empty when not sent); status 1 when the URL does not answer
+# 2xx, 2 when an https URL redirects to http.
+size() {
+  head_of "$1"; rc=$?
+  if [ -n "$secure" ] && locations | grep -qi '^http:'; then return 2; fi
+  [ "$rc" = 0 ] || return 1
+  tr -d '\r' <"$tmp/head" | awk 'tolower($1)=="content-length:"{n=$2} END{print n}'
+}
+fetch() { # URL FILE
+  case $dl in
+    curl) curl -fsSL $redir -o "$2" "$1" ;;
+    wget) wget -q -O "$2" "$1" ;;
+  esac
 }
 
 if command -v zstd >/dev/null 2>&1; then exts="tar.zst tgz"; else exts="tgz"; fi
 url=""; total=""
 for ext in $exts; do
   u="$base/ollama-linux-$arch.$ext"
-  if t=$(size "$u"); then url=$u; total=$t; break; fi
+  t=$(size "$u"); rc=$?
+  [ "$rc" = 2 ] && fail insecure_redirect "$u -> $(locations | grep -i '^http:' | head -n 1)"
+  if [ "$rc" = 0 ]; then url=$u; total=$t; break; fi
 done
 if [ -z "$url" ]; then
   hint=""; case $exts in tgz) hint=" (no zstd on this host: newer releases may ship only .tar.zst)" ;; esac
@@ -59,6 +80,25 @@ if [ -z "$url" ]; then
 fi
 say "url $url"
 [ -n "$total" ] && say "total $total"
+
+# The release's checksums: Ollama publishes sha256sum.txt beside the archives of each GitHub
+# release (`HASH  ./ollama-linux-amd64.tgz`; ollama/ollama#1313, PR #3028). It is read from the
+# folder of the last hop that still names the archive (ollama.com/download redirects to
+# github.com/ollama/ollama/releases/download/vX.Y.Z/…, then to a signed storage URL), so the sums
+# are those of the same release. No sums, no tool to check them, or a mismatch: nothing installed.
+name="ollama-linux-$arch.$ext"
+dir=${url%/*}
+for l in $(locations); do case $l in */"$name") dir=${l%/*} ;; esac; done
+sums_url="$dir/sha256sum.txt"
+fetch "$sums_url" "$tmp/sums" 2>"$tmp/err" || fail checksum_unavailable "$sums_url: $(tail -n 2 "$tmp/err" 2>/dev/null | tr '\n' ' ')"
+want=$(tr -d '\r' <"$tmp/sums" | awk -v n="$name" '{f=$2; sub(/^\*/, "", f); sub(/^\.\//, "", f); if (f == n) {print tolower($1); exit}}')
+[ -n "$want" ] || fail checksum_unavailable "$sums_url lists no $name"
+if command -v sha256sum >/dev/null 2>&1; then sum() { sha256sum "$1" | awk '{print $1}'; }
+elif command -v shasum >/dev/null 2>&1; then sum() { shasum -a 256 "$1" | awk '{print $1}'; }
+elif command -v openssl >/dev/null 2>&1; then sum() { openssl dgst -sha256 -r "$1" | awk '{print $1}'; }
+else fail checksum_unavailable "no sha256sum, shasum or openssl on the host to check $name"
+fi
+say "sha256 $want"
 
 # Free space: the archive plus what it unpacks to (about twice the archive: an estimate).
 avail_kb=$(df -Pk "$prefix" 2>/dev/null | awk 'NR==2{print $4}')
@@ -68,10 +108,7 @@ if [ -n "$total" ] && [ -n "$avail_kb" ]; then
 fi
 
 f="$tmp/ollama.$ext"
-case $dl in
-  curl) curl -fsSL -o "$f" "$url" 2>"$tmp/err" & ;;
-  wget) wget -q -O "$f" "$url" 2>"$tmp/err" & ;;
-esac
+fetch "$url" "$f" 2>"$tmp/err" &
 pid=$!
 while kill -0 "$pid" 2>/dev/null; do
   say "bytes $(wc -c <"$f" 2>/dev/null || echo 0)"
@@ -83,6 +120,8 @@ if [ "$rc" != 0 ]; then
   fail download_failed "$url: $dl exit $rc $(tail -n 3 "$tmp/err" 2>/dev/null | tr '\n' ' ')"
 fi
 say "bytes $(wc -c <"$f")"
+got=$(sum "$f")
+[ "$got" = "$want" ] || fail checksum_mismatch "$name $want $got"
 
 say "extract $prefix"
 case $ext in

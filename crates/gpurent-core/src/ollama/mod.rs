@@ -28,6 +28,7 @@ use crate::remote::error::{RemoteError, Stage};
 use crate::remote::exec::exec;
 use crate::remote::http;
 use crate::remote::quote::{sh_c, shell_quote};
+use crate::remote::text::{clean as clean_text, cleaned};
 
 /// Ollama's default port.
 pub const DEFAULT_PORT: u16 = 11434;
@@ -84,6 +85,21 @@ pub enum OllamaError {
     /// Installing: the archive could not be downloaded from `base`.
     #[error("could not download Ollama from {base}")]
     DownloadFailed { base: String, detail: String },
+    /// Installing: the downloaded archive's SHA-256 is not the one the release's `sha256sum.txt`
+    /// lists (a damaged or altered download; nothing was installed).
+    #[error("the downloaded {archive} does not match the release's SHA-256 checksum")]
+    ChecksumMismatch {
+        archive: String,
+        expected: String,
+        actual: String,
+    },
+    /// Installing: the release's checksums could not be read (no `sha256sum.txt`, the archive
+    /// not listed in it, or no tool on the host to check it with); nothing was installed.
+    #[error("the Ollama download could not be checked against a checksum")]
+    ChecksumUnavailable { detail: String },
+    /// Installing: an https download redirected to plain http; refused before downloading.
+    #[error("the Ollama download from {base} redirected from https to plain http")]
+    InsecureRedirect { base: String, detail: String },
     /// Installing: Ollama publishes no Linux build for this CPU (`uname -m`).
     #[error("Ollama has no Linux build for this host's CPU ({arch})")]
     UnsupportedArch { arch: String },
@@ -113,6 +129,9 @@ impl crate::infra::ipc::Coded for OllamaError {
             OllamaError::NoSpace { .. } => "ollama_no_space",
             OllamaError::DownloadFailed { .. } => "ollama_download_failed",
             OllamaError::UnsupportedArch { .. } => "ollama_unsupported_arch",
+            OllamaError::ChecksumMismatch { .. } => "ollama_checksum_mismatch",
+            OllamaError::ChecksumUnavailable { .. } => "ollama_checksum_unavailable",
+            OllamaError::InsecureRedirect { .. } => "ollama_insecure_redirect",
             OllamaError::InstallFailed { .. } => "ollama_install_failed",
             OllamaError::ModelDoesNotFit { .. } => "model_does_not_fit",
         }
@@ -124,7 +143,14 @@ impl crate::infra::ipc::Coded for OllamaError {
             OllamaError::NotAnswering { log, .. } => Some(log.clone()).filter(|l| !l.is_empty()),
             OllamaError::BadAnswer { detail }
             | OllamaError::DownloadFailed { detail, .. }
-            | OllamaError::InstallFailed { detail } => Some(detail.clone()),
+            | OllamaError::InstallFailed { detail }
+            | OllamaError::ChecksumUnavailable { detail }
+            | OllamaError::InsecureRedirect { detail, .. } => Some(detail.clone()),
+            OllamaError::ChecksumMismatch {
+                archive,
+                expected,
+                actual,
+            } => Some(format!("{archive}: expected {expected}, got {actual}")),
             OllamaError::NoSpace {
                 need_bytes,
                 have_bytes,
@@ -167,7 +193,7 @@ pub fn version(conn: &Connection, port: u16) -> Result<Option<String>, OllamaErr
         Err(e) => return Err(e.into()),
     };
     let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| bad(e.to_string()))?;
-    Ok(v["version"].as_str().map(str::to_string))
+    Ok(v["version"].as_str().map(cleaned))
 }
 
 /// Starts `ollama serve` under a lock (`start.lock`, a directory: `mkdir` is atomic): `$1` the
@@ -356,12 +382,12 @@ pub fn pull(
                 return;
             };
             if let Some(e) = v["error"].as_str() {
-                err = Some(e.to_string());
+                err = Some(cleaned(e));
                 return;
             }
             let p = PullProgress {
-                status: v["status"].as_str().unwrap_or_default().to_string(),
-                digest: v["digest"].as_str().map(str::to_string),
+                status: cleaned(v["status"].as_str().unwrap_or_default()),
+                digest: v["digest"].as_str().map(cleaned),
                 total: v["total"].as_u64(),
                 completed: v["completed"].as_u64(),
             };
@@ -392,7 +418,7 @@ fn api_error(r: &http::Response) -> Option<String> {
     Some(
         v["error"]
             .as_str()
-            .map(str::to_string)
+            .map(cleaned)
             .unwrap_or_else(|| format!("HTTP {}", r.status)),
     )
 }
@@ -440,6 +466,7 @@ pub fn generate(
                 return;
             };
             if let Some(piece) = v["response"].as_str() {
+                let piece = clean_text(piece);
                 let room = MAX_ANSWER - len.get();
                 let piece: String = piece.chars().take(room).collect();
                 len.set(len.get() + piece.chars().count().max(1));
@@ -489,7 +516,7 @@ pub fn ps(conn: &Connection, port: u16) -> Result<Vec<Loaded>, OllamaError> {
         .ok_or_else(|| bad("no models list"))?
         .iter()
         .map(|m| Loaded {
-            name: m["name"].as_str().unwrap_or_default().to_string(),
+            name: cleaned(m["name"].as_str().unwrap_or_default()),
             size: m["size"].as_u64(),
             size_vram: m["size_vram"].as_u64(),
         })

@@ -521,7 +521,9 @@ mod tests {
                 .env("TMPDIR", tmpdir)
                 .output()
                 .expect("sh");
-            parse(&String::from_utf8_lossy(&out.stdout))
+            parse(&crate::remote::text::clean(&String::from_utf8_lossy(
+                &out.stdout,
+            )))
         };
         let seen = run(tmp.path());
         assert!(seen.complete);

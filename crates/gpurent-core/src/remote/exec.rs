@@ -19,6 +19,8 @@ use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
 use crate::remote::connect::Connection;
 use crate::remote::error::{RemoteError, Stage};
+use crate::remote::quote::login_line;
+use crate::remote::text::cleaned;
 
 /// Which output stream a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +41,14 @@ pub struct ExecOutput {
 }
 
 impl ExecOutput {
+    /// stdout as text to parse or show: lossy UTF-8, without terminal controls ([`cleaned`]).
+    /// Bytes that must arrive exactly (checksums of data, file contents) are in `stdout`.
     pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
+        cleaned(&String::from_utf8_lossy(&self.stdout))
     }
+    /// stderr as text, cleaned like [`ExecOutput::stdout_text`].
     pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
+        cleaned(&String::from_utf8_lossy(&self.stderr))
     }
     pub fn success(&self) -> bool {
         self.exit_status == Some(0)
@@ -82,8 +87,8 @@ fn abandon(mut ch: ssh2::Channel) {
     drop(ch);
 }
 
-/// Run `command` (parsed by the login shell; quote arguments with `shell_quote`) and collect
-/// everything it prints.
+/// Run `command` (POSIX `sh` syntax, whatever the user's login shell is: see
+/// [`login_line`]; quote arguments with `shell_quote`) and collect everything it prints.
 pub fn exec(
     conn: &Connection,
     command: &str,
@@ -153,8 +158,9 @@ pub fn exec_polled(
     let io_ms = conn.options().io_timeout.as_millis() as u64;
     let ssh_err = |e: ssh2::Error| RemoteError::from_ssh(Stage::Exec, &e, io_ms);
     cancel.check()?;
+    let line = login_line(command)?;
     let mut ch = sess.channel_session().map_err(ssh_err)?;
-    ch.exec(command).map_err(ssh_err)?;
+    ch.exec(&line).map_err(ssh_err)?;
     let started = Instant::now();
     let mut stdin = opts.stdin.unwrap_or(&[]);
     let mut stdin_open = true;

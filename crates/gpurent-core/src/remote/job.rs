@@ -26,6 +26,7 @@ use crate::remote::connect::Connection;
 use crate::remote::error::RemoteError;
 use crate::remote::exec::{exec_with, ExecOptions, OutStream};
 use crate::remote::quote::{sh_c, shell_quote};
+use crate::remote::text::{clean, cleaned};
 
 /// How a supervised job ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +97,8 @@ while [ -n "$(marked "$id")" ] && [ $i -lt 25 ]; do sleep 0.2; i=$((i+1)); done
 rm -f "$pf"
 echo "@@gpurent@@ killed ${p:-0} left $(marked "$id")""#;
 
-/// Splits output chunks into lines (a `\r` stays inside its line: pip's progress uses it).
+/// Splits output chunks into lines, cleaned of terminal controls ([`clean`]: a `\r` inside a
+/// line keeps what a terminal would show after it, pip's latest progress).
 #[derive(Debug, Default)]
 struct Lines {
     buf: Vec<u8>,
@@ -108,12 +110,12 @@ impl Lines {
         while let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.buf.drain(..=i).collect();
             let text = String::from_utf8_lossy(&line[..line.len() - 1]);
-            out(text.trim_end_matches('\r'));
+            out(&clean(&text));
         }
     }
     fn finish(&mut self, out: &mut dyn FnMut(&str)) {
         if !self.buf.is_empty() {
-            let text = String::from_utf8_lossy(&self.buf).into_owned();
+            let text = cleaned(&String::from_utf8_lossy(&self.buf));
             self.buf.clear();
             out(&text);
         }
@@ -249,20 +251,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_split_across_chunks_and_keep_carriage_returns_inside() {
+    fn lines_split_across_chunks_and_show_what_a_terminal_would() {
         let mut l = Lines::default();
         let mut got = Vec::new();
         let mut out = |s: &str| got.push(s.to_string());
         l.push(b"Collecting torch\n  Downl", &mut out);
         l.push(b"oading x (1 MB)\r\n 0.5/1.0 MB\r 1.0/1.0 MB\n", &mut out);
-        l.push(b"tail", &mut out);
+        l.push(b"\x1b]0;owned\x07rank \x1b[31m0\x1b[0m\n", &mut out);
+        l.push(b"tail\x1b[2J", &mut out);
         l.finish(&mut out);
+        // A `\r` inside a line keeps the latest update (pip's progress), escapes are gone.
         assert_eq!(
             got,
             vec![
                 "Collecting torch",
                 "  Downloading x (1 MB)",
-                " 0.5/1.0 MB\r 1.0/1.0 MB",
+                " 1.0/1.0 MB",
+                "rank 0",
                 "tail"
             ]
         );

@@ -11,7 +11,8 @@
 //! - [`sshconfig`]: the marked `Host gpurent-<label>` block, ssh-agent, VS Code links.
 //! - [`agent`]: the ssh-agent per OS (socket, launchd, Windows' named pipe), `ssh-add` lifetimes.
 //! - [`http`]: one HTTP/1.1 request to a server on the host's loopback, over an SSH channel.
-//! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells.
+//! - [`hosts`]: saved hosts and pins in SQLite; [`quote`]: quoting for remote shells and the
+//!   line any login shell runs as POSIX `sh`; [`text`]: remote text cleaned of terminal controls.
 //! - [`error`]: [`RemoteError`], every outcome with its stable code.
 //!
 //! Blocking calls: in async contexts run them on a blocking thread (`spawn_blocking`).
@@ -30,6 +31,7 @@ pub mod job;
 pub mod jump;
 pub mod quote;
 pub mod sshconfig;
+pub mod text;
 
 pub use crate::infra::ipc::Role;
 pub use connect::{connect, open, Auth, Connection};
@@ -37,4 +39,5 @@ pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::{RemoteError, Stage};
 pub use exec::{exec, exec_with, ExecOptions, ExecOutput, OutStream};
 pub use hosts::{Host, HostCheck, HostSpec, JumpSpec, PinnedKey, RepinRecord};
-pub use quote::{sh_c, shell_join, shell_quote};
+pub use quote::{login_line, sh_c, shell_join, shell_quote};
+pub use text::clean as clean_text;

@@ -7,7 +7,8 @@ use std::io::{Read, Write};
 
 use crate::infra::cancel::CancelToken;
 use crate::remote::exec::{exec, exec_with, ExecOptions, OutStream};
-use crate::remote::{sh_c, Connection};
+use crate::remote::text::cleaned;
+use crate::remote::{login_line, sh_c, Connection};
 use crate::transfer::TransferError;
 
 const PID_TAG: &str = "gpurent-pid ";
@@ -74,7 +75,7 @@ pub fn run(
         Ok(info) => Ok(Output {
             status: info.exit_status,
             stdout,
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            stderr: cleaned(&String::from_utf8_lossy(&stderr)),
         }),
         Err(e) => {
             if let Some(pid) = pid {
@@ -158,7 +159,7 @@ impl Stream {
             None => sess.channel_session(),
         }
         .map_err(|e| TransferError::ssh(&e))?;
-        ch.exec(&wrap(script)?)
+        ch.exec(&login_line(&wrap(script)?)?)
             .map_err(|e| TransferError::ssh(&e))?;
         // The announced pid is the first thing on stderr.
         let mut line = Vec::new();
@@ -203,7 +204,7 @@ impl Stream {
         let status = self.ch.exit_status().ok();
         let signal = self.ch.exit_signal().ok().and_then(|s| s.exit_signal);
         let status = if signal.is_some() { None } else { status };
-        Ok((status, rest, String::from_utf8_lossy(&err).into_owned()))
+        Ok((status, rest, cleaned(&String::from_utf8_lossy(&err))))
     }
 
     /// [`Stream::finish_out`] reading stdout to its end before stderr (for a command whose

@@ -13,7 +13,7 @@ import { Ring, chart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
 import { errorText, num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
-import { listen, redraws } from '../../screen.js';
+import { framed, listen, redraws } from '../../screen.js';
 import { renderRun } from './run.js';
 
 /** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
@@ -387,9 +387,24 @@ function hostColumn(label, signal) {
     for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
     if (s.cpu) body.append(cpuCard(s.cpu));
   };
-  listen(d.listeners, draw, signal);
+  // One draw per frame however many samples and status events arrived.
+  listen(d.listeners, framed(signal, draw), signal);
   draw();
   return col;
+}
+
+/**
+ * A host released or deleted while watched has no column any more (nowhere to press Stop): its
+ * watch is stopped here and it is unpicked. (The core ends such a watch by itself too.)
+ * @param {Set<string>} live the labels of the hosts that can be watched
+ */
+function forgetGone(live) {
+  for (const op of ops.running('watch')) if (!live.has(op.scope)) ops.cancel(op);
+  for (const label of [...view.picked])
+    if (!live.has(label)) {
+      view.picked.delete(label);
+      hosts.delete(label);
+    }
 }
 
 /** @param {HTMLElement} root @param {AbortSignal} signal */
@@ -406,11 +421,14 @@ export function renderMonitor(root, signal) {
 /** @param {HTMLElement} root @param {AbortSignal} signal @param {() => void} again */
 async function drawMonitor(root, signal, again) {
   hideError();
+  let loaded = true;
   const list = await liveHosts().catch((e) => {
+    loaded = false;
     if (!signal.aborted) showError(/** @type {ErrorPayload} */ (e));
     return [];
   });
   if (signal.aborted) return;
+  if (loaded) forgetGone(new Set(list.map((h) => h.label)));
   root.append(el('h1', { text: t('monitor.title') }), el('p', { class: 'lead', text: t('monitor.intro') }));
   const tabs = el('div', { class: 'tabs', role: 'tablist' });
   for (const id of /** @type {const} */ (['live', 'run'])) {

@@ -20,7 +20,7 @@ import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
-import { listen, redraws } from '../../screen.js';
+import { framed, listen, redraws } from '../../screen.js';
 import { explainButton, explanationView } from '../setup/explain.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
@@ -38,6 +38,7 @@ import { explainButton, explanationView } from '../setup/explain.js';
  * Per host: the pull's layers, the tunnel and Jupyter URLs, the launch's lines per rank.
  * @typedef {object} RunData
  * @property {string} version
+ * @property {string | null} foreign where an Ollama that gpurent did not start is bound (null: ours)
  * @property {Map<string, { total: number, completed: number }>} layers
  * @property {string} pullStatus
  * @property {boolean} pulled
@@ -83,6 +84,7 @@ function rd(label) {
   if (!d) {
     d = {
       version: '',
+      foreign: null,
       layers: new Map(),
       pullStatus: '',
       pulled: false,
@@ -240,7 +242,8 @@ function drawRun(root, hosts, gpusOf, signal, again) {
   const draw = () => {
     for (const s of sections) s.draw();
   };
-  listen(d.listeners, draw, signal);
+  // One redraw per frame however many lines and progress events arrived (a streamed log).
+  listen(d.listeners, framed(signal, draw), signal);
   draw();
 }
 
@@ -326,7 +329,8 @@ function ollamaSection(label, d, gpus) {
   serve.onclick = () =>
     operation('ollama_serve', label, d, (on) => ollamaServe(label, portNum(), picked(), on)).then(
       (v) => {
-        d.version = v;
+        d.version = v.version;
+        d.foreign = v.ours ? null : v.bound;
         notify(d);
       },
       () => {},
@@ -343,6 +347,7 @@ function ollamaSection(label, d, gpus) {
       (r) => {
         d.installed = r;
         d.version = r.version;
+        d.foreign = r.ours ? null : r.bound;
         d.install = null;
         notify(d);
       },
@@ -363,6 +368,7 @@ function ollamaSection(label, d, gpus) {
     hideError();
     ollamaStop(label).then((was) => {
       d.version = '';
+      d.foreign = null;
       version.textContent = was ? t('run.ollama.stopped') : t('run.ollama.none');
     }, fail);
   };
@@ -526,8 +532,12 @@ function ollamaSection(label, d, gpus) {
     version.textContent = busy('ollama_serve')
       ? t('run.ollama.starting')
       : d.version
-        ? t('run.ollama.version', { version: d.version, port: portNum() })
+        ? d.foreign
+          ? t('run.ollama.version.foreign', { version: d.version, port: portNum(), bound: d.foreign })
+          : t('run.ollama.version', { version: d.version, port: portNum() })
         : version.textContent;
+    version.classList.toggle('warn', Boolean(d.version && d.foreign));
+    version.dataset.ours = d.version ? String(!d.foreign) : '';
     const pulling = busy('ollama_pull');
     pull.disabled = pulling;
     cancelPull.hidden = !pulling;

@@ -161,7 +161,7 @@ fn exist_both(
         [a, b, ..] => Ok((*a == b"1", *b == b"1")),
         _ => Err(TransferError::RemoteCommandFailed {
             what: "test".into(),
-            detail: String::from_utf8_lossy(&out).into_owned(),
+            detail: crate::remote::text::cleaned(&String::from_utf8_lossy(&out)),
         }),
     }
 }
