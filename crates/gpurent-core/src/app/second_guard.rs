@@ -140,6 +140,9 @@ impl App {
                             running: true,
                             provider_read: true,
                             can_stop: false,
+                            // No rate, so no cost in any currency: the user's currency is as
+                            // good as any (budgets count nothing for it).
+                            currency: self.default_currency(),
                         });
                     }
                     let read = GuardReading::new(
