@@ -4,6 +4,7 @@
 # ImageMagick + a CJK font (screenshots of the zh-CN UI), OpenSSH server (SSH tests), gnome-keyring + dbus (keychain tests).
 # Cross-checks (scripts/cross-check.sh): mingw-w64 (Windows C code, windres), python3-venv (zig from
 # PyPI for macOS C code), dpkg-dev; the script itself fetches Debian's rustc-web + std sources.
+# Login shells that are not POSIX (fish, tcsh) for the login-shell SSH tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -11,7 +12,8 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev
       xvfb xauth webkit2gtk-driver imagemagick fonts-wqy-microhei
       openssh-server gnome-keyring libsecret-tools dbus libdbus-1-dev
-      gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 python3-venv dpkg-dev)
+      gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 python3-venv dpkg-dev
+      fish tcsh)
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 if ! dpkg -s "${pkgs[@]}" >/dev/null 2>&1; then
