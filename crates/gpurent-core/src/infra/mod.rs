@@ -9,10 +9,11 @@
 //!   operation that just ended deserves an OS notification.
 //! - [`clock`] (time passed in), [`secret`] (the redacting wrapper), [`logging`], [`fsperm`]
 //!   ("only you can read this file" on every OS), [`process`] (helper processes without a console
-//!   window), [`units`] (GIB).
+//!   window), [`units`] (GIB), [`currency`] (CNY/USD, never converted).
 
 pub mod cancel;
 pub mod clock;
+pub mod currency;
 pub mod error;
 pub mod events;
 pub mod fsperm;

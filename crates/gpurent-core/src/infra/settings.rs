@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::billing::Currency;
+use crate::infra::currency::Currency;
 use crate::infra::error::CoreError;
 
 /// UI language preference. `System` follows the OS locale.
