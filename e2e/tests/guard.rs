@@ -27,6 +27,9 @@ const FAKE_CRONTAB: &str = "#!/bin/sh\nf=\"$FAKEGPU_STATE/crontab\"\ncase \"$1\"
 
 fn write_exec(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
+    // The fake host's tools are symlinks into the shared fakegpu/bin: writing through one would
+    // replace the shared fake for every other test (it did: `id`). Replace the link, not its target.
+    let _ = std::fs::remove_file(path);
     std::fs::write(path, body).expect("write tool");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
