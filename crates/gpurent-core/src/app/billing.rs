@@ -854,6 +854,17 @@ mod tests {
 
     use crate::app::test_support::{app_at, save_host};
 
+    /// A pasted host's rate billed per second, no storage, no platform.
+    fn per_second(per_hour: f64, currency: Currency) -> PastedRate {
+        PastedRate {
+            usd_per_hour: per_hour,
+            rule: Increment::Second,
+            storage_usd_per_day: None,
+            currency,
+            platform: None,
+        }
+    }
+
     /// The guides' example through the facade: started 1 h 10 min ago, per started hour.
     #[test]
     fn pasted_host_cost_so_far_now_and_projected() {
@@ -899,13 +910,7 @@ mod tests {
         let t0 = 1_764_000_000_000;
         let app = app_at(tmp.path(), t0);
         save_host(&app, "box");
-        let one = PastedRate {
-            usd_per_hour: 1.0,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Usd,
-            platform: None,
-        };
+        let one = per_second(1.0, Currency::Usd);
         app.host_rate_set("box", one, 2 * HOUR).expect("set");
         drop(app);
         let app = app_at(tmp.path(), t0 + HOUR);
@@ -945,13 +950,7 @@ mod tests {
         let t0 = 1_764_000_000_000;
         let app = app_at(tmp.path(), t0);
         save_host(&app, "box");
-        let rate = PastedRate {
-            usd_per_hour: 2.0,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Usd,
-            platform: None,
-        };
+        let rate = per_second(2.0, Currency::Usd);
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         // The host's clock runs 100 s ahead of this computer's.
         let host_now = t0 / 1000 + 100;
@@ -1024,13 +1023,7 @@ mod tests {
         let now = 1_796_119_200_000;
         let app = app_at(tmp.path(), now);
         save_host(&app, "autodl");
-        let yuan = PastedRate {
-            usd_per_hour: 2.5,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Cny,
-            platform: None,
-        };
+        let yuan = per_second(2.5, Currency::Cny);
         app.host_rate_set("autodl", yuan, 3 * HOUR).expect("rate");
         crate::app::test_support::rental(
             &app,
@@ -1110,13 +1103,7 @@ mod tests {
         let t0 = 1_764_000_000_000;
         let app = app_at(tmp.path(), t0);
         save_host(&app, "box");
-        let usd = PastedRate {
-            usd_per_hour: 1.0,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Usd,
-            platform: None,
-        };
+        let usd = per_second(1.0, Currency::Usd);
         app.host_rate_set("box", usd, 2 * HOUR).expect("usd");
         let cny = PastedRate {
             usd_per_hour: 7.0,
@@ -1148,11 +1135,8 @@ mod tests {
         let app = app_at(tmp.path(), t0);
         save_host(&app, "adl");
         let rate = PastedRate {
-            usd_per_hour: 1.98,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Cny,
             platform: Some(Platform::Autodl),
+            ..per_second(1.98, Currency::Cny)
         };
         app.host_rate_set("adl", rate, HOUR).expect("rate");
         app.host_rate_stopped("adl").expect("stopped");
@@ -1180,13 +1164,7 @@ mod tests {
         let now = 1_796_119_200_000;
         let app = app_at(tmp.path(), now);
         save_host(&app, "box");
-        let rate = PastedRate {
-            usd_per_hour: 1.0,
-            rule: Increment::Second,
-            storage_usd_per_day: None,
-            currency: Currency::Usd,
-            platform: None,
-        };
+        let rate = per_second(1.0, Currency::Usd);
         app.host_rate_set("box", rate, 3 * HOUR).expect("rate");
         app.budget_set(Some("box"), Period::Day, 3.5).expect("day");
         app.budget_set(None, Period::Month, 100.0).expect("month");
