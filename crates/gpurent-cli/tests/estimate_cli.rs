@@ -1,36 +1,10 @@
 //! Black-box tests of `gpurent estimate` and `gpurent models`: run the built binary with a temporary
 //! data directory and check the JSON document.
 
-use std::process::Command;
+mod cli_common;
 
+use cli_common::{fit, run_fresh as run};
 use serde_json::Value;
-
-fn run(args: &[&str]) -> (i32, Value) {
-    let dir = tempfile::tempdir().expect("tmp");
-    let out = Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(args)
-        .output()
-        .expect("run gpurent");
-    let text = String::from_utf8(out.stdout).expect("utf-8");
-    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), json)
-}
-
-fn fit<'a>(doc: &'a Value, card: &str) -> &'a Value {
-    doc["fits"]
-        .as_array()
-        .expect("fits array")
-        .iter()
-        .find(|f| f["card_id"] == card)
-        .unwrap_or_else(|| panic!("no row for {card}"))
-}
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

@@ -1,36 +1,9 @@
 //! Black-box tests of `gpurent job` (jobs beyond LLMs): the built binary, a temporary data
 //! directory, the JSON document.
 
-use std::process::Command;
+mod cli_common;
 
-use serde_json::Value;
-
-fn run(args: &[&str]) -> (i32, Value) {
-    let dir = tempfile::tempdir().expect("tmp");
-    let out = Command::new(env!("CARGO_BIN_EXE_gpurent"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(args)
-        .output()
-        .expect("run gpurent");
-    let text = String::from_utf8(out.stdout).expect("utf-8");
-    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), json)
-}
-
-fn fit<'a>(doc: &'a Value, card: &str) -> &'a Value {
-    doc["fits"]
-        .as_array()
-        .expect("fits")
-        .iter()
-        .find(|f| f["card_id"] == card)
-        .unwrap_or_else(|| panic!("no row for {card}"))
-}
+use cli_common::{fit, run_fresh as run};
 
 #[test]
 fn flux_nf4_on_24_48_80_gb_cards_with_time_and_cost_on_the_measured_gpu() {

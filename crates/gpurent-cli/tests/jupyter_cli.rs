@@ -8,9 +8,9 @@ mod cli_common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 
-use cli_common::{command as cmd, fakegpu, free_port};
+use cli_common::{command as cmd, fakegpu, free_port, saved_host};
 use gpurent_testhost::fakegpu::FakeHost;
-use gpurent_testhost::{sshd_available, UserKey};
+use gpurent_testhost::sshd_available;
 
 #[test]
 fn the_printed_url_opens_jupyter_through_the_tunnel_and_stop_stops_it() {
@@ -23,23 +23,7 @@ fn the_printed_url_opens_jupyter_through_the_tunnel_and_stop_stops_it() {
     }
     let host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
     let sshd = host.serve().expect("serve");
-    let k = UserKey::generate("jupyter").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key");
-    let id = id.display().to_string();
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = cmd(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    )
-    .output()
-    .expect("host add");
-    assert!(out.status.success(), "{out:?}");
+    let (home, id) = saved_host(&sshd, "jupyter", "box");
     let (port, local) = (free_port().to_string(), free_port().to_string());
     let py = python.to_string_lossy().into_owned();
     let mut child = cmd(

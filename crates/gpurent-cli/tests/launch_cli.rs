@@ -5,9 +5,9 @@ mod cli_common;
 
 use std::path::Path;
 
-use cli_common::gpurent;
+use cli_common::{gpurent, saved_host};
 use gpurent_testhost::fakegpu::FakeHost;
-use gpurent_testhost::{sshd_available, UserKey};
+use gpurent_testhost::sshd_available;
 
 #[test]
 fn launch_streams_each_rank_and_exits_with_the_jobs_status() {
@@ -23,20 +23,7 @@ fn launch_streams_each_rank_and_exits_with_the_jobs_status() {
     )
     .expect("script");
     let sshd = host.serve().expect("serve");
-    let k = UserKey::generate("launch").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key");
-    let id = id.display().to_string();
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    assert!(gpurent(
-        home.path(),
-        &["host", "add", &paste, "--label", "box", "--trust", &fp, "--json"]
-    )
-    .status
-    .success());
+    let (home, id) = saved_host(&sshd, "launch", "box");
     let s = script.display().to_string();
     let out = gpurent(
         home.path(),

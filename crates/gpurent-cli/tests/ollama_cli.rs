@@ -7,9 +7,9 @@ mod cli_common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 
-use cli_common::{command as cmd, fakegpu, free_port, gpurent, json as doc};
+use cli_common::{command as cmd, fakegpu, free_port, gpurent, json as doc, saved_host};
 use gpurent_testhost::fakegpu::FakeHost;
-use gpurent_testhost::{sshd_available, Sshd, UserKey};
+use gpurent_testhost::{sshd_available, Sshd};
 
 #[test]
 fn serve_pull_run_ps_tunnel_and_stop() {
@@ -18,21 +18,7 @@ fn serve_pull_run_ps_tunnel_and_stop() {
     }
     let host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
     let sshd: Sshd = host.serve().expect("serve");
-    let k = UserKey::generate("ollama").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key file");
-    let id = id.display().to_string();
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let (home, id) = saved_host(&sshd, "ollama", "box");
     let port = free_port().to_string();
     let base = |rest: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = vec!["ollama".into(), "box".into()];
@@ -163,21 +149,8 @@ fn host_without_ollama(downloader: bool) -> (tempfile::TempDir, String, Sshd, Fa
         std::os::unix::fs::symlink(real, bin.join(t)).expect("link");
     }
     let sshd: Sshd = host.serve().expect("serve");
-    let k = UserKey::generate("ollama").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key file");
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
-    (home, id.display().to_string(), sshd, host)
+    let (home, id) = saved_host(&sshd, "ollama", "box");
+    (home, id, sshd, host)
 }
 
 #[test]
@@ -246,21 +219,7 @@ fn a_model_that_does_not_fit_is_refused_unless_forced() {
     let mut host = FakeHost::new(&fakegpu(), "ready_h100").expect("fake host");
     host.vars.insert("FAKE_GPU_USED_MIB".into(), "78000".into());
     let sshd: Sshd = host.serve().expect("serve");
-    let k = UserKey::generate("ollama").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key file");
-    let id = id.display().to_string();
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let (home, id) = saved_host(&sshd, "ollama", "box");
     let port = free_port().to_string();
 
     let fit = gpurent(

@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use cli_common::{command as cmd, fakegpu, free_port, gpurent, json as doc};
 use gpurent_testhost::fakegpu::FakeHost;
-use gpurent_testhost::{sshd_available, Sshd, UserKey};
+use gpurent_testhost::{sshd_available, Sshd};
 
 #[test]
 fn list_names_the_five_goals_with_tunnel_only_ports_and_driver_floors() {
@@ -93,21 +93,8 @@ fn saved_host(extra: &[(&str, &str)]) -> (tempfile::TempDir, String, Sshd, FakeH
         std::os::unix::fs::symlink(target, bin.join(t)).expect("link");
     }
     let sshd = host.serve().expect("serve");
-    let k = UserKey::generate("recipe").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key file");
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
-    (home, id.display().to_string(), sshd, host)
+    let (home, id) = cli_common::saved_host(&sshd, "recipe", "box");
+    (home, id, sshd, host)
 }
 
 /// Stop the guard the run left on the fake host (its pid file's `guard.sh`).

@@ -5,8 +5,8 @@ mod cli_common;
 
 use std::process::{Command, Output, Stdio};
 
-use cli_common::gpurent;
-use gpurent_testhost::{sshd_available, Sshd, UserKey};
+use cli_common::{gpurent, saved_host};
+use gpurent_testhost::{sshd_available, Sshd};
 
 fn lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -18,21 +18,8 @@ fn lines(out: &Output) -> Vec<serde_json::Value> {
 /// A sshd with a host `box` saved through the CLI, and the login key as a file (`-i`).
 fn host_box() -> (Sshd, tempfile::TempDir, std::path::PathBuf) {
     let sshd = Sshd::start().expect("sshd");
-    let k = UserKey::generate("cli").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id_file = home.path().join("id");
-    std::fs::write(&id_file, &k.private_pem).expect("key file");
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
-    (sshd, home, id_file)
+    let (home, id_file) = saved_host(&sshd, "cli", "box");
+    (sshd, home, id_file.into())
 }
 
 #[test]

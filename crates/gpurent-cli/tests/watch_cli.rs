@@ -7,9 +7,9 @@ mod cli_common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use cli_common::gpurent;
+use cli_common::{gpurent, saved_host};
 use gpurent_testhost::fakegpu::FakeHost;
-use gpurent_testhost::{sshd_available, Sshd, UserKey};
+use gpurent_testhost::{sshd_available, Sshd};
 
 fn lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -55,21 +55,8 @@ fn live_box() -> (FakeHost, Sshd, tempfile::TempDir, String) {
     )
     .expect("apps");
     let sshd = host.serve().expect("serve");
-    let k = UserKey::generate("watch").expect("key");
-    sshd.authorize(&k.public_line).expect("authorize");
-    let home = tempfile::tempdir().expect("tmp");
-    let id = home.path().join("id");
-    std::fs::write(&id, &k.private_pem).expect("key file");
-    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
-    let fp = sshd.host_key_fingerprint().expect("fp");
-    let out = gpurent(
-        home.path(),
-        &[
-            "host", "add", &paste, "--label", "box", "--trust", &fp, "--json",
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
-    (host, sshd, home, id.display().to_string())
+    let (home, id) = saved_host(&sshd, "watch", "box");
+    (host, sshd, home, id)
 }
 
 #[test]

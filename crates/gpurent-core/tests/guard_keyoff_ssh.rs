@@ -28,7 +28,6 @@ use gpurent_core::billing::budget::Period;
 use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::clock::{Clock, SystemClock};
-use gpurent_core::infra::events::NoProgress;
 use gpurent_core::keys::{KeyAlgorithm, MemoryKeyStore};
 use gpurent_core::providers::ledger::LedgerState;
 use gpurent_core::providers::ProviderKind;
@@ -36,8 +35,8 @@ use gpurent_core::second_guard::NoticeKind;
 use gpurent_testhost::fakecloud::{FakeState, Fault, Flavor, Route};
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    cloud, link_system_tools, quiet_machine, rent_request, set_provider_env, short_spec,
-    write_exec, write_gpu_state, Guarded, INSTANCE_ID, RTX4090,
+    cloud, link_system_tools, quiet_machine, rent_ready, set_provider_env, short_spec, write_exec,
+    write_gpu_state, Guarded, INSTANCE_ID, RTX4090,
 };
 use remote_common::world_with;
 use setup_common::FakeHost;
@@ -83,16 +82,7 @@ fn gpurent_takes_the_full_key_off_before_its_own_stop_and_says_when_it_could_not
     sshd.authorize(&info.public_key).expect("authorize");
     let key = w.app.host_login_key("laptop", None).expect("login key");
     let cancel = CancelToken::new();
-    let view = w
-        .app
-        .rent(
-            &rent_request(ProviderKind::Vast, fake.offer_id()),
-            &key,
-            &w.env,
-            &NoProgress,
-            &cancel,
-        )
-        .expect("rent");
+    let view = rent_ready(&w.app, &w.env, ProviderKind::Vast, fake.offer_id(), &key);
     assert!(view.ready, "{view:?}");
     let label = view.ledger.host_label.clone().expect("saved host");
     let id = view.ledger.id.clone();

@@ -26,7 +26,6 @@ use gpurent_core::guard::provider::{Credential, HttpTool};
 use gpurent_core::guard::{ActionKind, GuardSpec};
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::clock::FixedClock;
-use gpurent_core::infra::events::NoProgress;
 use gpurent_core::infra::paths::Paths;
 use gpurent_core::providers::ledger::LedgerState;
 use gpurent_core::providers::ProviderKind;
@@ -34,7 +33,7 @@ use gpurent_core::Coded;
 use gpurent_testhost::fakecloud::{FakeState, Flavor};
 use gpurent_testhost::{prism_available, sshd_available};
 use guard_common::{
-    cloud, established_conns, rent_request, set_provider_env, short_spec, vast_machine, wait_for,
+    cloud, established_conns, rent_ready, set_provider_env, short_spec, vast_machine, wait_for,
     Guarded, VastMachine, INSTANCE_ID,
 };
 use remote_common::{world, World};
@@ -69,16 +68,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     let mut w = Some(world());
     let ww = w.as_ref().expect("world");
     let cancel = CancelToken::new();
-    let view = ww
-        .app
-        .rent(
-            &rent_request(ProviderKind::Vast, fake.offer_id()),
-            &key,
-            &ww.env,
-            &NoProgress,
-            &cancel,
-        )
-        .expect("rent");
+    let view = rent_ready(&ww.app, &ww.env, ProviderKind::Vast, fake.offer_id(), &key);
     assert!(view.ready, "{view:?}");
     assert_eq!(
         view.ledger.provider_instance_id.as_deref(),
@@ -222,15 +212,7 @@ fn guard_stops_a_vast_machine_through_the_provider_with_gpurent_closed() {
     // account key goes to provider.key (0600) and the guard releases the pod with it.
     let (rp, rp_prism) = cloud(Flavor::Runpod, RUNPOD_KEY, &sshd);
     set_provider_env("RUNPOD", RUNPOD_KEY, &rp_prism.url(), &sshd);
-    let pod = app
-        .rent(
-            &rent_request(ProviderKind::Runpod, rp.offer_id()),
-            &key,
-            &env,
-            &NoProgress,
-            &cancel,
-        )
-        .expect("rent pod");
+    let pod = rent_ready(&app, &env, ProviderKind::Runpod, rp.offer_id(), &key);
     let pod_label = pod.ledger.host_label.clone().expect("pod host");
     let pod_id = pod.ledger.provider_instance_id.clone().expect("pod id");
     // This time the host has GNU wget (with --method) and no curl: the guard falls back to it.
@@ -389,16 +371,7 @@ fn a_host_naming_another_instance_gets_no_guard_and_no_key() {
     std::os::unix::fs::symlink("/usr/bin/curl", bin.join("curl")).expect("link curl");
     let w = world();
     let cancel = CancelToken::new();
-    let view = w
-        .app
-        .rent(
-            &rent_request(ProviderKind::Vast, fake.offer_id()),
-            &key,
-            &w.env,
-            &NoProgress,
-            &cancel,
-        )
-        .expect("rent");
+    let view = rent_ready(&w.app, &w.env, ProviderKind::Vast, fake.offer_id(), &key);
     assert_eq!(
         view.ledger.provider_instance_id.as_deref(),
         Some(INSTANCE_ID)

@@ -66,3 +66,53 @@ pub fn json(out: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// A throwaway home whose data dir holds the host `label` saved through the CLI (`host add` of
+/// the sshd's paste line, its host key trusted by fingerprint), a fresh login key authorized on
+/// `sshd`, and that key's path as a file for `-i`.
+pub fn saved_host(
+    sshd: &gpurent_testhost::Sshd,
+    key_name: &str,
+    label: &str,
+) -> (tempfile::TempDir, String) {
+    let k = gpurent_testhost::UserKey::generate(key_name).expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let home = tempfile::tempdir().expect("tmp");
+    let id = home.path().join("id");
+    std::fs::write(&id, &k.private_pem).expect("key file");
+    let paste = format!("ssh -p {} gputest@127.0.0.1", sshd.port());
+    let fp = sshd.host_key_fingerprint().expect("fp");
+    let out = gpurent(
+        home.path(),
+        &[
+            "host", "add", &paste, "--label", label, "--trust", &fp, "--json",
+        ],
+    );
+    assert!(out.status.success(), "host add: {out:?}");
+    (home, id.display().to_string())
+}
+
+/// `gpurent ARGS…` in a fresh throwaway home: its exit code and its one JSON document (stderr in
+/// the panic when stdout is not JSON).
+pub fn run_fresh(args: &[&str]) -> (i32, serde_json::Value) {
+    let home = tempfile::tempdir().expect("tmp");
+    let out = gpurent(home.path(), args);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+/// The row of `card` in an estimate's `fits`.
+pub fn fit<'a>(doc: &'a serde_json::Value, card: &str) -> &'a serde_json::Value {
+    doc["fits"]
+        .as_array()
+        .expect("fits array")
+        .iter()
+        .find(|f| f["card_id"] == card)
+        .unwrap_or_else(|| panic!("no row for {card}"))
+}

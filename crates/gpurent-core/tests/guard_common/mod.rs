@@ -250,6 +250,25 @@ pub fn rent_request(provider: ProviderKind, offer_id: String) -> RentRequest {
     }
 }
 
+/// `app.rent` of [`rent_request`]`(provider, offer_id)` with `key`: no progress shown, never
+/// cancelled; panics on an error.
+pub fn rent_ready(
+    app: &gpurent_core::app::App,
+    env: &gpurent_core::app::login::SshEnv,
+    provider: ProviderKind,
+    offer_id: String,
+    key: &LoginKey,
+) -> gpurent_core::app::providers::InstanceView {
+    app.rent(
+        &rent_request(provider, offer_id),
+        key,
+        env,
+        &gpurent_core::infra::events::NoProgress,
+        &gpurent_core::infra::cancel::CancelToken::new(),
+    )
+    .expect("rent")
+}
+
 /// The fake cloud numbers instances from 1001.
 pub const INSTANCE_ID: &str = "1001";
 
