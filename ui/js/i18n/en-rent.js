@@ -8,7 +8,7 @@ export default {
 
   'accounts.title': 'Provider accounts',
   'accounts.intro':
-    'Connect RunPod, Vast.ai or Lambda to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY and GPURENT_LAMBDA_API_KEY in the environment are used instead and written nowhere.',
+    'Connect RunPod, Vast.ai, Lambda or AutoDL to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY, GPURENT_LAMBDA_API_KEY and GPURENT_AUTODL_API_KEY in the environment are used instead and written nowhere.',
   'accounts.none': 'No account connected.',
   'accounts.add.title': 'Connect an account',
   'accounts.provider': 'Provider',

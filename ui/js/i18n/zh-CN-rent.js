@@ -7,7 +7,7 @@ export default {
 
   'accounts.title': '云平台账户',
   'accounts.intro':
-    '连接 RunPod、Vast.ai 或 Lambda 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY 会被优先使用，且不会写到任何地方。',
+    '连接 RunPod、Vast.ai、Lambda 或 AutoDL 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY、GPURENT_AUTODL_API_KEY 会被优先使用，且不会写到任何地方。',
   'accounts.none': '尚未连接任何账户。',
   'accounts.add.title': '连接账户',
   'accounts.provider': '平台',
