@@ -548,7 +548,8 @@ fn unauthorized(flavor: Flavor) -> Option<Answer> {
             401,
             json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid, expired, or deleted.", "suggestion": "Check your API key or create a new one, then try again."}}),
         ),
-        Flavor::Autodl => status(401, autodl_failure("Unauthorized", "token无效")),
+        // AutoDL documents no failure statuses: a wrong token is a 200 with a failure word here.
+        Flavor::Autodl => ok(autodl_failure("Unauthorized", "token无效")),
     })
 }
 
