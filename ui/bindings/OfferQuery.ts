@@ -17,6 +17,7 @@ count: number | null,
  */
 min_vram_gib: number | null, 
 /**
- * At most this price per hour for the whole machine, in USD.
+ * At most this price per hour for the whole machine, in USD (an offer priced in another
+ * currency never passes it: amounts are not converted).
  */
 max_price_per_hour_usd: number | null, };

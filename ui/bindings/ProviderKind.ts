@@ -3,4 +3,4 @@
 /**
  * The providers gpurent can rent from.
  */
-export type ProviderKind = "runpod" | "vast" | "lambda";
+export type ProviderKind = "runpod" | "vast" | "lambda" | "autodl";

@@ -18,4 +18,9 @@ price_per_hour_usd: number,
  * What the disk still costs per month while the machine is stopped, when the offer lists
  * a storage price (`None`: the provider lists none; it is not zero).
  */
-stopped_storage_usd_per_month: number | null, };
+stopped_storage_usd_per_month: number | null, 
+/**
+ * Where the price comes from when the provider quotes none before the create (AutoDL: the
+ * documented rate's page, verified or not, and the date read); `None`: the provider's quote.
+ */
+price_source: string | null, };

@@ -22,12 +22,13 @@ pub fn run(app: &App, args: &InstancesArgs) -> Result<(), ProviderError> {
     }
     for i in &view.instances {
         println!(
-            "{:<22} {:<7} {:<13} {}x {:<26} ${:.3}/h {}",
+            "{:<22} {:<7} {:<13} {}x {:<26} {}{:.3}/h {}",
             i.ledger.id,
             i.ledger.provider,
             i.ledger.state.as_str(),
             i.ledger.gpu_count,
             i.ledger.gpu,
+            i.terms.currency.symbol(),
             i.ledger.price_per_hour_usd,
             i.ledger.provider_instance_id.as_deref().unwrap_or("-")
         );

@@ -56,12 +56,19 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
     }
     for o in &view.offers {
         println!(
-            "{:<7} {:<40} {}x {:<28} ${:>7.3}/h  {:<12} cuda {:<5} {:<10} {}",
+            "{:<7} {:<40} {}x {:<28} {}{:>7.3}/h{}  {:<12} cuda {:<5} {:<10} {}",
             o.provider,
             o.offer_id,
             o.gpu_count,
             o.gpu,
+            o.currency.symbol(),
             o.price_per_hour_usd,
+            // AutoDL quotes no price before the create: the documented rate, said so.
+            if o.price_source.is_some() {
+                " (documented)"
+            } else {
+                ""
+            },
             o.region.as_deref().unwrap_or("-"),
             o.host_cuda.as_deref().unwrap_or("-"),
             o.tier.as_deref().unwrap_or(""),

@@ -110,12 +110,20 @@ pub(crate) fn confirm_price(
     }
     let offer = app.offer_read(provider, args.account.as_deref(), &args.offer)?;
     let price = offer.price_per_hour_usd;
+    let sign = offer.currency.symbol();
     let words = format!(
-        "{} x {} from {} at ${price:.3}/h (about ${:.2} a day) until you stop or release it",
+        "{} x {} from {} at {sign}{price:.3}/h (about {sign}{:.2} a day) until you stop or release it{}",
         offer.gpu_count,
         offer.gpu,
         provider,
-        price * 24.0
+        price * 24.0,
+        match &offer.price_source {
+            // AutoDL quotes no price before the create.
+            Some(src) => format!(
+                "; {provider} quotes no price before the create: this is its documented rate ({src}); the machine's own rate is shown once it exists"
+            ),
+            None => String::new(),
+        }
     );
     if !std::io::stdin().is_terminal() || args.json {
         eprintln!(
@@ -129,6 +137,8 @@ pub(crate) fn confirm_price(
                 "gpu": offer.gpu,
                 "gpu_count": offer.gpu_count,
                 "price_per_hour_usd": price,
+                "currency": offer.currency,
+                "price_source": offer.price_source,
             })
             .to_string(),
         });
@@ -236,12 +246,13 @@ pub fn run(app: &App, args: &RentArgs) -> Result<(), ProviderError> {
         print_json(&serde_json::json!({ "instance": view }))?;
     } else {
         println!(
-            "{} {} ({}) {}x {} at ${:.3}/h{}",
+            "{} {} ({}) {}x {} at {}{:.3}/h{}",
             view.ledger.id,
             view.ledger.state.as_str(),
             view.ledger.provider,
             view.ledger.gpu_count,
             view.ledger.gpu,
+            view.terms.currency.symbol(),
             view.ledger.price_per_hour_usd,
             if view.ready {
                 " — ready: gpurent host check ".to_string() + &view.ledger.id

@@ -12,7 +12,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gpurent_testhost::fakecloud::{FakeCloud, Fault, Flavor, Route, SshTarget};
-use gpurent_testhost::{prism_available, sshd_available, Prism, Sshd, UserKey};
+use gpurent_testhost::{
+    prism_available, sshd_available, Prism, Sshd, SshdOptions, UserKey, TEST_PASSWORD,
+};
 
 const API_KEY: &str = "fake-runpod-key-123";
 
@@ -36,12 +38,24 @@ fn rig() -> Option<Rig> {
 }
 
 fn rig_for(flavor: Flavor) -> Option<Rig> {
+    rig_with(flavor, true)
+}
+
+/// `authorized`: the key is on the machine already; otherwise only a password login works
+/// (AutoDL hands out a root password: the sshd takes the test user's password).
+fn rig_with(flavor: Flavor, authorized: bool) -> Option<Rig> {
     if !sshd_available() || !prism_available() {
         return None;
     }
-    let sshd = Sshd::start().expect("sshd");
+    let sshd = Sshd::start_with(SshdOptions {
+        password_auth: !authorized,
+        ..Default::default()
+    })
+    .expect("sshd");
     let key = UserKey::generate("gpurent-rent-test").expect("key");
-    sshd.authorize(&key.public_line).expect("authorize");
+    if authorized {
+        sshd.authorize(&key.public_line).expect("authorize");
+    }
     let keys = tempfile::tempdir().expect("tmp");
     let key_file = keys.path().join("id_ed25519");
     std::fs::write(&key_file, &key.private_pem).expect("write key");
@@ -61,6 +75,7 @@ fn rig_for(flavor: Flavor) -> Option<Rig> {
         Flavor::Runpod => ("RUNPOD", "runpod", "runpod-rest-v2.openapi.json"),
         Flavor::Vast => ("VAST", "vast", "vastai.openapi.yaml"),
         Flavor::Lambda => ("LAMBDA", "lambda", "lambda-cloud-v1.6.0.openapi.json"),
+        Flavor::Autodl => ("AUTODL", "autodl", "autodl-pro.openapi.yaml"),
     };
     let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../gpurent-core/tests/provider-specs")
@@ -88,6 +103,7 @@ fn cmd(rig: &Rig, home: &Path, args: &[&str]) -> Command {
         .env_remove("GPURENT_RUNPOD_API_KEY")
         .env_remove("GPURENT_VAST_API_KEY")
         .env_remove("GPURENT_LAMBDA_API_KEY")
+        .env_remove("GPURENT_AUTODL_API_KEY")
         .env_remove("GPURENT_TEST_CRASH_AT")
         .env("HOME", home)
         .env(format!("GPURENT_{}_API_KEY", rig.stem), API_KEY)
@@ -761,4 +777,89 @@ fn rent_states_the_price_and_needs_yes_off_a_terminal() {
         0,
         "created above the confirmed price"
     );
+}
+
+/// AutoDL like the other three: the account added with its token on stdin (checked first), the
+/// documented rate in CNY, a rent that installs the key with the machine's root password once
+/// (the key is not on the machine before), instances, release (powered off first), all through
+/// gpurent's contract. The password is never written anywhere.
+#[test]
+fn autodl_journey_installs_the_key_with_the_root_password() {
+    let Some(rig) = rig_with(Flavor::Autodl, false) else {
+        return;
+    };
+    rig.fake.set_root_password(TEST_PASSWORD);
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    let mut add = cmd(
+        &rig,
+        h,
+        &[
+            "provider",
+            "add",
+            "autodl",
+            "--key-stdin",
+            "--name",
+            "cn",
+            "--json",
+        ],
+    );
+    add.env_remove("GPURENT_AUTODL_API_KEY")
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/nonexistent/gpurent-test-bus",
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = add.spawn().expect("spawn");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"not-the-token\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(json(&out)["error"]["code"], "auth_rejected", "{out:?}");
+
+    let offers = json(&gpurent(
+        &rig,
+        h,
+        &["offers", "--provider", "autodl", "--json"],
+    ));
+    let o = &offers["offers"][0];
+    assert_eq!(o["offer_id"], rig.fake.offer_id(), "{offers}");
+    assert_eq!(o["price_per_hour_usd"], 1.97, "{offers}");
+    let out = gpurent(&rig, h, &rent_args(&rig, &rig.fake.offer_id()));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inst = json(&out)["instance"].clone();
+    let id = inst["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        (inst["ready"].as_bool(), inst["state"].as_str()),
+        (Some(true), Some("running")),
+        "{inst}"
+    );
+    assert_eq!(inst["terms"]["currency"], "CNY", "{inst}");
+    // The key went on with the password: it is in the machine's authorized_keys now.
+    let keys =
+        std::fs::read_to_string(rig.sshd.home().join(".ssh/authorized_keys")).unwrap_or_default();
+    assert!(keys.contains(rig.public_line.trim()), "{keys}");
+    let list = json(&gpurent(&rig, h, &["instances", "--json"]));
+    assert!(list.to_string().contains(&id), "{list}");
+    let out = gpurent(&rig, h, &["release", &id, "--yes", "--json"]);
+    assert_eq!(json(&out)["instance"]["state"], "terminated", "{out:?}");
+    assert_eq!(rig.fake.creates_total(), 1);
+    let mut files = vec![];
+    files_under(h, &mut files);
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !bytes
+                .windows(TEST_PASSWORD.len())
+                .any(|w| w == TEST_PASSWORD.as_bytes()),
+            "the root password was written to {}",
+            f.display()
+        );
+    }
+    rig.prism.assert_spec_kept("AutoDL");
 }

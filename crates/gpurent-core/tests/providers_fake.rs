@@ -24,6 +24,7 @@ fn spec(kind: ProviderKind) -> PathBuf {
         ProviderKind::Runpod => "runpod-rest-v2.openapi.json",
         ProviderKind::Vast => "vastai.openapi.yaml",
         ProviderKind::Lambda => "lambda-cloud-v1.6.0.openapi.json",
+        ProviderKind::Autodl => "autodl-pro.openapi.yaml",
     };
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/provider-specs")
@@ -213,6 +214,7 @@ fn an_unparseable_listing_is_an_error_never_no_instances() {
         (ProviderKind::Runpod, Flavor::Runpod),
         (ProviderKind::Vast, Flavor::Vast),
         (ProviderKind::Lambda, Flavor::Lambda),
+        (ProviderKind::Autodl, Flavor::Autodl),
     ] {
         let fake = FakeCloud::start(flavor, "k").expect("fake");
         let c = client(kind, &fake.url(), "k");
@@ -227,4 +229,140 @@ fn an_unparseable_listing_is_an_error_never_no_instances() {
             "{kind}"
         );
     }
+}
+
+/// AutoDL through its contract (gpurent's, written from its docs): the lifecycle with the root
+/// password it hands out, and what the real one does that could hurt — a failure answered with
+/// HTTP 200, a release refused while powered on, a paged list that keeps released machines, per
+/// account visibility, lag, a create whose answer is lost.
+#[test]
+fn autodl_lifecycle_and_faults_through_the_contract() {
+    if !prism_available() {
+        return;
+    }
+    let fake = FakeCloud::start(Flavor::Autodl, "tok").expect("fake");
+    fake.set_ssh(SshTarget {
+        host: "127.0.0.1".into(),
+        port: 2222,
+        user: "root".into(),
+    });
+    fake.set_provisioning(Duration::from_secs(2));
+    let prism = Prism::proxy(&spec(ProviderKind::Autodl), &fake.url()).expect("prism");
+    let c = client(ProviderKind::Autodl, &prism.url(), "tok");
+    let direct = client(ProviderKind::Autodl, &fake.url(), "tok");
+    c.check_account().expect("check");
+    // The token itself: "Bearer <token>" is another, unknown token at AutoDL.
+    let bearer = client(ProviderKind::Autodl, &fake.url(), "Bearer tok");
+    assert!(matches!(
+        bearer.list(),
+        Err(ProviderError::AuthRejected { .. })
+    ));
+    // Reads are retried through 429 and 5xx (direct: the contract documents neither).
+    fake.push_fault(
+        Route::List,
+        Fault::RateLimited {
+            retry_after_s: Some(1),
+        },
+    );
+    fake.push_fault(Route::List, Fault::ServerError(503));
+    direct.list().expect("list after retries");
+    let offer = c
+        .offer(&fake.offer_id(), 1)
+        .expect("offer")
+        .expect("documented");
+    let req = CreateRequest {
+        label: "gpurent-00aa11bb22cc".into(),
+        offer_id: offer.offer_id.clone(),
+        image: providers::images::default_image(ProviderKind::Autodl).expect("image"),
+        disk_gb: 50,
+        public_key: KEY.into(),
+        key_label: "laptop".into(),
+    };
+    let reg = c.register_key(KEY, "laptop").expect("key");
+    // Failures come back as HTTP 200 with a failure word: typed, nothing made.
+    for fault in [Fault::NoCapacity, Fault::ZeroBalance] {
+        fake.push_fault(Route::Create, fault.clone());
+        let e = c.create(&req, &reg).expect_err("fault");
+        assert!(
+            matches!(
+                e,
+                ProviderError::InsufficientCapacity { .. }
+                    | ProviderError::InsufficientBalance { .. }
+            ),
+            "{fault:?}: {e:?}"
+        );
+    }
+    assert_eq!(fake.creates_total(), 0);
+    let id = c.create(&req, &reg).expect("create");
+    assert!(id.starts_with("pro-"), "{id}");
+    // 50 GB asked: the 30 GB system disk plus 20 GB of expansion.
+    assert_eq!(fake.instances()[0].disk_gb, 50);
+    // Another account's token sees nothing of it: not listed, and "gone" to it.
+    fake.add_account("other");
+    let other = client(ProviderKind::Autodl, &fake.url(), "other");
+    assert!(other.list().expect("other list").is_empty());
+    assert_eq!(other.get(&id).expect("other get"), None);
+    // Lag right after the create: a status read that does not know it yet is not "gone" while
+    // the account's own list shows it.
+    fake.push_fault(Route::Get, Fault::Lag);
+    assert!(direct.get(&id).expect("lagging read").is_some());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let running = loop {
+        let r = c.get(&id).expect("get").expect("exists");
+        if r.state == RemoteState::Running {
+            break r;
+        }
+        assert!(r.ssh.is_none(), "no endpoint before running");
+        assert!(Instant::now() < deadline, "never running");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let ssh = running.ssh.expect("endpoint");
+    // (The test client's SSH user override stands in for AutoDL's root.)
+    assert_eq!(
+        (ssh.host.as_str(), ssh.port, ssh.user.as_str()),
+        ("127.0.0.1", 2222, "gputest")
+    );
+    // The machine's own rate (¥/h) is read after the create.
+    assert_eq!(running.price_per_hour_usd, Some(1.97));
+    let pw = c.login_password(&id).expect("pw").expect("given");
+    assert_eq!(pw.expose(), "fake-root-password");
+    // A paged list (page size 100 per call) finds every machine, and a released one is not
+    // shown as alive.
+    for n in 0..3 {
+        fake.add_console_machine(&format!("console-{n}"));
+    }
+    assert_eq!(c.list().expect("list").len(), 4);
+    c.stop(&id).expect("power_off");
+    assert_eq!(
+        c.get(&id).expect("get").expect("exists").state,
+        RemoteState::Stopped
+    );
+    c.start(&id).expect("power_on");
+    assert_ne!(
+        c.get(&id).expect("get").expect("exists").state,
+        RemoteState::Stopped
+    );
+    // Release powers the machine off first (AutoDL refuses a release of a machine that is on).
+    c.terminate(&id).expect("terminate");
+    assert_eq!(c.get(&id).expect("get"), None, "gone");
+    assert_eq!(c.list().expect("list").len(), 3, "removed is not alive");
+    assert!(fake
+        .instances()
+        .iter()
+        .any(|i| i.id == id && i.state == gpurent_testhost::fakecloud::FakeState::Terminated));
+    // A create whose answer is lost after the machine was made: outcome unknown, never resent.
+    fake.push_fault(Route::Create, Fault::MadeThenFailed(502));
+    let e = direct.create(&req, &reg).expect_err("lost");
+    assert!(
+        matches!(e, ProviderError::CreateOutcomeUnknown { .. }),
+        "{e:?}"
+    );
+    fake.push_fault(Route::Create, Fault::Hang(Duration::from_secs(6)));
+    let e = direct.create(&req, &reg).expect_err("hang");
+    assert!(
+        matches!(e, ProviderError::CreateOutcomeUnknown { .. }),
+        "{e:?}"
+    );
+    let v = prism.violations();
+    assert!(v.is_empty(), "spec violations:\n{}", v.join("\n"));
 }

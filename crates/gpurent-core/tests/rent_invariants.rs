@@ -1,5 +1,5 @@
 //! Seeded, randomized fault schedules over rent → instances → stop / start → release against the
-//! stateful fake RunPod, Vast and Lambda clouds (gpurent-testhost), checking issue 19's invariants after every
+//! stateful fake RunPod, Vast, Lambda and AutoDL clouds (gpurent-testhost), checking issue 19's invariants after every
 //! step, against the fake's ground truth:
 //!
 //! 1. **Visible**: every machine alive at the fake is an open ledger row (with its provider id)
@@ -21,9 +21,10 @@
 //!
 //! Every provider: RunPod runs the most schedules; Vast's client paces its calls (1–2 s between
 //! calls of an endpoint group) and Lambda cannot stop, so they run fewer by default.
-//! `RENT_SCHEDULES=N` runs N RunPod schedules, N/6 Vast and N/4 Lambda ones (at least 1; default
-//! 48: 48 + 8 + 12); `RENT_SEED=S` replays one seed on every provider;
-//! `RENT_PROVIDER=runpod|vast|lambda` runs one provider only.
+//! `RENT_SCHEDULES=N` runs N RunPod schedules, N/6 Vast, N/4 Lambda and N/4 AutoDL ones (at least
+//! 1; default 48: 48 + 8 + 12 + 12); `RENT_SEED=S` replays one seed on every provider;
+//! `RENT_PROVIDER=runpod|vast|lambda|autodl` runs one provider only. AutoDL's amounts are CNY
+//! (its release powers the machine off first; its list is paged and keeps released machines).
 //! `RENT_DEBUG=1` prints the ledger and the fake after every step.
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -115,6 +116,9 @@ fn fake_price(kind: ProviderKind) -> f64 {
         ProviderKind::Runpod => 0.44,
         ProviderKind::Vast => 0.35,
         ProviderKind::Lambda => 0.50,
+        // ¥1.97 per GPU-hour (`snapshot.payg_price` 1970, in 1/1000 yuan): the documented rate
+        // the offer shows, in CNY.
+        ProviderKind::Autodl => 1.97,
     }
 }
 
@@ -123,6 +127,7 @@ fn flavor(kind: ProviderKind) -> Flavor {
         ProviderKind::Runpod => Flavor::Runpod,
         ProviderKind::Vast => Flavor::Vast,
         ProviderKind::Lambda => Flavor::Lambda,
+        ProviderKind::Autodl => Flavor::Autodl,
     }
 }
 
@@ -223,7 +228,7 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
     let fake = FakeCloud::start(flavor(kind), API_KEY).expect("fake cloud");
     fake.set_provisioning(std::time::Duration::from_millis(50));
     let stem = kind.env_stem();
-    for other in ["RUNPOD", "VAST", "LAMBDA"] {
+    for other in ["RUNPOD", "VAST", "LAMBDA", "AUTODL"] {
         std::env::remove_var(format!("GPURENT_{other}_API_KEY"));
         std::env::remove_var(format!("GPURENT_{other}_API_URL"));
     }
@@ -263,14 +268,13 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
             .unwrap_or_default();
         match rng.below(6) {
             0 | 1 => {
-                // RunPod offers a GPU count; the fake Vast ask and Lambda type have one GPU.
-                let count = if kind == ProviderKind::Runpod && rng.below(3) == 0 {
-                    2
-                } else {
-                    1
-                };
+                // RunPod and AutoDL offer a GPU count; the fake Vast ask and Lambda type have
+                // one GPU.
+                let counts = matches!(kind, ProviderKind::Runpod | ProviderKind::Autodl);
+                let count = if counts && rng.below(3) == 0 { 2 } else { 1 };
                 let offer_id = match kind {
                     ProviderKind::Runpod => format!("secure:{count}:NVIDIA GeForce RTX 4090"),
+                    ProviderKind::Autodl => format!("pro6000-p:{count}"),
                     _ => fake.offer_id(),
                 };
                 let req = RentRequest {
@@ -388,6 +392,7 @@ fn invariants_hold_under_seeded_fault_schedules() {
         (ProviderKind::Runpod, n),
         (ProviderKind::Vast, (n / 6).max(1)),
         (ProviderKind::Lambda, (n / 4).max(1)),
+        (ProviderKind::Autodl, (n / 4).max(1)),
     ] {
         if only.is_some_and(|o| o != kind) {
             continue;

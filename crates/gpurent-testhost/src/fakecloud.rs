@@ -1,4 +1,5 @@
-//! A stateful fake cloud on loopback: the subset of the RunPod v2, Vast and Lambda APIs that
+//! A stateful fake cloud on loopback: the subset of the RunPod v2, Vast, Lambda and AutoDL
+//! 容器实例 Pro APIs (the AutoDL flavour's harms are listed above its routes) that
 //! gpurent's clients use, with answers shaped by the providers' specs (the tests put Prism's
 //! validating proxy in front of it, so a drift from the spec fails them).
 //!
@@ -52,6 +53,8 @@ pub enum Flavor {
     Runpod,
     Vast,
     Lambda,
+    /// AutoDL 容器实例 Pro (`Authorization: <token>`, no "Bearer"; every answer an envelope).
+    Autodl,
 }
 
 /// A failure to answer with, once, on the next request of a route.
@@ -174,6 +177,9 @@ struct Inner {
     container_disks: Mutex<HashMap<String, Vec<String>>>,
     /// `METHOD path` of every request made with a per-instance key.
     instance_key_requests: Mutex<Vec<String>>,
+    /// AutoDL: the root password snapshots hand out, and how many snapshots were read.
+    root_password: Mutex<String>,
+    snapshots_read: Mutex<u32>,
     state: Mutex<State>,
 }
 
@@ -212,6 +218,8 @@ impl FakeCloud {
             instance_keys: Mutex::new(vec![]),
             container_disks: Mutex::new(HashMap::new()),
             instance_key_requests: Mutex::new(vec![]),
+            root_password: Mutex::new("fake-root-password".into()),
+            snapshots_read: Mutex::new(0),
             state: Mutex::new(State {
                 next_id: 1000,
                 ..Default::default()
@@ -355,11 +363,7 @@ impl FakeCloud {
     pub fn add_console_machine(&self, label: &str) -> String {
         let mut st = lock(&self.inner.state);
         st.next_id += 1;
-        let id = match self.inner.flavor {
-            Flavor::Runpod => format!("pod{}", st.next_id),
-            Flavor::Vast => st.next_id.to_string(),
-            Flavor::Lambda => format!("{:032x}", st.next_id),
-        };
+        let id = instance_id(self.inner.flavor, st.next_id);
         st.instances.push(FakeInstance {
             id: id.clone(),
             label: label.to_string(),
@@ -380,7 +384,29 @@ impl FakeCloud {
             Flavor::Runpod => format!("secure:1:{FAKE_GPU}"),
             Flavor::Vast => "4242".into(),
             Flavor::Lambda => "gpu_1x_rtx4090@us-east-1".into(),
+            Flavor::Autodl => format!("{AUTODL_SPEC}:1"),
         }
+    }
+
+    /// AutoDL: the root password every machine's snapshot hands out (default
+    /// `fake-root-password`; a test sets the loopback sshd's password here).
+    pub fn set_root_password(&self, password: &str) {
+        *lock(&self.inner.root_password) = password.to_string();
+    }
+
+    /// AutoDL: how many snapshots were read (each carries the root password).
+    pub fn snapshots_read(&self) -> u32 {
+        *lock(&self.inner.snapshots_read)
+    }
+}
+
+/// A new machine's id in the provider's form.
+fn instance_id(flavor: Flavor, n: u64) -> String {
+    match flavor {
+        Flavor::Runpod => format!("pod{n}"),
+        Flavor::Vast => n.to_string(),
+        Flavor::Lambda => format!("{n:032x}"),
+        Flavor::Autodl => format!("pro-{n:012x}"),
     }
 }
 
@@ -468,7 +494,12 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
     if scoped {
         lock(&inner.instance_key_requests).push(format!("{method} {path}"));
     }
-    let account = auth.strip_prefix("Bearer ").unwrap_or("").to_string();
+    // AutoDL takes the token itself (a "Bearer " prefix is a wrong token there).
+    let account = if inner.flavor == Flavor::Autodl {
+        auth.clone()
+    } else {
+        auth.strip_prefix("Bearer ").unwrap_or("").to_string()
+    };
     let known = account == inner.api_key || lock(&inner.other_accounts).contains(&account);
     CALLER.with(|c| {
         *c.borrow_mut() = if scoped {
@@ -484,6 +515,7 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
             Flavor::Runpod => runpod(inner, &method, &path, &query, &body),
             Flavor::Vast => vast(inner, &method, &path, &body),
             Flavor::Lambda => lambda(inner, &method, &path, &body),
+            Flavor::Autodl => autodl(inner, &method, &path, &query, &body),
         }
     };
     let Some(answer) = answer else {
@@ -516,6 +548,8 @@ fn unauthorized(flavor: Flavor) -> Option<Answer> {
             401,
             json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid, expired, or deleted.", "suggestion": "Check your API key or create a new one, then try again."}}),
         ),
+        // AutoDL documents no failure statuses: a wrong token is a 200 with a failure word here.
+        Flavor::Autodl => ok(autodl_failure("Unauthorized", "token无效")),
     })
 }
 
@@ -567,6 +601,7 @@ fn server_error(flavor: Flavor, code: u16) -> Option<Answer> {
             code,
             json!({"error": {"code": "global/internal-error", "message": "internal error"}}),
         ),
+        Flavor::Autodl => status(code, autodl_failure("InternalError", "服务繁忙")),
     })
 }
 
@@ -583,6 +618,7 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
                 Flavor::Runpod => problem(429, "Too Many Requests", "rate limit exceeded for the minute window"),
                 Flavor::Vast => status(429, json!({"detail": "API requests too frequent endpoint threshold=1.0"})),
                 Flavor::Lambda => status(429, json!({"error": {"code": "global/too-many-requests", "message": "Too many requests."}})),
+                Flavor::Autodl => status(429, autodl_failure("TooManyRequests", "请求过于频繁")),
             };
             if let Some(s) = retry_after_s {
                 a.headers.push(("Retry-After".into(), s.to_string()));
@@ -596,12 +632,16 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
             Flavor::Runpod => problem(400, "Bad Request", "There are no longer any instances available with the requested specifications (capacity)."),
             Flavor::Vast => status(410, json!({"success": false, "error": "no_such_ask", "msg": "error 410/3907: no_such_ask Instance type 4242 is no longer available.", "ask_id": 4242})),
             Flavor::Lambda => status(400, json!({"error": {"code": "instance-operations/launch/insufficient-capacity", "message": "Not enough capacity to fulfill launch request."}})),
+            // AutoDL answers a failure with HTTP 200 and a failure word (its docs list none:
+            // these words are the fake's).
+            Flavor::Autodl => ok(autodl_failure("BadRequest", "GPU库存不足")),
         }),
         Fault::Garbage => Some(ok(json!({"unexpected": "shape"}))),
         Fault::ZeroBalance => Some(match inner.flavor {
             Flavor::Runpod => problem(402, "Payment Required", "insufficient balance to deploy this pod"),
             Flavor::Vast => status(400, json!({"success": false, "error": "invalid_args", "msg": "error 400/3467: insufficient credit balance"})),
             Flavor::Lambda => status(403, json!({"error": {"code": "global/account-inactive", "message": "Your account is inactive.", "suggestion": "Add a payment method."}})),
+            Flavor::Autodl => ok(autodl_failure("BadRequest", "余额不足")),
         }),
     })
 }
@@ -612,11 +652,7 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
         st.creates_total += 1;
         *st.creates_by_label.entry(label.to_string()).or_default() += 1;
         st.next_id += 1;
-        let id = match inner.flavor {
-            Flavor::Runpod => format!("pod{}", st.next_id),
-            Flavor::Vast => st.next_id.to_string(),
-            Flavor::Lambda => format!("{:032x}", st.next_id),
-        };
+        let id = instance_id(inner.flavor, st.next_id);
         st.instances.push(FakeInstance {
             id: id.clone(),
             label: label.to_string(),
@@ -1307,6 +1343,240 @@ fn lambda(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answe
             404,
             "global/object-does-not-exist",
             "no such route in the fake cloud",
+        )),
+    }
+}
+
+// ---- AutoDL 容器实例 Pro ----
+//
+// What the real AutoDL does that could hurt a user, and what this flavour does of it:
+// - every failure may come back as HTTP 200 with a failure word in `code` (the docs list no
+//   failure codes): capacity, balance and a release refused all answer 200 here, so a client
+//   that trusts the HTTP status thinks it worked;
+// - no price and no stock before the create: the machine's rate appears only in its snapshot
+//   (`payg_price`, 1/1000 yuan per hour here);
+// - the snapshot hands out the root password (every read): a client that logs or stores it
+//   leaks a login to a billing machine (`snapshots_read` counts the reads);
+// - release of a machine that is not powered off is refused ("请先关机"), so a client that
+//   releases without powering off first leaves it billing;
+// - the list is paged (`page_size` honoured, `max_page` said): a client reading page 1 only
+//   misses machines;
+// - released machines stay in the list as `removed`: a client that counts every listed machine
+//   as alive shows money that is not spent;
+// - an unknown id (or another account's) has no documented answer: here a 200 failure word;
+// - power on with `payload` other than "gpu" is refused (no-GPU mode is not in the API);
+// - a machine left powered off is released by AutoDL after 15 days (not modelled: no days pass).
+
+/// The fake's one AutoDL GPU spec, and what a machine of it bills (1/1000 yuan per GPU-hour,
+/// as `snapshot.payg_price` reports it): ¥1.97/h, the documented example.
+pub const AUTODL_SPEC: &str = "pro6000-p";
+const AUTODL_MILLI_YUAN_PER_GPU_HOUR: u64 = 1970;
+
+fn autodl_failure(code: &str, msg: &str) -> Value {
+    json!({"code": code, "msg": msg, "data": null, "request_id": "fake"})
+}
+
+fn autodl_ok(data: Value) -> Answer {
+    ok(json!({"code": "Success", "msg": "", "data": data, "request_id": "fake"}))
+}
+
+fn autodl_status_word(s: FakeState) -> &'static str {
+    match s {
+        FakeState::Provisioning => "starting",
+        FakeState::Running => "running",
+        FakeState::Stopped => "shutdown",
+        FakeState::Terminated => "removed",
+        // No failure word is documented: one gpurent does not know (it bills until released).
+        FakeState::Error => "failed",
+    }
+}
+
+fn autodl_item(i: &FakeInstance) -> Value {
+    json!({
+        "created_at": "2026-12-02T10:00:00+08:00",
+        "uuid": i.id,
+        "machine_id": "4d67438b4f",
+        "machine_alias": "",
+        "region_sign": "westDC3",
+        "region_name": "西北B区",
+        "status": autodl_status_word(i.state),
+        "sub_status": "",
+        "status_at": "2026-12-02T10:00:05+08:00",
+        "start_mode": "gpu",
+        "charge_type": "payg",
+        "req_gpu_amount": i.gpu_count,
+        "expired_at": {"Time": "0001-01-01T00:00:00Z", "Valid": false},
+        "started_at": {"Time": "2026-12-02T10:00:05+08:00", "Valid": i.state == FakeState::Running},
+        "stopped_at": {"Time": "0001-01-01T00:00:00Z", "Valid": i.state == FakeState::Stopped},
+        "name": i.label,
+        "timed_shutdown_at": {"Time": "0001-01-01T00:00:00Z", "Valid": false},
+        "gpu_spec_uuid": AUTODL_SPEC,
+    })
+}
+
+fn autodl_snapshot(inner: &Inner, i: &FakeInstance) -> Value {
+    *lock(&inner.snapshots_read) += 1;
+    let ssh = lock(&inner.ssh).clone();
+    let price = lock(&inner.reported_price)
+        .map(|p| (p * 1000.0).round() as u64)
+        .unwrap_or(AUTODL_MILLI_YUAN_PER_GPU_HOUR * i.gpu_count);
+    let mut v = json!({
+        "region_sign": "westDC3",
+        "payg_price": price,
+        "origin_pay_price": price * 3 / 2,
+        "snapshot_gpu_alias_name": "NVIDIA RTX PRO 6000",
+        "chip_corp": "nvidia",
+        "cpu_arch": "x86",
+        "expand_system_disk_size": 0,
+        "system_init_disk_size": 32212254720u64,
+        "root_password": lock(&inner.root_password).clone(),
+        "jupyter_token": "fake-jupyter-token",
+        "jupyter_domain": "a1-fake.westDC3.autodl.com:8443",
+        "service_6006_domain": "u1-fake.westDC3.autodl.com:8443",
+        "service_6006_port_protocol": "http",
+        "service_6008_domain": "uu1-fake.westDC3.autodl.com:8443",
+        "service_6008_port_protocol": "http",
+    });
+    // The SSH endpoint once it runs (the proxy host and port of AutoDL's SSH gateway).
+    if let (Some(s), FakeState::Running) = (ssh, i.state) {
+        v["ssh_command"] = json!(format!("ssh -p {} {}@{}", s.port, s.user, s.host));
+        v["proxy_host"] = json!(s.host);
+        v["ssh_port"] = json!(s.port);
+    }
+    v
+}
+
+fn autodl_missing() -> Answer {
+    ok(autodl_failure("BadRequest", "实例不存在"))
+}
+
+fn autodl(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) -> Option<Answer> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let by_id = || {
+        query_param(query, "instance_uuid")
+            .map(String::from)
+            .or_else(|| body["instance_uuid"].as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    match (method, parts.as_slice()) {
+        ("POST", ["api", "v1", "dev", "wallet", "balance"]) => {
+            let assets = (*lock(&inner.balance) * 1000.0).round() as i64;
+            Some(autodl_ok(
+                json!({"assets": assets, "accumulate": 0, "voucher_balance": 0}),
+            ))
+        }
+        ("POST", ["api", "v1", "dev", "instance", "pro", "create"]) => {
+            if body["gpu_spec_uuid"].as_str() != Some(AUTODL_SPEC) {
+                return Some(ok(autodl_failure("BadRequest", "GPU规格不存在")));
+            }
+            let label = body["instance_name"].as_str().unwrap_or("").to_string();
+            let gpus = body["req_gpu_amount"].as_u64().unwrap_or(1);
+            let disk = 30 + body["expand_system_disk_by_gb"].as_u64().unwrap_or(0);
+            create_route(inner, &label, |id| {
+                let mut st = lock(&inner.state);
+                if let Some(i) = find(&mut st, id) {
+                    i.gpu_count = gpus;
+                    i.disk_gb = disk;
+                }
+                drop(st);
+                autodl_ok(json!(id))
+            })
+        }
+        ("GET", ["api", "v1", "dev", "instance", "pro", "status"]) => {
+            let id = by_id();
+            get_one(
+                inner,
+                &id,
+                |_, i| json!({"code": "Success", "msg": "", "data": autodl_status_word(i.state), "request_id": "fake"}),
+                autodl_missing,
+            )
+        }
+        ("GET", ["api", "v1", "dev", "instance", "pro", "snapshot"]) => {
+            let id = by_id();
+            get_one(
+                inner,
+                &id,
+                |inner, i| json!({"code": "Success", "msg": "", "data": autodl_snapshot(inner, i), "request_id": "fake"}),
+                autodl_missing,
+            )
+        }
+        ("POST", ["api", "v1", "dev", "instance", "pro", "list"]) => {
+            let page = body["page_index"].as_u64().unwrap_or(1).max(1);
+            let size = body["page_size"].as_u64().unwrap_or(10).max(1);
+            let lag = take_if(inner, Route::List, |f| *f == Fault::Lag).is_some();
+            if !lag {
+                if let Some(a) = fault(inner, Route::List) {
+                    return a;
+                }
+            }
+            let mut st = lock(&inner.state);
+            advance(inner, &mut st);
+            let me = caller();
+            // Released machines stay listed as `removed`; a lagging replica shows nothing new.
+            let all: Vec<Value> = st
+                .instances
+                .iter()
+                .filter(|i| i.owner == me && !lag)
+                .map(autodl_item)
+                .collect();
+            let total = all.len() as u64;
+            let max_page = total.div_ceil(size).max(1);
+            let list: Vec<Value> = all
+                .into_iter()
+                .skip(((page - 1) * size) as usize)
+                .take(size as usize)
+                .collect();
+            Some(autodl_ok(json!({
+                "list": list, "page_index": page, "page_size": size,
+                "offset": (page - 1) * size, "max_page": max_page,
+                "result_total": total, "page": page,
+            })))
+        }
+        ("POST", ["api", "v1", "dev", "instance", "pro", "power_on"]) => {
+            if body["payload"].as_str() != Some("gpu") {
+                return Some(ok(autodl_failure(
+                    "BadRequest",
+                    "暂不支持API以无卡模式开机",
+                )));
+            }
+            let id = by_id();
+            act_on(inner, &id, autodl_missing, |i| {
+                if started(inner, stop_or_start(i, FakeState::Running)) {
+                    autodl_ok(Value::Null)
+                } else {
+                    ok(autodl_failure("BadRequest", "实例当前状态不允许开机"))
+                }
+            })
+        }
+        ("POST", ["api", "v1", "dev", "instance", "pro", "power_off"]) => {
+            let id = by_id();
+            act_on(inner, &id, autodl_missing, |i| {
+                // Powering off a machine that is off already is no failure.
+                if i.state == FakeState::Stopped || stop_or_start(i, FakeState::Stopped) {
+                    autodl_ok(Value::Null)
+                } else if i.state == FakeState::Provisioning || i.state == FakeState::Error {
+                    i.state = FakeState::Stopped;
+                    autodl_ok(Value::Null)
+                } else {
+                    ok(autodl_failure("BadRequest", "实例当前状态不允许关机"))
+                }
+            })
+        }
+        ("POST", ["api", "v1", "dev", "instance", "pro", "release"]) => {
+            let id = by_id();
+            act_on(inner, &id, autodl_missing, |i| {
+                if i.state == FakeState::Stopped {
+                    i.state = FakeState::Terminated;
+                    autodl_ok(Value::Null)
+                } else {
+                    // "在释放实例前请先关机实例，否则可能无法释放": refused, with HTTP 200.
+                    ok(autodl_failure("BadRequest", "请先关机实例再释放"))
+                }
+            })
+        }
+        _ => Some(status(
+            404,
+            autodl_failure("NotFound", "no such route in the fake cloud"),
         )),
     }
 }

@@ -8,7 +8,7 @@ export default {
 
   'accounts.title': 'Provider accounts',
   'accounts.intro':
-    'Connect RunPod, Vast.ai or Lambda to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY and GPURENT_LAMBDA_API_KEY in the environment are used instead and written nowhere.',
+    'Connect RunPod, Vast.ai, Lambda or AutoDL to see live prices and rent from gpurent. The API key is checked with one read and then kept only in the system keychain — never in gpurent’s files. GPURENT_RUNPOD_API_KEY, GPURENT_VAST_API_KEY, GPURENT_LAMBDA_API_KEY and GPURENT_AUTODL_API_KEY in the environment are used instead and written nowhere.',
   'accounts.none': 'No account connected.',
   'accounts.add.title': 'Connect an account',
   'accounts.provider': 'Provider',
@@ -97,7 +97,7 @@ export default {
   'rent.money.billing.per_minute': '{provider} bills by the minute, from the moment the machine is created.',
   'rent.money.timeout':
     'If it is not ready (a proven key login) within {minutes} minutes, gpurent stops waiting and offers to release it.',
-  'rent.create': 'Rent for ${price}/h',
+  'rent.create': 'Rent for {price}/h',
   'rent.running': 'Renting {offer}…',
   'rent.cancel': 'Stop waiting',
   'rent.step.offer': 'Offer still there',
@@ -193,4 +193,22 @@ export default {
   'rent.error.not_ready': 'The machine did not become ready in time; it still bills.',
   'rent.error.not_confirmed': 'The provider does not show the change yet ({detail}). Refresh in a moment.',
   'rent.error.confirmation_required': 'This needs your confirmation first.',
+
+  // AutoDL Pro container instances (issue 23): its account, its prices (CNY, none before the create), its rules.
+  'rent.provider.autodl': 'AutoDL',
+  'accounts.note.autodl':
+    'AutoDL: paste the developer token from the AutoDL console → Settings → Developer Token. Its API answers only accounts with real-name or enterprise verification, and only rents Pro container instances (pay-as-you-go, amounts in ¥).',
+  'rent.error.account_not_verified':
+    'This account is not real-name verified at the provider, so its API refuses it. Complete the real-name verification in the provider’s console, then try again.',
+  'rent.money.documented':
+    '{provider} gives no price before the machine is created: this is its documented pay-as-you-go rate ({source}). The machine’s own rate is read after the create and shown beside it.',
+  'rent.money.release_days':
+    '{provider} releases a machine left powered off {days} days in a row, and its data is wiped then (not verified in its docs).',
+  'rent.money.billing.unknown':
+    '{provider} bills while the machine runs; how it rounds the time was not found in its docs.',
+  'rent.key.how.autodl':
+    'AutoDL gives the new machine a root password instead of taking a key: gpurent uses it once to put this key on the machine, proves a key login, and never stores the password.',
+  'live.price.documented': 'documented rate — no price before the create',
+  'rented.start.note.autodl':
+    'AutoDL’s API starts a machine only with its GPU: the no-GPU mode is not offered through it.',
 };

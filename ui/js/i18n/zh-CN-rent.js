@@ -7,7 +7,7 @@ export default {
 
   'accounts.title': '云平台账户',
   'accounts.intro':
-    '连接 RunPod、Vast.ai 或 Lambda 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY 会被优先使用，且不会写到任何地方。',
+    '连接 RunPod、Vast.ai、Lambda 或 AutoDL 后，可以看到实时价格并直接在 gpurent 里租用。API 密钥只做一次读取校验，之后只保存在系统钥匙串中，绝不写入 gpurent 的文件。环境变量 GPURENT_RUNPOD_API_KEY、GPURENT_VAST_API_KEY、GPURENT_LAMBDA_API_KEY、GPURENT_AUTODL_API_KEY 会被优先使用，且不会写到任何地方。',
   'accounts.none': '尚未连接任何账户。',
   'accounts.add.title': '连接账户',
   'accounts.provider': '平台',
@@ -88,7 +88,7 @@ export default {
   'rent.money.billing.per_second': '{provider} 按秒计费，从机器创建那一刻开始。',
   'rent.money.billing.per_minute': '{provider} 按分钟计费，从机器创建那一刻开始。',
   'rent.money.timeout': '如果 {minutes} 分钟内没有就绪（用密钥成功登录），gpurent 会停止等待并建议释放它。',
-  'rent.create': '以 ${price}/小时 租用',
+  'rent.create': '以 {price}/小时 租用',
   'rent.running': '正在租用 {offer}…',
   'rent.cancel': '停止等待',
   'rent.step.offer': '报价仍有效',
@@ -173,4 +173,19 @@ export default {
   'rent.error.not_ready': '机器未能按时就绪；它仍在计费。',
   'rent.error.not_confirmed': '平台尚未显示这一变化（{detail}）。请稍后刷新。',
   'rent.error.confirmation_required': '此操作需要你先确认。',
+
+  // AutoDL 容器实例 Pro（issue 23）：账号、价格（人民币，创建前无报价）、平台规则。
+  'rent.provider.autodl': 'AutoDL',
+  'accounts.note.autodl':
+    'AutoDL：粘贴 AutoDL 控制台 → 设置 → 开发者Token 中的令牌。它的 API 只对完成实名认证或企业认证的账号开放，且只能租用容器实例 Pro（按量计费，金额为人民币 ¥）。',
+  'rent.error.account_not_verified':
+    '此账号尚未在平台完成实名认证，平台 API 拒绝了请求。请先在平台控制台完成实名认证，然后重试。',
+  'rent.money.documented':
+    '{provider} 在创建机器之前不提供报价：这是其文档中的按量计费价格（{source}）。机器创建后会读取它自己的实际价格，并显示在旁边。',
+  'rent.money.release_days': '{provider} 会释放连续关机 {days} 天的机器，届时数据将被清空（未在其文档中核实）。',
+  'rent.money.billing.unknown': '{provider} 在机器运行时计费；其文档中未找到计时的取整方式。',
+  'rent.key.how.autodl':
+    'AutoDL 不接收密钥，而是为新机器提供 root 密码：gpurent 只用它一次把此密钥放到机器上，验证密钥登录成功，且从不保存该密码。',
+  'live.price.documented': '文档价格——创建前无报价',
+  'rented.start.note.autodl': 'AutoDL 的 API 只能带 GPU 开机：不支持通过 API 以无卡模式开机。',
 };

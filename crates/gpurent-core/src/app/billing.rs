@@ -351,7 +351,7 @@ impl App {
                     machines
                         .iter()
                         .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
-                        .filter(|m| m.currency == Currency::Usd)
+                        .filter(|m| m.currency == a.provider.spec().currency)
                         .map(|m| m.usd_per_hour_now),
                 );
                 let got = self.provider_client(&a).and_then(|c| c.balance());
@@ -363,12 +363,15 @@ impl App {
                     account: a.name.clone(),
                     provider: a.provider,
                     balance_usd: balance,
-                    currency: Currency::Usd,
+                    currency: a.provider.spec().currency,
                     usd_per_hour: rate,
                     runs_out_in_h: balance.and_then(|b| priced::runs_out_in_h(b, rate)),
-                    source: balance.map(|_| match a.provider {
-                        ProviderKind::Vast => "vast users/current credit|balance".to_string(),
-                        k => k.as_str().to_string(),
+                    source: balance.map(|_| {
+                        a.provider
+                            .spec()
+                            .balance_source
+                            .unwrap_or(a.provider.as_str())
+                            .to_string()
                     }),
                     error,
                 });
@@ -439,6 +442,19 @@ impl App {
         let now = self.now_ms();
         let (t, tariff, notes) = self.instance_timeline(row)?;
         let compute = tariff.time.iter().find(|c| c.meter == "compute");
+        // A provider that releases a machine left powered off N days (AutoDL: 15, unverified):
+        // when this one would go, counted from the stop that is still in force.
+        let platform = platforms::Platform::parse(row.provider.as_str());
+        let stopped_since = t
+            .last()
+            .filter(|c| c.state == crate::billing::InstanceState::Stopped)
+            .map(|c| c.at_ms);
+        let platform_release_at_ms = row
+            .provider
+            .spec()
+            .release_after_days_off
+            .zip(stopped_since)
+            .map(|(d, at)| at + i64::from(d) * 86_400_000);
         Ok(MachineCost {
             host: row.host_label.clone().unwrap_or_else(|| row.id.clone()),
             kind: MachineKind::Provider,
@@ -458,10 +474,10 @@ impl App {
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: ahead_ms
                 .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
-            currency: Currency::Usd,
+            currency: row.provider.spec().currency,
             earlier_in_other_currencies: vec![],
-            platform: None,
-            platform_release_at_ms: None,
+            platform: platform.filter(|_| row.provider.spec().release_after_days_off.is_some()),
+            platform_release_at_ms,
             reported: remote.and_then(|r| {
                 r.price_per_hour_usd.map(|p| {
                     // The offer's rate (Vast: dph_total, storage included — what the
@@ -530,7 +546,7 @@ fn foreign_cost(f: &ForeignSeen, now: i64, ahead_ms: Option<i64>) -> MachineCost
         now_ms: now,
         so_far: breakdown(now, so_far),
         usd_per_hour_now: per_hour,
-        currency: Currency::Usd,
+        currency: f.foreign.provider.spec().currency,
         earlier_in_other_currencies: vec![],
         platform: None,
         platform_release_at_ms: None,

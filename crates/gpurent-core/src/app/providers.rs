@@ -73,6 +73,10 @@ pub struct RentOptions {
     /// What the disk still costs per month while the machine is stopped, when the offer lists
     /// a storage price (`None`: the provider lists none; it is not zero).
     pub stopped_storage_usd_per_month: Option<f64>,
+    /// Where the price comes from when the provider quotes none before the create (AutoDL: the
+    /// documented rate's page, verified or not, and the date read); `None`: the provider's quote.
+    #[serde(default)]
+    pub price_source: Option<String>,
 }
 
 /// A ledger row with its events and what the provider says now.
@@ -370,7 +374,13 @@ impl App {
         for o in offers.iter_mut() {
             providers::fit::annotate(o, catalog, compat);
         }
-        offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
+        // Cheapest first within a currency (amounts in different currencies are not compared).
+        offers.sort_by(|a, b| {
+            a.currency
+                .cmp(&b.currency)
+                .reverse()
+                .then(a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd))
+        });
         Ok(OffersView {
             offers,
             failed_accounts: failed,
@@ -418,6 +428,7 @@ impl App {
                 .storage_usd_per_gb_month
                 .filter(|_| offer.provider.spec().stopped_bills_storage)
                 .map(|p| p * f64::from(disk_gb)),
+            price_source: offer.price_source.clone(),
         })
     }
 
@@ -1104,6 +1115,19 @@ impl RentHost for RentSteps<'_> {
     fn save_host(&self, id: &str, spec: HostSpec) -> Result<(), ProviderError> {
         self.app
             .save_rented_host(id, spec, self.key, self.env, self.cancel)
+    }
+
+    fn install_key_with_password(&self, id: &str, password: &Secret) -> Result<(), ProviderError> {
+        let req = crate::app::hosts::KeyInstall {
+            password,
+            key: self.key,
+            // A container's sshd config is reset on restart: password logins are left as the
+            // provider set them.
+            disable_password_login: false,
+        };
+        self.app
+            .host_install_key(id, &req, self.env, &NoProgress, self.cancel)?;
+        Ok(())
     }
 
     fn key_login(&self, id: &str) -> Result<Option<String>, ProviderError> {

@@ -10,6 +10,7 @@ use super::cost::{RateInput, StateChange, Tariff};
 use super::rules::InstanceState;
 use crate::infra::error::CoreError;
 use crate::providers::ledger::{InstanceEvent, LedgerInstance, LedgerState};
+use crate::providers::spec::TariffShape;
 use crate::providers::ProviderKind;
 
 /// The ledger's events as a billing timeline. A ledger state the cost functions cannot map
@@ -56,6 +57,10 @@ pub fn timeline(events: &[InstanceEvent]) -> (Vec<StateChange>, bool) {
 ///   `storage_price_unknown`) compute is `dph_total` and note `vast_dph_total_may_include_storage`
 ///   stands.
 /// - Lambda: `compute` by the minute. Filesystems are not in the ledger (none is created by gpurent).
+/// - AutoDL: `compute` at the row's rate in CNY (the documented rate: the Pro API quotes none
+///   before the create; note `price_documented_not_quoted`).
+///
+/// Which of these a provider is comes from its `ProviderSpec::tariff`, not from its name.
 pub fn tariff(row: &LedgerInstance) -> Result<(Tariff, Vec<String>), CoreError> {
     let mut notes = Vec::new();
     let compute = RateInput {
@@ -64,16 +69,17 @@ pub fn tariff(row: &LedgerInstance) -> Result<(Tariff, Vec<String>), CoreError> 
         quantity: 1.0,
     };
     let disk = f64::from(row.disk_gb);
-    let inputs = match row.provider {
-        ProviderKind::Runpod => vec![
+    // What the provider bills besides compute is its fact (`ProviderSpec::tariff`).
+    let inputs = match row.provider.spec().tariff {
+        TariffShape::ComputeAndDisk(meter) => vec![
             compute,
             RateInput {
-                meter: "container_disk".into(),
+                meter: meter.into(),
                 rate: None,
                 quantity: disk,
             },
         ],
-        ProviderKind::Vast => match row.storage_usd_per_gb_month {
+        TariffShape::PriceIncludesStorage => match row.storage_usd_per_gb_month {
             Some(p) => {
                 // dph_base: dph_total less the storage it includes (720 h a month, as Vast's
                 // storage_total_cost is computed).
@@ -91,13 +97,18 @@ pub fn tariff(row: &LedgerInstance) -> Result<(Tariff, Vec<String>), CoreError> 
                 ]
             }
             None => {
-                notes.push("vast_dph_total_may_include_storage".to_string());
+                notes.push(format!("{}_dph_total_may_include_storage", row.provider));
                 notes.push("storage_price_unknown".to_string());
                 vec![compute]
             }
         },
-        ProviderKind::Lambda => vec![compute],
+        TariffShape::Compute => vec![compute],
     };
+    if !row.provider.spec().price_before_create {
+        // AutoDL: the rate recorded at rent time is the documented one; the machine's own
+        // (read after the create) is `reported`.
+        notes.push("price_documented_not_quoted".to_string());
+    }
     Ok((Tariff::from_rules(row.provider.as_str(), &inputs)?, notes))
 }
 
@@ -107,11 +118,7 @@ const VAST_HOURS_PER_MONTH: f64 = 720.0;
 
 /// Which field of the provider's answer its own rate per hour came from.
 pub fn reported_source(kind: ProviderKind) -> &'static str {
-    match kind {
-        ProviderKind::Runpod => "runpod Pod.cost (USD/h, 0.0 when EXITED)",
-        ProviderKind::Vast => "vast instance dph_total (USD/h)",
-        ProviderKind::Lambda => "lambda instance_type.price_cents_per_hour / 100",
-    }
+    kind.spec().reported_rate_source
 }
 
 /// Whether two rates per hour disagree: by more than half a cent and more than 1 %.

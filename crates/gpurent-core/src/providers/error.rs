@@ -38,6 +38,11 @@ pub enum ProviderError {
         provider: ProviderKind,
         retry_after_s: Option<u64>,
     },
+    #[error("{provider} answers this account only after its real-name (实名) verification; verify it in the provider's console, then try again")]
+    AccountNotVerified {
+        provider: ProviderKind,
+        detail: String,
+    },
     #[error("your {provider} balance is too low for this; add credit in the provider's console")]
     InsufficientBalance {
         provider: ProviderKind,
@@ -168,6 +173,7 @@ impl ProviderError {
             | ProviderError::InsufficientCapacity { .. }
             | ProviderError::QuotaExceeded { .. }
             | ProviderError::RateLimited { .. }
+            | ProviderError::AccountNotVerified { .. }
             | ProviderError::InsufficientBalance { .. } => true,
             ProviderError::RequestRejected { status, .. } => {
                 (400..500).contains(status) && *status != 408
@@ -186,6 +192,7 @@ impl Coded for ProviderError {
             ProviderError::QuotaExceeded { .. } => "quota_exceeded",
             ProviderError::RateLimited { .. } => "rate_limited",
             ProviderError::InsufficientBalance { .. } => "insufficient_balance",
+            ProviderError::AccountNotVerified { .. } => "account_not_verified",
             ProviderError::ProviderOutage { .. } => "provider_outage",
             ProviderError::Unreachable { .. } => "provider_unreachable",
             ProviderError::RequestRejected { .. } => "request_rejected",
@@ -218,6 +225,7 @@ impl Coded for ProviderError {
             | ProviderError::InsufficientCapacity { detail, .. }
             | ProviderError::QuotaExceeded { detail, .. }
             | ProviderError::InsufficientBalance { detail, .. }
+            | ProviderError::AccountNotVerified { detail, .. }
             | ProviderError::ProviderOutage { detail, .. }
             | ProviderError::Unreachable { detail, .. }
             | ProviderError::RequestRejected { detail, .. }

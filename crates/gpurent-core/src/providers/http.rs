@@ -348,6 +348,12 @@ impl Http {
         }
     }
 
+    /// The longest this client waits on the provider (a rate limit; AutoDL's power-off before
+    /// a release).
+    pub fn max_wait(&self) -> Duration {
+        self.opts.max_wait
+    }
+
     /// The minimum interval of an endpoint group (Vast 429s without `Retry-After`).
     pub fn min_interval(&self, key: &str) -> Option<Duration> {
         self.opts

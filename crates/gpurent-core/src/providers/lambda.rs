@@ -17,11 +17,12 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::http::{enc, CallKind, Http, Req, Resp};
-use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect, TariffShape};
 use super::{
     key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
     ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
+use crate::infra::currency::Currency;
 
 const KIND: ProviderKind = ProviderKind::Lambda;
 
@@ -64,6 +65,12 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v1/instance-operations/terminate",
         body: Some(r#"{"instance_ids":["{id}"]}"#),
     },
+    currency: Currency::Usd,
+    price_before_create: true,
+    tariff: TariffShape::Compute,
+    reported_rate_source: "lambda instance_type.price_cents_per_hour / 100",
+    balance_source: None,
+    release_after_days_off: None,
 };
 
 #[derive(Debug)]
@@ -287,6 +294,8 @@ impl Provider for Lambda {
                     best_torch: None,
                     card_id: None,
                     account: None,
+                    currency: SPEC.currency,
+                    price_source: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);

@@ -1,7 +1,7 @@
 //! Renting GPUs from cloud providers: one [`Provider`] trait, one module per provider.
 //!
-//! - [`runpod`] (REST v2, managed containers), [`vast`] (a marketplace with per-offer prices) and
-//!   [`lambda`] (plain VMs) implement [`Provider`]; each opens with its [`ProviderSpec`] (`SPEC`,
+//! - [`runpod`] (REST v2, managed containers), [`vast`] (a marketplace with per-offer prices),
+//!   [`lambda`] (plain VMs) and [`autodl`] (容器实例 Pro, amounts in CNY) implement [`Provider`]; each opens with its [`ProviderSpec`] (`SPEC`,
 //!   see [`spec`]): the provider's facts in one place. A fourth provider joins by adding a module
 //!   with its client and its `SPEC` and a [`ProviderKind`] variant (the full list of files it
 //!   touches is in ARCHITECTURE.md, "A fourth provider").
@@ -19,6 +19,7 @@
 //! The `impl App` facade of this domain is in `app/providers.rs`; nothing here carries `impl App`.
 
 pub mod accounts;
+pub mod autodl;
 pub mod crash;
 pub mod error;
 pub mod fit;
@@ -34,6 +35,7 @@ pub mod vast;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::infra::currency::Currency;
 use crate::infra::secret::Secret;
 
 pub use error::ProviderError;
@@ -46,13 +48,16 @@ pub enum ProviderKind {
     Runpod,
     Vast,
     Lambda,
+    /// AutoDL 容器实例 Pro (its developer API; amounts in CNY).
+    Autodl,
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::Runpod,
         ProviderKind::Vast,
         ProviderKind::Lambda,
+        ProviderKind::Autodl,
     ];
 
     /// The provider's facts ([`spec`]): the one place a provider's name, API base, status
@@ -62,6 +67,7 @@ impl ProviderKind {
             ProviderKind::Runpod => &runpod::SPEC,
             ProviderKind::Vast => &vast::SPEC,
             ProviderKind::Lambda => &lambda::SPEC,
+            ProviderKind::Autodl => &autodl::SPEC,
         }
     }
 
@@ -95,6 +101,9 @@ impl ProviderKind {
             can_stop: spec.can_stop(),
             billing: spec.billing.into(),
             ready_timeout_s: spec.ready_timeout_s,
+            currency: spec.currency,
+            price_before_create: spec.price_before_create,
+            release_after_days_off: spec.release_after_days_off,
         }
     }
 }
@@ -115,6 +124,23 @@ pub struct ProviderTerms {
     /// How long a new machine may take to become ready (proven key login) before gpurent offers
     /// to terminate it (dstack uses 20 min for RunPod and 30 min for Lambda).
     pub ready_timeout_s: u64,
+    /// What every amount of this provider is in (its offers' and machines' prices, its
+    /// balance): CNY for AutoDL, USD for the others; never converted.
+    #[serde(default)]
+    pub currency: Currency,
+    /// `false` where the provider gives no price before the create (AutoDL Pro): the offer's
+    /// price is a documented rate (with its source), and the machine's own rate is read after
+    /// the create.
+    #[serde(default = "yes")]
+    pub price_before_create: bool,
+    /// The provider releases (and wipes) a machine left powered off this many days in a row
+    /// (AutoDL: 15, unverified — `data/platform-rules.csv`).
+    #[serde(default)]
+    pub release_after_days_off: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What the user asks for when listing offers.
@@ -126,7 +152,8 @@ pub struct OfferQuery {
     pub count: Option<u32>,
     /// At least this much memory per GPU, in GiB.
     pub min_vram_gib: Option<f64>,
-    /// At most this price per hour for the whole machine, in USD.
+    /// At most this price per hour for the whole machine, in USD (an offer priced in another
+    /// currency never passes it: amounts are not converted).
     pub max_price_per_hour_usd: Option<f64>,
 }
 
@@ -150,7 +177,7 @@ impl OfferQuery {
             }
         }
         if let Some(p) = self.max_price_per_hour_usd {
-            if o.price_per_hour_usd > p + 1e-9 {
+            if o.provider.spec().currency != Currency::Usd || o.price_per_hour_usd > p + 1e-9 {
                 return false;
             }
         }
@@ -198,7 +225,9 @@ pub struct ProviderOffer {
     pub gpu_count: u32,
     /// Memory per GPU in GiB, when the provider says.
     pub vram_gib: Option<f64>,
-    /// The price of the whole machine (all its GPUs) per hour, in USD, as listed.
+    /// The price of the whole machine (all its GPUs) per hour, as listed, in the provider's
+    /// currency (`ProviderTerms.currency`: USD, CNY for AutoDL — the name is older than
+    /// currencies). AutoDL lists no price before the create: this is its documented rate.
     pub price_per_hour_usd: f64,
     pub region: Option<String>,
     /// The host's CUDA version (driver capability) where the provider reports one; container
@@ -225,6 +254,15 @@ pub struct ProviderOffer {
     /// account). `None` from a bare client.
     #[serde(default)]
     pub account: Option<String>,
+    /// What `price_per_hour_usd` is in (the provider's currency; never converted). Absent in
+    /// JSON written before currencies: USD.
+    #[serde(default)]
+    pub currency: Currency,
+    /// Where the price comes from when it is not the provider's quote (AutoDL: no price before
+    /// the create — the documented rate's page, whether it was verified, and the date it was
+    /// read); `None`: the provider's own listing.
+    #[serde(default)]
+    pub price_source: Option<String>,
 }
 
 /// The provider's view of an instance's state, mapped from each provider's status words.
@@ -424,9 +462,16 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn stop(&self, id: &str) -> Result<(), ProviderError>;
     fn start(&self, id: &str) -> Result<(), ProviderError>;
     fn terminate(&self, id: &str) -> Result<(), ProviderError>;
-    /// The account's prepaid balance in USD where the provider has an endpoint for it (Vast
-    /// `GET /api/v0/users/current`); `None` where it has none (RunPod REST v2, Lambda).
+    /// The account's prepaid balance in the provider's currency where it has an endpoint for
+    /// it (Vast `GET /api/v0/users/current`, USD; AutoDL `wallet/balance`, CNY); `None` where it
+    /// has none (RunPod REST v2, Lambda).
     fn balance(&self) -> Result<Option<f64>, ProviderError> {
+        Ok(None)
+    }
+    /// The password the provider gave for logging in to a running machine
+    /// ([`spec::KeyAttach::RootPassword`], AutoDL): used once to install the user's key, never
+    /// stored. `None` where the provider gives none (or not yet).
+    fn login_password(&self, _id: &str) -> Result<Option<Secret>, ProviderError> {
         Ok(None)
     }
 }
@@ -440,6 +485,7 @@ pub fn client(
         ProviderKind::Runpod => Box::new(runpod::RunPod::new(config)?),
         ProviderKind::Vast => Box::new(vast::Vast::new(config)?),
         ProviderKind::Lambda => Box::new(lambda::Lambda::new(config)?),
+        ProviderKind::Autodl => Box::new(autodl::Autodl::new(config)?),
     })
 }
 
@@ -481,6 +527,8 @@ pub(crate) mod tests {
             best_torch: None,
             card_id: None,
             account: None,
+            currency: Currency::Usd,
+            price_source: None,
         }
     }
 

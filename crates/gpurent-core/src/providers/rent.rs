@@ -18,6 +18,7 @@ use crate::infra::cancel::CancelToken;
 use crate::infra::clock::Clock;
 use crate::infra::events::{Progress, ProgressSink};
 use crate::infra::ipc::Coded;
+use crate::infra::secret::Secret;
 use crate::infra::store::Store;
 use crate::providers::accounts::Account;
 use crate::providers::ledger::{self, EventSource, Intent, LedgerInstance, LedgerState};
@@ -79,6 +80,10 @@ pub trait RentHost {
     fn save_host(&self, id: &str, spec: HostSpec) -> Result<(), ProviderError>;
     /// One key login on the saved host `id`: `Ok(None)` proven, `Ok(Some(problem))` not (yet).
     fn key_login(&self, id: &str) -> Result<Option<String>, ProviderError>;
+    /// Log in to the saved host `id` once with the password the provider gave, install the
+    /// rent's key there and prove a key login ([`KeyAttach::RootPassword`], AutoDL). The
+    /// password is used for this one login and never stored.
+    fn install_key_with_password(&self, id: &str, password: &Secret) -> Result<(), ProviderError>;
 }
 
 /// The key the machine is rented with (its public half and gpurent's name for it).
@@ -420,6 +425,9 @@ impl Renter<'_> {
         };
         self.host.save_host(&id, spec)?;
         crash::point("after_host_saved");
+        if req.provider.spec().key_attach == KeyAttach::RootPassword {
+            self.install_with_password(&id, &pid, timeout, &past_deadline)?;
+        }
         while let Some(problem) = self.host.key_login(&id)? {
             if past_deadline() || self.cancel.is_cancelled() {
                 return Err(self.not_ready(&id, timeout, &problem));
@@ -437,6 +445,52 @@ impl Renter<'_> {
             id,
             remote: Some(remote),
         })
+    }
+
+    /// AutoDL: the key goes on with the root password the provider gives, once. The password is
+    /// read from the provider's authenticated answer into a [`Secret`], used for one login and
+    /// dropped (wiped); a key already there (a second run of this step) logs in without it.
+    fn install_with_password(
+        &self,
+        id: &str,
+        pid: &str,
+        timeout: Duration,
+        past_deadline: &dyn Fn() -> bool,
+    ) -> Result<(), ProviderError> {
+        if self.host.key_login(id)?.is_none() {
+            return Ok(());
+        }
+        loop {
+            let tried = match self.client.login_password(pid) {
+                Ok(Some(pw)) => self
+                    .host
+                    .install_key_with_password(id, &pw)
+                    .map_err(|e| e.to_string()),
+                Ok(None) => Err("no root password yet".to_string()),
+                Err(e) if e.is_transient() => Err(e.code().to_string()),
+                Err(e) => return Err(e),
+            };
+            match tried {
+                Ok(()) => {
+                    let _ = self.db(|c| {
+                        ledger::note(
+                            c,
+                            id,
+                            EventSource::Gpurent,
+                            "key_installed_with_password",
+                            self.now_ms(),
+                        )
+                    });
+                    return Ok(());
+                }
+                Err(problem) => {
+                    if past_deadline() || self.cancel.is_cancelled() {
+                        return Err(self.not_ready(id, timeout, &problem));
+                    }
+                    self.clock.sleep(POLL);
+                }
+            }
+        }
     }
 
     /// Before a new create on `account`: every open row of it whose create answer was unclear
@@ -703,6 +757,9 @@ mod tests {
         }
         fn key_login(&self, _: &str) -> Result<Option<String>, ProviderError> {
             Ok(None)
+        }
+        fn install_key_with_password(&self, _: &str, _: &Secret) -> Result<(), ProviderError> {
+            Ok(())
         }
     }
 

@@ -17,11 +17,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{self, enc, CallKind, Http, Req, Resp};
-use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect, TariffShape};
 use super::{
     key_core, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
     ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
+use crate::infra::currency::Currency;
 
 const KIND: ProviderKind = ProviderKind::Runpod;
 
@@ -68,6 +69,12 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/v2/pods/{id}",
         body: None,
     },
+    currency: Currency::Usd,
+    price_before_create: true,
+    tariff: TariffShape::ComputeAndDisk("container_disk"),
+    reported_rate_source: "runpod Pod.cost (USD/h, 0.0 when EXITED)",
+    balance_source: None,
+    release_after_days_off: None,
 };
 
 #[derive(Debug)]
@@ -347,6 +354,8 @@ impl RunPod {
                 best_torch: None,
                 card_id: None,
                 account: None,
+                currency: SPEC.currency,
+                price_source: None,
             };
             if query.matches(&offer) {
                 out.push(offer);

@@ -10,6 +10,7 @@
 //! bodies); what stays elsewhere by design is listed in ARCHITECTURE.md ("A fourth provider").
 
 use super::{ProviderKind, RemoteState};
+use crate::infra::currency::Currency;
 
 /// How the API key travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,23 @@ pub enum KeyAttach {
     AfterCreate,
     /// Registered under a name and referenced by the launch (Lambda).
     NamedAtLaunch,
+    /// The provider hands out a root password instead (AutoDL): gpurent installs the key with it
+    /// once, over SSH, right after the machine runs, and never uses or keeps it again.
+    RootPassword,
+}
+
+/// The meters of a provider machine's tariff ([`crate::billing::instance::tariff`]): what the
+/// provider bills besides the compute rate gpurent recorded from the offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TariffShape {
+    /// Compute only (Lambda, AutoDL).
+    Compute,
+    /// Compute, plus this disk meter of `data/billing-rules.csv` at its published rate for the
+    /// row's disk (RunPod `container_disk`).
+    ComputeAndDisk(&'static str),
+    /// The offer's price already includes the storage of the disk (Vast `dph_total`): compute is
+    /// the price less that storage, and storage bills on its own (while stopped too).
+    PriceIncludesStorage,
 }
 
 /// One HTTP call a machine's own guard makes (`{id}` is replaced by the instance id; the path
@@ -108,6 +126,21 @@ pub struct ProviderSpec {
     /// The calls a machine's own guard makes to stop / release itself (`None`: no stop).
     pub guard_stop: Option<MachineCall>,
     pub guard_release: MachineCall,
+    /// What every amount of this provider is in (offers, the ledger's rates, its own rates and
+    /// its balance): never converted.
+    pub currency: Currency,
+    /// Whether the offer's price is the price the machine is rented at (`false`: the API gives
+    /// no price before the create — AutoDL Pro; the offer shows a documented rate and the
+    /// machine's own rate is read after the create).
+    pub price_before_create: bool,
+    pub tariff: TariffShape,
+    /// Which field of the provider's answer its own rate per hour comes from.
+    pub reported_rate_source: &'static str,
+    /// Which field of which call the account balance comes from (`None`: no balance endpoint).
+    pub balance_source: Option<&'static str>,
+    /// The provider releases (and wipes) a machine left stopped this many days in a row
+    /// (`data/platform-rules.csv`), where known.
+    pub release_after_days_off: Option<u32>,
 }
 
 impl ProviderSpec {

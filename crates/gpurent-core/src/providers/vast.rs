@@ -14,11 +14,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{CallKind, Http, Req, Resp};
-use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect};
+use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect, TariffShape};
 use super::{
     ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
     ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
 };
+use crate::infra::currency::Currency;
 
 const KIND: ProviderKind = ProviderKind::Vast;
 
@@ -72,6 +73,12 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v0/instances/{id}",
         body: None,
     },
+    currency: Currency::Usd,
+    price_before_create: true,
+    tariff: TariffShape::PriceIncludesStorage,
+    reported_rate_source: "vast instance dph_total (USD/h)",
+    balance_source: Some("vast users/current credit|balance"),
+    release_after_days_off: None,
 };
 
 #[derive(Debug)]
@@ -387,6 +394,8 @@ impl Vast {
                 best_torch: None,
                 card_id: None,
                 account: None,
+                currency: SPEC.currency,
+                price_source: None,
             })
             .collect())
     }

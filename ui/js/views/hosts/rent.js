@@ -5,7 +5,8 @@
 // and its outcome (the saved host, its pinned fingerprint, "Open Setup").
 import { keyList, rent, rentOptions } from '../../api.js';
 import { el } from '../../dom.js';
-import { num, t } from '../../i18n.js';
+import { DICTIONARIES, t } from '../../i18n.js';
+import { money } from '../../money.js';
 import * as ops from '../../ops.js';
 import { moneyLines, offerTitle, outcomes, providerErrorText } from './renting.js';
 
@@ -113,7 +114,14 @@ export async function openRent(offer) {
       keys.length
         ? el('label', { class: 'field', for: 'rent-key' }, el('span', { text: t('rent.key') }), key)
         : el('p', { class: 'bad-text', id: 'rent-nokey', text: t('rent.key.none') }),
-      el('p', { class: 'muted small', text: t('rent.key.how', { provider: t(`rent.provider.${offer.provider}`) }) }),
+      el('p', {
+        class: 'muted small',
+        // How the key reaches the machine (AutoDL: with its root password, once).
+        text:
+          `rent.key.how.${offer.provider}` in DICTIONARIES.en
+            ? t(`rent.key.how.${offer.provider}`)
+            : t('rent.key.how', { provider: t(`rent.provider.${offer.provider}`) }),
+      }),
       el('div', { class: 'row' }, next),
     );
   }
@@ -129,7 +137,7 @@ export async function openRent(offer) {
         type: 'button',
         id: 'rent-create',
         class: 'primary',
-        text: t('rent.create', { price: num(options.price_per_hour_usd, 3) }),
+        text: t('rent.create', { price: money(options.price_per_hour_usd, options.terms.currency, 3) }),
       })
     );
     back.addEventListener('click', choose);

@@ -5,6 +5,7 @@
 import { hostList, instanceAction, instanceMoney, instancesList, providerList } from '../../api.js';
 import { clear, el } from '../../dom.js';
 import { errorText, t } from '../../i18n.js';
+import { money } from '../../money.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
 import { releaseForeign } from '../billing/billing.js';
@@ -394,6 +395,17 @@ function instanceRows(i, status, reload) {
     actions.append(b);
   }
   if (!i.terms.can_stop) actions.append(el('span', { class: 'muted small', text: t('rented.cannot_stop') }));
+  // A provider that releases a machine left powered off N days (AutoDL: 15) wipes its data then.
+  if (i.state === 'stopped' && i.terms.release_after_days_off !== null)
+    actions.append(
+      el('span', {
+        class: 'bad-text small release-days',
+        text: t('rent.money.release_days', {
+          provider: t(`rent.provider.${i.provider}`),
+          days: i.terms.release_after_days_off,
+        }),
+      }),
+    );
   const remote = i.remote ? ` · ${i.remote.raw_status}` : '';
   return [
     el(
@@ -417,7 +429,7 @@ function instanceRows(i, status, reload) {
         el('span', { class: 'state-word', text: t(`rent.state.${i.state}`) }),
         el('span', { class: 'muted small', text: remote }),
       ),
-      el('td', { class: 'num', text: `${usd(i.price_per_hour_usd, 3)}/h` }),
+      el('td', { class: 'num', text: `${money(i.price_per_hour_usd, i.terms.currency, 3)}/h` }),
       actions,
     ),
     confirmRow,

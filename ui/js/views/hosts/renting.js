@@ -35,7 +35,7 @@ export function providerErrorText(e) {
   return id && e.code !== 'not_ready' ? `${text} ${t('rent.still_billing', { id })}` : text;
 }
 
-/** A provider's amount: providers bill in US dollars. */
+/** A provider's amount in US dollars (RunPod, Vast, Lambda; AutoDL's are in its `terms.currency`). */
 export const usd = (/** @type {number} */ v, digits = 2) => money(v, 'USD', digits);
 
 /**
@@ -46,16 +46,30 @@ export const usd = (/** @type {number} */ v, digits = 2) => money(v, 'USD', digi
  */
 export function moneyLines(provider, o, gpus, gpu) {
   const p = t(`rent.provider.${provider}`);
+  const cur = o.terms.currency;
   /** @type {[string, string][]} */
   const out = [
     [
       'price',
-      t('rent.money.price', { price: usd(o.price_per_hour_usd, 3), gpus, gpu, day: usd(o.price_per_hour_usd * 24) }),
+      t('rent.money.price', {
+        price: money(o.price_per_hour_usd, cur, 3),
+        gpus,
+        gpu,
+        day: money(o.price_per_hour_usd * 24, cur),
+      }),
     ],
   ];
+  // AutoDL quotes no price before the create: the documented rate, where it comes from.
+  if (!o.terms.price_before_create)
+    out.push(['price_source', t('rent.money.documented', { provider: p, source: o.price_source ?? '—' })]);
+  if (o.terms.release_after_days_off !== null)
+    out.push(['release_days', t('rent.money.release_days', { provider: p, days: o.terms.release_after_days_off })]);
   if (!o.terms.can_stop) out.push(['stopped', t('rent.money.cannot_stop', { provider: p })]);
   else if (o.stopped_storage_usd_per_month !== null)
-    out.push(['stopped', t('rent.money.stopped', { disk: o.disk_gb, month: usd(o.stopped_storage_usd_per_month) })]);
+    out.push([
+      'stopped',
+      t('rent.money.stopped', { disk: o.disk_gb, month: money(o.stopped_storage_usd_per_month, cur) }),
+    ]);
   else out.push(['stopped', t('rent.money.stopped.unlisted', { disk: o.disk_gb, provider: p })]);
   out.push(['billing', t(`rent.money.billing.${o.terms.billing}`, { provider: p })]);
   out.push(['timeout', t('rent.money.timeout', { minutes: Math.round(o.terms.ready_timeout_s / 60) })]);
@@ -70,6 +84,11 @@ export function actionMoneyText(m, i) {
       : t('rented.money.stop', { disk: m.disk_gb, month: usd(m.stopped_storage_usd_per_month) });
   }
   if (m.effect === 'gpu_billing_stops_disk_wiped') return t('rented.money.stop.wiped', { disk: m.disk_gb });
-  if (m.effect === 'gpu_billing_resumes') return t('rented.money.start', { price: usd(m.price_per_hour_usd, 3) });
+  if (m.effect === 'gpu_billing_resumes') {
+    const start = t('rented.money.start', { price: money(m.price_per_hour_usd, i.terms.currency, 3) });
+    // What the provider's start cannot do (AutoDL: no no-GPU mode through its API).
+    const note = `rented.start.note.${i.provider}`;
+    return note in DICTIONARIES.en ? `${start} ${t(note)}` : start;
+  }
   return t('rented.money.release', { disk: m.disk_gb });
 }

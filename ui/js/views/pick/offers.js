@@ -98,6 +98,9 @@ export async function renderLiveOffers(root, e, signal) {
   // entered no price, the job's cost at it).
   for (const { o, f } of [...shown].sort((a, b) => a.o.price_per_hour_usd - b.o.price_per_hour_usd)) {
     if (o.runs_pytorch === false || !f) continue;
+    // The cards' "live from $…" and job cost are in US dollars: an offer in another currency
+    // (AutoDL, CNY) is shown in the table only, never converted onto a card.
+    if (o.currency !== 'USD') continue;
     const tr = document.querySelector(`#est-cards tr[data-card-id="${CSS.escape(f.card_id)}"]`);
     if (!tr || tr.querySelector('.live-price')) continue;
     tr.querySelector('td:first-child')?.append(
@@ -171,8 +174,16 @@ export async function renderLiveOffers(root, e, signal) {
               })
             : el('div', { class: 'muted small', text: t('live.card.unknown') }),
         ),
-        el('td', { class: 'num', text: `${money(o.price_per_hour_usd, 'USD', 3)}/h` }),
-        el('td', { class: 'num job-cost', text: cost === null ? '—' : money(cost, 'USD') }),
+        el(
+          'td',
+          { class: 'num', 'data-currency': o.currency },
+          el('span', { text: `${money(o.price_per_hour_usd, o.currency, 3)}/h` }),
+          // AutoDL quotes no price before the create: the documented rate, said so.
+          o.price_source === null
+            ? null
+            : el('div', { class: 'muted small price-documented', text: t('live.price.documented') }),
+        ),
+        el('td', { class: 'num job-cost', text: cost === null ? '—' : money(cost, o.currency) }),
         el('td', { text: o.region ?? '—' }),
         el(
           'td',

@@ -5,7 +5,7 @@
 // emptied at once; nothing in this file keeps it.
 import { providerAdd, providerList, providerRemove, providerTest } from '../../api.js';
 import { clear, el } from '../../dom.js';
-import { t } from '../../i18n.js';
+import { DICTIONARIES, t } from '../../i18n.js';
 import { providerErrorText } from '../hosts/renting.js';
 
 /** @typedef {import('../../../bindings/Account').Account} Account */
@@ -13,7 +13,7 @@ import { providerErrorText } from '../hosts/renting.js';
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
 /** @type {ProviderKind[]} */
-const PROVIDERS = ['runpod', 'vast', 'lambda'];
+const PROVIDERS = ['runpod', 'vast', 'lambda', 'autodl'];
 
 /** @param {number | null} ms */
 const when = (ms) => (ms === null ? t('accounts.never') : new Date(ms).toLocaleString());
@@ -39,6 +39,16 @@ export function accountsCard(signal) {
   const add = /** @type {HTMLButtonElement} */ (
     el('button', { type: 'button', id: 'account-add', class: 'primary', text: t('accounts.add') })
   );
+  // What a provider's key is and what its account needs (AutoDL: a real-name verified account,
+  // its developer token), shown for the provider picked.
+  const note = el('p', { class: 'muted small', id: 'account-provider-note' });
+  const showNote = () => {
+    const k = `accounts.note.${provider.value}`;
+    note.textContent = k in DICTIONARIES.en ? t(k) : '';
+    note.hidden = !note.textContent;
+  };
+  provider.addEventListener('change', showNote);
+  showNote();
 
   async function refresh() {
     try {
@@ -90,6 +100,7 @@ export function accountsCard(signal) {
       el('label', { class: 'field', for: 'account-provider' }, el('span', { text: t('accounts.provider') }), provider),
       el('label', { class: 'field', for: 'account-name' }, el('span', { text: t('accounts.name') }), name),
     ),
+    note,
     el('label', { class: 'field', for: 'account-key' }, el('span', { text: t('accounts.key') }), key),
     el('p', { class: 'muted small', text: t('accounts.key.hint') }),
     el('div', { class: 'row' }, add),
