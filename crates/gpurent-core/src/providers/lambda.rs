@@ -287,6 +287,7 @@ impl Provider for Lambda {
                     best_torch: None,
                     card_id: None,
                     account: None,
+                    traffic: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);
