@@ -19,4 +19,9 @@ min_vram_gib: number | null,
 /**
  * At most this price per hour for the whole machine, in USD.
  */
-max_price_per_hour_usd: number | null, };
+max_price_per_hour_usd: number | null, 
+/**
+ * Vast: list asks on unverified (and deverified) machines too. Default (`None`/`false`):
+ * verified machines only; each offer's `tier` says which it is.
+ */
+include_unverified?: boolean, };

@@ -10,7 +10,7 @@ import { offersList, providerList } from '../../api.js';
 import { el } from '../../dom.js';
 import { language, num, t } from '../../i18n.js';
 import { openRent } from '../hosts/rent.js';
-import { providerErrorText } from '../hosts/renting.js';
+import { providerErrorText, trafficText } from '../hosts/renting.js';
 import { money } from '../../money.js';
 
 /** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
@@ -172,7 +172,20 @@ export async function renderLiveOffers(root, e, signal) {
             : el('div', { class: 'muted small', text: t('live.card.unknown') }),
         ),
         el('td', { class: 'num', text: `${money(o.price_per_hour_usd, 'USD', 3)}/h` }),
-        el('td', { class: 'num job-cost', text: cost === null ? '—' : money(cost, 'USD') }),
+        el(
+          'td',
+          { class: 'num job-cost' },
+          el('span', { text: cost === null ? '—' : money(cost, 'USD') }),
+          // Traffic is billed apart from the hour (and not in this job's cost): said beside it.
+          o.traffic
+            ? el('div', {
+                class: 'muted small traffic',
+                'data-traffic': o.traffic.basis,
+                title: o.traffic.source,
+                text: trafficText(o.provider, o.traffic, 'live') ?? '',
+              })
+            : null,
+        ),
         el('td', { text: o.region ?? '—' }),
         el(
           'td',
