@@ -18,11 +18,15 @@
 #      (offer id shape, price > 0, GPU count, host CUDA where the provider reports one).
 # Rent part (--rent; costs money: about the offer's hourly price for a few minutes): the cheapest
 # 1-GPU offer (at most --max-price USD/h, default 2.00) is shown and rented only after you type
-# the confirmation it asks for; a throw-away SSH key (ssh-keygen, never the keychain) proves the
-# key login (`rent` waits for it); stop/start where the provider can (--stop-start); then
-# release, and the provider is read again (twice, 15 s apart) until it lists nothing of this
-# machine billing. A trap releases the machine on any exit or Ctrl-C after the create; if the
-# script itself dies, release by hand: `GPURENT_HOME=<printed> gpurent release ID --yes`.
+# the confirmation it asks for; a throw-away SSH key (ssh-keygen; in the OS keychain only for the
+# guard's login, as live-check-<pid>, deleted on exit) proves the key login (`rent` waits for it);
+# on RunPod and Vast a guard on the machine releases it 15 min
+# after the rent whatever happens here (guard set --deadline 15m --action release, with the
+# machine's OWN key — never your account key; Lambda has no per-machine key: no guard there);
+# stop/start where the provider can (--stop-start); then release, and the provider is read again
+# (every 15 s) until it lists nothing of this machine billing. A trap releases the machine on any
+# exit or Ctrl-C after the create; if the script itself dies, release by hand (on RunPod/Vast the
+# guard does it within 15 min): `GPURENT_HOME=<printed> gpurent release ID --yes`.
 #
 # Every provider answer that did not match the pinned spec is printed as "MISMATCH: …". Exit
 # status: 0 everything matched, 1 at least one mismatch (or the key was refused), 2 bad usage.
@@ -30,7 +34,7 @@
 set -uo pipefail
 
 usage() {
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -177,6 +181,12 @@ pick="$(py "next((o['offer_id']+'\t'+str(o['price_per_hour_usd'])+'\t'+o['gpu'] 
 [ -n "$pick" ] || { echo "no offer at or under \$$max_price/h (--max-price)"; finish; }
 IFS=$'\t' read -r offer price gpu <<<"$pick"
 echo "cheapest: $offer ($gpu) at \$$price/h — billed from the create until the release is confirmed."
+if [ "$provider" = lambda ]; then
+  echo "Lambda: NO guard on the machine (it would need your full API key there): only this script's"
+  echo "trap releases it. If the script is killed, release it by hand at once."
+else
+  echo "A guard on the machine releases it 15 minutes after the rent, even if this script dies."
+fi
 if [ ! -t 0 ]; then
   echo "not a terminal: the rent needs you to type the confirmation; nothing was rented"
   finish
@@ -189,9 +199,27 @@ if [ "$answer" != "RENT $offer" ]; then
 fi
 
 ssh-keygen -q -t ed25519 -N '' -C gpurent-live-check -f "$GPURENT_HOME/id_live" || exit 1
+# The guard logs in with a keychain key only: the throw-away key goes into the OS keychain under a
+# one-off label and is deleted from it again on exit (forget_key).
+key_label=""
+if [ "$provider" != lambda ]; then
+  gp key import "live-check-$$" "$GPURENT_HOME/id_live"
+  if [ $rc -eq 0 ]; then
+    key_label="live-check-$$"
+  else
+    echo "WARNING: the throw-away key could not go into the keychain ($out): no guard on the machine;"
+    echo "only this script's trap releases it."
+  fi
+fi
+forget_key() {
+  [ -n "$key_label" ] || return 0
+  gp key delete "$key_label" --yes
+  [ $rc -eq 0 ] || echo "note: delete the throw-away key by hand: gpurent key delete $key_label --yes"
+  key_label=""
+}
 id=""
 release() {
-  [ -n "$id" ] || return 0
+  [ -n "$id" ] || { forget_key; return 0; }
   echo
   echo "== release $id"
   gp release "$id" --yes
@@ -207,11 +235,13 @@ release() {
     if [ "$left" = "[]" ]; then
       echo "confirmed after ${i} read(s): the provider lists nothing of it billing"
       id=""
+      forget_key
       return 0
     fi
     echo "still listed: $left"
   done
   mismatch "after the release the provider still lists $left — check its console NOW"
+  forget_key
 }
 trap 'release; echo "done: $mismatches mismatch(es). Transcript: $GPURENT_HOME/transcript"; finish' EXIT
 trap 'exit 130' INT TERM
@@ -231,6 +261,25 @@ if [ $rc -ne 0 ]; then
 fi
 echo "ready: $id at $(py "d['instance']['remote']['ssh']")  (key login proven)"
 [ "$(py "d['instance']['ready']")" = "True" ] || mismatch "rent returned but the machine is not ready"
+rented="$out"
+
+# Issue 19: the machine must not outlive this check. The guard on it releases it 15 minutes from
+# now through the provider's API with the machine's own key (RunPod RUNPOD_API_KEY, Vast
+# CONTAINER_API_KEY: docs/guard.md), never --allow-full-key, so your account key is not written
+# to the machine. Set after the rent (the login is proven by then), before anything else runs.
+if [ -n "$key_label" ]; then
+  echo
+  echo "== guard: release at a 15-minute deadline, from the machine itself"
+  gp guard set "$id" --key "$key_label" --deadline 15m --action release
+  if [ $rc -ne 0 ]; then
+    mismatch "guard set failed — only this script's trap releases the machine now: $out"
+  else
+    [ "$(py "d['spec']['deadline_in_s'] == 900 and d['spec']['action'] == 'release' and d['running']")" = "True" ] ||
+      mismatch "the guard is not running with a 15-minute release deadline: $out"
+    echo "guard running: the machine releases itself by $(py "d.get('deadline_host_s')") (host clock) at the latest"
+  fi
+fi
+out="$rented"
 [ "$(py "abs(d['instance']['price_per_hour_usd'] - $price) < 1e-6")" = "True" ] || mismatch "the ledger price differs from the confirmed one"
 billed="$(py "d['instance']['remote'].get('price_per_hour_usd')")"
 echo "the provider's own price for it: $billed (offer: $price)"

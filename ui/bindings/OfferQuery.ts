@@ -20,4 +20,9 @@ min_vram_gib: number | null,
  * At most this price per hour for the whole machine, in USD (an offer priced in another
  * currency never passes it: amounts are not converted).
  */
-max_price_per_hour_usd: number | null, };
+max_price_per_hour_usd: number | null, 
+/**
+ * Vast: list asks on unverified (and deverified) machines too. Default (`None`/`false`):
+ * verified machines only; each offer's `tier` says which it is.
+ */
+include_unverified?: boolean, };

@@ -29,6 +29,10 @@ pub struct OffersArgs {
     /// Only offers a published PyTorch wheel is known to run on (GPU architecture and host CUDA).
     #[arg(long)]
     runs_pytorch: bool,
+    /// Vast: list asks on unverified machines too (default: verified machines only; each offer's
+    /// tier says which).
+    #[arg(long)]
+    unverified: bool,
     /// Print JSON: {"offers": [Offer, ...], "failed_accounts": [...]}.
     #[arg(long)]
     pub json: bool,
@@ -45,6 +49,7 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
         count: args.count,
         min_vram_gib: args.min_vram,
         max_price_per_hour_usd: args.max_price,
+        include_unverified: args.unverified.then_some(true),
     };
     let mut view = app.offers_from(provider, args.account.as_deref(), &query)?;
     if args.runs_pytorch {
@@ -56,7 +61,7 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
     }
     for o in &view.offers {
         println!(
-            "{:<7} {:<40} {}x {:<28} {}{:>7.3}/h{}  {:<12} cuda {:<5} {:<10} {}",
+            "{:<7} {:<40} {}x {:<28} {}{:>7.3}/h{}  {:<12} cuda {:<5} {:<10} {:<24} {}",
             o.provider,
             o.offer_id,
             o.gpu_count,
@@ -72,6 +77,7 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
             o.region.as_deref().unwrap_or("-"),
             o.host_cuda.as_deref().unwrap_or("-"),
             o.tier.as_deref().unwrap_or(""),
+            traffic_words(o.traffic.as_ref()),
             match (o.runs_pytorch, o.best_torch.as_deref()) {
                 (Some(true), Some(t)) => format!("torch {t}"),
                 (Some(false), _) => "no PyTorch wheel runs on this host's CUDA".to_string(),
@@ -89,4 +95,19 @@ pub fn run(app: &App, args: &OffersArgs) -> Result<(), ProviderError> {
         );
     }
     Ok(())
+}
+
+/// The offer's traffic price in a few words: `traffic $0.004/GB in, $0.008/GB out` where the
+/// provider lists one, `traffic: not listed` where its API gives none (not the same as free).
+fn traffic_words(t: Option<&gpurent_core::providers::TrafficCost>) -> String {
+    let per_gb = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("${v}/GB"));
+    match t {
+        Some(t) if t.basis == "listed" => format!(
+            "traffic {} in, {} out",
+            per_gb(t.download_usd_per_gb),
+            per_gb(t.upload_usd_per_gb)
+        ),
+        Some(_) => "traffic: not listed".to_string(),
+        None => String::new(),
+    }
 }

@@ -108,7 +108,9 @@ pub(crate) fn confirm_price(
     if args.yes {
         return Ok(args.max_price);
     }
-    let offer = app.offer_read(provider, args.account.as_deref(), &args.offer)?;
+    // Priced at the disk the rent creates (Vast's price includes the disk's storage).
+    let disk = args.disk.unwrap_or(provider.spec().default_disk_gb);
+    let offer = app.offer_read_at(provider, args.account.as_deref(), &args.offer, disk)?;
     let price = offer.price_per_hour_usd;
     let sign = offer.currency.symbol();
     let words = format!(

@@ -14,7 +14,8 @@ use gpurent_core::providers::http::HttpOptions;
 use gpurent_core::providers::{
     self, ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderKind,
 };
-use gpurent_testhost::fakecloud::{FakeCloud, Flavor};
+use gpurent_core::Coded;
+use gpurent_testhost::fakecloud::{FakeCloud, Fault, Flavor, Route, VastAsk};
 use gpurent_testhost::{prism_available, Prism};
 
 fn spec(file: &str) -> PathBuf {
@@ -146,5 +147,208 @@ fn vast_offer_price_is_the_price_the_created_machine_bills() {
         "shown {} but billed {billed}",
         offer.price_per_hour_usd
     );
+    prism.assert_spec_kept("Vast");
+}
+
+fn create_req(label: &str, offer_id: &str, image: &str) -> CreateRequest {
+    CreateRequest {
+        label: label.into(),
+        offer_id: offer_id.into(),
+        image: image.into(),
+        disk_gb: 50,
+        public_key: "ssh-ed25519 AAAA t".into(),
+        key_label: "t".into(),
+    }
+}
+
+/// Defect (issue 19): RunPod's create pinned no host CUDA, so a pod whose image is built for
+/// CUDA 12.8 could land on a 12.4 host, whose driver cannot run it (a container host cannot
+/// upgrade its driver). The create now sends the spec's `gpu.minCudaVersion` from the image's
+/// CUDA line; the fake's scheduler places pods on the oldest host the floor allows and refuses
+/// a floor no host of the cloud meets, as the spec says (a 400 capacity error).
+#[test]
+fn runpod_create_pins_the_host_cuda_its_image_needs() {
+    if !prism_available() {
+        eprintln!("skipped: no Prism (npm ci)");
+        return;
+    }
+    let fake = FakeCloud::start(Flavor::Runpod, "k").expect("fake");
+    fake.add_community_cloud();
+    fake.place_pods_on_oldest_host();
+    let prism = Prism::proxy(&spec("runpod-rest-v2.openapi.json"), &fake.url()).expect("prism");
+    let c = client(ProviderKind::Runpod, &prism.url());
+    let cu128 = "runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404";
+    let secure = "secure:1:NVIDIA GeForce RTX 4090";
+
+    // The secure cloud has 12.4 and 12.8 hosts: the pin puts the pod on a 12.8 one.
+    let id = c
+        .create(
+            &create_req("gpurent-cuda1", secure, cu128),
+            &KeyRegistration::Account,
+        )
+        .expect("create");
+    let pod = c.get(&id).expect("read").expect("pod");
+    assert_eq!(
+        pod.host_cuda.as_deref(),
+        Some("12.8"),
+        "a CUDA 12.8 image must not land on an older host: {pod:?}"
+    );
+
+    // The community cloud has only 12.4 hosts: refused as capacity, nothing made.
+    let before = fake.creates_total();
+    let e = c
+        .create(
+            &create_req(
+                "gpurent-cuda2",
+                "community:1:NVIDIA GeForce RTX 4090",
+                cu128,
+            ),
+            &KeyRegistration::Account,
+        )
+        .expect_err("no host new enough");
+    assert_eq!(e.code(), "insufficient_capacity", "{e:?}");
+    assert_eq!(fake.creates_total(), before, "nothing was made");
+
+    // An image whose CUDA line is unknown pins nothing (and may land on the oldest host).
+    let id = c
+        .create(
+            &create_req("gpurent-cuda3", secure, "ubuntu:22.04"),
+            &KeyRegistration::Account,
+        )
+        .expect("create");
+    assert_eq!(
+        c.get(&id).expect("read").expect("pod").host_cuda.as_deref(),
+        Some("12.4")
+    );
+    prism.assert_spec_kept("RunPod");
+}
+
+fn ask(id: i64, gpu: &str, ram_mb: u64, usd: f64, verification: &str) -> VastAsk {
+    VastAsk {
+        id,
+        gpu_name: gpu.into(),
+        num_gpus: 1,
+        gpu_ram_mb: ram_mb,
+        usd_per_gpu_hour: usd,
+        verification: verification.into(),
+    }
+}
+
+/// Defect (issue 19): Vast's search fetched 64 unsorted asks and filtered them on the client, so
+/// the cheapest ask, or the only ask of the GPU asked for, was missing whenever the market had
+/// more than 64 asks in front of it; and unverified machines were listed unasked. The search now
+/// filters (`gpu_name`, `num_gpus`, `gpu_ram`, `dph_total`, `verified`) and orders (`order`) on
+/// the server, and lists unverified machines only when asked, each offer saying which.
+#[test]
+fn vast_search_filters_and_orders_on_the_server() {
+    if !prism_available() {
+        eprintln!("skipped: no Prism (npm ci)");
+        return;
+    }
+    let fake = FakeCloud::start(Flavor::Vast, "k").expect("fake");
+    // A market of 70 RTX 3090s, dearest first, the cheapest beyond the first 64; then one H100
+    // and one cheap unverified machine, both at the end.
+    for i in 0..70 {
+        fake.add_vast_ask(ask(
+            5000 + i,
+            "RTX 3090",
+            24576,
+            0.30 - 0.002 * i as f64,
+            "verified",
+        ));
+    }
+    fake.add_vast_ask(ask(6000, "H100 SXM", 81920, 2.0, "verified"));
+    fake.add_vast_ask(ask(6001, "RTX 3090", 24576, 0.05, "unverified"));
+    let prism = Prism::proxy(&spec("vastai.openapi.yaml"), &fake.url()).expect("prism");
+    let c = client(ProviderKind::Vast, &prism.url());
+
+    let all = c.offers(&OfferQuery::default(), 0).expect("offers");
+    let cheapest = all.first().expect("offers");
+    assert_eq!(
+        cheapest.offer_id, "5069",
+        "the cheapest verified ask: {cheapest:?}"
+    );
+    assert!(
+        all.iter().all(|o| o.tier.as_deref() == Some("verified")),
+        "unverified machines only when asked: {all:?}"
+    );
+    assert!(all
+        .windows(2)
+        .all(|w| w[0].price_per_hour_usd <= w[1].price_per_hour_usd));
+
+    let h100 = c
+        .offers(
+            &OfferQuery {
+                gpu: Some("H100".into()),
+                ..OfferQuery::default()
+            },
+            0,
+        )
+        .expect("offers");
+    assert_eq!(
+        h100.iter().map(|o| o.offer_id.as_str()).collect::<Vec<_>>(),
+        ["6000"],
+        "the server filters the GPU name: {h100:?}"
+    );
+    let big = c
+        .offers(
+            &OfferQuery {
+                min_vram_gib: Some(80.0),
+                ..OfferQuery::default()
+            },
+            0,
+        )
+        .expect("offers");
+    assert_eq!(
+        big.iter().map(|o| o.offer_id.as_str()).collect::<Vec<_>>(),
+        ["6000"]
+    );
+    // A 24 GiB floor keeps the 24564 MB RTX 4090 the offer shows as 24.0 GiB.
+    let q24 = OfferQuery {
+        gpu: Some("4090".into()),
+        min_vram_gib: Some(24.0),
+        ..OfferQuery::default()
+    };
+    let r4090 = c.offers(&q24, 0).expect("offers");
+    assert!(r4090.iter().any(|o| o.offer_id == "4242"), "{r4090:?}");
+    let cheap = c
+        .offers(
+            &OfferQuery {
+                max_price_per_hour_usd: Some(0.165),
+                ..OfferQuery::default()
+            },
+            0,
+        )
+        .expect("offers");
+    assert!(!cheap.is_empty() && cheap.iter().all(|o| o.price_per_hour_usd <= 0.165));
+
+    // Asked for: the unverified machine too, marked as such.
+    let with = c
+        .offers(
+            &OfferQuery {
+                include_unverified: Some(true),
+                ..OfferQuery::default()
+            },
+            0,
+        )
+        .expect("offers");
+    let first = with.first().expect("offers");
+    assert_eq!(first.offer_id, "6001");
+    assert_eq!(first.tier.as_deref(), Some("unverified"));
+    // An unverified ask is found again for the rent.
+    assert!(c.offer("6001", 0).expect("read").is_some());
+
+    // Each ask carries its traffic prices.
+    let t = cheapest.traffic.as_ref().expect("traffic listed");
+    assert_eq!(t.basis, "listed");
+    assert_eq!(t.download_usd_per_gb, Some(0.004));
+    assert_eq!(t.upload_usd_per_gb, Some(0.008));
+
+    // A listing that cannot be read is an error, never "no offers".
+    fake.push_fault(Route::Offers, Fault::Garbage);
+    let e = c
+        .offers(&OfferQuery::default(), 0)
+        .expect_err("unparseable");
+    assert_eq!(e.code(), "listing_unparseable", "{e:?}");
     prism.assert_spec_kept("Vast");
 }

@@ -212,6 +212,27 @@ fn vast_requests_match_the_spec_and_examples_parse() {
         (Some(24.0), Some("11.2"), Some("verified"))
     );
     assert_eq!(o.storage_usd_per_gb_month, Some(0.987654));
+    // Its traffic prices ($/GB each way, issue 19).
+    let t = o.traffic.as_ref().expect("traffic");
+    assert_eq!(
+        (t.basis.as_str(), t.download_usd_per_gb, t.upload_usd_per_gb),
+        ("listed", Some(0.00123), Some(0.00456))
+    );
+    // Every server-side filter and the order, and the unverified search, are valid bodies
+    // (Prism validates them; the example ask then fails the client's own check).
+    let filtered = c
+        .offers(
+            &OfferQuery {
+                gpu: Some("4090".into()),
+                count: Some(1),
+                min_vram_gib: Some(24.0),
+                max_price_per_hour_usd: Some(1.0),
+                include_unverified: Some(true),
+            },
+            7,
+        )
+        .expect("offers");
+    assert!(filtered.is_empty(), "{filtered:?}");
     // One ask read again by id uses the `id` filter (validated like every other body).
     assert_eq!(
         c.offer("12345678", 8).expect("offer").map(|o| o.fetched_ms),

@@ -103,6 +103,17 @@ fn a_started_machine_at_a_new_port_is_followed_and_its_host_key_pin_kept() {
         .fingerprint
         .clone();
 
+    // The user wrote its `~/.ssh/config` entry (`gpurent host ssh-config`).
+    let cfg = app
+        .host_ssh_config_with_key(&id, &key.public_line, &env)
+        .expect("ssh config");
+    let config_text = || std::fs::read_to_string(&env.ssh_config).expect("config");
+    assert!(
+        config_text().contains(&format!("Port {}\n", sshd.port())),
+        "{}",
+        config_text()
+    );
+
     // The same machine, started again at a new port.
     let proxy = DelayProxy::start(
         format!("{}:{}", sshd.host(), sshd.port())
@@ -130,6 +141,20 @@ fn a_started_machine_at_a_new_port_is_followed_and_its_host_key_pin_kept() {
         .host_check_with_key(&id, &env, &key, &NoProgress, &cancel)
         .expect("the same machine at its new port");
     assert!(check.key_login_ok && check.host_key_ok, "{check:?}");
+    // Defect (issue 19): the ssh config entry gpurent wrote kept the old port, so
+    // `ssh gpurent-<id>` went to where the machine no longer is. It follows the move now, and
+    // gpurent's known_hosts names the pinned key at the new port.
+    let text = config_text();
+    assert!(
+        text.contains(&format!("Port {}\n", proxy.port()))
+            && !text.contains(&format!("Port {}\n", sshd.port())),
+        "the ssh config entry follows the move: {text}"
+    );
+    let kh = std::fs::read_to_string(&cfg.known_hosts_file).expect("known_hosts");
+    assert!(
+        kh.contains(&format!("]:{} ", proxy.port())),
+        "gpurent's known_hosts names the new port: {kh}"
+    );
     let events = app.instances().expect("instances");
     let row = events
         .instances
@@ -137,10 +162,13 @@ fn a_started_machine_at_a_new_port_is_followed_and_its_host_key_pin_kept() {
         .find(|i| i.ledger.id == id)
         .expect("row");
     assert!(
-        row.events.iter().any(|e| e
-            .detail
-            .as_deref()
-            .is_some_and(|d| d.contains("ssh endpoint moved"))),
+        row.events
+            .iter()
+            .any(|e| e
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("ssh endpoint moved")
+                    && d.contains("ssh config entry rewritten"))),
         "the move is recorded: {:?}",
         row.events
     );

@@ -627,3 +627,77 @@ fn a_price_above_the_confirmed_one_is_refused() {
         .expect("at the confirmed price");
     assert_eq!(r.fake.creates_total(), 1);
 }
+
+/// Defect (issue 19): a Vast rent with a disk other than 50 GB re-read the ask's price at 50 GB
+/// (Vast's `dph_total` includes the disk's storage), so a 200 GB machine was created while the
+/// price checked against the confirmed one was the 50 GB price: the user was rented above what
+/// they confirmed. The rent now reads the price at the disk it creates.
+#[test]
+fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    const VAST_KEY: &str = "fake-vast-key-disk";
+    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
+    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
+    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
+    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+    let k = UserKey::generate("rent-disk").expect("key");
+    let key = LoginKey {
+        label: "k".into(),
+        pem: Secret::new(k.private_pem.clone()),
+        public_line: k.public_line.clone(),
+    };
+    let env = SshEnv::under_home(tmp.path(), None);
+    let rent = |max: f64| {
+        let req = RentRequest {
+            provider: ProviderKind::Vast,
+            offer_id: "4242".into(),
+            image: None,
+            disk_gb: Some(200),
+            no_wait: true,
+            ready_timeout_s: Some(60),
+            account: None,
+            max_price_usd: Some(max),
+        };
+        app.rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+    };
+    // The listing's price (50 GB, the disk gpurent creates by default).
+    let listed = app
+        .offer_read(ProviderKind::Vast, None, "4242")
+        .expect("offer")
+        .price_per_hour_usd;
+    let at_200 = app
+        .offer_read_at(ProviderKind::Vast, None, "4242", 200)
+        .expect("offer")
+        .price_per_hour_usd;
+    assert!(at_200 > listed + 1e-6, "{at_200} vs {listed}");
+
+    // Capped at the 50 GB price, the 200 GB machine costs more: refused, nothing created.
+    let e = rent(listed).expect_err("above the confirmed price");
+    assert_eq!(e.code(), "price_rose", "{e:?}");
+    assert_eq!(fake.creates_total(), 0, "nothing was created");
+
+    // Confirmed at the 200 GB price: the row's price is what the created machine bills.
+    let view = rent(at_200).expect("rented");
+    assert!((view.ledger.price_per_hour_usd - at_200).abs() < 1e-9);
+    assert_eq!(view.ledger.disk_gb, 200);
+    let billed = app
+        .instances()
+        .expect("instances")
+        .instances
+        .into_iter()
+        .find(|i| i.ledger.id == view.ledger.id)
+        .and_then(|i| i.remote)
+        .and_then(|r| r.price_per_hour_usd)
+        .expect("the provider's price");
+    assert!(
+        (billed - at_200).abs() < 1e-9,
+        "confirmed {at_200}, billed {billed}"
+    );
+    std::env::remove_var("GPURENT_VAST_API_KEY");
+    std::env::remove_var("GPURENT_VAST_API_URL");
+}

@@ -5,8 +5,12 @@
 //!
 //! - offers filtered and scoped like the real APIs: RunPod's one GPU type with `availability`,
 //!   `dataCenters` and `cudaVersions` scoped by the query's `count` and `cloud` (secure: up to 8
-//!   GPUs, CUDA 12.8/12.4; community, after `add_community_cloud`: up to 4, CUDA 12.4); Vast's three asks (1× and 2× verified,
-//!   1× unverified) filtered by `id`, `num_gpus` and `verified`, `dph_total` priced at the
+//!   GPUs, CUDA 12.8/12.4; community, after `add_community_cloud`: up to 4, CUDA 12.4), a pod
+//!   create's `gpu.minCudaVersion` honoured (refused as capacity when no host of its cloud meets
+//!   it; `place_pods_on_oldest_host` lands pods on the oldest host it allows); Vast's three asks
+//!   (1× and 2× verified, 1× unverified) and any `add_vast_ask` added, filtered by `id`,
+//!   `gpu_name`, `num_gpus`, `gpu_ram`, `dph_total` and `verified`, sorted by `order`, cut at
+//!   `limit`, with `inet_down_cost`/`inet_up_cost`, `dph_total` priced at the
 //!   search's `allocated_storage` (default 8 GB) and a machine's at its disk; Lambda's one
 //!   instance type; create → `provisioning` → `running` after
 //!   [`FakeCloud::set_provisioning`] (time-based), with the SSH endpoint the test gives it (its
@@ -127,6 +131,9 @@ pub struct FakeInstance {
     pub owner: String,
     /// Ends its provisioning in [`FakeState::Error`] instead of running.
     pub fails: bool,
+    /// RunPod: the CUDA version of the host the pod landed on (its `cudaVersion`; "12.8" unless
+    /// [`FakeCloud::place_pods_on_oldest_host`]).
+    pub host_cuda: String,
 }
 
 std::thread_local! {
@@ -168,6 +175,11 @@ struct Inner {
     reported_price: Mutex<Option<f64>>,
     /// Vast `users/current` `balance`.
     balance: Mutex<f64>,
+    /// RunPod: pods land on the oldest CUDA host of their cloud that their `gpu.minCudaVersion`
+    /// allows ([`FakeCloud::place_pods_on_oldest_host`]).
+    oldest_host: Mutex<bool>,
+    /// Vast: asks added to the market after the three built-in ones ([`FakeCloud::add_vast_ask`]).
+    vast_asks: Mutex<Vec<VastAsk>>,
     /// The next machines created end their provisioning in ERROR ([`FakeCloud::fail_next_machines`]).
     fail_next: Mutex<u32>,
     /// Per-instance keys (`key`, instance id): accepted only on that instance's own routes
@@ -214,6 +226,8 @@ impl FakeCloud {
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
             balance: Mutex::new(10.0),
+            oldest_host: Mutex::new(false),
+            vast_asks: Mutex::new(vec![]),
             fail_next: Mutex::new(0),
             instance_keys: Mutex::new(vec![]),
             container_disks: Mutex::new(HashMap::new()),
@@ -263,6 +277,22 @@ impl FakeCloud {
     /// 12.4 hosts, $0.31/h per GPU). Off by default: the secure cloud only.
     pub fn add_community_cloud(&self) {
         *lock(&self.inner.community) = true;
+    }
+
+    /// RunPod: a new pod lands on the oldest CUDA host of its cloud that its `gpu.minCudaVersion`
+    /// allows (secure: 12.4 and 12.8 hosts; community: 12.4), as the real scheduler may: without
+    /// a floor, an image built for CUDA 12.8 lands on a 12.4 host. Off by default (pods report
+    /// 12.8). A floor no host of the cloud meets is refused either way with a 400 capacity error
+    /// (the spec: "a version no machine reports yields a capacity error").
+    pub fn place_pods_on_oldest_host(&self) {
+        *lock(&self.inner.oldest_host) = true;
+    }
+
+    /// Vast: add an ask to the market, after the built-in ones (the search answers in market
+    /// order unless asked to sort, like a search without `order`). A machine created from it
+    /// bills like the built-in asks ($0.35 per GPU).
+    pub fn add_vast_ask(&self, ask: VastAsk) {
+        lock(&self.inner.vast_asks).push(ask);
     }
 
     /// How long a new machine stays provisioning.
@@ -374,6 +404,7 @@ impl FakeCloud {
             disk_gb: 50,
             owner: self.inner.api_key.clone(),
             fails: false,
+            host_cuda: "12.8".into(),
         });
         id
     }
@@ -662,6 +693,7 @@ fn create_instance(inner: &Inner, label: &str) -> Option<String> {
             gpu_count: 1,
             disk_gb: 50,
             owner: caller(),
+            host_cuda: "12.8".into(),
             fails: {
                 let mut n = lock(&inner.fail_next);
                 let fails = *n > 0;
@@ -826,7 +858,7 @@ fn runpod_pod(inner: &Inner, i: &FakeInstance) -> Value {
         "gpu": {"id": FAKE_GPU, "count": i.gpu_count},
         "cloud": "SECURE",
         "dataCenterId": "US-KS-2",
-        "cudaVersion": "12.8",
+        "cudaVersion": i.host_cuda,
         "ssh": {"proxy": null, "direct": direct},
         "template": null,
         "cost": if running { lock(&inner.reported_price).unwrap_or(0.44) } else { 0.0 },
@@ -884,6 +916,46 @@ fn runpod_catalog_gpu(query: &str, on_community: bool) -> Value {
     g
 }
 
+/// `major.minor` → a number pair compared numerically (12.11 is above 12.2, as the spec says).
+fn cuda_key(v: &str) -> (u32, u32) {
+    let mut it = v.split('.').map(|p| p.trim().parse::<u32>().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
+/// Where a pod create lands: the CUDA of a host of its cloud that meets its
+/// `gpu.minCudaVersion` — the oldest such with [`FakeCloud::place_pods_on_oldest_host`], else
+/// "12.8" as before — or the 400 capacity answer when no host of that cloud meets the floor.
+fn runpod_place(inner: &Inner, body: &Value) -> Result<String, Answer> {
+    let community = body["cloud"]
+        .as_str()
+        .is_some_and(|c| c.eq_ignore_ascii_case("COMMUNITY"));
+    let hosts: Vec<&str> = if community {
+        vec!["12.4"]
+    } else {
+        vec!["12.4", "12.8"]
+    };
+    let floor = body["gpu"]["minCudaVersion"].as_str();
+    let allowed: Vec<&str> = hosts
+        .into_iter()
+        .filter(|h| floor.is_none_or(|f| cuda_key(h) >= cuda_key(f)))
+        .collect();
+    let Some(oldest) = allowed.first() else {
+        return Err(problem(
+            400,
+            "Bad Request",
+            &format!(
+                "This pod could not be placed: no machine with CUDA >= {} has capacity for this GPU type (capacity).",
+                floor.unwrap_or("")
+            ),
+        ));
+    };
+    Ok(if *lock(&inner.oldest_host) {
+        oldest.to_string()
+    } else {
+        "12.8".to_string()
+    })
+}
+
 fn runpod(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) -> Option<Answer> {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
@@ -920,6 +992,10 @@ fn runpod(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) ->
         }
         ("POST", ["v2", "pods"]) => {
             let label = body["name"].as_str().unwrap_or("").to_string();
+            let host_cuda = match runpod_place(inner, body) {
+                Ok(h) => h,
+                Err(a) => return Some(a),
+            };
             create_route(inner, &label, |id| {
                 let mut st = lock(&inner.state);
                 let Some(i) = find(&mut st, id) else {
@@ -930,6 +1006,7 @@ fn runpod(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) ->
                 }
                 i.gpu_count = body["gpu"]["count"].as_u64().unwrap_or(1);
                 i.disk_gb = body["disk"].as_u64().unwrap_or(50);
+                i.host_cuda = host_cuda;
                 let i = i.clone();
                 drop(st);
                 let mut a = ok(runpod_pod(inner, &i));
@@ -1037,41 +1114,127 @@ fn vast_dph_total(gpus: u64, disk_gb: f64) -> f64 {
     0.35 * gpus as f64 + 0.15 * (disk_gb - 50.0) / 720.0
 }
 
-/// Whether a search filter (`{"eq": v}`, `{"in": [..]}`) admits `v`; an absent filter does.
+/// Whether a search filter admits `v`; an absent filter does. The spec's operators: `eq`,
+/// `neq`, `in`, `notin`, and on numbers `gt`, `gte`, `lt`, `lte` (all given must hold).
 fn vast_filter_admits(filter: &Value, v: &Value) -> bool {
-    if filter.is_null() {
+    let Some(ops) = filter.as_object() else {
         return true;
-    }
-    if let Some(eq) = filter.get("eq") {
-        return eq == v;
-    }
-    if let Some(list) = filter.get("in").and_then(Value::as_array) {
-        return list.contains(v);
-    }
-    true
+    };
+    let num = |x: &Value| x.as_f64();
+    ops.iter().all(|(op, want)| match op.as_str() {
+        "eq" => want == v,
+        "neq" => want != v,
+        "in" => want.as_array().is_some_and(|l| l.contains(v)),
+        "notin" => want.as_array().is_none_or(|l| !l.contains(v)),
+        "gt" => matches!((num(v), num(want)), (Some(a), Some(b)) if a > b),
+        "gte" => matches!((num(v), num(want)), (Some(a), Some(b)) if a >= b),
+        "lt" => matches!((num(v), num(want)), (Some(a), Some(b)) if a < b),
+        "lte" => matches!((num(v), num(want)), (Some(a), Some(b)) if a <= b),
+        _ => true,
+    })
 }
 
-/// `POST /api/v0/bundles`: the asks that pass the body's `id`, `num_gpus` and `verified` /
-/// `verification` filters, priced at its `allocated_storage` (default 8 GB).
-fn vast_search(body: &Value) -> Value {
-    let disk = body["allocated_storage"].as_f64().unwrap_or(8.0);
-    let offers: Vec<Value> = VAST_ASKS
+/// A Vast ask of the fake's market beyond its three RTX 4090s ([`FakeCloud::add_vast_ask`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VastAsk {
+    pub id: i64,
+    /// As Vast names it (`RTX 3090`, `H100 SXM`).
+    pub gpu_name: String,
+    pub num_gpus: u64,
+    /// MB per GPU.
+    pub gpu_ram_mb: u64,
+    /// Compute per GPU per hour; `dph_total` adds the disk's storage like the built-in asks.
+    pub usd_per_gpu_hour: f64,
+    /// `verified`, `unverified` or `deverified`.
+    pub verification: String,
+}
+
+/// One ask as `POST /api/v0/bundles` answers it, priced with `disk` GB. Every ask lists its
+/// traffic prices per GB (`inet_down_cost` / `inet_up_cost`, as the spec's example does).
+fn vast_ask_json(a: &VastAsk, disk: f64) -> Value {
+    json!({
+        "id": a.id, "ask_contract_id": a.id, "gpu_name": a.gpu_name, "num_gpus": a.num_gpus,
+        "dph_total": a.usd_per_gpu_hour * a.num_gpus as f64 + 0.15 * (disk - 50.0) / 720.0,
+        "gpu_ram": a.gpu_ram_mb,
+        "geolocation": "Norway, NO", "cuda_max_good": 12.8, "storage_cost": 0.15,
+        "inet_down_cost": 0.004, "inet_up_cost": 0.008,
+        "verification": a.verification, "is_bid": false, "rentable": true, "rented": false
+    })
+}
+
+/// Every ask of the fake's market: the three built-in RTX 4090s, then the added ones, in that
+/// (unsorted) order.
+fn vast_asks(inner: &Inner) -> Vec<VastAsk> {
+    let mut asks: Vec<VastAsk> = VAST_ASKS
         .iter()
-        .filter(|(id, gpus, verification)| {
-            vast_filter_admits(&body["id"], &json!(id))
-                && vast_filter_admits(&body["num_gpus"], &json!(gpus))
-                && vast_filter_admits(&body["verified"], &json!(*verification == "verified"))
-                && vast_filter_admits(&body["verification"], &json!(verification))
-        })
-        .map(|(id, gpus, verification)| {
-            json!({
-                "id": id, "ask_contract_id": id, "gpu_name": "RTX 4090", "num_gpus": gpus,
-                "dph_total": vast_dph_total(*gpus, disk), "gpu_ram": 24564,
-                "geolocation": "Norway, NO", "cuda_max_good": 12.8, "storage_cost": 0.15,
-                "verification": verification, "is_bid": false, "rentable": true, "rented": false
-            })
+        .map(|(id, gpus, verification)| VastAsk {
+            id: *id,
+            gpu_name: "RTX 4090".into(),
+            num_gpus: *gpus,
+            gpu_ram_mb: 24564,
+            usd_per_gpu_hour: 0.35,
+            verification: verification.to_string(),
         })
         .collect();
+    asks.extend(lock(&inner.vast_asks).iter().cloned());
+    asks
+}
+
+/// `POST /api/v0/bundles`: the asks that pass the body's filters (`id`, `gpu_name`, `num_gpus`,
+/// `gpu_ram`, `dph_total`, `verified` / `verification`), priced at its `allocated_storage`
+/// (default 8 GB), sorted by its `order` (`[[field, "asc"|"desc"], …]`; none: the market's own
+/// unsorted order) and cut at its `limit`. Like the spec's default, `verified` is not applied
+/// when absent (the fake's old clients relied on that).
+fn vast_search(inner: &Inner, body: &Value) -> Value {
+    let disk = body["allocated_storage"].as_f64().unwrap_or(8.0);
+    let mut offers: Vec<Value> = vast_asks(inner)
+        .iter()
+        .map(|a| vast_ask_json(a, disk))
+        .filter(|o| {
+            [
+                "id",
+                "gpu_name",
+                "num_gpus",
+                "gpu_ram",
+                "dph_total",
+                "verification",
+            ]
+            .iter()
+            .all(|f| vast_filter_admits(&body[*f], &o[*f]))
+                && vast_filter_admits(
+                    &body["verified"],
+                    &json!(o["verification"].as_str() == Some("verified")),
+                )
+        })
+        .collect();
+    if let Some(order) = body["order"].as_array() {
+        let keys: Vec<(String, bool)> = order
+            .iter()
+            .filter_map(|p| {
+                let p = p.as_array()?;
+                Some((
+                    p.first()?.as_str()?.to_string(),
+                    p.get(1).and_then(Value::as_str) == Some("desc"),
+                ))
+            })
+            .collect();
+        offers.sort_by(|a, b| {
+            keys.iter()
+                .map(|(k, desc)| {
+                    let (x, y) = (a[k].as_f64().unwrap_or(0.0), b[k].as_f64().unwrap_or(0.0));
+                    if *desc {
+                        y.total_cmp(&x)
+                    } else {
+                        x.total_cmp(&y)
+                    }
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    if let Some(n) = body["limit"].as_u64() {
+        offers.truncate(n as usize);
+    }
     json!({ "offers": offers })
 }
 
@@ -1089,10 +1252,13 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
             if let Some(a) = fault(inner, Route::Offers) {
                 return a;
             }
-            Some(ok(vast_search(body)))
+            Some(ok(vast_search(inner, body)))
         }
         ("PUT", ["api", "v0", "asks", ask]) => {
-            let Some(&(_, gpus, _)) = VAST_ASKS.iter().find(|(id, ..)| id.to_string() == *ask)
+            let Some(gpus) = vast_asks(inner)
+                .iter()
+                .find(|a| a.id.to_string() == *ask)
+                .map(|a| a.num_gpus)
             else {
                 return Some(vast_error(
                     404,

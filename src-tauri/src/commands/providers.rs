@@ -104,14 +104,16 @@ pub async fn foreign_release(
     .await
 }
 
-/// The rent flow's choices and money for an offer (images, terms, price now, stopped storage).
+/// The rent flow's choices and money for an offer (images, terms, price now, stopped storage);
+/// with a disk chosen, the offer is read again priced at that disk (a provider call).
 #[tauri::command]
 pub async fn rent_options(
     state: State<'_, AppState>,
     offer: ProviderOffer,
     disk_gb: Option<u32>,
 ) -> CmdResult<RentOptions> {
-    state.app()?.rent_options(&offer, disk_gb).map_err(err)
+    let app = state.shared()?;
+    blocking(move || app.rent_options_at(&offer, disk_gb).map_err(err)).await
 }
 
 #[tauri::command]

@@ -59,6 +59,8 @@ export default {
   'live.tier.datacenter': 'data center',
   'live.interruptible': 'interruptible',
   'live.host_cuda': 'host CUDA {cuda}',
+  'live.traffic.listed': 'traffic {down}/GB in · {up}/GB out',
+  'live.traffic.not_listed': 'traffic price not listed',
   'live.host_cuda.vm': 'VM: the driver comes with the image',
   'live.torch.ok': 'runs PyTorch {torch}',
   'live.torch.no':
@@ -92,6 +94,10 @@ export default {
     'Stopped, the machine costs no GPU time, but its {disk} GB disk still costs about {month} a month.',
   'rent.money.stopped.unlisted':
     'Stopped, its {disk} GB disk still costs money every month; {provider} lists no storage price with this offer, so check its pricing before leaving it stopped.',
+  'rent.traffic.listed':
+    'Traffic is billed on top of the hourly price: {down} per GB into the machine, {up} per GB out of it.',
+  'rent.traffic.not_listed':
+    '{provider} lists no traffic price in its API (that is not the same as free): check its pricing before moving a lot of data.',
   'rent.money.cannot_stop': '{provider} cannot stop a machine, only terminate it: it bills until you release it.',
   'rent.money.billing.per_second': '{provider} bills by the second, from the moment the machine is created.',
   'rent.money.billing.per_minute': '{provider} bills by the minute, from the moment the machine is created.',

@@ -329,6 +329,7 @@ impl App {
             return Err(RemoteError::UnknownHost(label.into()));
         }
         sshconfig::remove_block(&env.ssh_config, label)?;
+        let _ = std::fs::remove_file(ssh_config_marker(&self.paths().data.join("ssh"), label));
         Ok(())
     }
 
@@ -405,26 +406,18 @@ impl App {
     ) -> Result<SshConfigResult, RemoteError> {
         let host = self.host_get(label)?;
         install::key_identity(public_line)?;
-        let all = self.host_list()?;
         let dir = self.paths().data.join("ssh");
         let io = |p: &std::path::Path, e| RemoteError::Core(crate::CoreError::io(p, e));
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-        let key_name = host.key_label.clone().unwrap_or_else(|| "gpurent".into());
-        let identity = dir.join(format!("{key_name}.pub"));
+        let identity = ssh_identity_path(&dir, &host);
         std::fs::write(&identity, format!("{}\n", public_line.trim()))
             .map_err(|e| io(&identity, e))?;
-        let kh = dir.join("known_hosts");
-        std::fs::write(&kh, hosts::known_hosts_lines(&all)).map_err(|e| io(&kh, e))?;
-        let entry = ConfigEntry {
-            label: label.into(),
-            host_name: host.address.clone(),
-            port: host.port,
-            user: host.user.clone(),
-            proxy_jump: host.jump.clone(),
-            identity_file: identity.clone(),
-            known_hosts_file: Some(kh.clone()),
-        };
-        let w = sshconfig::upsert_block(&env.ssh_config, &entry)?;
+        let (w, kh) = self.write_ssh_config_block(&host, &identity, &env.ssh_config)?;
+        // Where the block went, so a later move of the host rewrites it there
+        // ([`App::host_ssh_config_follow`]).
+        let marker = ssh_config_marker(&dir, label);
+        std::fs::write(&marker, env.ssh_config.to_string_lossy().as_bytes())
+            .map_err(|e| io(&marker, e))?;
         let alias = sshconfig::alias(label);
         Ok(SshConfigResult {
             ssh_command: format!("ssh {alias}"),
@@ -590,6 +583,55 @@ impl App {
         })
     }
 
+    /// gpurent's known_hosts file (every pinned key at its host's address and port, rewritten)
+    /// and the `Host gpurent-<label>` block for `host` in `config`.
+    fn write_ssh_config_block(
+        &self,
+        host: &Host,
+        identity: &std::path::Path,
+        config: &std::path::Path,
+    ) -> Result<(sshconfig::WriteOutcome, std::path::PathBuf), RemoteError> {
+        let all = self.host_list()?;
+        let kh = self.paths().data.join("ssh").join("known_hosts");
+        std::fs::write(&kh, hosts::known_hosts_lines(&all))
+            .map_err(|e| RemoteError::Core(crate::CoreError::io(&kh, e)))?;
+        let entry = ConfigEntry {
+            label: host.label.clone(),
+            host_name: host.address.clone(),
+            port: host.port,
+            user: host.user.clone(),
+            proxy_jump: host.jump.clone(),
+            identity_file: identity.to_path_buf(),
+            known_hosts_file: Some(kh.clone()),
+        };
+        Ok((sshconfig::upsert_block(config, &entry)?, kh))
+    }
+
+    /// After a saved host moved (a rented machine started again at a new address or port, the
+    /// saved host following it): the `Host gpurent-<label>` block `host ssh-config` wrote earlier
+    /// is rewritten where it was written, with the new endpoint, and gpurent's known_hosts file
+    /// with it (its lines name the address and port), so `ssh gpurent-<label>` reaches the
+    /// machine at its new place with the same pinned key. Nothing is written where no block is
+    /// (the block is opt-in; one the user removed stays removed). Returns whether a block was
+    /// rewritten.
+    pub fn host_ssh_config_follow(&self, label: &str) -> Result<bool, RemoteError> {
+        let dir = self.paths().data.join("ssh");
+        let marker = ssh_config_marker(&dir, label);
+        let config = match std::fs::read_to_string(&marker) {
+            Ok(p) if !p.trim().is_empty() => std::path::PathBuf::from(p.trim()),
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(RemoteError::Core(crate::CoreError::io(&marker, e))),
+        };
+        if !sshconfig::has_block(&config, label)? {
+            return Ok(false);
+        }
+        let host = self.host_get(label)?;
+        let identity = ssh_identity_path(&dir, &host);
+        let (w, _) = self.write_ssh_config_block(&host, &identity, &config)?;
+        Ok(w.changed)
+    }
+
     /// Write the `Host gpurent-<label>` block for a saved host (its key's public half).
     pub fn host_ssh_config(
         &self,
@@ -603,6 +645,17 @@ impl App {
         let public_line = self.key_export_pub(&key)?;
         self.host_ssh_config_with_key(label, &public_line, env)
     }
+}
+
+/// The exported public key a host's ssh config block names (`<data>/ssh/<key label>.pub`).
+fn ssh_identity_path(dir: &std::path::Path, host: &Host) -> std::path::PathBuf {
+    let key_name = host.key_label.clone().unwrap_or_else(|| "gpurent".into());
+    dir.join(format!("{key_name}.pub"))
+}
+
+/// The file that says which ssh config the host's block was written to.
+fn ssh_config_marker(dir: &std::path::Path, label: &str) -> std::path::PathBuf {
+    dir.join(format!("{label}.ssh-config-path"))
 }
 
 impl HostSpec {

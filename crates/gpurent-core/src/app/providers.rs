@@ -23,7 +23,7 @@ use crate::providers::ledger::{
 use crate::providers::rent::{still_billing, RentHost, RentKey, Renter, READY_NOTE};
 use crate::providers::{
     self, images, ClientConfig, OfferQuery, Provider, ProviderError, ProviderKind, ProviderOffer,
-    ProviderTerms, RemoteInstance, RemoteState,
+    ProviderTerms, RemoteInstance, RemoteState, TrafficCost,
 };
 use crate::remote::error::RemoteError;
 use crate::remote::hosts::HostSpec;
@@ -77,6 +77,9 @@ pub struct RentOptions {
     /// documented rate's page, verified or not, and the date read); `None`: the provider's quote.
     #[serde(default)]
     pub price_source: Option<String>,
+    /// What traffic costs on top of the hourly price (the offer's; `None`: not known).
+    #[serde(default)]
+    pub traffic: Option<TrafficCost>,
 }
 
 /// A ledger row with its events and what the provider says now.
@@ -429,7 +432,35 @@ impl App {
                 .filter(|_| offer.provider.spec().stopped_bills_storage)
                 .map(|p| p * f64::from(disk_gb)),
             price_source: offer.price_source.clone(),
+            traffic: offer.traffic.clone(),
         })
+    }
+
+    /// [`App::rent_options`] for the money step: with a disk chosen, the offer is read again
+    /// priced at that disk (Vast's price includes the disk's storage), by the account that
+    /// listed it, so the price stated — and passed as the rent's most — is the created
+    /// machine's; without one, the offer as listed.
+    pub fn rent_options_at(
+        &self,
+        offer: &ProviderOffer,
+        disk_gb: Option<u32>,
+    ) -> Result<RentOptions, ProviderError> {
+        let Some(disk) = disk_gb else {
+            return self.rent_options(offer, None);
+        };
+        let read = self.offer_read_at(
+            offer.provider,
+            offer.account.as_deref(),
+            &offer.offer_id,
+            disk,
+        )?;
+        let priced = ProviderOffer {
+            price_per_hour_usd: read.price_per_hour_usd,
+            storage_usd_per_gb_month: read.storage_usd_per_gb_month,
+            traffic: read.traffic.or_else(|| offer.traffic.clone()),
+            ..offer.clone()
+        };
+        self.rent_options(&priced, Some(disk))
     }
 
     /// Rent: the account resolved (the named one, or the provider's first), its client and
@@ -896,13 +927,25 @@ impl App {
         account: Option<&str>,
         offer_id: &str,
     ) -> Result<ProviderOffer, ProviderError> {
+        self.offer_read_at(provider, account, offer_id, provider.spec().default_disk_gb)
+    }
+
+    /// [`App::offer_read`] priced with the disk the rent will create (`disk_gb`): where the
+    /// provider's price includes the disk (Vast), the price confirmed is the created machine's.
+    pub fn offer_read_at(
+        &self,
+        provider: ProviderKind,
+        account: Option<&str>,
+        offer_id: &str,
+        disk_gb: u32,
+    ) -> Result<ProviderOffer, ProviderError> {
         let account = self.with_db(|c| match account {
             Some(name) => accounts::get(c, name),
             None => accounts::for_provider(c, provider),
         })?;
         let client = self.provider_client(&account)?;
         client
-            .offer(offer_id, self.now_ms())?
+            .offer_at_disk(offer_id, disk_gb, self.now_ms())?
             .ok_or_else(|| ProviderError::OfferGone {
                 provider,
                 offer_id: offer_id.to_string(),
@@ -1042,13 +1085,23 @@ impl App {
             Ok(())
         })?;
         moved?;
+        // The `~/.ssh/config` block `host ssh-config` wrote follows too (only where one was
+        // written); a failure to rewrite it is said in the event, never a failed reconcile.
+        let config = match self.host_ssh_config_follow(label) {
+            Ok(true) => "; ssh config entry rewritten".to_string(),
+            Ok(false) => String::new(),
+            Err(e) => format!(
+                "; ssh config entry NOT rewritten ({}): run gpurent host ssh-config {label}",
+                e.code()
+            ),
+        };
         self.with_db(|c| {
             ledger::note(
                 c,
                 &row.id,
                 EventSource::Provider,
                 &format!(
-                    "ssh endpoint moved: {}@{}:{} → {}@{}:{} (host key pin kept)",
+                    "ssh endpoint moved: {}@{}:{} → {}@{}:{} (host key pin kept{config})",
                     host.user, host.address, host.port, ssh.user, ssh.host, ssh.port
                 ),
                 now,

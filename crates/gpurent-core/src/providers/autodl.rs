@@ -511,6 +511,7 @@ impl Provider for Autodl {
                         "{} ({}, read {})",
                         s.source, s.verified, s.read_on
                     )),
+                    traffic: None,
                 };
                 if query.matches(&o) {
                     out.push(o);

@@ -8,7 +8,36 @@ use crate::catalog::{parse_cc, Catalog};
 use crate::compat::version::CudaVer;
 use crate::compat::{arch_runs, Compat};
 
-use super::ProviderOffer;
+use super::{ProviderKind, ProviderOffer, TrafficCost};
+
+const TRAFFIC_CSV: &str = include_str!("../../data/provider-traffic.csv");
+
+#[derive(Debug, serde::Deserialize)]
+struct TrafficRow {
+    provider: String,
+    basis: String,
+    download_usd_per_gb: Option<f64>,
+    upload_usd_per_gb: Option<f64>,
+    source: String,
+}
+
+/// What traffic costs on a provider whose offers carry no traffic price
+/// (`data/provider-traffic.csv`: RunPod and Lambda list none, `not_listed`, with the source);
+/// `None` for a provider without a row (Vast: each ask lists its own).
+pub fn traffic_default(kind: ProviderKind) -> Option<TrafficCost> {
+    let mut r = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_reader(TRAFFIC_CSV.as_bytes());
+    r.deserialize::<TrafficRow>()
+        .filter_map(Result::ok)
+        .find(|row| row.provider == kind.as_str())
+        .map(|row| TrafficCost {
+            basis: row.basis,
+            download_usd_per_gb: row.download_usd_per_gb,
+            upload_usd_per_gb: row.upload_usd_per_gb,
+            source: row.source,
+        })
+}
 
 /// The compute capability of a provider's GPU name, from the catalog card it names.
 pub fn gpu_cc(catalog: &Catalog, gpu: &str, vram_gib: Option<f64>) -> Option<(u32, u32)> {
@@ -105,9 +134,13 @@ pub fn gpu_card<'c>(
     form_ok.first().map(|(c, _)| *c)
 }
 
-/// Mark an offer: `runs_pytorch` and the newest wheel that fits (`2.8.0+cu128`).
+/// Mark an offer: `runs_pytorch` and the newest wheel that fits (`2.8.0+cu128`), and what its
+/// traffic costs where the provider's listing did not say ([`traffic_default`]).
 pub fn annotate(offer: &mut ProviderOffer, catalog: &Catalog, compat: &Compat) {
     offer.card_id = gpu_card(catalog, &offer.gpu, offer.vram_gib).map(|c| c.id.clone());
+    if offer.traffic.is_none() {
+        offer.traffic = traffic_default(offer.provider);
+    }
     let Some(host) = offer.host_cuda.as_deref().and_then(CudaVer::parse) else {
         return;
     };
@@ -133,6 +166,27 @@ mod tests {
             host_cuda: cuda.map(String::from),
             ..crate::providers::tests::offer(gpu, 1, None, 1.0)
         }
+    }
+
+    #[test]
+    fn traffic_is_listed_per_ask_or_said_to_be_not_listed_with_its_source() {
+        for k in [ProviderKind::Runpod, ProviderKind::Lambda] {
+            let t = traffic_default(k).expect("row");
+            assert_eq!(t.basis, "not_listed");
+            assert_eq!((t.download_usd_per_gb, t.upload_usd_per_gb), (None, None));
+            assert!(t.source.contains("spec"), "{t:?}");
+        }
+        assert_eq!(traffic_default(ProviderKind::Vast), None);
+        let (cat, compat) = (
+            Catalog::bundled().expect("cat"),
+            Compat::bundled().expect("compat"),
+        );
+        let mut o = ProviderOffer {
+            provider: ProviderKind::Runpod,
+            ..offer("NVIDIA GeForce RTX 4090", Some("12.8"))
+        };
+        annotate(&mut o, cat, compat);
+        assert_eq!(o.traffic.map(|t| t.basis).as_deref(), Some("not_listed"));
     }
 
     #[test]

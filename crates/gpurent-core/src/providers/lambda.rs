@@ -296,6 +296,7 @@ impl Provider for Lambda {
                     account: None,
                     currency: SPEC.currency,
                     price_source: None,
+                    traffic: None,
                 };
                 if o.gpu_count > 0 && query.matches(&o) {
                     out.push(o);

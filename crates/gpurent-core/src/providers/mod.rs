@@ -155,7 +155,15 @@ pub struct OfferQuery {
     /// At most this price per hour for the whole machine, in USD (an offer priced in another
     /// currency never passes it: amounts are not converted).
     pub max_price_per_hour_usd: Option<f64>,
+    /// Vast: list asks on unverified (and deverified) machines too. Default (`None`/`false`):
+    /// verified machines only; each offer's `tier` says which it is.
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_unverified: Option<bool>,
 }
+
+/// Vast's machine tiers that are listed only when [`OfferQuery::include_unverified`] asks.
+pub const UNVERIFIED_TIERS: [&str; 2] = ["unverified", "deverified"];
 
 impl OfferQuery {
     /// Whether an offer passes the query (providers filter on their side where they can; this is
@@ -180,6 +188,13 @@ impl OfferQuery {
             if o.provider.spec().currency != Currency::Usd || o.price_per_hour_usd > p + 1e-9 {
                 return false;
             }
+        }
+        if self.include_unverified != Some(true)
+            && o.tier
+                .as_deref()
+                .is_some_and(|t| UNVERIFIED_TIERS.contains(&t))
+        {
+            return false;
         }
         true
     }
@@ -263,6 +278,28 @@ pub struct ProviderOffer {
     /// read); `None`: the provider's own listing.
     #[serde(default)]
     pub price_source: Option<String>,
+    /// What network traffic costs on this machine, on top of the hourly price: Vast lists a
+    /// price per GB each way with every ask; where a provider lists none, the app fills in
+    /// `not_listed` with its source (`data/provider-traffic.csv`). `None` from a bare client
+    /// whose provider lists nothing.
+    #[serde(default)]
+    pub traffic: Option<TrafficCost>,
+}
+
+/// The price of network traffic, per GB, USD (issue 19: bandwidth is billed apart from the
+/// hourly price where a provider charges for it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct TrafficCost {
+    /// `listed`: the provider's listing gave the prices below (Vast's `inet_down_cost` /
+    /// `inet_up_cost` of the ask). `not_listed`: the provider's API lists no traffic price —
+    /// not the same as free; `source` says what is known.
+    pub basis: String,
+    /// Traffic into the machine (downloads to it), USD per GB.
+    pub download_usd_per_gb: Option<f64>,
+    /// Traffic out of the machine (uploads from it), USD per GB.
+    pub upload_usd_per_gb: Option<f64>,
+    /// Where this comes from (the field names, or the data row's source and what was verified).
+    pub source: String,
 }
 
 /// The provider's view of an instance's state, mapped from each provider's status words.
@@ -438,9 +475,27 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// depends on the query override this.
     fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
         Ok(self
-            .offers(&OfferQuery::default(), now_ms)?
+            .offers(
+                &OfferQuery {
+                    include_unverified: Some(true),
+                    ..OfferQuery::default()
+                },
+                now_ms,
+            )?
             .into_iter()
             .find(|o| o.offer_id == offer_id))
+    }
+    /// One offer read again, priced with the disk the create will make (`disk_gb`): where the
+    /// price depends on the disk (Vast's `dph_total` includes its storage), the price the user
+    /// confirms and is rented at is this one. Default: [`Provider::offer`] (the price does not
+    /// depend on the disk).
+    fn offer_at_disk(
+        &self,
+        offer_id: &str,
+        _disk_gb: u32,
+        now_ms: i64,
+    ) -> Result<Option<ProviderOffer>, ProviderError> {
+        self.offer(offer_id, now_ms)
     }
     /// Make the user's key usable for the next create (RunPod: add it to the account key set,
     /// read-modify-write; Lambda: register it under a name; Vast: nothing yet).
@@ -529,6 +584,7 @@ pub(crate) mod tests {
             account: None,
             currency: Currency::Usd,
             price_source: None,
+            traffic: None,
         }
     }
 
@@ -557,6 +613,16 @@ pub(crate) mod tests {
         assert!(!q(|q| q.min_vram_gib = Some(48.0)));
         assert!(q(|q| q.max_price_per_hour_usd = Some(0.88)));
         assert!(!q(|q| q.max_price_per_hour_usd = Some(0.5)));
+        let unverified = ProviderOffer {
+            tier: Some("unverified".into()),
+            ..o.clone()
+        };
+        assert!(!OfferQuery::default().matches(&unverified));
+        assert!(OfferQuery {
+            include_unverified: Some(true),
+            ..OfferQuery::default()
+        }
+        .matches(&unverified));
         let unknown_vram = offer("X", 1, None, 1.0);
         let q = OfferQuery {
             min_vram_gib: Some(1.0),

@@ -151,9 +151,12 @@ impl Renter<'_> {
         // resolved before anything new is created.
         self.resolve_unclear_creates(account)?;
         step("offer", 0);
+        let disk_gb = req.disk_gb.unwrap_or(req.provider.spec().default_disk_gb);
+        // Priced at the disk the create makes (Vast's price includes the disk's storage): the
+        // price checked against the confirmed one is the price of the machine created.
         let offer = self
             .client
-            .offer(&req.offer_id, self.now_ms())?
+            .offer_at_disk(&req.offer_id, disk_gb, self.now_ms())?
             .ok_or_else(|| ProviderError::OfferGone {
                 provider: req.provider,
                 offer_id: req.offer_id.clone(),
@@ -172,7 +175,6 @@ impl Renter<'_> {
             Some(i) => i.clone(),
             None => images::default_image(req.provider)?,
         };
-        let disk_gb = req.disk_gb.unwrap_or(req.provider.spec().default_disk_gb);
         let now = self.now_ms();
         let id = self.db(|c| {
             let id = ledger::insert_intent(

@@ -8,7 +8,9 @@
 //! - Keys: the account key set is replaced whole by `PUT /v2/account/ssh-keys`, so gpurent reads
 //!   it, adds the key if missing and writes the union back; the pod also gets the key as its
 //!   `PUBLIC_KEY` environment variable (RunPod's images install it at start).
-//! - Create: `POST /v2/pods` with the gpurent label as `name`, `22/tcp` exposed and `startSsh`;
+//! - Create: `POST /v2/pods` with the gpurent label as `name`, `22/tcp` exposed and `startSsh`,
+//!   and `gpu.minCudaVersion` = the host CUDA the image needs ([`super::images::host_cuda_min`])
+//!   so the pod never lands on a host whose driver is older than its image;
 //!   readiness uses `ssh.direct` only (the proxy carries no SFTP).
 //! - Errors: problem+json `{title, status, detail}`; 429 carries `Retry-After` (seconds) and
 //!   `RateLimit` (`"minute";r=0;t=12`).
@@ -356,6 +358,7 @@ impl RunPod {
                 account: None,
                 currency: SPEC.currency,
                 price_source: None,
+                traffic: None,
             };
             if query.matches(&offer) {
                 out.push(offer);
@@ -437,10 +440,18 @@ impl Provider for RunPod {
                 provider: KIND,
                 offer_id: req.offer_id.clone(),
             })?;
+        // The host's driver must run the image's CUDA build: a container host cannot upgrade
+        // it, and without a floor the pod can land on an older host (issue 19). The spec's
+        // `CreateGpuConfig.minCudaVersion` ("lowest acceptable CUDA version for the host
+        // machine, as major.minor"); no host that new → a 400 capacity error, nothing made.
+        let mut gpu_req = json!({ "id": gpu, "count": count });
+        if let Some(min) = super::images::host_cuda_min(&req.image) {
+            gpu_req["minCudaVersion"] = json!(min);
+        }
         let body = json!({
             "name": req.label,
             "image": req.image,
-            "gpu": { "id": gpu, "count": count },
+            "gpu": gpu_req,
             "cloud": cloud,
             "disk": req.disk_gb,
             "ports": ["22/tcp"],

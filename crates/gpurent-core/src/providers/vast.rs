@@ -1,8 +1,13 @@
 //! Vast.ai (`https://console.vast.ai/api/v0|v1/...`, spec `tests/provider-specs/vastai.openapi.yaml`).
 //!
-//! - Offers: `POST /api/v0/bundles` (on-demand, rentable, not rented, cheapest first); each ask is
-//!   an offer with its own price (`dph_total`), host CUDA (`cuda_max_good`), storage price and
-//!   verification. ProviderOffer id: the ask id.
+//! - Offers: `POST /api/v0/bundles` (on-demand, rentable, not rented), filtered and ordered by
+//!   the server: `gpu_name` (the typed name's rows of `data/vast-gpu-names.csv`), `num_gpus`,
+//!   `gpu_ram`, `dph_total`, `verified` (verified machines only unless the query asks for
+//!   unverified ones too: then a second search with `verified: {eq: false}`), `order` cheapest
+//!   first; the client's [`OfferQuery::matches`] still checks every ask. Each ask is an offer
+//!   with its own price (`dph_total`, priced at the disk gpurent creates), host CUDA
+//!   (`cuda_max_good`), storage price, traffic prices (`inet_down_cost`/`inet_up_cost`, $/GB)
+//!   and verification. ProviderOffer id: the ask id.
 //! - Create: `PUT /api/v0/asks/{id}` with the gpurent label as `label`, `runtype: ssh_direct`,
 //!   `cancel_unavail: true`; the key is attached to the new instance with
 //!   `POST /api/v0/instances/{id}/ssh` (Vast keys are per instance).
@@ -18,6 +23,7 @@ use super::spec::{AuthStyle, KeyAttach, MachineCall, StopEffect, TariffShape};
 use super::{
     ClientConfig, CreateRequest, KeyRegistration, OfferQuery, Provider, ProviderError,
     ProviderKind, ProviderOffer, ProviderSpec, RemoteInstance, RemoteState, SshEndpoint,
+    TrafficCost,
 };
 use crate::infra::currency::Currency;
 
@@ -195,6 +201,66 @@ struct Ask {
     verification: Option<String>,
     #[serde(default)]
     is_bid: Option<bool>,
+    /// "Download bandwidth cost ($/GB)" (the spec's search filter description).
+    #[serde(default)]
+    inet_down_cost: Option<f64>,
+    /// "Upload bandwidth cost ($/GB)".
+    #[serde(default)]
+    inet_up_cost: Option<f64>,
+}
+
+/// At most this many asks per search (the server orders them cheapest first).
+const SEARCH_LIMIT: u32 = 64;
+
+const GPU_NAMES: &str = include_str!("../../data/vast-gpu-names.csv");
+
+/// Vast's `gpu_name` values the typed name matches on token boundaries
+/// ([`super::name_matches`]): `4090` → `RTX 4090`; `A100` → `A100 PCIE`, `A100 SXM4` (not
+/// `A100X`, one token). Empty when none does (the name is then filtered on the client only).
+pub fn gpu_names_for(typed: &str) -> Vec<String> {
+    GPU_NAMES
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && *l != "gpu_name")
+        .filter(|n| super::name_matches(n, typed))
+        .map(String::from)
+        .collect()
+}
+
+/// The search body: on-demand, rentable, not rented, verified or not (`verified`), priced at
+/// `disk_gb` (`allocated_storage`: `dph_total` includes the disk's storage, and the search's
+/// default is 8 GB), cheapest first, with the query's filters the server can apply.
+fn search_body(query: &OfferQuery, verified: bool, disk_gb: u32) -> serde_json::Value {
+    let mut body = json!({
+        "limit": SEARCH_LIMIT,
+        "type": "ondemand",
+        "verified": { "eq": verified },
+        "rentable": { "eq": true },
+        "rented": { "eq": false },
+        "allocated_storage": disk_gb,
+        // The spec's schema wants exactly two `[field, direction]` pairs (its `minItems: 2` sits
+        // on the outer list; the description and Vast's CLI say a list of pairs): price, then the
+        // ask id as a stable tie-break — valid under both readings.
+        "order": [["dph_total", "asc"], ["id", "asc"]],
+    });
+    if let Some(n) = query.count {
+        body["num_gpus"] = json!({ "in": [n] });
+    }
+    if let Some(g) = query.gpu.as_deref().filter(|g| !g.trim().is_empty()) {
+        let names = gpu_names_for(g);
+        if !names.is_empty() {
+            body["gpu_name"] = json!({ "in": names });
+        }
+    }
+    if let Some(v) = query.min_vram_gib {
+        // `gpu_ram` is MB per GPU; offers show it in GiB rounded to 0.1 (a 24564 MB RTX 4090 is
+        // 24.0 GiB), so the server's floor is the lowest MB that rounds up to the typed GiB.
+        body["gpu_ram"] = json!({ "gte": ((v - 0.05) * 1024.0).floor().max(0.0) });
+    }
+    if let Some(p) = query.max_price_per_hour_usd {
+        body["dph_total"] = json!({ "lte": p });
+    }
+    body
 }
 
 #[derive(Debug, Deserialize)]
@@ -364,12 +430,18 @@ impl Vast {
 }
 
 impl Vast {
-    /// `POST /api/v0/bundles` with a filter body, every ask as an offer.
+    /// `POST /api/v0/bundles` with a filter body, every ask as an offer. An ask without a
+    /// `verification` word takes the tier the body asked for (`verified` / `unverified`).
     fn search(
         &self,
         body: serde_json::Value,
         now_ms: i64,
     ) -> Result<Vec<ProviderOffer>, ProviderError> {
+        let asked_tier = match body["verified"]["eq"].as_bool() {
+            Some(true) => Some("verified"),
+            Some(false) => Some("unverified"),
+            None => None,
+        };
         let mut req = Req::new(reqwest::Method::POST, "/api/v0/bundles", CallKind::Read).json(body);
         req.pace = Some("vast_search");
         let r = self.http.send(&req)?;
@@ -387,7 +459,7 @@ impl Vast {
                 region: a.geolocation,
                 host_cuda: a.cuda_max_good.map(|c| format!("{c:.1}")),
                 interruptible: a.is_bid.unwrap_or(false),
-                tier: a.verification,
+                tier: a.verification.or(asked_tier.map(String::from)),
                 storage_usd_per_gb_month: a.storage_cost,
                 fetched_ms: now_ms,
                 runs_pytorch: None,
@@ -396,6 +468,13 @@ impl Vast {
                 account: None,
                 currency: SPEC.currency,
                 price_source: None,
+                traffic: Some(TrafficCost {
+                    basis: "listed".into(),
+                    download_usd_per_gb: a.inet_down_cost,
+                    upload_usd_per_gb: a.inet_up_cost,
+                    source: "Vast ask inet_down_cost / inet_up_cost ($/GB, vastai.openapi.yaml)"
+                        .into(),
+                }),
             })
             .collect())
     }
@@ -419,43 +498,53 @@ impl Provider for Vast {
     }
 
     fn offer(&self, offer_id: &str, now_ms: i64) -> Result<Option<ProviderOffer>, ProviderError> {
+        self.offer_at_disk(offer_id, SPEC.default_disk_gb, now_ms)
+    }
+
+    /// The ask read again, priced at the disk the create makes (`allocated_storage`: Vast's
+    /// `dph_total` includes the disk's storage): a 200 GB rent is confirmed and capped at the
+    /// 200 GB price, not the 50 GB one. A verified machine is asked first; an unverified one
+    /// (the spec's `verified` defaults to `{eq: true}`) only when the first finds nothing.
+    fn offer_at_disk(
+        &self,
+        offer_id: &str,
+        disk_gb: u32,
+        now_ms: i64,
+    ) -> Result<Option<ProviderOffer>, ProviderError> {
         let Ok(ask) = offer_id.trim().parse::<i64>() else {
             return Ok(None);
         };
-        Ok(self
-            .search(
-                json!({
-                    "id": { "eq": ask },
-                    "rentable": { "eq": true },
-                    "allocated_storage": SPEC.default_disk_gb,
-                }),
-                now_ms,
-            )?
-            .into_iter()
-            .find(|o| o.offer_id == offer_id))
+        for verified in [true, false] {
+            let found = self
+                .search(
+                    json!({
+                        "id": { "eq": ask },
+                        "verified": { "eq": verified },
+                        "rentable": { "eq": true },
+                        "allocated_storage": disk_gb,
+                    }),
+                    now_ms,
+                )?
+                .into_iter()
+                .find(|o| o.offer_id == offer_id);
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
     }
 
+    /// Filtered and ordered by the server ([`search_body`]), priced with the disk gpurent
+    /// creates; unverified machines only when the query asks (a second search), each offer's
+    /// `tier` saying which. Every ask still passes [`OfferQuery::matches`] (a GPU name with no
+    /// row in `data/vast-gpu-names.csv` is filtered here only).
     fn offers(&self, query: &OfferQuery, now_ms: i64) -> Result<Vec<ProviderOffer>, ProviderError> {
-        let mut body = json!({
-            "limit": 64,
-            "type": "ondemand",
-            "rentable": { "eq": true },
-            "rented": { "eq": false },
-            // Priced with the disk gpurent creates (the search's default is 8 GB, and `dph_total`
-            // includes the storage): the price shown is the price billed.
-            "allocated_storage": SPEC.default_disk_gb,
-        });
-        // No `order`: the spec's schema for it (an outer array of exactly two string arrays)
-        // contradicts its own description and Vast's CLI (`[["dph_total","asc"]]`), so gpurent
-        // sorts by price itself.
-        if let Some(n) = query.count {
-            body["num_gpus"] = json!({ "in": [n] });
+        let disk = SPEC.default_disk_gb;
+        let mut offers = self.search(search_body(query, true, disk), now_ms)?;
+        if query.include_unverified == Some(true) {
+            offers.extend(self.search(search_body(query, false, disk), now_ms)?);
         }
-        let mut offers: Vec<ProviderOffer> = self
-            .search(body, now_ms)?
-            .into_iter()
-            .filter(|o| query.matches(o))
-            .collect();
+        offers.retain(|o| query.matches(o));
         offers.sort_by(|a, b| a.price_per_hour_usd.total_cmp(&b.price_per_hour_usd));
         Ok(offers)
     }
@@ -606,6 +695,31 @@ impl Provider for Vast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_gpu_names_become_vasts_names() {
+        assert_eq!(gpu_names_for("4090"), ["RTX 4090"]);
+        assert_eq!(gpu_names_for("rtx 4090"), ["RTX 4090"]);
+        assert_eq!(gpu_names_for("A100"), ["A100 PCIE", "A100 SXM4"]);
+        assert_eq!(gpu_names_for("H100 SXM"), ["H100 SXM"]);
+        assert!(gpu_names_for("A10").iter().all(|n| n == "A10"));
+        assert!(gpu_names_for("no such card").is_empty());
+        let q = OfferQuery {
+            gpu: Some("4090".into()),
+            count: Some(2),
+            min_vram_gib: Some(24.0),
+            max_price_per_hour_usd: Some(1.5),
+            include_unverified: None,
+        };
+        let b = search_body(&q, true, 50);
+        assert_eq!(b["gpu_name"], json!({"in": ["RTX 4090"]}));
+        assert_eq!(b["num_gpus"], json!({"in": [2]}));
+        assert_eq!(b["dph_total"], json!({"lte": 1.5}));
+        assert_eq!(b["verified"], json!({"eq": true}));
+        // 24564 MB (an RTX 4090) is shown as 24.0 GiB, so it must pass a 24 GiB floor.
+        assert!(b["gpu_ram"]["gte"].as_f64().expect("gte") <= 24564.0);
+        assert_eq!(b["allocated_storage"], json!(50));
+    }
 
     #[test]
     fn thresholds_become_waits() {

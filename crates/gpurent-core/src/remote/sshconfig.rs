@@ -221,6 +221,15 @@ pub fn upsert_block(config: &Path, entry: &ConfigEntry) -> Result<WriteOutcome, 
     })
 }
 
+/// Whether `config` holds gpurent's block for `label` (a missing file holds none).
+pub fn has_block(config: &Path, label: &str) -> Result<bool, RemoteError> {
+    match std::fs::read_to_string(config) {
+        Ok(t) => Ok(split_block(&t, label).2),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io(config)(e)),
+    }
+}
+
 /// Remove the block for `label`, if present. Returns whether the file changed.
 pub fn remove_block(config: &Path, label: &str) -> Result<bool, RemoteError> {
     let text = match std::fs::read_to_string(config) {

@@ -143,7 +143,7 @@ export async function openRent(offer) {
     back.addEventListener('click', choose);
     go.addEventListener('click', () => {
       go.disabled = true;
-      start(offer, choice);
+      start(offer, choice, options.price_per_hour_usd);
       dialog.close();
       dialog.remove();
       // Watch it on the Hosts step (the progress lives in ops.js, not in this dialog).
@@ -163,8 +163,9 @@ export async function openRent(offer) {
 /**
  * Start the rent operation (kind `rent`, scope = the offer id).
  * @param {ProviderOffer} offer @param {{ image: string, disk: number, key: string }} choice
+ * @param {number} confirmed the price per hour stated in the money step (read at the chosen disk)
  */
-function start(offer, choice) {
+function start(offer, choice, confirmed) {
   // Rented with the account that listed the offer (two accounts of one provider can both list it).
   const request = {
     provider: offer.provider,
@@ -174,8 +175,9 @@ function start(offer, choice) {
     no_wait: false,
     ready_timeout_s: null,
     account: offer.account ?? undefined,
-    // The price the user confirmed is the most they are rented at (refused: price_rose).
-    max_price_usd: offer.price_per_hour_usd,
+    // The price the user confirmed (read again at the chosen disk: Vast's price includes it) is
+    // the most they are rented at (refused: price_rose).
+    max_price_usd: confirmed,
   };
   const started = Date.now();
   const { op, result } = ops.start('rent', offer.offer_id, { title: offerTitle(offer) }, (on) =>

@@ -10,6 +10,7 @@ import { money } from '../../money.js';
 /** @typedef {import('../../../bindings/RentOptions').RentOptions} RentOptions */
 /** @typedef {import('../../../bindings/ProviderKind').ProviderKind} ProviderKind */
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
+/** @typedef {import('../../../bindings/TrafficCost').TrafficCost} TrafficCost */
 
 /**
  * How each rent ended, newest last, for the Rented section to show after the operation is gone
@@ -64,6 +65,8 @@ export function moneyLines(provider, o, gpus, gpu) {
     out.push(['price_source', t('rent.money.documented', { provider: p, source: o.price_source ?? '—' })]);
   if (o.terms.release_after_days_off !== null)
     out.push(['release_days', t('rent.money.release_days', { provider: p, days: o.terms.release_after_days_off })]);
+  const traffic = trafficText(provider, o.traffic ?? null, 'rent');
+  if (traffic) out.push(['traffic', traffic]);
   if (!o.terms.can_stop) out.push(['stopped', t('rent.money.cannot_stop', { provider: p })]);
   else if (o.stopped_storage_usd_per_month !== null)
     out.push([
@@ -74,6 +77,20 @@ export function moneyLines(provider, o, gpus, gpu) {
   out.push(['billing', t(`rent.money.billing.${o.terms.billing}`, { provider: p })]);
   out.push(['timeout', t('rent.money.timeout', { minutes: Math.round(o.terms.ready_timeout_s / 60) })]);
   return out;
+}
+
+/**
+ * What traffic costs on an offer, in words: the provider's price per GB each way where its
+ * listing gives one (Vast), else that it lists none (not the same as free). `null`: unknown.
+ * `form` picks the offer row's short words (`live`) or the rent confirmation's sentence (`rent`).
+ * @param {ProviderKind} provider @param {TrafficCost | null} tr @param {'live' | 'rent'} form
+ */
+export function trafficText(provider, tr, form) {
+  if (!tr) return null;
+  const perGb = (/** @type {number | null} */ v) => (v === null ? '?' : usd(v, 4));
+  if (tr.basis === 'listed')
+    return t(`${form}.traffic.listed`, { down: perGb(tr.download_usd_per_gb), up: perGb(tr.upload_usd_per_gb) });
+  return t(`${form}.traffic.not_listed`, { provider: t(`rent.provider.${provider}`) });
 }
 
 /** An action's money in words (from instance_money). @param {MoneyNote} m @param {InstanceView} i */

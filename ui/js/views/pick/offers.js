@@ -10,7 +10,7 @@ import { offersList, providerList } from '../../api.js';
 import { el } from '../../dom.js';
 import { language, num, t } from '../../i18n.js';
 import { openRent } from '../hosts/rent.js';
-import { providerErrorText } from '../hosts/renting.js';
+import { providerErrorText, trafficText } from '../hosts/renting.js';
 import { money } from '../../money.js';
 
 /** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
@@ -183,7 +183,20 @@ export async function renderLiveOffers(root, e, signal) {
             ? null
             : el('div', { class: 'muted small price-documented', text: t('live.price.documented') }),
         ),
-        el('td', { class: 'num job-cost', text: cost === null ? '—' : money(cost, o.currency) }),
+        el(
+          'td',
+          { class: 'num job-cost' },
+          el('span', { text: cost === null ? '—' : money(cost, o.currency) }),
+          // Traffic is billed apart from the hour (and not in this job's cost): said beside it.
+          o.traffic
+            ? el('div', {
+                class: 'muted small traffic',
+                'data-traffic': o.traffic.basis,
+                title: o.traffic.source,
+                text: trafficText(o.provider, o.traffic, 'live') ?? '',
+              })
+            : null,
+        ),
         el('td', { text: o.region ?? '—' }),
         el(
           'td',
