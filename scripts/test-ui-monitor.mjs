@@ -1,7 +1,7 @@
 // The Monitor step's drawing (ui/js/views/monitor/) in a fake DOM (scripts/fake-dom.mjs, node, no
 // dependencies): a streamed launch log is APPENDED to its rank's pane — one new text node per new
-// line, the oldest dropped past the cap — with nothing else on the Run tab redrawn. Counts nodes
-// and mutations, never time.
+// line, the oldest dropped past the cap — with nothing else on the Run tab redrawn; the Live tab's
+// columns update in place on each sample. Counts nodes and mutations, never time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { find, findAll, installFakeDom } from './fake-dom.mjs';
@@ -20,6 +20,7 @@ banner.id = 'banner';
 doc.body.append(banner);
 
 const { renderRun } = await import('../ui/js/views/monitor/run.js');
+const { renderMonitor } = await import('../ui/js/views/monitor/monitor.js');
 
 const byId = (/** @type {string} */ id) => /** @type {any} */ (doc.getElementById(id));
 const pane = (/** @type {string} */ rank) =>
@@ -119,3 +120,97 @@ test('Run tab: streamed launch lines are appended to their pane, the rest is not
   await settle();
 });
 
+/** A sample of `box` at second `i`: two GPUs whose values move, four cores, pid 4242 on GPU 0 from second 10. @param {number} i */
+const sample = (i) => ({
+  host: 'box',
+  at_ms: 1_000_000 + i * 1000,
+  gpus: [0, 1].map((g) => ({
+    index: g,
+    uuid: `GPU-${g}`,
+    name: 'NVIDIA H100 80GB HBM3',
+    util_gpu_pct: (i * 7 + g * 13) % 100,
+    util_memory_pct: 9,
+    memory_used_mib: 30000 + i,
+    memory_total_mib: 81559,
+    temperature_c: 40 + (i % 5),
+    power_draw_w: 150 + i,
+    power_limit_w: 700,
+    power_default_limit_w: 700,
+    clock_sm_mhz: 1980,
+    clock_max_sm_mhz: 1980,
+    pcie_gen: 5,
+    pcie_width: 16,
+    throttle: [],
+  })),
+  cpu: {
+    uptime_s: 5000 + i,
+    cpu_pct: 30 + (i % 3),
+    cpu_iowait_pct: 0,
+    cores_pct: [98, 8 + (i % 2), 8, 8],
+    mem_total_mib: 65536,
+    mem_used_mib: 32768 + i,
+    disk_read_bytes: 0,
+    disk_written_bytes: 0,
+    disk_read_bps: 0,
+    disk_write_bps: 0,
+    net_rx_bytes: 0,
+    net_tx_bytes: 0,
+    net_rx_bps: i * 1000,
+    net_tx_bps: 0,
+    in_container: false,
+    cpu_limit_cores: null,
+  },
+  apps: i >= 10 ? [{ gpu_uuid: 'GPU-0', pid: 4242, used_memory_mib: 30000 }] : [],
+  hints: [],
+});
+
+test('Live tab: a column is updated in place on each sample, not rebuilt', async (t) => {
+  const screen = new AbortController();
+  t.after(() => screen.abort());
+  const root = doc.createElement('div');
+  doc.body.append(root);
+  renderMonitor(/** @type {any} */ (root), screen.signal);
+  await settle();
+  const box = find(root, (n) => n.tagName === 'INPUT' && n.getAttribute('data-host') === 'box');
+  assert.ok(box, 'the host to tick');
+  box.checked = true;
+  box.fire('change');
+  await settle();
+  const call = calls.find((c) => c.cmd === 'monitor_watch');
+  assert.ok(call, 'monitor_watch was invoked');
+  call.args.onSample.onmessage(sample(1));
+  frames();
+  const col = find(root, (n) => n.classList.contains('host-col'));
+  const q = (/** @type {(n: any) => boolean} */ ok) => col && find(col, ok);
+  const card = q((n) => n.classList.contains('gpu') && n.getAttribute('data-gpu') === '0');
+  const util = q((n) => n.tagName === 'SVG' && n.getAttribute('data-metric') === 'util');
+  const line = util && find(util, (n) => n.tagName === 'PATH' && n.getAttribute('class') === 'line');
+  const cores = q((n) => n.getAttribute('class') === 'cores');
+  assert.ok(col && card && util && line && cores, 'the column with its GPU card, charts and cores');
+  assert.equal(col.getAttribute('data-samples'), '1');
+
+  let d = line.getAttribute('d');
+  const created0 = doc.created;
+  for (let i = 2; i <= 20; i++) {
+    call.args.onSample.onmessage(sample(i));
+    frames();
+    assert.ok(find(root, (n) => n.classList.contains('host-col')) === col, `the column is kept (sample ${i})`);
+    assert.ok(q((n) => n.classList.contains('gpu') && n.getAttribute('data-gpu') === '0') === card, 'the card');
+    assert.ok(q((n) => n.tagName === 'SVG' && n.getAttribute('data-metric') === 'util') === util, 'the chart');
+    assert.ok(q((n) => n.getAttribute('class') === 'cores') === cores, 'the cores');
+    const now = line.getAttribute('d');
+    assert.notEqual(now, d, `the line moved at sample ${i}`);
+    d = now;
+  }
+  const perSample = (doc.created - created0) / 19;
+  assert.ok(perSample < 40, `${perSample.toFixed(1)} nodes created per sample`);
+  assert.equal(util.getAttribute('data-points'), '20');
+  assert.equal(col.getAttribute('data-samples'), '20');
+  // The values as text, the process that appeared at second 10, the hot core.
+  const vram = q((n) => n.classList.contains('metric') && n.getAttribute('data-metric') === 'vram');
+  assert.equal(vram && find(vram, (n) => n.classList.contains('value'))?.textContent, '30,020 / 81,559 MiB');
+  const procs = find(card, (n) => n.tagName === 'TABLE');
+  assert.ok(procs?.textContent.includes('4242'), 'the process on GPU 0');
+  assert.equal(findAll(cores, (n) => n.getAttribute('class') === 'core hot').length, 1);
+  assert.equal(findAll(cores, (n) => n.tagName === 'RECT').length, 4);
+});
