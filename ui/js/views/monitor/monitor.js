@@ -301,7 +301,13 @@ function gpuView(first) {
 function cpuView() {
   const summary = el('span', { class: 'small muted' });
   // One bar per core, drawn as SVG (attributes, no inline styles: the CSP allows none).
-  const cores = svg('svg', { class: 'cores', viewBox: '0 0 10 48', preserveAspectRatio: 'none', role: 'img' });
+  const cores = svg('svg', {
+    class: 'cores',
+    viewBox: '0 0 10 48',
+    preserveAspectRatio: 'none',
+    'data-cores': 0,
+    role: 'img',
+  });
   /** @type {{ bar: SVGElement, tip: SVGElement }[]} */
   let bars = [];
   const ram = el('dd');
