@@ -117,22 +117,42 @@ export function linePath(all, windowMs, max) {
 }
 
 /**
- * One chart: grid lines at 25 % steps, the area and the line.
- * @param {string} metric @param {Point[]} pts @param {number} windowMs @param {number} max
+ * One chart drawn again in place: grid lines at 25 % steps, the area and the line; `draw` sets
+ * the paths (and `data-points`, `data-span-ms`) of the same nodes and returns the span drawn.
+ * @param {string} metric
+ * @returns {{ node: SVGElement, draw: (pts: Point[], windowMs: number, max: number) => number }}
  */
-export function chart(metric, pts, windowMs, max) {
-  const { line, area, spanMs, count } = linePath(pts, windowMs, max);
+export function liveChart(metric) {
   const root = svg('svg', {
     class: 'chart',
     viewBox: `0 0 ${W} ${H}`,
     preserveAspectRatio: 'none',
     'data-metric': metric,
-    'data-points': count,
-    'data-span-ms': Math.round(spanMs),
     role: 'img',
   });
   for (const f of [0.25, 0.5, 0.75])
     root.append(svg('line', { class: 'grid', x1: 0, x2: W, y1: (H * f).toFixed(1), y2: (H * f).toFixed(1) }));
-  root.append(svg('path', { class: 'area', d: area }), svg('path', { class: 'line', d: line }));
-  return root;
+  const areaPath = svg('path', { class: 'area', d: '' });
+  const lineNode = svg('path', { class: 'line', d: '' });
+  root.append(areaPath, lineNode);
+  /** @param {Point[]} pts @param {number} windowMs @param {number} max */
+  const draw = (pts, windowMs, max) => {
+    const { line, area, spanMs, count } = linePath(pts, windowMs, max);
+    root.setAttribute('data-points', String(count));
+    root.setAttribute('data-span-ms', String(Math.round(spanMs)));
+    areaPath.setAttribute('d', area);
+    lineNode.setAttribute('d', line);
+    return spanMs;
+  };
+  return { node: root, draw };
+}
+
+/**
+ * One chart, drawn once (see `liveChart`).
+ * @param {string} metric @param {Point[]} pts @param {number} windowMs @param {number} max
+ */
+export function chart(metric, pts, windowMs, max) {
+  const c = liveChart(metric);
+  c.draw(pts, windowMs, max);
+  return c.node;
 }

@@ -9,7 +9,7 @@
 import { liveHosts } from '../../api.js';
 import { monitorWatch } from '../../api-run.js';
 import { hideError, showError } from '../../banner.js';
-import { Ring, chart, svg } from '../../chart.js';
+import { Ring, liveChart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
 import { errorText, num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
@@ -147,167 +147,222 @@ function hintCard(h) {
   return card;
 }
 
+/** Set a node's text only when it changed (an unchanged value costs the WebView nothing). @param {Node} node @param {string} text */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** Set an attribute only when it changed. @param {Element} node @param {string} name @param {string} value */
+function setAttr(node, name, value) {
+  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+
 /**
- * One metric: its name, the current value, the chart.
- * @param {string} metric @param {string} value @param {GpuPoint[]} pts @param {'util' | 'mem' | 'power' | 'temp'} key @param {number} max
+ * One metric: its name, the current value, the chart; `draw` updates the same nodes.
+ * @param {string} metric
  */
-function metric(metric, value, pts, key, max) {
-  const span = WINDOWS[view.window];
-  const c = chart(
-    metric,
-    pts.map((p) => ({ t: p.t, v: p[key] })),
-    span,
-    max,
-  );
-  const spanMs = Number(c.getAttribute('data-span-ms'));
-  const axis =
-    spanMs >= 60_000
-      ? t('monitor.axis.min', { n: num(spanMs / 60_000, 0) })
-      : t('monitor.axis.s', { n: num(spanMs / 1000, 0) });
-  return el(
+function metricView(metric) {
+  const value = el('strong', { class: 'value' });
+  const c = liveChart(metric);
+  const axis = el('span');
+  const node = el(
     'div',
     { class: 'metric', 'data-metric': metric },
-    el(
-      'div',
-      { class: 'metric-head' },
-      el('span', { class: 'muted', text: t(`monitor.metric.${metric}`) }),
-      el('strong', { class: 'value', text: value }),
-    ),
-    c,
-    el('div', { class: 'axis small muted' }, el('span', { text: axis }), el('span', { text: t('monitor.axis.now') })),
+    el('div', { class: 'metric-head' }, el('span', { class: 'muted', text: t(`monitor.metric.${metric}`) }), value),
+    c.node,
+    el('div', { class: 'axis small muted' }, axis, el('span', { text: t('monitor.axis.now') })),
   );
+  /** @param {string} text @param {GpuPoint[]} pts @param {'util' | 'mem' | 'power' | 'temp'} key @param {number} max */
+  const draw = (text, pts, key, max) => {
+    setText(value, text);
+    const spanMs = c.draw(
+      pts.map((p) => ({ t: p.t, v: p[key] })),
+      WINDOWS[view.window],
+      max,
+    );
+    setText(
+      axis,
+      spanMs >= 60_000
+        ? t('monitor.axis.min', { n: num(spanMs / 60_000, 0) })
+        : t('monitor.axis.s', { n: num(spanMs / 1000, 0) }),
+    );
+  };
+  return { node, draw };
 }
 
-/** @param {GpuRow} g @param {WatchSample} s @param {Ring<GpuPoint> | undefined} ring */
-function gpuCard(g, s, ring) {
-  const pts = ring ? ring.items() : [];
-  const maxPower = Math.max(g.power_limit_w ?? 0, ...pts.map((p) => p.power ?? 0), 1);
-  const maxTemp = Math.max(100, ...pts.map((p) => p.temp ?? 0));
-  const card = el('div', { class: 'gpu', 'data-gpu': String(g.index ?? 0), 'data-uuid': g.uuid ?? '' });
-  card.append(
-    el(
-      'div',
-      { class: 'gpu-head' },
-      el('strong', { text: `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? '?'}` }),
-      el('span', {
-        class: 'small muted',
-        text: [
-          g.uuid ?? '',
-          g.pcie_gen ? t('monitor.pcie', { gen: g.pcie_gen, width: g.pcie_width ?? '?' }) : '',
-          g.clock_sm_mhz !== null ? t('monitor.sm', { mhz: n(g.clock_sm_mhz) }) : '',
-        ]
-          .filter(Boolean)
-          .join(' · '),
-      }),
-    ),
-  );
-  const grid = el(
-    'div',
-    { class: 'metrics' },
-    metric('util', `${n(g.util_gpu_pct)} %`, pts, 'util', 100),
-    metric('vram', `${n(g.memory_used_mib)} / ${n(g.memory_total_mib)} MiB`, pts, 'mem', 100),
-    metric('power', `${n(g.power_draw_w)} / ${n(g.power_limit_w)} W`, pts, 'power', maxPower),
-    metric('temp', `${n(g.temperature_c)} °C`, pts, 'temp', maxTemp),
-  );
-  card.append(grid);
-  const reasons =
-    g.throttle === null
-      ? t('monitor.throttle.unknown')
-      : g.throttle.length === 0
-        ? t('monitor.throttle.none')
-        : g.throttle.map((r) => t(`monitor.reason.${r}`)).join(', ');
-  card.append(
-    el(
-      'p',
-      { class: 'throttle small', 'data-reasons': (g.throttle ?? []).join(' ') },
-      el('span', { class: 'muted', text: `${t('monitor.throttle')}: ` }),
-      reasons,
-    ),
-  );
-  const apps = s.apps.filter((a) => a.gpu_uuid === g.uuid);
-  if (apps.length) {
-    const table = el(
-      'table',
-      { class: 'data procs' },
+/** The processes on one GPU, as a table (or the sentence that there are none). @param {import('../../../bindings/ComputeApp').ComputeApp[]} apps */
+function procsNode(apps) {
+  if (!apps.length) return el('p', { class: 'small muted procs-none', text: t('monitor.proc.none') });
+  const body = el('tbody');
+  for (const a of apps)
+    body.append(
       el(
-        'thead',
+        'tr',
         {},
-        el(
-          'tr',
-          {},
-          el('th', { text: t('monitor.proc.pid') }),
-          el('th', { class: 'num', text: t('monitor.proc.memory') }),
-        ),
+        el('td', { text: String(a.pid ?? '?') }),
+        el('td', { class: 'num', text: `${n(a.used_memory_mib)} MiB` }),
       ),
     );
-    const body = el('tbody');
-    for (const a of apps)
-      body.append(
-        el(
-          'tr',
-          {},
-          el('td', { text: String(a.pid ?? '?') }),
-          el('td', { class: 'num', text: `${n(a.used_memory_mib)} MiB` }),
-        ),
-      );
-    table.append(body);
-    card.append(table);
-  } else card.append(el('p', { class: 'small muted procs-none', text: t('monitor.proc.none') }));
-  return card;
+  return el(
+    'table',
+    { class: 'data procs' },
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { text: t('monitor.proc.pid') }),
+        el('th', { class: 'num', text: t('monitor.proc.memory') }),
+      ),
+    ),
+    body,
+  );
 }
 
-/** @param {HostSample} c */
-function cpuCard(c) {
+/**
+ * One GPU's card, built once per column and updated in place on each sample.
+ * @param {GpuRow} first the GPU as first seen (its index and UUID name the card)
+ */
+function gpuView(first) {
+  const title = el('strong');
+  const info = el('span', { class: 'small muted' });
+  const metrics = {
+    util: metricView('util'),
+    vram: metricView('vram'),
+    power: metricView('power'),
+    temp: metricView('temp'),
+  };
+  const reasons = document.createTextNode('');
+  const throttle = el(
+    'p',
+    { class: 'throttle small' },
+    el('span', { class: 'muted', text: `${t('monitor.throttle')}: ` }),
+    reasons,
+  );
+  /** @type {HTMLElement} */
+  let procs = el('p');
+  let procsKey = '';
+  const node = el(
+    'div',
+    { class: 'gpu', 'data-gpu': String(first.index ?? 0), 'data-uuid': first.uuid ?? '' },
+    el('div', { class: 'gpu-head' }, title, info),
+    el('div', { class: 'metrics' }, metrics.util.node, metrics.vram.node, metrics.power.node, metrics.temp.node),
+    throttle,
+    procs,
+  );
+  /** @param {GpuRow} g @param {WatchSample} s @param {Ring<GpuPoint> | undefined} ring */
+  const draw = (g, s, ring) => {
+    const pts = ring ? ring.items() : [];
+    let maxPower = Math.max(g.power_limit_w ?? 0, 1);
+    let maxTemp = 100;
+    for (const p of pts) {
+      if (p.power !== null && p.power > maxPower) maxPower = p.power;
+      if (p.temp !== null && p.temp > maxTemp) maxTemp = p.temp;
+    }
+    setAttr(node, 'data-uuid', g.uuid ?? '');
+    setText(title, `${t('monitor.gpu', { index: g.index ?? '?' })} · ${g.name ?? '?'}`);
+    setText(
+      info,
+      [
+        g.uuid ?? '',
+        g.pcie_gen ? t('monitor.pcie', { gen: g.pcie_gen, width: g.pcie_width ?? '?' }) : '',
+        g.clock_sm_mhz !== null ? t('monitor.sm', { mhz: n(g.clock_sm_mhz) }) : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    );
+    metrics.util.draw(`${n(g.util_gpu_pct)} %`, pts, 'util', 100);
+    metrics.vram.draw(`${n(g.memory_used_mib)} / ${n(g.memory_total_mib)} MiB`, pts, 'mem', 100);
+    metrics.power.draw(`${n(g.power_draw_w)} / ${n(g.power_limit_w)} W`, pts, 'power', maxPower);
+    metrics.temp.draw(`${n(g.temperature_c)} °C`, pts, 'temp', maxTemp);
+    setAttr(throttle, 'data-reasons', (g.throttle ?? []).join(' '));
+    setText(
+      reasons,
+      g.throttle === null
+        ? t('monitor.throttle.unknown')
+        : g.throttle.length === 0
+          ? t('monitor.throttle.none')
+          : g.throttle.map((r) => t(`monitor.reason.${r}`)).join(', '),
+    );
+    const apps = s.apps.filter((a) => a.gpu_uuid === g.uuid);
+    const key = JSON.stringify(apps.map((a) => [a.pid, a.used_memory_mib]));
+    if (key !== procsKey) {
+      procsKey = key;
+      const next = procsNode(apps);
+      node.replaceChild(next, procs);
+      procs = next;
+    }
+  };
+  return { node, draw };
+}
+
+/** The host's CPU per core, RAM, disk and network, built once per column and updated in place. */
+function cpuView() {
+  const summary = el('span', { class: 'small muted' });
   // One bar per core, drawn as SVG (attributes, no inline styles: the CSP allows none).
-  const count = Math.max(1, c.cores_pct.length);
   const cores = svg('svg', {
     class: 'cores',
-    viewBox: `0 0 ${count * 10} 48`,
+    viewBox: '0 0 10 48',
     preserveAspectRatio: 'none',
-    'data-cores': c.cores_pct.length,
+    'data-cores': 0,
     role: 'img',
   });
-  c.cores_pct.forEach((p, i) => {
-    const h = Math.max(1, Math.min(100, p)) * 0.46;
-    const bar = svg('rect', {
-      class: `core${p >= 90 ? ' hot' : ''}`,
-      x: i * 10 + 1,
-      y: (47 - h).toFixed(1),
-      width: 8,
-      height: h.toFixed(1),
-      'data-pct': p.toFixed(0),
-    });
-    const tip = svg('title');
-    tip.textContent = t('monitor.core', { index: i, pct: num(p, 0) });
-    bar.append(tip);
-    cores.append(bar);
-  });
-  const gib = (/** @type {number | null} */ m) => (m === null ? '—' : num(m / 1024, 1));
-  const mbs = (/** @type {number | null} */ b) => (b === null ? '—' : num(b / 1e6, 1));
-  return el(
+  /** @type {{ bar: SVGElement, tip: SVGElement }[]} */
+  let bars = [];
+  const ram = el('dd');
+  const disk = el('dd');
+  const net = el('dd');
+  const node = el(
     'div',
     { class: 'cpu' },
-    el(
-      'div',
-      { class: 'gpu-head' },
-      el('strong', { text: t('monitor.cpu') }),
-      el('span', {
-        class: 'small muted',
-        text: t('monitor.cpu.summary', { pct: n(c.cpu_pct), iowait: n(c.cpu_iowait_pct), cores: c.cores_pct.length }),
-      }),
-    ),
+    el('div', { class: 'gpu-head' }, el('strong', { text: t('monitor.cpu') }), summary),
     cores,
     el(
       'dl',
       { class: 'specs small' },
       el('dt', { text: t('monitor.ram') }),
-      el('dd', { text: t('monitor.ram.value', { used: gib(c.mem_used_mib), total: gib(c.mem_total_mib) }) }),
+      ram,
       el('dt', { text: t('monitor.disk') }),
-      el('dd', { text: t('monitor.rate', { a: mbs(c.disk_read_bps), b: mbs(c.disk_write_bps) }) }),
+      disk,
       el('dt', { text: t('monitor.net') }),
-      el('dd', { text: t('monitor.rate.net', { a: mbs(c.net_rx_bps), b: mbs(c.net_tx_bps) }) }),
+      net,
     ),
   );
+  const gib = (/** @type {number | null} */ m) => (m === null ? '—' : num(m / 1024, 1));
+  const mbs = (/** @type {number | null} */ b) => (b === null ? '—' : num(b / 1e6, 1));
+  /** @param {HostSample} c */
+  const draw = (c) => {
+    setText(
+      summary,
+      t('monitor.cpu.summary', { pct: n(c.cpu_pct), iowait: n(c.cpu_iowait_pct), cores: c.cores_pct.length }),
+    );
+    if (bars.length !== c.cores_pct.length) {
+      clear(cores);
+      bars = c.cores_pct.map((_, i) => {
+        const bar = svg('rect', { x: i * 10 + 1, width: 8 });
+        const tip = svg('title');
+        bar.append(tip);
+        cores.append(bar);
+        return { bar, tip };
+      });
+      cores.setAttribute('viewBox', `0 0 ${Math.max(1, c.cores_pct.length) * 10} 48`);
+      cores.setAttribute('data-cores', String(c.cores_pct.length));
+    }
+    c.cores_pct.forEach((p, i) => {
+      const { bar, tip } = bars[i];
+      const h = Math.max(1, Math.min(100, p)) * 0.46;
+      setAttr(bar, 'class', `core${p >= 90 ? ' hot' : ''}`);
+      setAttr(bar, 'y', (47 - h).toFixed(1));
+      setAttr(bar, 'height', h.toFixed(1));
+      setAttr(bar, 'data-pct', p.toFixed(0));
+      setText(tip, t('monitor.core', { index: i, pct: num(p, 0) }));
+    });
+    setText(ram, t('monitor.ram.value', { used: gib(c.mem_used_mib), total: gib(c.mem_total_mib) }));
+    setText(disk, t('monitor.rate', { a: mbs(c.disk_read_bps), b: mbs(c.disk_write_bps) }));
+    setText(net, t('monitor.rate.net', { a: mbs(c.net_rx_bps), b: mbs(c.net_tx_bps) }));
+  };
+  return { node, draw };
 }
 
 /** The status line of a host. @param {HostData} d @param {boolean} live */
@@ -336,7 +391,7 @@ function statusText(d, live) {
 }
 
 /**
- * One host's column, redrawn on each of its samples while it is on the page.
+ * One host's column, drawn again (in place) on each of its samples while it is on the page.
  * @param {string} label @param {AbortSignal} signal the columns' drawing
  */
 function hostColumn(label, signal) {
@@ -361,18 +416,28 @@ function hostColumn(label, signal) {
   col.append(el('div', { class: 'host-head' }, el('h2', { text: label }), stop, start), status, body);
   let lastHints = '';
   const hintsBox = el('div', { class: 'hints' });
+  // The GPU cards and the CPU card stay on the page and are updated in place on each sample;
+  // they are built again only when the host's GPUs change (another machine behind the label).
+  let gpusKey = '';
+  /** In the order of the sample's GPUs. @type {ReturnType<typeof gpuView>[]} */
+  let gpus = [];
+  /** @type {ReturnType<typeof cpuView> | null} */
+  let cpu = null;
   const draw = () => {
     const live = Boolean(watching(label));
     stop.hidden = !live;
     stop.disabled = Boolean(watching(label)?.stopping);
     start.hidden = live;
     const st = statusText(d, live);
-    status.className = `status small ${st.cls}`;
-    status.textContent = st.text;
+    setAttr(status, 'class', `status small ${st.cls}`);
+    setText(status, st.text);
     col.dataset.live = String(live);
     const s = d.sample;
-    clear(body);
-    if (!s) return;
+    if (!s) {
+      clear(body);
+      gpusKey = '';
+      return;
+    }
     col.dataset.samples = String(Math.max(0, ...[...d.rings.values()].map((r) => r.length)));
     const hintsKey = JSON.stringify(s.hints);
     if (hintsKey !== lastHints) {
@@ -383,9 +448,26 @@ function hostColumn(label, signal) {
         for (const h of s.hints) hintsBox.append(hintCard(h));
       } else hintsBox.append(el('p', { class: 'small muted hints-none', text: t('monitor.hints.none') }));
     }
-    body.append(hintsBox);
-    for (const g of s.gpus) body.append(gpuCard(g, s, d.rings.get(g.index ?? 0)));
-    if (s.cpu) body.append(cpuCard(s.cpu));
+    const key = s.gpus.map((g) => `${g.index ?? 0}:${g.uuid ?? ''}`).join(',');
+    if (key !== gpusKey) {
+      gpusKey = key;
+      clear(body);
+      body.append(hintsBox);
+      gpus = s.gpus.map(gpuView);
+      for (const v of gpus) body.append(v.node);
+      cpu = null;
+    }
+    s.gpus.forEach((g, i) => gpus[i].draw(g, s, d.rings.get(g.index ?? 0)));
+    if (s.cpu) {
+      if (!cpu) {
+        cpu = cpuView();
+        body.append(cpu.node);
+      }
+      cpu.draw(s.cpu);
+    } else if (cpu) {
+      cpu.node.remove();
+      cpu = null;
+    }
   };
   // One draw per frame however many samples and status events arrived.
   listen(d.listeners, framed(signal, draw), signal);

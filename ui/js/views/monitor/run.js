@@ -22,6 +22,7 @@ import { num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { framed, listen, redraws } from '../../screen.js';
 import { explainButton, explanationView } from '../setup/explain.js';
+import { LogLines, logPane } from './logpane.js';
 
 /** @typedef {import('../../../bindings/Host').Host} Host */
 /** @typedef {import('../../../bindings/GpuRow').GpuRow} GpuRow */
@@ -45,14 +46,15 @@ import { explainButton, explanationView } from '../setup/explain.js';
  * @property {string} answer
  * @property {string} tunnelUrl
  * @property {string} jupyterUrl
- * @property {Map<string, string[]>} ranks
+ * @property {Map<string, LogLines>} ranks the launch's lines per rank ('torchrun': its own)
  * @property {LaunchReport | null} launch
  * @property {InstallProgress | null} install the install's latest stage
  * @property {OllamaInstallReport | null} installed
  * @property {ModelFit | null} fit the memory check of the model in the field
  * @property {boolean} refused the last pull was refused because the model does not fit
  * @property {{ ollama: string, jupyter: string }} failedLog the host's log (or the error's detail) of the last failed call
- * @property {Set<() => void>} listeners
+ * @property {Set<() => void>} listeners redraw the sections (an operation's progress or end)
+ * @property {Set<() => void>} lineListeners a launch line arrived (only its pane draws it)
  */
 
 /** @type {Map<string, RunData>} */
@@ -99,6 +101,7 @@ function rd(label) {
       refused: false,
       failedLog: { ollama: '', jupyter: '' },
       listeners: new Set(),
+      lineListeners: new Set(),
     };
     runs.set(label, d);
   }
@@ -232,18 +235,16 @@ function drawRun(root, hosts, gpusOf, signal, again) {
   root.append(el('div', { class: 'form-row' }, field('run-host', t('setup.host'), hostSel)));
   const label = form.host;
   const d = rd(label);
-  const sections = [
-    ollamaSection(label, d, gpusOf(label)),
-    jupyterSection(label, d),
-    launchSection(label, d, gpusOf(label)),
-    skypilotSection(),
-  ];
+  const launch = launchSection(label, d, gpusOf(label));
+  const sections = [ollamaSection(label, d, gpusOf(label)), jupyterSection(label, d), launch, skypilotSection()];
   root.append(...sections.map((s) => s.node));
   const draw = () => {
     for (const s of sections) s.draw();
   };
-  // One redraw per frame however many lines and progress events arrived (a streamed log).
+  // One redraw per frame however many progress events arrived; a streamed launch line only
+  // appends to its rank's pane (once per frame too), nothing else is drawn again.
   listen(d.listeners, framed(signal, draw), signal);
+  listen(d.lineListeners, framed(signal, launch.lines), signal);
   draw();
 }
 
@@ -668,7 +669,7 @@ function launchSection(label, d, gpus) {
   const explainer = (k) => {
     let b = explainers.get(k);
     if (!b) {
-      b = explainButton(() => (d.ranks.get(k) ?? []).join('\n'), label);
+      b = explainButton(() => d.ranks.get(k)?.text() ?? '', label);
       explainers.set(k, b);
     }
     return b;
@@ -687,11 +688,10 @@ function launchSection(label, d, gpus) {
     operation('launch_run', label, d, (on) =>
       launchRun(label, spec, on, (l) => {
         const key = l.rank === null ? 'torchrun' : String(l.rank);
-        const lines = d.ranks.get(key) ?? [];
+        let lines = d.ranks.get(key);
+        if (!lines) d.ranks.set(key, (lines = new LogLines(MAX_LINES)));
         lines.push(l.line);
-        if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES);
-        d.ranks.set(key, lines);
-        notify(d);
+        for (const fn of d.lineListeners) fn();
       }),
     ).then(
       (r) => {
@@ -727,17 +727,24 @@ function launchSection(label, d, gpus) {
     result,
     el('p', { class: 'small muted', text: t('run.launch.nccl') }),
   );
-  const draw = () => {
-    const on = ops.running('launch_run', label).length > 0;
-    run.disabled = on;
-    clear(logs);
-    const keys = [...d.ranks.keys()].sort((a, b) =>
-      a === 'torchrun' ? -1 : b === 'torchrun' ? 1 : Number(a) - Number(b),
-    );
-    for (const k of keys) {
-      const pre = el('pre', { class: 'log', 'data-rank': k, text: (d.ranks.get(k) ?? []).join('\n') });
-      logs.append(
-        el(
+  /**
+   * One pane per rank (torchrun's own lines first), kept across draws: new lines are appended.
+   * @type {Map<string, { log: LogLines, node: HTMLElement, sync: () => void }>}
+   */
+  const panes = new Map();
+  const order = (/** @type {string} */ a, /** @type {string} */ b) =>
+    a === 'torchrun' ? -1 : b === 'torchrun' ? 1 : Number(a) - Number(b);
+  const lines = () => {
+    for (const [k, p] of panes)
+      if (d.ranks.get(k) !== p.log) {
+        p.node.remove();
+        panes.delete(k);
+      }
+    for (const [k, log] of d.ranks) {
+      let p = panes.get(k);
+      if (!p) {
+        const pre = el('pre', { class: 'log', 'data-rank': k });
+        const node = el(
           'div',
           { class: 'rank' },
           el('div', {
@@ -746,10 +753,23 @@ function launchSection(label, d, gpus) {
           }),
           pre,
           explainer(k),
-        ),
-      );
-      pre.scrollTop = pre.scrollHeight;
+        );
+        const after = [...panes.keys()].sort(order).find((o) => order(o, k) > 0);
+        logs.insertBefore(node, after === undefined ? null : (panes.get(after)?.node ?? null));
+        p = { log, node, sync: logPane(pre, log) };
+        panes.set(k, p);
+      }
+      p.sync();
     }
+  };
+  /** @type {LaunchReport | null} */
+  let shownReport = null;
+  const draw = () => {
+    const on = ops.running('launch_run', label).length > 0;
+    run.disabled = on;
+    lines();
+    if (d.launch === shownReport) return;
+    shownReport = d.launch;
     clear(result);
     if (d.launch) {
       result.append(
@@ -767,7 +787,7 @@ function launchSection(label, d, gpus) {
         );
     }
   };
-  return { node, draw };
+  return { node, draw, lines };
 }
 
 function skypilotSection() {
