@@ -22,7 +22,7 @@ use gpurent_core::app::providers::{
     AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
     RentRequest,
 };
-use gpurent_core::app::recipe::{RecipeRunReport, RecipeStep};
+use gpurent_core::app::recipe::{RecipeOffersView, RecipeRunReport, RecipeStep, RecipeTarget};
 use gpurent_core::app::release::ReleaseChecklist;
 use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
@@ -146,6 +146,8 @@ macro_rules! ipc_types {
             Recipe,
             RecipeRunReport,
             RecipeStep,
+            RecipeTarget,
+            RecipeOffersView,
         )
     };
 }

@@ -73,6 +73,9 @@ pub enum RecipeError {
     Guard(#[from] GuardError),
     #[error(transparent)]
     Provider(Box<ProviderError>),
+    /// The browser could not be opened at the app's URL.
+    #[error(transparent)]
+    Opener(#[from] crate::opener::OpenerError),
     /// The offer's host runs an older CUDA than every image of the recipe: not rented.
     #[error("the offer's host runs CUDA {host_cuda}; the recipe's images need CUDA {need} or newer on the host (not rented)")]
     OfferDriverTooOld { host_cuda: String, need: String },
@@ -104,6 +107,7 @@ impl Coded for RecipeError {
             RecipeError::Web(e) => e.code(),
             RecipeError::Guard(e) => e.code(),
             RecipeError::Provider(e) => e.code(),
+            RecipeError::Opener(e) => e.code(),
             RecipeError::OfferDriverTooOld { .. } => "recipe_offer_driver_too_old",
             RecipeError::DriverTooOld { .. } => "recipe_driver_too_old",
             RecipeError::HostNotReady { .. } => "recipe_host_not_ready",
@@ -121,6 +125,7 @@ impl Coded for RecipeError {
             RecipeError::Web(e) => e.detail(),
             RecipeError::Guard(e) => e.detail(),
             RecipeError::Provider(e) => e.detail(),
+            RecipeError::Opener(e) => e.detail(),
             _ => None,
         }
     }
@@ -571,5 +576,190 @@ impl App {
                 web::stop(&conn, &recipe.name, cancel)?
             }
         })
+    }
+}
+
+/// Where the app runs a recipe: a saved host (a pasted one, or a machine rented earlier), or an
+/// offer rented first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RecipeTarget {
+    Host {
+        label: String,
+    },
+    Rent {
+        provider: ProviderKind,
+        offer_id: String,
+        /// The account that listed the offer (`None`: the provider's first).
+        account: Option<String>,
+        /// The Keys key the machine is rented with and logged into.
+        key_label: String,
+        /// The price per hour the user confirmed (the whole machine, USD): the offer is read
+        /// again before the create and refused with `price_rose` when it now costs more.
+        max_price_usd: f64,
+    },
+}
+
+/// The live offers a recipe can run on (`recipes::offers`), and the accounts that could not be
+/// read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RecipeOffersView {
+    pub offers: crate::recipes::offers::RecipeOffers,
+    pub failed_accounts: Vec<crate::providers::ledger::AccountFailure>,
+}
+
+impl App {
+    /// The connected accounts' live offers for recipe `name`: those whose host runs one of its
+    /// images (with that image), ranked by the card's verdict for the recipe's job.
+    pub fn recipe_offers(&self, name: &str) -> Result<RecipeOffersView, RecipeError> {
+        let recipe = recipes::get(name)?;
+        let view = self.offers(None, &crate::providers::OfferQuery::default())?;
+        let verdicts = match &recipe.job {
+            recipes::RecipeJob::Kind {
+                kind,
+                model,
+                setting,
+            } => {
+                let job = crate::estimate::kinds::KindJob {
+                    kind: *kind,
+                    model: model.clone(),
+                    setting: setting.clone(),
+                    ..Default::default()
+                };
+                self.kind_estimate(&job)?
+                    .fits
+                    .into_iter()
+                    .map(|f| (f.card_id, f.verdict))
+                    .collect()
+            }
+            _ => std::collections::HashMap::new(),
+        };
+        Ok(RecipeOffersView {
+            offers: recipes::offers::rank(&recipe, view.offers, &verdicts),
+            failed_accounts: view.failed_accounts,
+        })
+    }
+
+    /// The desktop's run, as the registered operation `recipe_run`: the offer checked and rented
+    /// first when asked (with the Keys key; the price confirmed), then
+    /// [`App::recipe_run_with_key`]. The host's label goes to `on_host` as soon as it is known
+    /// (a rented machine bills from then on, whatever fails later), the report to `on_ready` once
+    /// the app answered; the tunnel lives until the operation is cancelled. A failure is the
+    /// step's own error.
+    pub fn recipe_run_op(
+        &self,
+        name: &str,
+        target: &RecipeTarget,
+        env: &SshEnv,
+        on_host: &mut dyn FnMut(&str),
+        on_ready: &mut dyn FnMut(&RecipeRunReport),
+        progress: &dyn ProgressSink,
+    ) -> Result<(), RecipeFailure> {
+        recipes::get(name).map_err(at(RecipeStep::Setup))?;
+        self.run_op("recipe_run", progress, |cancel| {
+            let (label, key) = match target {
+                RecipeTarget::Host { label } => (
+                    label.clone(),
+                    self.host_key_for(label, None)
+                        .map_err(at(RecipeStep::Setup))?,
+                ),
+                RecipeTarget::Rent {
+                    provider,
+                    offer_id,
+                    account,
+                    key_label,
+                    max_price_usd,
+                } => {
+                    let r = RecipeStep::Rent;
+                    crate::infra::events::steps(progress, None)(r.as_str(), 0);
+                    let checked =
+                        self.recipe_offer(name, *provider, account.as_deref(), offer_id)?;
+                    // A locked key is asked for before anything is created.
+                    let key = self.host_login_key(key_label, None).map_err(at(r))?;
+                    let req = crate::app::providers::RentRequest {
+                        provider: *provider,
+                        offer_id: offer_id.clone(),
+                        image: checked.image,
+                        disk_gb: Some(checked.disk_gb),
+                        no_wait: false,
+                        ready_timeout_s: None,
+                        account: account.clone(),
+                        max_price_usd: Some(*max_price_usd),
+                    };
+                    let view = self
+                        .rent(&req, &key, env, progress, cancel)
+                        .map_err(at(r))?;
+                    (view.ledger.host_label.unwrap_or(view.ledger.id), key)
+                }
+            };
+            on_host(&label);
+            let opts = RecipeRunOptions::default();
+            let (fwd, report) =
+                self.recipe_run_with_key(name, &label, env, &key, &opts, progress, cancel)?;
+            on_ready(&report);
+            fwd.wait(cancel).map_err(at(RecipeStep::Open))
+        })
+    }
+
+    /// Open a recipe's URL in the browser: only a gpurent tunnel's `http://127.0.0.1:PORT/`
+    /// address. A URL with a token (Jupyter's) is opened through a private redirect file, so the
+    /// token is on no local command line.
+    pub fn recipe_open(&self, url: &str) -> Result<(), RecipeError> {
+        use crate::opener::{open_uri_command, spawn_first};
+        let port = loopback_port(url).ok_or_else(|| {
+            CoreError::invalid(
+                "url",
+                "only a gpurent tunnel's http://127.0.0.1:PORT/ address is opened",
+            )
+        })?;
+        let uri = if url.contains("token=") {
+            let p = crate::jupyter::redirect_file(url, port)
+                .map_err(|e| CoreError::io(&std::env::temp_dir(), e))?;
+            format!("file://{}", p.display())
+        } else {
+            url.to_string()
+        };
+        spawn_first(&[open_uri_command(crate::infra::process::Os::current(), &uri)])?;
+        Ok(())
+    }
+
+    /// [`App::recipe_stop_with_key`] with the host's own key (the desktop's call).
+    pub fn recipe_stop(&self, name: &str, label: &str, env: &SshEnv) -> Result<bool, RecipeError> {
+        let key = self.host_key_for(label, None)?;
+        self.recipe_stop_with_key(name, label, env, &key, &CancelToken::new())
+    }
+}
+
+/// The port of `http://127.0.0.1:PORT/…` (nothing else: no other host, scheme or userinfo).
+fn loopback_port(url: &str) -> Option<u16> {
+    let rest = url.strip_prefix("http://127.0.0.1:")?;
+    let end = rest.find('/')?;
+    let port: u16 = rest[..end].parse().ok()?;
+    (port != 0).then_some(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_port;
+
+    #[test]
+    fn only_a_tunnels_loopback_url_is_opened() {
+        assert_eq!(loopback_port("http://127.0.0.1:8188/"), Some(8188));
+        assert_eq!(
+            loopback_port("http://127.0.0.1:8888/?token=abc"),
+            Some(8888)
+        );
+        for bad in [
+            "http://127.0.0.1:8188",
+            "http://127.0.0.1:0/",
+            "http://127.0.0.1:99999/",
+            "http://127.0.0.1:80@evil.example/",
+            "http://127.0.0.1.evil.example:80/",
+            "https://127.0.0.1:8188/",
+            "file:///etc/passwd",
+            "http://localhost:8188/",
+        ] {
+            assert_eq!(loopback_port(bad), None, "{bad}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! and how it is fetched, the guard defaults and the release checklist's result folders.
 //! `App::recipe_run` (app/recipe.rs) runs one on a saved host with the existing steps.
 
+pub mod offers;
 pub mod web;
 
 #[cfg(test)]

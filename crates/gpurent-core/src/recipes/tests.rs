@@ -198,3 +198,66 @@ fn offers_are_filtered_by_the_host_cuda_the_image_needs() {
         "a 12.4 host cannot start a cu128 image"
     );
 }
+
+fn offer(id: &str, host_cuda: Option<&str>, card: Option<&str>, price: f64) -> ProviderOffer {
+    ProviderOffer {
+        provider: crate::providers::ProviderKind::Runpod,
+        offer_id: id.into(),
+        gpu: "GPU".into(),
+        gpu_count: 1,
+        vram_gib: None,
+        price_per_hour_usd: price,
+        region: None,
+        host_cuda: host_cuda.map(str::to_string),
+        interruptible: false,
+        tier: None,
+        storage_usd_per_gb_month: None,
+        fetched_ms: 0,
+        runs_pytorch: None,
+        best_torch: None,
+        card_id: card.map(str::to_string),
+        account: None,
+    }
+}
+
+use crate::estimate::kinds::KindVerdict;
+use crate::providers::ProviderOffer;
+
+#[test]
+fn offers_for_a_recipe_boot_the_image_of_the_hosts_cuda_line_and_leave_out_old_hosts_and_small_cards(
+) {
+    let comfy = get("comfyui").expect("comfyui");
+    let verdicts: std::collections::HashMap<String, KindVerdict> = [
+        ("rtx-4090".to_string(), KindVerdict::FitsQuantized),
+        ("h100".to_string(), KindVerdict::Fits),
+        ("rtx-3060".to_string(), KindVerdict::DoesNotFit),
+    ]
+    .into_iter()
+    .collect();
+    let got = offers::rank(
+        &comfy,
+        vec![
+            offer("old-host", Some("12.4"), Some("h100"), 1.0),
+            offer("4090-128", Some("12.8"), Some("rtx-4090"), 0.4),
+            offer("h100-130", Some("13.0"), Some("h100"), 2.5),
+            offer("3060", Some("12.8"), Some("rtx-3060"), 0.1),
+            offer("vm", None, None, 0.2),
+        ],
+        &verdicts,
+    );
+    let ids: Vec<&str> = got.rows.iter().map(|r| r.offer.offer_id.as_str()).collect();
+    // A card known to fit first, then one that fits quantized, then an unknown one.
+    assert_eq!(ids, ["h100-130", "4090-128", "vm"]);
+    assert_eq!(got.host_too_old, 1, "a CUDA 12.4 host runs no 12.8 image");
+    assert_eq!(got.card_too_small, 1);
+    assert_eq!(
+        got.rows[0].image.as_deref(),
+        Some("runpod/comfyui:cuda13.0")
+    );
+    assert_eq!(
+        got.rows[1].image.as_deref(),
+        Some("runpod/comfyui:cuda12.8"),
+        "never the 13.0 image on a 12.8 host"
+    );
+    assert_eq!(got.rows[2].image, None, "a VM boots the provider's image");
+}
