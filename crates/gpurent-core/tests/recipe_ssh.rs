@@ -331,3 +331,106 @@ fn ollama_chat_runs_end_to_end_through_run_ollamas_own_steps() {
         .expect("stop"));
     assert!(listening(port).is_empty());
 }
+
+/// The notebook goal through Run → Jupyter's own steps, with a REAL `jupyter-server`: the host's
+/// Python (the one Setup's GPU check ran with) is the fake `python3` wrapping the interpreter
+/// named by `GPURENT_TEST_JUPYTER_PYTHON` (one with jupyter-server; skipped without it), so the
+/// GPU check sees the fake torch and `python3 -m jupyter_server` is the real server. Ready means
+/// `/api/status` answered 200 through the tunnel with gpurent's token; the Open URL carries it.
+#[test]
+fn jupyter_pytorch_runs_end_to_end_with_its_token_through_the_tunnel() {
+    let Some(real) = std::env::var_os("GPURENT_TEST_JUPYTER_PYTHON") else {
+        eprintln!("recipe_ssh: jupyter skipped (set GPURENT_TEST_JUPYTER_PYTHON to a python with jupyter-server)");
+        return;
+    };
+    let Some(r) = rig("ready_h100", &[]) else {
+        return;
+    };
+    let _guarded = Guarded::on(&r.host);
+    // The host's python3: the shared fake, run on the interpreter that has jupyter-server (the
+    // link into the shared fakegpu/bin is replaced, never written through).
+    let py = r.host.bin().join("python3");
+    std::fs::remove_file(&py).expect("unlink the fake python3");
+    write_exec(
+        &py,
+        &format!(
+            "#!/bin/sh\nFAKE_REAL_PYTHON={} exec \"$FAKEGPU_DIR/bin/python3\" \"$@\"\n",
+            real.to_string_lossy()
+        ),
+    );
+    let cancel = CancelToken::new();
+    let port = free_port();
+    let opts = RecipeRunOptions {
+        port,
+        local_port: 0,
+    };
+    let (fwd, report) =
+        r.w.app
+            .recipe_run_with_key(
+                "jupyter-pytorch",
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &opts,
+                &NoProgress,
+                &cancel,
+            )
+            .unwrap_or_else(|e| panic!("{e} ({:?})", e.detail()));
+    assert_eq!(
+        report.steps,
+        [
+            RecipeStep::Setup,
+            RecipeStep::Start,
+            RecipeStep::Ready,
+            RecipeStep::Guard,
+            RecipeStep::Open
+        ]
+    );
+    assert_eq!(
+        report.python.as_deref(),
+        Some(py.to_string_lossy().as_ref())
+    );
+    assert_eq!(report.host_port, port);
+    assert_eq!(
+        (report.ready_path.as_str(), report.ready_status),
+        ("/api/status", 200)
+    );
+    let token = report
+        .url
+        .strip_prefix(&format!("http://127.0.0.1:{}/?token=", fwd.local_port))
+        .unwrap_or_else(|| panic!("the Open URL carries the token: {}", report.url))
+        .to_string();
+    assert!(token.len() >= 32, "a real token");
+    // Through the tunnel: the API answers with the token, refuses without it.
+    let with = {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", fwd.local_port)).expect("connect");
+        write!(
+            s,
+            "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: token {token}\r\nConnection: close\r\n\r\n"
+        )
+        .expect("write");
+        let mut a = String::new();
+        s.read_to_string(&mut a).expect("read");
+        a
+    };
+    assert!(with.starts_with("HTTP/1.1 200"), "{with}");
+    let without = get(fwd.local_port, "/api/status");
+    assert!(without.starts_with("HTTP/1.1 403"), "{without}");
+    assert_eq!(
+        listening(port),
+        vec![format!("0100007F:{port:04X}")],
+        "127.0.0.1 only"
+    );
+    assert!(report.guard.running, "{:?}", report.guard);
+    assert_eq!(report.guard.spec.action, ActionKind::Poweroff);
+    fwd.stop().expect("stop tunnel");
+    r.w.app
+        .guard_off_with_key(LABEL, &r.w.env, &r.key, &cancel)
+        .expect("guard off");
+    assert!(r
+        .w
+        .app
+        .recipe_stop_with_key("jupyter-pytorch", LABEL, &r.w.env, &r.key, &cancel)
+        .expect("stop"));
+    assert!(listening(port).is_empty(), "the server is gone");
+}
