@@ -92,6 +92,12 @@ const COMMANDS: &[&str] = &[
     "guard_decisions",
     "guard_snooze",
     "guard_off",
+    // Start from a goal (recipes).
+    "recipe_list",
+    "recipe_offers",
+    "recipe_run",
+    "recipe_open",
+    "recipe_stop",
 ];
 
 fn main() {

@@ -143,6 +143,12 @@ pub fn run() {
             commands::guard::guard_decisions,
             commands::guard::guard_snooze,
             commands::guard::guard_off,
+            // Start from a goal (recipes).
+            commands::recipe::recipe_list,
+            commands::recipe::recipe_offers,
+            commands::recipe::recipe_run,
+            commands::recipe::recipe_open,
+            commands::recipe::recipe_stop,
         ])
         .build(tauri::generate_context!());
     match result {

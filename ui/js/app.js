@@ -14,6 +14,8 @@ import { renderBilling } from './views/billing/billing.js';
 import { startBudgetBanner } from './budget-banner.js';
 import { renderSettings } from './views/settings/settings.js';
 import { applyTheme } from './theme.js';
+// Start from a goal.
+import { renderGoal } from './views/goal/goal.js';
 
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 /**
@@ -26,6 +28,8 @@ import { applyTheme } from './theme.js';
  * @type {{ id: string, screen?: Screen }[]}
  */
 const STEPS = [
+  // Start from a goal: the steps below, run in order for one goal.
+  { id: 'goal', screen: renderGoal },
   { id: 'pick', screen: renderPick },
   { id: 'keys', screen: renderKeys },
   { id: 'hosts', screen: renderHosts },

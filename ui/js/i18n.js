@@ -15,6 +15,8 @@ import enRelease from './i18n/en-release.js';
 import enBilling from './i18n/en-billing.js';
 import enGuard from './i18n/en-guard.js';
 import enExplain from './i18n/en-explain.js';
+// Start from a goal.
+import enGoal from './i18n/en-goal.js';
 import zh from './i18n/zh-CN.js';
 import zhAccess from './i18n/zh-CN-access.js';
 import zhEstimate from './i18n/zh-CN-estimate.js';
@@ -30,6 +32,8 @@ import zhRelease from './i18n/zh-CN-release.js';
 import zhBilling from './i18n/zh-CN-billing.js';
 import zhGuard from './i18n/zh-CN-guard.js';
 import zhExplain from './i18n/zh-CN-explain.js';
+// Start from a goal.
+import zhGoal from './i18n/zh-CN-goal.js';
 
 /** @typedef {import('../bindings/Language').Language} Language */
 /** @typedef {import('../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
@@ -52,6 +56,8 @@ export const DICTIONARIES = {
     ...enBilling,
     ...enGuard,
     ...enExplain,
+    // Start from a goal.
+    ...enGoal,
   },
   'zh-CN': {
     ...zh,
@@ -69,6 +75,8 @@ export const DICTIONARIES = {
     ...zhBilling,
     ...zhGuard,
     ...zhExplain,
+    // Start from a goal.
+    ...zhGoal,
   },
 };
 

@@ -11,6 +11,7 @@ pub mod keys;
 pub mod monitor;
 pub mod ops;
 pub mod providers;
+pub mod recipe;
 pub mod release;
 pub mod run;
 pub mod settings;

@@ -130,11 +130,13 @@ function render(c) {
 
 /**
  * Show the release checklist of `instanceId` and ask. Resolves true only when the user confirms
- * the release (the caller then releases); false when closed or cancelled.
+ * the release (the caller then releases); false when closed or cancelled. `folders` fill the
+ * result folders field (a recipe's), checked at once.
  * @param {string} instanceId
+ * @param {string[]} [folders]
  * @returns {Promise<boolean>}
  */
-export function confirmRelease(instanceId) {
+export function confirmRelease(instanceId, folders = []) {
   return new Promise((resolve) => {
     /** @type {ReleaseChecklist | null} */
     let current = null;
@@ -147,6 +149,7 @@ export function confirmRelease(instanceId) {
         placeholder: t('release.folders.placeholder'),
       })
     );
+    foldersInput.value = folders.join('\n');
     const check = el('button', { type: 'button', id: 'release-check', text: t('release.check') });
     const save = /** @type {HTMLButtonElement} */ (
       el('button', { type: 'button', id: 'release-save-recipe', disabled: true, text: t('release.recipe.save') })

@@ -26,10 +26,11 @@ import { setupOn } from '../setup/setup.js';
  * deleted, the cost of stopping instead, the environment recipe) asks once more. The answer is
  * the ledger row as the provider now reports it, or null when the user kept the machine.
  * @param {string} id the gpurent id (or the provider's)
+ * @param {string[]} [folders] result folders the checklist looks at first (a recipe's)
  * @returns {Promise<InstanceView | null>}
  */
-export async function releaseInstance(id) {
-  if (!(await confirmRelease(id))) return null;
+export async function releaseInstance(id, folders = []) {
+  if (!(await confirmRelease(id, folders))) return null;
   return instanceAction(id, 'release');
 }
 
