@@ -217,6 +217,9 @@ fn offer(id: &str, host_cuda: Option<&str>, card: Option<&str>, price: f64) -> P
         best_torch: None,
         card_id: card.map(str::to_string),
         account: None,
+        currency: crate::infra::currency::Currency::Usd,
+        price_source: None,
+        traffic: None,
     }
 }
 
