@@ -83,6 +83,7 @@ const COMMANDS: &[&str] = &[
     "budget_remove",
     "host_rate_set",
     "host_rate_stopped",
+    "host_rate_started",
     "platform_rules",
     "notices_recent",
     "guard_view",

@@ -134,6 +134,7 @@ pub fn run() {
             commands::billing::budget_remove,
             commands::billing::host_rate_set,
             commands::billing::host_rate_stopped,
+            commands::billing::host_rate_started,
             commands::billing::platform_rules,
             commands::billing::notices_recent,
             commands::guard::guard_view,

@@ -3,32 +3,29 @@ import type { Currency } from "./Currency";
 import type { ProviderKind } from "./ProviderKind";
 
 /**
- * An account's balance and how long it lasts at what its machines cost now.
+ * An account's balance and how long it lasts at what its machines cost now. In JSON `balance`
+ * and `per_hour` say the amounts under neutral names beside the older `usd` ones
+ * ([`AccountBalanceJson`]).
  */
 export type AccountBalance = { account: string, provider: ProviderKind, 
 /**
- * The provider's balance in USD; `null` where it has no balance endpoint (RunPod REST v2,
- * Lambda) or it could not be read (`error`).
+ * The provider's balance, in `currency`; `null` where it has no balance endpoint or it could
+ * not be read (`error`).
  */
-balance_usd: number | null, 
+balance: number | null, 
 /**
- * What the balance and `usd_per_hour` are in (every provider so far: USD).
+ * Deprecated: the same number as `balance`.
  */
-currency: Currency, 
+balance_usd: number | null, currency: Currency, 
 /**
- * What this account's machines cost per hour now: gpurent's machines (gpurent's rate) plus
- * the account's instances gpurent did not start, at the provider's price while they bill.
+ * What this account's machines cost per hour now, in `currency`.
+ */
+per_hour: number, 
+/**
+ * Deprecated: the same number as `per_hour`.
  */
 usd_per_hour: number, 
 /**
- * balance / usd_per_hour ("runs out in about N h"); `null` when nothing bills or no balance.
+ * balance / per_hour ("runs out in about N h"); `null` when nothing bills or no balance.
  */
-runs_out_in_h: number | null, 
-/**
- * Where the balance came from (`vast users/current credit|balance`).
- */
-source: string | null, 
-/**
- * The error code when the balance could not be read.
- */
-error: string | null, };
+runs_out_in_h: number | null, source: string | null, error: string | null, };

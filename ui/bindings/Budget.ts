@@ -4,14 +4,15 @@ import type { Currency } from "./Currency";
 
 /**
  * A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC), in
- * one currency: it counts only the machines billed in `currency` (nothing is converted).
+ * one currency: it counts only the machines billed in `currency` (nothing is converted). In
+ * JSON `amount` says the limit under a neutral name beside the older `usd` ([`BudgetJson`]).
  */
 export type Budget = { host: string | null, period: BudgetPeriod, 
 /**
- * The limit, in `currency` (the name is older than currencies).
+ * The limit, in `currency`.
  */
-usd: number, 
+amount: number, 
 /**
- * What the limit is in (absent in JSON saved before currencies: USD).
+ * Deprecated: the same number as `amount` (in `currency`, despite the name).
  */
-currency: Currency, };
+usd: number, currency: Currency, };

@@ -14,6 +14,10 @@ stop_at_100: boolean, budget: Budget, period_start_ms: number,
 /**
  * Spent in this period by the machines billed in the budget's currency, in that currency.
  */
+spent: number, 
+/**
+ * Deprecated: the same number as `spent` (in the budget's currency, despite the name).
+ */
 spent_usd: number, 
 /**
  * spent / budget (1.0 = 100 %).

@@ -9,6 +9,10 @@ export type BudgetStatus = { budget: Budget, period_start_ms: number,
 /**
  * Spent in this period by the machines billed in the budget's currency, in that currency.
  */
+spent: number, 
+/**
+ * Deprecated: the same number as `spent` (in the budget's currency, despite the name).
+ */
 spent_usd: number, 
 /**
  * spent / budget (1.0 = 100 %).

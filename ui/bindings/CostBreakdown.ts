@@ -2,6 +2,15 @@
 import type { CostLine } from "./CostLine";
 
 /**
- * Cost of a machine up to a point in time.
+ * Cost of a machine up to a point in time, in the machine's currency (`total_usd` is older than
+ * currencies; in JSON `total` says the same number under a neutral name).
  */
-export type CostBreakdown = { until_ms: number, total_usd: number, lines: Array<CostLine>, };
+export type CostBreakdown = { until_ms: number, 
+/**
+ * In the machine's `currency`.
+ */
+total: number, 
+/**
+ * Deprecated: the same number as `total` (in the machine's currency, despite the name).
+ */
+total_usd: number, lines: Array<CostLine>, };

@@ -10,7 +10,8 @@ import type { MachineCost } from "./MachineCost";
  */
 export type CostReport = { machines: Array<MachineCost>, 
 /**
- * The USD machines only (before currencies every machine was USD); see `totals`.
+ * The USD machines only (before currencies every machine was USD). Not a total of every
+ * machine where some bill in yuan: `totals` is the total, one line per currency.
  */
 total_so_far_usd: number, 
 /**

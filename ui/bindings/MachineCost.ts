@@ -30,11 +30,16 @@ state: InstanceState | null,
  */
 rule: string, since_ms: number, now_ms: number, 
 /**
- * In `currency` (the `usd` names are older than currencies).
+ * In `currency` (JSON: `so_far.total`, `lines[].amount`; the `usd` names beside them are
+ * older than currencies and hold the same numbers).
  */
 so_far: CostBreakdown, 
 /**
  * Per hour now, in `currency`.
+ */
+per_hour_now: number, 
+/**
+ * Deprecated: the same number as `per_hour_now` (in `currency`, despite the name).
  */
 usd_per_hour_now: number, 
 /**

@@ -5,7 +5,9 @@ import type { NoActReason } from "./NoActReason";
 import type { NoticeKind } from "./NoticeKind";
 
 /**
- * One thing to tell the user, with the numbers its text needs.
+ * One thing to tell the user, with the numbers its text needs. In JSON the budget amounts are
+ * also `spent` and `budget_amount` (neutral names, in `currency`) beside the older `spent_usd`
+ * and `budget_usd` ([`NoticeJson`]); reading JSON (the stored notices) takes the older names.
  */
 export type Notice = { 
 /**
@@ -13,30 +15,26 @@ export type Notice = {
  */
 key: string, kind: NoticeKind, 
 /**
- * The machine (`None`: a total budget or an account).
+ * The machine (`null`: a total budget or an account).
  */
 host: string | null, account: string | null, period: BudgetPeriod | null, minutes: number | null, limit_minutes: number | null, hours: number | null, 
 /**
- * Budget notices: spent and the limit, in `currency`.
+ * Budget notices: spent in the period, in `currency`.
  */
-spent_usd: number | null, budget_usd: number | null, 
+spent: number | null, 
 /**
- * What `spent_usd` and `budget_usd` are in (absent: USD, as before currencies).
+ * Budget notices: the limit, in `currency`.
  */
-currency: Currency | null, 
+budget_amount: number | null, 
 /**
- * `deadline_acted` / `deadline_act_failed`: the action gpurent performed (`stop`, `release`).
+ * Deprecated: the same number as `spent` (in `currency`, despite the name).
  */
-action: string | null, 
+spent_usd: number | null, 
 /**
- * The provider's state after gpurent's action (its own status text).
+ * Deprecated: the same number as `budget_amount` (in `currency`, despite the name).
  */
-state: string | null, 
+budget_usd: number | null, 
 /**
- * `deadline_act_failed`: the error code.
+ * What the budget amounts are in (`null`: USD, as before currencies).
  */
-error: string | null, 
-/**
- * `deadline_missed`: why gpurent did not act itself.
- */
-no_act: NoActReason | null, };
+currency: Currency | null, action: string | null, state: string | null, error: string | null, no_act: NoActReason | null, };

@@ -7,23 +7,24 @@ import type { Platform } from "./Platform";
  * A pasted host's rate as the user entered it: compute billed by `rule` while it runs, storage
  * per day (prorated per second) for as long as it exists. The amounts are in `currency` (the
  * field names are older than currencies: `usd_per_hour` is the rate per hour in `currency`,
- * which is USD for every rate saved before currencies existed).
+ * which is USD for every rate saved before currencies existed). In JSON `per_hour` and
+ * `storage_per_day` say the same numbers under neutral names ([`PastedRateJson`]); reading
+ * JSON takes the older names.
  */
 export type PastedRate = { 
 /**
- * Per hour, in `currency`.
+ * The rate per hour, in `currency`.
+ */
+per_hour: number, 
+/**
+ * Deprecated: the same number as `per_hour` (in `currency`, despite the name).
  */
 usd_per_hour: number, rule: Increment, 
 /**
- * Per day, in `currency`.
+ * Storage per day, in `currency` (`null`: none).
  */
-storage_usd_per_day: number | null, 
+storage_per_day: number | null, 
 /**
- * What the amounts are in (absent in JSON saved before currencies: USD).
+ * Deprecated: the same number as `storage_per_day` (in `currency`, despite the name).
  */
-currency: Currency, 
-/**
- * The platform the host was rented on, when the user picked it: its billing rules
- * ([`super::platforms`]) — the rounding it is known to use, release after N days off.
- */
-platform: Platform | null, };
+storage_usd_per_day: number | null, currency: Currency, platform: Platform | null, };

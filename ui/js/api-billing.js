@@ -50,5 +50,8 @@ export const platformRules = () => invoke('platform_rules');
 /** @param {string} host @returns {Promise<HostRate>} */
 export const hostRateStopped = (host) => invoke('host_rate_stopped', { host });
 
+/** The user started a stopped pasted host again: compute bills from now. @param {string} host @returns {Promise<HostRate>} */
+export const hostRateStarted = (host) => invoke('host_rate_started', { host });
+
 /** @returns {Promise<Notice[]>} */
 export const noticesRecent = () => invoke('notices_recent');

@@ -41,8 +41,8 @@ export function showBudgets(rows) {
         text: t(key, {
           name: budgetName(b),
           pct: num(Math.floor(b.fraction * 100), 0),
-          spent: money(b.spent_usd, b.budget.currency),
-          budget: money(b.budget.usd, b.budget.currency),
+          spent: money(b.spent, b.budget.currency),
+          budget: money(b.budget.amount, b.budget.currency),
         }),
       }),
     );

@@ -107,7 +107,7 @@ fn run(app: &App, args: &BudgetArgs, json: bool) -> Result<(), GuardError> {
             }
             println!(
                 "Budget: {} per {} for {} (the machines billed in {}).",
-                b.currency.format(b.usd, 2),
+                b.currency.format(b.amount(), 2),
                 b.period.name(),
                 b.host.as_deref().unwrap_or("all machines"),
                 b.currency
@@ -141,8 +141,8 @@ fn run(app: &App, args: &BudgetArgs, json: bool) -> Result<(), GuardError> {
                     "{:16} per {:5} {} of {} ({:.0} %){}",
                     b.budget.host.as_deref().unwrap_or("all machines"),
                     b.budget.period.name(),
-                    c.format(b.spent_usd, 2),
-                    c.format(b.budget.usd, 2),
+                    c.format(b.spent, 2),
+                    c.format(b.budget.amount(), 2),
                     b.fraction * 100.0,
                     match b.level {
                         gpurent_core::billing::budget::Level::Ok => "",

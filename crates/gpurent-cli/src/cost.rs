@@ -83,13 +83,13 @@ fn line(m: &MachineCost) {
     println!(
         "{:22} {:>10} so far  {:>9}/h now  ({}, {}){}{}{foreign}",
         m.host,
-        c.format(m.so_far.total_usd, 2),
-        c.format(m.usd_per_hour_now, 3),
+        c.format(m.so_far.total(), 2),
+        c.format(m.per_hour_now, 3),
         m.rule,
         state,
         m.projected
             .as_ref()
-            .map(|p| format!("  -> {} by then", c.format(p.total_usd, 2)))
+            .map(|p| format!("  -> {} by then", c.format(p.total(), 2)))
             .unwrap_or_default(),
         reported
     );
@@ -173,12 +173,13 @@ fn run(app: &App, args: &CostArgs) -> Result<(), ProviderError> {
         );
     }
     for b in &r.balances {
-        match (b.balance_usd, b.runs_out_in_h) {
+        let c = b.currency;
+        match (b.balance(), b.runs_out_in_h) {
             (Some(bal), Some(h)) => println!(
-                "{} ({}): balance ${bal:.2} at ${:.3}/h runs out in about {h:.1} h — then the platform may release the machines and delete their disks",
-                b.account, b.provider, b.usd_per_hour
+                "{} ({}): balance {} at {}/h runs out in about {h:.1} h — then the platform may release the machines and delete their disks",
+                b.account, b.provider, c.format(bal, 2), c.format(b.per_hour(), 3)
             ),
-            (Some(bal), None) => println!("{} ({}): balance ${bal:.2}, nothing billing now", b.account, b.provider),
+            (Some(bal), None) => println!("{} ({}): balance {}, nothing billing now", b.account, b.provider, c.format(bal, 2)),
             (None, _) => println!(
                 "{} ({}): no balance reported{}",
                 b.account,

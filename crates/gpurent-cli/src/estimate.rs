@@ -4,6 +4,7 @@
 
 use clap::Args;
 use gpurent_core::app::App;
+use gpurent_core::billing::money::format_code;
 use gpurent_core::estimate::{
     Billing, BillingRule, Engine, Estimate, Explanation, FitVerdict, Job, KvCacheDtype,
     LoraTargets, LossImpl, ModelSpec, Offer, Optimizer, Parallelism, Task,
@@ -123,8 +124,11 @@ pub struct EstimateArgs {
     /// Minimum billed minutes per start.
     #[arg(long, default_value_t = 0.0)]
     pub min_billed_minutes: f64,
-    #[arg(long, default_value = "USD")]
-    pub currency: String,
+    /// What the --price, --spot-price and --monthly-price amounts are in: CNY | USD (or another
+    /// code, shown as it is). Default: the settings' currency (`gpurent settings`; it follows the
+    /// language until chosen: 中文 → CNY, else USD). Never converted.
+    #[arg(long)]
+    pub currency: Option<String>,
     /// Minutes between checkpoints (spot warning).
     #[arg(long)]
     pub checkpoint_minutes: Option<f64>,
@@ -165,7 +169,14 @@ pub struct EstimateArgs {
 }
 
 impl EstimateArgs {
-    fn job(&self) -> Job {
+    /// `--currency`, else the settings' currency.
+    fn currency(&self, app: &App) -> String {
+        self.currency
+            .clone()
+            .unwrap_or_else(|| app.default_currency().code().to_string())
+    }
+
+    fn job(&self, currency: &str) -> Job {
         let custom = self.params_b.map(|p| ModelSpec {
             id: "custom".into(),
             hf_repo: None,
@@ -200,7 +211,7 @@ impl EstimateArgs {
                     rule: self.billing,
                     minimum_minutes: self.min_billed_minutes,
                 },
-                currency: self.currency.clone(),
+                currency: currency.to_string(),
                 label: None,
             })
             .collect();
@@ -243,11 +254,12 @@ impl EstimateArgs {
 }
 
 pub fn run(app: &App, args: &EstimateArgs) -> Result<(), CoreError> {
-    let e = app.estimate(&args.job())?;
+    let currency = args.currency(app);
+    let e = app.estimate(&args.job(&currency))?;
     if args.json {
         return print_json(&e);
     }
-    print_text(&e);
+    print_text(&e, &currency);
     Ok(())
 }
 
@@ -255,7 +267,9 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
-fn print_text(e: &Estimate) {
+/// `e`'s offers are in `currency` (every `--price` of one run is).
+fn print_text(e: &Estimate, currency: &str) {
+    let money = |v: f64, digits: usize| format_code(v, currency, digits);
     let b = &e.per_gpu_gib.breakdown;
     println!(
         "{} ({:.2}B params), {:?}, {}, {} GPU(s): {:.2} GiB per GPU",
@@ -299,13 +313,14 @@ fn print_text(e: &Estimate) {
     if !e.ranking.is_empty() {
         println!("\nOffers, cheapest first:");
         for r in &e.ranking {
+            let or_dash = |v: Option<f64>, digits| v.map_or("-".into(), |x| money(x, digits));
             println!(
                 "  {:<16} x{} {:>10}/h  job {}  per 1M tokens {}",
                 r.card_id,
                 r.gpus,
-                format!("{:.2}", r.price_per_hour_all_gpus),
-                opt(r.cost.as_ref().map(|c| c.total_cost), 2),
-                opt(r.cost_per_million_tokens, 3),
+                money(r.price_per_hour_all_gpus, 2),
+                or_dash(r.cost.as_ref().map(|c| c.total_cost), 2),
+                or_dash(r.cost_per_million_tokens, 3),
             );
         }
     }
@@ -348,6 +363,25 @@ fn explain_en(x: &Explanation) -> String {
             "training takes {days:.1} days on {gpus} × {card_id} at {:.0} % of {peak_tflops} dense TFLOPS",
             mfu * 100.0
         ),
+        Explanation::CheapestOffer {
+            card_id,
+            gpus,
+            total_cost,
+            cost_per_million_tokens,
+            currency,
+        } => match (total_cost, cost_per_million_tokens) {
+            (Some(c), _) => format!(
+                "cheapest of your prices: {gpus} × {card_id}, {} for the job",
+                format_code(*c, currency, 2)
+            ),
+            (None, Some(c)) => format!(
+                "cheapest of your prices: {gpus} × {card_id}, {} per million generated tokens",
+                format_code(*c, currency, 2)
+            ),
+            (None, None) => format!(
+                "cheapest of your prices: {gpus} × {card_id} (give --tokens for the whole job's cost)"
+            ),
+        },
         other => serde_json::to_string(other).unwrap_or_default(),
     }
 }

@@ -5,6 +5,7 @@
 
 use clap::Args;
 use gpurent_core::app::App;
+use gpurent_core::billing::money::format_code;
 use gpurent_core::estimate::kinds::{JobKind, KindEstimate, KindJob, KindVerdict};
 use gpurent_core::estimate::{Billing, BillingRule, Offer};
 use gpurent_core::CoreError;
@@ -47,8 +48,10 @@ pub struct JobArgs {
     /// Hourly price of one GPU of a card, repeatable: --price h100-sxm=2.5
     #[arg(long = "price", value_name = "CARD=PER_HOUR", value_parser = parse_price)]
     pub prices: Vec<(String, f64)>,
-    #[arg(long, default_value = "USD")]
-    pub currency: String,
+    /// What the --price amounts are in: CNY | USD (or another code, shown as it is). Default: the
+    /// settings' currency (`gpurent settings`; 中文 → CNY, else USD). Never converted.
+    #[arg(long)]
+    pub currency: Option<String>,
     /// List every figure and speed (models and settings) instead.
     #[arg(long)]
     pub list: bool,
@@ -58,7 +61,11 @@ pub struct JobArgs {
 }
 
 impl JobArgs {
-    fn job(&self) -> KindJob {
+    fn job(&self, app: &App) -> KindJob {
+        let currency = self
+            .currency
+            .clone()
+            .unwrap_or_else(|| app.default_currency().code().to_string());
         KindJob {
             kind: self.kind,
             model: self.model.clone(),
@@ -76,7 +83,7 @@ impl JobArgs {
                         rule: BillingRule::PerSecond,
                         minimum_minutes: 0.0,
                     },
-                    currency: self.currency.clone(),
+                    currency: currency.clone(),
                     ..Default::default()
                 })
                 .collect(),
@@ -104,7 +111,7 @@ pub fn run(app: &App, args: &JobArgs) -> Result<(), CoreError> {
         }
         return Ok(());
     }
-    let e = app.kind_estimate(&args.job())?;
+    let e = app.kind_estimate(&args.job(app))?;
     if args.json {
         return print_json(&e);
     }
@@ -158,13 +165,12 @@ fn print_text(e: &KindEstimate) {
     }
     for o in &e.ranking {
         println!(
-            "  offer {:<16} {:.2}/h  job {}",
+            "  offer {:<16} {}/h  job {}",
             o.card_id,
-            o.price_per_hour,
-            o.cost.as_ref().map_or("-".into(), |c| format!(
-                "{:.2} {}",
-                c.total_cost, c.currency
-            ))
+            format_code(o.price_per_hour, &o.currency, 2),
+            o.cost
+                .as_ref()
+                .map_or("-".into(), |c| format_code(c.total_cost, &c.currency, 2))
         );
     }
     if !e.unverified.is_empty() {

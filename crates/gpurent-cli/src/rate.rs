@@ -59,8 +59,16 @@ pub enum RateCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The machine is stopped now: compute stops billing, storage goes on.
+    /// The machine is stopped now: compute stops billing, storage goes on. A rate set while it is
+    /// stopped bills from its next start.
     Stopped {
+        host: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The machine is started again now (you started it in the platform's console): compute bills
+    /// from now at its rate. Setting a rate never starts a stopped machine; this does.
+    Started {
         host: String,
         #[arg(long)]
         json: bool,
@@ -83,6 +91,7 @@ pub fn main(data_dir: Option<&Path>, args: &RateArgs) -> ExitCode {
     let json = match &args.command {
         RateCommand::Set { json, .. }
         | RateCommand::Stopped { json, .. }
+        | RateCommand::Started { json, .. }
         | RateCommand::Show { json, .. }
         | RateCommand::Platforms { json } => *json,
     };
@@ -179,6 +188,7 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
             Some(app.host_rate_set(host, rate, ago)?)
         }
         RateCommand::Stopped { host, .. } => Some(app.host_rate_stopped(host)?),
+        RateCommand::Started { host, .. } => Some(app.host_rate_started(host)?),
         RateCommand::Show { host, .. } => app.host_rate_get(host)?,
         RateCommand::Platforms { json } => {
             let all = app.platform_rules()?;
@@ -220,6 +230,7 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
     let json = match &args.command {
         RateCommand::Set { json, .. }
         | RateCommand::Stopped { json, .. }
+        | RateCommand::Started { json, .. }
         | RateCommand::Show { json, .. }
         | RateCommand::Platforms { json } => *json,
     };
@@ -231,10 +242,10 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
             "{}: {}{}/h {}{}{}{}",
             r.host,
             r.rate.currency.symbol(),
-            r.rate.usd_per_hour,
+            r.rate.per_hour(),
             r.rate.rule.rule_name(),
             r.rate
-                .storage_usd_per_day
+                .storage_per_day()
                 .map(|s| format!(", storage {}{s}/day", r.rate.currency.symbol()))
                 .unwrap_or_default(),
             r.rate
@@ -242,9 +253,12 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
                 .map(|p| format!(" on {}", p.as_str()))
                 .unwrap_or_default(),
             if r.stopped_ms.is_some() {
-                " (stopped)"
+                format!(
+                    " (stopped: the rate bills from its next start — `gpurent rate started {}` when it runs)",
+                    r.host
+                )
             } else {
-                ""
+                String::new()
             }
         ),
         None => println!("No rate set."),

@@ -106,6 +106,7 @@ fn print_checklist(c: &ReleaseChecklist) {
             d.size_gb.map(|g| format!(" ({g} GB)")).unwrap_or_default()
         );
     }
+    let money = |v: f64, digits: usize| c.currency.format(v, digits);
     if let Some(s) = &c.stop_instead {
         if !s.possible {
             println!(
@@ -113,14 +114,15 @@ fn print_checklist(c: &ReleaseChecklist) {
             );
         } else if s.keeps_disk {
             println!(
-                "  stopping instead keeps the disk for about ${:.2} a month (${:.4}/h)",
-                s.usd_per_month, s.usd_per_hour
+                "  stopping instead keeps the disk for about {} a month ({}/h)",
+                money(s.usd_per_month, 2),
+                money(s.usd_per_hour, 4)
             );
         } else {
-            println!("  stopping instead costs ${:.2} a month but does NOT keep the container disk (it is wiped on stop)", s.usd_per_month);
+            println!("  stopping instead costs {} a month but does NOT keep the container disk (it is wiped on stop)", money(s.usd_per_month, 2));
         }
     }
-    println!("  it costs ${:.3}/h now", c.usd_per_hour_now);
+    println!("  it costs {}/h now", money(c.usd_per_hour_now, 3));
     if let Some(r) = &c.recipe {
         println!(
             "  environment: {} pip package(s){}{}",

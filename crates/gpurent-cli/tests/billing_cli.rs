@@ -117,6 +117,50 @@ fn rate_and_cost_of_a_pasted_host() {
     assert!((v["total_usd_per_hour_now"].as_f64().expect("rate") - 0.02).abs() < 1e-9);
     assert!(v["total_projected_usd"].is_null());
 
+    // A new price on the stopped machine does not start it (it bills from the next start, the
+    // stop keeps its time); `rate started` does.
+    let stopped_ms =
+        json(&gpurent(home.path(), &["rate", "show", "box", "--json"]))["stopped_ms"].clone();
+    let out = gpurent(
+        home.path(),
+        &[
+            "rate",
+            "set",
+            "box",
+            "$3/h",
+            "--storage-per-day",
+            "0.48",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v = json(&out);
+    assert_eq!(v["stopped_ms"], stopped_ms, "{v}");
+    assert_eq!(v["rate"]["per_hour"], 3.0, "{v}");
+    let out = gpurent(home.path(), &["rate", "show", "box"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("stopped") && text.contains("gpurent rate started box"),
+        "{text}"
+    );
+    let v = json(&gpurent(home.path(), &["cost", "--host", "box", "--json"]));
+    assert_eq!(v["state"], "stopped", "{v}");
+    assert!(
+        (v["per_hour_now"].as_f64().expect("rate") - 0.02).abs() < 1e-9,
+        "{v}"
+    );
+    let out = gpurent(home.path(), &["rate", "started", "box", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(json(&out)["stopped_ms"].is_null());
+    let v = json(&gpurent(home.path(), &["cost", "--host", "box", "--json"]));
+    assert_eq!(v["state"], "running", "{v}");
+    assert!(
+        (v["per_hour_now"].as_f64().expect("rate") - 3.02).abs() < 1e-9,
+        "{v}"
+    );
+    let out = gpurent(home.path(), &["rate", "started", "box", "--json"]);
+    assert!(out.status.success(), "already running: {out:?}");
+
     let out = gpurent(home.path(), &["cost", "--host", "nowhere", "--json"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

@@ -203,3 +203,54 @@ fn models_lists_the_catalog_with_sources() {
     let awq = quants.iter().find(|q| q["id"] == "awq_int4").expect("awq");
     assert_eq!(awq["embeddings_16bit"], true);
 }
+
+/// `--currency` defaults to the settings' currency (here CNY, chosen with `gpurent settings`),
+/// not USD; the text says every price with its currency's sign — the offers and the cheapest
+/// offer read "¥…", never "N CNY" — and an explicit `--currency` still wins.
+#[test]
+fn prices_default_to_the_settings_currency_and_read_with_its_sign() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let gpurent = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gpurent"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .expect("run gpurent")
+    };
+    let out = gpurent(&["settings", "set", "--currency", "CNY", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let job = [
+        "estimate",
+        "--params-b",
+        "7",
+        "--task",
+        "pretrain",
+        "--gpus",
+        "8",
+        "--tokens",
+        "2e11",
+        "--mfu",
+        "0.5",
+        "--price",
+        "h100-sxm=15",
+    ];
+    let out = gpurent(&[&job[..], &["--json"]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["ranking"][0]["cost"]["currency"], "CNY", "{doc}");
+    let out = gpurent(&job);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("¥120.00/h"), "8 × ¥15: {text}");
+    let cheapest = text
+        .lines()
+        .find(|l| l.contains("cheapest of your prices"))
+        .unwrap_or_else(|| panic!("no cheapest-offer line: {text}"));
+    assert!(
+        cheapest.contains("8 × h100-sxm, ¥") && !cheapest.contains("CNY"),
+        "{cheapest}"
+    );
+    let out = gpurent(&[&job[..], &["--currency", "USD", "--json"]].concat());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["ranking"][0]["cost"]["currency"], "USD", "{doc}");
+}

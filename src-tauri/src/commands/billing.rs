@@ -109,6 +109,14 @@ pub async fn host_rate_stopped(state: State<'_, AppState>, host: String) -> CmdR
     blocking(move || app.host_rate_stopped(&host).map_err(err)).await
 }
 
+/// The user started a stopped pasted host again on its platform: compute bills from now (a rate
+/// set while it was stopped never starts it).
+#[tauri::command]
+pub async fn host_rate_started(state: State<'_, AppState>, host: String) -> CmdResult<HostRate> {
+    let app = state.shared()?;
+    blocking(move || app.host_rate_started(&host).map_err(err)).await
+}
+
 /// What the second guard has told the user, newest first.
 #[tauri::command]
 pub async fn notices_recent(state: State<'_, AppState>) -> CmdResult<Vec<Notice>> {

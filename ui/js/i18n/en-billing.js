@@ -41,6 +41,11 @@ export default {
   'billing.pasted.stop.nostorage':
     'From now on it counts nothing. If the platform charges for a stopped machine’s disk, set a storage rate.',
   'billing.pasted.stop.yes': 'It is stopped on the platform',
+  // A stopped pasted host is started by the user (a new rate never starts it).
+  'billing.pasted.start': 'I started it',
+  'billing.pasted.start.note': 'You started it again on the platform: its compute bills from now.',
+  'billing.rate.while_stopped':
+    'A new rate on a machine marked stopped bills from its next start: press “I started it” when it runs again.',
   'billing.confirm.cancel': 'Cancel',
 
   'billing.stop': 'Stop',

@@ -98,6 +98,10 @@ export default {
   'est.price.none': 'gpurent ships no prices: enter what your platform charges per GPU-hour and it is remembered.',
   'est.price.save': 'Save',
   'est.price.placeholder': 'e.g. 2.5',
+  // The cost column with the user's own prices (the amount formatted with its currency's sign).
+  'est.cost.per_million': '{cost} / 1M tokens',
+  'est.cost.per_hour': '{cost}/h',
+  'est.price.unit': '{sign}/h',
   'est.nvlink': 'needs NVLink',
 
   'expl.memory_summary':
@@ -127,9 +131,8 @@ export default {
     'Spot machines can be taken away at any time: each interruption can lose up to {loss} h of this {hours} h job. Save checkpoints often.',
   'expl.spot_needs_checkpoints.interval':
     'Spot machines can be taken away at any time: with a checkpoint every {interval} min, each interruption loses up to {loss} h of this {hours} h job.',
-  'expl.cheapest_offer': 'Cheapest of your prices: {gpus} × {card}, {cost} {currency} for the job.',
-  'expl.cheapest_offer.tokens':
-    'Cheapest of your prices: {gpus} × {card}, {cost} {currency} per million generated tokens.',
+  'expl.cheapest_offer': 'Cheapest of your prices: {gpus} × {card}, {cost} for the job.',
+  'expl.cheapest_offer.tokens': 'Cheapest of your prices: {gpus} × {card}, {cost} per million generated tokens.',
   'expl.cheapest_offer.hourly':
     'Cheapest of your prices: {gpus} × {card}. Enter training tokens to see the cost of the whole job.',
   'expl.rent_vs_buy': 'Buying a {card} pays off after about {months} months at {util} % use ({hours} GPU-hours).',

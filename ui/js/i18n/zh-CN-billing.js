@@ -40,6 +40,10 @@ export default {
   'billing.pasted.stop.storage': '从现在起只计存储费，每天都计，直到你在平台上释放它。',
   'billing.pasted.stop.nostorage': '从现在起不再计费。如果平台对停止的机器的磁盘收费，请设置存储费率。',
   'billing.pasted.stop.yes': '已在平台上停止',
+  // A stopped pasted host is started by the user (a new rate never starts it).
+  'billing.pasted.start': '我已开机',
+  'billing.pasted.start.note': '你已在平台上重新开机：从现在起按算力计费。',
+  'billing.rate.while_stopped': '给已标记为停止的机器设置新价格，会从它下次开机时开始计费：重新开机后请点“我已开机”。',
   'billing.confirm.cancel': '取消',
 
   'billing.stop': '停止',

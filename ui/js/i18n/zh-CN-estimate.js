@@ -96,6 +96,10 @@ export default {
   'est.price.none': 'gpurent 不内置任何价格：填入你所用平台每 GPU·小时的价格，gpurent 会记住。',
   'est.price.save': '保存',
   'est.price.placeholder': '如 2.5',
+  // The cost column with the user's own prices (the amount formatted with its currency's sign).
+  'est.cost.per_million': '每百万 token {cost}',
+  'est.cost.per_hour': '{cost}/小时',
+  'est.price.unit': '{sign}/小时',
   'est.nvlink': '需要 NVLink',
 
   'expl.memory_summary':
@@ -121,8 +125,8 @@ export default {
     '竞价实例随时可能被回收：每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。请经常保存检查点。',
   'expl.spot_needs_checkpoints.interval':
     '竞价实例随时可能被回收：每 {interval} 分钟保存一次检查点时，每次中断最多损失这个 {hours} 小时任务中的 {loss} 小时。',
-  'expl.cheapest_offer': '按你填的价格最便宜：{gpus} × {card}，整个任务 {cost} {currency}。',
-  'expl.cheapest_offer.tokens': '按你填的价格最便宜：{gpus} × {card}，每生成一百万 token {cost} {currency}。',
+  'expl.cheapest_offer': '按你填的价格最便宜：{gpus} × {card}，整个任务 {cost}。',
+  'expl.cheapest_offer.tokens': '按你填的价格最便宜：{gpus} × {card}，每生成一百万 token {cost}。',
   'expl.cheapest_offer.hourly': '按你填的价格最便宜：{gpus} × {card}。填入训练 token 数即可看到整个任务的费用。',
   'expl.rent_vs_buy': '按 {util}% 的使用率，买一张 {card} 约 {months} 个月（{hours} GPU·小时）回本。',
   'expl.rent_vs_buy.never': '按这些价格，买 {card} 永远回不了本：光电费就比租用贵。',

@@ -57,9 +57,13 @@ pub struct MachineCost {
     pub rule: String,
     pub since_ms: i64,
     pub now_ms: i64,
-    /// In `currency` (the `usd` names are older than currencies).
+    /// In `currency` (JSON: `so_far.total`, `lines[].amount`; the `usd` names beside them are
+    /// older than currencies and hold the same numbers).
     pub so_far: CostBreakdown,
     /// Per hour now, in `currency`.
+    #[serde(default)]
+    pub per_hour_now: f64,
+    /// Deprecated: the same number as `per_hour_now` (in `currency`, despite the name).
     pub usd_per_hour_now: f64,
     /// What it will have cost by the chosen time if it stays as it is, in `currency`.
     pub projected: Option<CostBreakdown>,
@@ -88,8 +92,11 @@ pub struct MachineCost {
     pub notes: Vec<String>,
 }
 
-/// An account's balance and how long it lasts at what its machines cost now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+/// An account's balance and how long it lasts at what its machines cost now. In JSON `balance`
+/// and `per_hour` say the amounts under neutral names beside the older `usd` ones
+/// ([`AccountBalanceJson`]).
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[ts(as = "AccountBalanceJson")]
 pub struct AccountBalance {
     pub account: String,
     pub provider: ProviderKind,
@@ -110,6 +117,75 @@ pub struct AccountBalance {
     pub error: Option<String>,
 }
 
+/// [`AccountBalance`] as JSON and TypeScript: `balance` and `per_hour` (in `currency`) beside
+/// the older `balance_usd` and `usd_per_hour` (kept, the same numbers).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AccountBalanceJson {
+    account: String,
+    provider: ProviderKind,
+    /// The provider's balance, in `currency`; `null` where it has no balance endpoint or it could
+    /// not be read (`error`).
+    balance: Option<f64>,
+    /// Deprecated: the same number as `balance`.
+    balance_usd: Option<f64>,
+    currency: Currency,
+    /// What this account's machines cost per hour now, in `currency`.
+    per_hour: f64,
+    /// Deprecated: the same number as `per_hour`.
+    usd_per_hour: f64,
+    /// balance / per_hour ("runs out in about N h"); `null` when nothing bills or no balance.
+    runs_out_in_h: Option<f64>,
+    source: Option<String>,
+    error: Option<String>,
+}
+
+impl From<AccountBalance> for AccountBalanceJson {
+    fn from(
+        AccountBalance {
+            account,
+            provider,
+            balance_usd,
+            currency,
+            usd_per_hour,
+            runs_out_in_h,
+            source,
+            error,
+        }: AccountBalance,
+    ) -> Self {
+        AccountBalanceJson {
+            account,
+            provider,
+            balance: balance_usd,
+            balance_usd,
+            currency,
+            per_hour: usd_per_hour,
+            usd_per_hour,
+            runs_out_in_h,
+            source,
+            error,
+        }
+    }
+}
+
+/// Written as [`AccountBalanceJson`] (the neutral names beside the older ones).
+impl Serialize for AccountBalance {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        AccountBalanceJson::from(self.clone()).serialize(s)
+    }
+}
+
+impl AccountBalance {
+    /// The balance, in [`AccountBalance::currency`].
+    pub fn balance(&self) -> Option<f64> {
+        self.balance_usd
+    }
+
+    /// What the account's machines cost per hour now, in [`AccountBalance::currency`].
+    pub fn per_hour(&self) -> f64 {
+        self.usd_per_hour
+    }
+}
+
 /// The machines billed in one currency, added up (never across currencies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CurrencyTotal {
@@ -125,7 +201,8 @@ pub struct CurrencyTotal {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CostReport {
     pub machines: Vec<MachineCost>,
-    /// The USD machines only (before currencies every machine was USD); see `totals`.
+    /// The USD machines only (before currencies every machine was USD). Not a total of every
+    /// machine where some bill in yuan: `totals` is the total, one line per currency.
     pub total_so_far_usd: f64,
     /// The USD machines only; see `totals`.
     pub total_usd_per_hour_now: f64,
@@ -162,7 +239,9 @@ pub struct CostOptions {
 }
 
 impl App {
-    /// Save a pasted host's rate; it has been billed since `started_ago_ms` before now.
+    /// Save a pasted host's rate; it has been billed since `started_ago_ms` before now. A host
+    /// marked stopped then stays stopped: the rate bills from its next start
+    /// ([`App::host_rate_started`]); setting a rate never starts a machine.
     pub fn host_rate_set(
         &self,
         label: &str,
@@ -194,6 +273,20 @@ impl App {
         let stopped_now = self.with_store(|s| rates::mark_stopped(s, label, now))?;
         match self.host_rate_get(label)? {
             Some(r) if stopped_now || r.stopped_ms.is_some() => Ok(r),
+            _ => Err(RemoteError::invalid(
+                "host",
+                format!("'{label}' has no rate set"),
+            )),
+        }
+    }
+
+    /// Mark a stopped pasted host running again now (the user started it on the platform): its
+    /// compute bills from now at its current rate.
+    pub fn host_rate_started(&self, label: &str) -> Result<HostRate, RemoteError> {
+        let now = self.now_ms();
+        let started_now = self.with_store(|s| rates::mark_started(s, label, now))?;
+        match self.host_rate_get(label)? {
+            Some(r) if started_now || r.stopped_ms.is_none() => Ok(r),
             _ => Err(RemoteError::invalid(
                 "host",
                 format!("'{label}' has no rate set"),
@@ -271,6 +364,7 @@ impl App {
             since_ms: r.since_ms,
             now_ms: now,
             so_far: sum(now),
+            per_hour_now: usd_per_hour_now(&t, &tariff, now),
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: by_ms.map(sum),
             currency,
@@ -341,7 +435,12 @@ impl App {
             .map(|f| foreign_cost(f, self.now_ms(), opts.ahead_ms))
             .collect();
         let foreign_count = foreign_machines.len() as u32;
-        let foreign_usd_per_hour = usd_total(foreign_machines.iter().map(|m| m.usd_per_hour_now));
+        let foreign_usd_per_hour = usd_total(
+            foreign_machines
+                .iter()
+                .filter(|m| m.currency == Currency::Usd)
+                .map(|m| m.per_hour_now),
+        );
         machines.extend(foreign_machines);
         let mut balances = vec![];
         if opts.live {
@@ -352,7 +451,7 @@ impl App {
                         .iter()
                         .filter(|m| m.account.as_deref() == Some(a.name.as_str()))
                         .filter(|m| m.currency == a.provider.spec().currency)
-                        .map(|m| m.usd_per_hour_now),
+                        .map(|m| m.per_hour_now),
                 );
                 let got = self.provider_client(&a).and_then(|c| c.balance());
                 let (balance, error) = match got {
@@ -471,6 +570,7 @@ impl App {
             since_ms: t.first().map(|c| c.at_ms).unwrap_or(row.created_ms),
             now_ms: now,
             so_far: cost_so_far(&t, &tariff, Traffic::default(), now),
+            per_hour_now: usd_per_hour_now(&t, &tariff, now),
             usd_per_hour_now: usd_per_hour_now(&t, &tariff, now),
             projected: ahead_ms
                 .map(|a| cost_until(&t, &tariff, Traffic::default(), now, now + a.max(0))),
@@ -545,6 +645,7 @@ fn foreign_cost(f: &ForeignSeen, now: i64, ahead_ms: Option<i64>) -> MachineCost
         since_ms: f.first_seen_ms,
         now_ms: now,
         so_far: breakdown(now, so_far),
+        per_hour_now: per_hour,
         usd_per_hour_now: per_hour,
         currency: f.foreign.provider.spec().currency,
         earlier_in_other_currencies: vec![],
@@ -651,8 +752,8 @@ impl App {
         for row in self.with_db(ledger::list).map_err(into_core)? {
             let (t, tariff, _) = self.instance_timeline(&row).map_err(into_core)?;
             machines.push(budget::Billed {
+                currency: row.provider.spec().currency,
                 host: row.host_label.unwrap_or(row.id),
-                currency: Currency::Usd,
                 timeline: t,
                 tariff,
             });
@@ -705,7 +806,7 @@ impl App {
             .collect();
         for row in self.with_db(ledger::list)? {
             let (t, tariff, _) = self.instance_timeline(&row)?;
-            out.push((Currency::Usd, t, tariff));
+            out.push((row.provider.spec().currency, t, tariff));
         }
         Ok(out)
     }
@@ -807,17 +908,17 @@ impl App {
 /// earlier periods in another currency in theirs (so far = by then: those periods ended).
 fn currency_totals(machines: &[MachineCost], projected: bool) -> Vec<CurrencyTotal> {
     let so_far = sum_by_currency(machines.iter().flat_map(|m| {
-        std::iter::once(Money::new(m.so_far.total_usd, m.currency))
+        std::iter::once(Money::new(m.so_far.total(), m.currency))
             .chain(m.earlier_in_other_currencies.iter().copied())
     }));
     let per_hour = sum_by_currency(
         machines
             .iter()
-            .map(|m| Money::new(m.usd_per_hour_now, m.currency)),
+            .map(|m| Money::new(m.per_hour_now, m.currency)),
     );
     let by_then = sum_by_currency(machines.iter().flat_map(|m| {
         std::iter::once(Money::new(
-            m.projected.as_ref().map(|p| p.total_usd).unwrap_or(0.0),
+            m.projected.as_ref().map(|p| p.total()).unwrap_or(0.0),
             m.currency,
         ))
         .chain(m.earlier_in_other_currencies.iter().copied())
@@ -1170,6 +1271,143 @@ mod tests {
             Some(Platform::Autodl)
         );
         assert_eq!(app.platform_rules().expect("rules").len(), 5);
+    }
+
+    /// A new rate on a host the user marked stopped does not start it: the rate is recorded for
+    /// the next start (compute stays off, the stop keeps its time, so the platform's "released
+    /// after N days off" still counts from the real stop); starting is its own action.
+    #[test]
+    fn a_new_rate_on_a_stopped_host_bills_from_its_next_start() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let t0 = 1_764_000_000_000;
+        let app = app_at(tmp.path(), t0);
+        save_host(&app, "adl");
+        let two = PastedRate {
+            storage_usd_per_day: Some(0.48),
+            platform: Some(Platform::Autodl),
+            ..per_second(2.0, Currency::Cny)
+        };
+        app.host_rate_set("adl", two, 2 * HOUR).expect("rate");
+        app.host_rate_stopped("adl").expect("stopped");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + HOUR);
+        let three = PastedRate {
+            usd_per_hour: 3.0,
+            ..two
+        };
+        let r = app.host_rate_set("adl", three, 0).expect("new rate");
+        assert_eq!(r.stopped_ms, Some(t0), "still stopped, since the real stop");
+        let compute =
+            |b: &CostBreakdown| b.lines.iter().find(|l| l.meter == "compute").map(|l| l.usd);
+        let c = app.cost_host("adl", None).expect("cost");
+        assert_eq!(c.state, Some(InstanceState::Stopped), "{c:?}");
+        assert!(
+            (c.usd_per_hour_now - 0.02).abs() < 1e-9,
+            "storage only: {c:?}"
+        );
+        assert_eq!(c.platform_release_at_ms, Some(t0 + 15 * 86_400_000));
+        drop(app);
+        let app = app_at(tmp.path(), t0 + 3 * HOUR);
+        let c = app.cost_host("adl", None).expect("cost");
+        assert!(
+            (compute(&c.so_far).unwrap_or(0.0) - 4.0).abs() < 1e-9,
+            "{c:?}"
+        );
+        // Storage: the old rate until the new one, then the new one (both 0.02/h here).
+        assert!(
+            (c.so_far.total_usd - (4.0 + 5.0 * 0.02)).abs() < 1e-9,
+            "{c:?}"
+        );
+        // "I started it": compute bills from now at the new rate; once.
+        let r = app.host_rate_started("adl").expect("started");
+        assert_eq!(r.stopped_ms, None);
+        assert!(app.host_rate_started("adl").is_ok(), "already running");
+        assert!(app.host_rate_started("nope").is_err(), "no rate");
+        drop(app);
+        let app = app_at(tmp.path(), t0 + 4 * HOUR);
+        let c = app.cost_host("adl", None).expect("cost");
+        assert_eq!(c.state, Some(InstanceState::Running), "{c:?}");
+        assert!(
+            (compute(&c.so_far).unwrap_or(0.0) - (4.0 + 3.0)).abs() < 1e-9,
+            "{c:?}"
+        );
+        assert!((c.per_hour_now - 3.02).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.platform_release_at_ms, None);
+        // Stopped again, a rate back-dated to when it ran (before the stop) is a correction: it
+        // replaces the stop too, so the host runs at it from then (the existing correction rule).
+        app.host_rate_stopped("adl").expect("stopped");
+        let r = app.host_rate_set("adl", two, HOUR / 2).expect("correction");
+        assert_eq!(r.stopped_ms, None, "{r:?}");
+    }
+
+    /// Every single item's amounts are in neutral fields beside the older `usd` ones (kept, with
+    /// the same numbers): a yuan rate, machine, budget, budget status, spend point, notice and
+    /// balance say `per_hour`, `total`, `amount`, `spent` … with their `currency`.
+    #[test]
+    fn single_items_say_their_amounts_in_neutral_fields_beside_the_usd_ones() {
+        use crate::second_guard::notice::{Notice, NoticeKind};
+        let tmp = tempfile::tempdir().expect("tmp");
+        // 2026-12-01T10:00Z: the host has run since 07:00Z at ¥2.5/h and ¥0.48/day storage.
+        let now = 1_796_119_200_000;
+        let app = app_at(tmp.path(), now);
+        save_host(&app, "adl");
+        let yuan = PastedRate {
+            storage_usd_per_day: Some(0.48),
+            ..per_second(2.5, Currency::Cny)
+        };
+        app.host_rate_set("adl", yuan, 3 * HOUR).expect("rate");
+        let close =
+            |v: &serde_json::Value, want: f64| v.as_f64().is_some_and(|x| (x - want).abs() < 1e-9);
+        let r = serde_json::to_value(app.host_rate_get("adl").expect("get")).expect("json");
+        assert!(close(&r["rate"]["per_hour"], 2.5), "{r}");
+        assert!(close(&r["rate"]["usd_per_hour"], 2.5), "kept: {r}");
+        assert!(close(&r["rate"]["storage_per_day"], 0.48), "{r}");
+        assert!(close(&r["history"][0]["rate"]["per_hour"], 2.5), "{r}");
+        let c =
+            serde_json::to_value(app.cost_host("adl", Some(HOUR)).expect("cost")).expect("json");
+        assert_eq!(c["currency"], "CNY");
+        assert!(close(&c["so_far"]["total"], 7.5 + 0.06), "{c}");
+        assert!(close(&c["so_far"]["total_usd"], 7.5 + 0.06), "kept: {c}");
+        assert!(close(&c["so_far"]["lines"][0]["amount"], 7.5), "{c}");
+        assert!(close(&c["per_hour_now"], 2.52), "{c}");
+        assert!(close(&c["projected"]["total"], 10.0 + 0.08), "{c}");
+        let b = app
+            .budget_set_in(None, Period::Day, Money::new(10.0, Currency::Cny), None)
+            .expect("budget");
+        let b = serde_json::to_value(b).expect("json");
+        assert!(close(&b["amount"], 10.0) && close(&b["usd"], 10.0), "{b}");
+        let row = serde_json::to_value(&app.budget_list().expect("list")[0]).expect("json");
+        assert!(close(&row["spent"], 7.56), "{row}");
+        assert!(close(&row["spent_usd"], 7.56), "kept: {row}");
+        assert!(close(&row["budget"]["amount"], 10.0), "{row}");
+        let v = serde_json::to_value(app.billing_view(None, false).expect("view")).expect("json");
+        let cny = &v["spend"]["by_currency"][0];
+        assert_eq!(cny["currency"], "CNY");
+        assert!(close(&cny["points"][59]["amount"], 7.56), "{cny}");
+        let mut n = Notice::new("k".into(), NoticeKind::BudgetOver);
+        n.spent_usd = Some(12.0);
+        n.budget_usd = Some(10.0);
+        n.currency = Some(Currency::Cny);
+        let n = serde_json::to_value(n).expect("json");
+        assert!(
+            close(&n["spent"], 12.0) && close(&n["budget_amount"], 10.0),
+            "{n}"
+        );
+        let bal = AccountBalance {
+            account: "vast".into(),
+            provider: ProviderKind::Vast,
+            balance_usd: Some(10.0),
+            currency: Currency::Usd,
+            usd_per_hour: 0.5,
+            runs_out_in_h: Some(20.0),
+            source: None,
+            error: None,
+        };
+        let bal = serde_json::to_value(bal).expect("json");
+        assert!(
+            close(&bal["balance"], 10.0) && close(&bal["per_hour"], 0.5),
+            "{bal}"
+        );
     }
 
     /// Budgets count what was spent since the start of the UTC day / month.

@@ -8,7 +8,7 @@ use ts_rs::TS;
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
 use crate::billing::instance as priced;
-use crate::billing::{state_at, usd_per_hour_now, InstanceState};
+use crate::billing::{state_at, usd_per_hour_now, Currency, InstanceState};
 use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
 use crate::infra::ipc::Coded;
@@ -73,7 +73,12 @@ pub struct ReleaseChecklist {
     pub unchecked: Vec<String>,
     /// The disks the release deletes (provider machines).
     pub disks: Vec<DiskDeleted>,
+    /// What the machine costs per hour now, in `currency`.
     pub usd_per_hour_now: f64,
+    /// What `usd_per_hour_now` and `stop_instead` are in: the machine's billing currency (every
+    /// ledger machine so far bills in USD).
+    #[serde(default)]
+    pub currency: Currency,
     pub stop_instead: Option<StopInstead>,
     /// The environment as a replayable script (`release_save_recipe` keeps it).
     pub recipe: Option<EnvRecipe>,
@@ -250,6 +255,7 @@ impl App {
             unchecked: vec![],
             disks: vec![],
             usd_per_hour_now: 0.0,
+            currency: Currency::Usd,
             stop_instead: None,
             recipe: None,
             remote_error: None,

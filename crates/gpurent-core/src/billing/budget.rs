@@ -97,16 +97,63 @@ pub fn level(spent_usd: f64, budget_usd: f64) -> Level {
 }
 
 /// A spending limit: one machine (`host`) or all of them (`None`), per day or month (UTC), in
-/// one currency: it counts only the machines billed in `currency` (nothing is converted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+/// one currency: it counts only the machines billed in `currency` (nothing is converted). In
+/// JSON `amount` says the limit under a neutral name beside the older `usd` ([`BudgetJson`]).
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[ts(as = "BudgetJson")]
 pub struct Budget {
     pub host: Option<String>,
     pub period: Period,
-    /// The limit, in `currency` (the name is older than currencies).
+    /// The limit, in `currency` (the name is older than currencies; see [`Budget::amount`]).
     pub usd: f64,
     /// What the limit is in (absent in JSON saved before currencies: USD).
     #[serde(default)]
     pub currency: Currency,
+}
+
+impl Budget {
+    /// The limit, in [`Budget::currency`].
+    pub fn amount(&self) -> f64 {
+        self.usd
+    }
+}
+
+/// [`Budget`] as JSON and TypeScript: `amount` beside the older `usd` (kept, the same number).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct BudgetJson {
+    host: Option<String>,
+    period: Period,
+    /// The limit, in `currency`.
+    amount: f64,
+    /// Deprecated: the same number as `amount` (in `currency`, despite the name).
+    usd: f64,
+    currency: Currency,
+}
+
+impl From<Budget> for BudgetJson {
+    fn from(
+        Budget {
+            host,
+            period,
+            usd,
+            currency,
+        }: Budget,
+    ) -> Self {
+        BudgetJson {
+            host,
+            period,
+            amount: usd,
+            usd,
+            currency,
+        }
+    }
+}
+
+/// Written as [`BudgetJson`] (the neutral names beside the older ones).
+impl Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        BudgetJson::from(self.clone()).serialize(s)
+    }
 }
 
 /// Where spending stands against a budget in the current period.
@@ -115,6 +162,9 @@ pub struct BudgetStatus {
     pub budget: Budget,
     pub period_start_ms: i64,
     /// Spent in this period by the machines billed in the budget's currency, in that currency.
+    #[serde(default)]
+    pub spent: f64,
+    /// Deprecated: the same number as `spent` (in the budget's currency, despite the name).
     pub spent_usd: f64,
     /// spent / budget (1.0 = 100 %).
     pub fraction: f64,
@@ -228,6 +278,7 @@ pub fn status(budget: Budget, machines: &[Billed], now_ms: i64) -> BudgetStatus 
         .fold(0.0, |a, b| a + b);
     BudgetStatus {
         period_start_ms: start,
+        spent,
         spent_usd: spent,
         fraction: spent / budget.usd,
         level: level(spent, budget.usd),

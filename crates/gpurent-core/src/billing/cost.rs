@@ -56,21 +56,112 @@ pub struct Traffic {
     pub bytes_out: u64,
 }
 
-/// What one meter came to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+/// What one meter came to, in the machine's currency (the field `usd` is older than
+/// currencies; in JSON `amount` says the same number under a neutral name).
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[ts(as = "CostLineJson")]
 pub struct CostLine {
     pub meter: String,
     /// Billed time after rounding (transfer meters: 0).
     pub billed_ms: i64,
+    /// In the machine's currency (see [`CostLine::amount`]).
     pub usd: f64,
 }
 
-/// Cost of a machine up to a point in time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+impl CostLine {
+    /// What the meter came to, in the machine's currency.
+    pub fn amount(&self) -> f64 {
+        self.usd
+    }
+}
+
+/// [`CostLine`] as JSON and TypeScript: `amount` beside the older `usd`.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CostLineJson {
+    meter: String,
+    /// Billed time after rounding (transfer meters: 0).
+    billed_ms: i64,
+    /// What the meter came to, in the machine's `currency`.
+    amount: f64,
+    /// Deprecated: the same number as `amount` (in the machine's currency, despite the name).
+    usd: f64,
+}
+
+impl From<CostLine> for CostLineJson {
+    fn from(
+        CostLine {
+            meter,
+            billed_ms,
+            usd,
+        }: CostLine,
+    ) -> Self {
+        CostLineJson {
+            meter,
+            billed_ms,
+            amount: usd,
+            usd,
+        }
+    }
+}
+
+/// Written as [`CostLineJson`] (the neutral names beside the older ones).
+impl Serialize for CostLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        CostLineJson::from(self.clone()).serialize(s)
+    }
+}
+
+/// Cost of a machine up to a point in time, in the machine's currency (`total_usd` is older than
+/// currencies; in JSON `total` says the same number under a neutral name).
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[ts(as = "CostBreakdownJson")]
 pub struct CostBreakdown {
     pub until_ms: i64,
+    /// In the machine's currency (see [`CostBreakdown::total`]).
     pub total_usd: f64,
     pub lines: Vec<CostLine>,
+}
+
+impl CostBreakdown {
+    /// The total, in the machine's currency.
+    pub fn total(&self) -> f64 {
+        self.total_usd
+    }
+}
+
+/// [`CostBreakdown`] as JSON and TypeScript: `total` beside the older `total_usd`.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CostBreakdownJson {
+    until_ms: i64,
+    /// In the machine's `currency`.
+    total: f64,
+    /// Deprecated: the same number as `total` (in the machine's currency, despite the name).
+    total_usd: f64,
+    lines: Vec<CostLine>,
+}
+
+impl From<CostBreakdown> for CostBreakdownJson {
+    fn from(
+        CostBreakdown {
+            until_ms,
+            total_usd,
+            lines,
+        }: CostBreakdown,
+    ) -> Self {
+        CostBreakdownJson {
+            until_ms,
+            total: total_usd,
+            total_usd,
+            lines,
+        }
+    }
+}
+
+/// Written as [`CostBreakdownJson`] (the neutral names beside the older ones).
+impl Serialize for CostBreakdown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        CostBreakdownJson::from(self.clone()).serialize(s)
+    }
 }
 
 /// A rate for one meter of a provider rule: `rate` in the rule's unit (`None`: the provider's
@@ -144,8 +235,11 @@ impl Tariff {
 /// A pasted host's rate as the user entered it: compute billed by `rule` while it runs, storage
 /// per day (prorated per second) for as long as it exists. The amounts are in `currency` (the
 /// field names are older than currencies: `usd_per_hour` is the rate per hour in `currency`,
-/// which is USD for every rate saved before currencies existed).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+/// which is USD for every rate saved before currencies existed). In JSON `per_hour` and
+/// `storage_per_day` say the same numbers under neutral names ([`PastedRateJson`]); reading
+/// JSON takes the older names.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, TS)]
+#[ts(as = "PastedRateJson")]
 pub struct PastedRate {
     /// Per hour, in `currency`.
     pub usd_per_hour: f64,
@@ -161,7 +255,63 @@ pub struct PastedRate {
     pub platform: Option<Platform>,
 }
 
+/// [`PastedRate`] as JSON and TypeScript: `per_hour` and `storage_per_day` beside the older
+/// `usd_…` names (kept, with the same numbers).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct PastedRateJson {
+    /// The rate per hour, in `currency`.
+    per_hour: f64,
+    /// Deprecated: the same number as `per_hour` (in `currency`, despite the name).
+    usd_per_hour: f64,
+    rule: Increment,
+    /// Storage per day, in `currency` (`null`: none).
+    storage_per_day: Option<f64>,
+    /// Deprecated: the same number as `storage_per_day` (in `currency`, despite the name).
+    storage_usd_per_day: Option<f64>,
+    currency: Currency,
+    platform: Option<Platform>,
+}
+
+impl From<PastedRate> for PastedRateJson {
+    fn from(
+        PastedRate {
+            usd_per_hour,
+            rule,
+            storage_usd_per_day,
+            currency,
+            platform,
+        }: PastedRate,
+    ) -> Self {
+        PastedRateJson {
+            per_hour: usd_per_hour,
+            usd_per_hour,
+            rule,
+            storage_per_day: storage_usd_per_day,
+            storage_usd_per_day,
+            currency,
+            platform,
+        }
+    }
+}
+
+/// Written as [`PastedRateJson`] (the neutral names beside the older ones).
+impl Serialize for PastedRate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PastedRateJson::from(*self).serialize(s)
+    }
+}
+
 impl PastedRate {
+    /// The rate per hour, in [`PastedRate::currency`].
+    pub fn per_hour(&self) -> f64 {
+        self.usd_per_hour
+    }
+
+    /// Storage per day, in [`PastedRate::currency`].
+    pub fn storage_per_day(&self) -> Option<f64> {
+        self.storage_usd_per_day
+    }
+
     pub fn validate(&self) -> Result<(), CoreError> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
         if !ok(self.usd_per_hour) {

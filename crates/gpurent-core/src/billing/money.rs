@@ -29,6 +29,23 @@ impl std::fmt::Display for Money {
     }
 }
 
+/// An amount in the currency a price names by its code (a card price's `currency` is an ISO code
+/// or the user's own label): the sign where gpurent knows the code (`¥12.50`, `$0.40`), else the
+/// code before the number (`EUR 12.50`) — as the UI's `money()` (ui/js/money.js) writes it.
+pub fn format_code(amount: f64, code: &str, decimals: usize) -> String {
+    let code = code.trim();
+    match Currency::ALL
+        .into_iter()
+        .find(|c| c.code().eq_ignore_ascii_case(code))
+    {
+        Some(c) => c.format(amount, decimals),
+        None => {
+            let sign = if amount < 0.0 { "-" } else { "" };
+            format!("{sign}{code} {:.*}", decimals, amount.abs())
+        }
+    }
+}
+
 /// Amounts added up per currency (never across): one entry per currency present, in
 /// [`Currency`] order (CNY, USD), each starting at +0.0.
 pub fn sum_by_currency<I: IntoIterator<Item = Money>>(amounts: I) -> Vec<Money> {
@@ -112,6 +129,13 @@ mod tests {
         assert_eq!(Currency::for_locale(None), Currency::Usd);
         assert_eq!(Currency::Cny.format(2.5, 2), "¥2.50");
         assert_eq!(Currency::Usd.format(-0.4, 3), "-$0.400");
+    }
+
+    #[test]
+    fn a_price_reads_with_its_sign_or_its_code() {
+        assert_eq!(format_code(12.5, "CNY", 2), "¥12.50");
+        assert_eq!(format_code(0.4, " usd ", 3), "$0.400");
+        assert_eq!(format_code(-3.0, "EUR", 2), "-EUR 3.00");
     }
 
     #[test]

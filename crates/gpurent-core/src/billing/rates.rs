@@ -37,7 +37,8 @@ pub enum RateEventKind {
     Stopped,
     /// The guard on the machine recorded that it powered the machine off.
     PoweredOff,
-    /// Running again (after a power-off the guard recorded: the machine's own boot time).
+    /// Running again: after a power-off the guard recorded (the machine's own boot time), or the
+    /// user said it is started (`gpurent rate started`, "I started it").
     Running,
 }
 
@@ -76,6 +77,32 @@ pub struct RateEvent {
     pub recorded_ms: i64,
 }
 
+/// The `detail` of a rate event set while the host was stopped: it bills from the host's next
+/// start (a rate change never starts a stopped host; `gpurent rate started` / "I started it"
+/// does). Kept in `detail` so the table needs no migration.
+pub const RATE_WHILE_STOPPED: &str = "while_stopped";
+
+impl RateEvent {
+    /// A rate set while the host was stopped (its period begins stopped).
+    pub fn is_rate_while_stopped(&self) -> bool {
+        self.kind == RateEventKind::Rate && self.detail.as_deref() == Some(RATE_WHILE_STOPPED)
+    }
+}
+
+/// Stopped (by the user or its guard's power-off) since when, after these events in time order
+/// (`None`: running). A rate set while stopped keeps the stop and its time.
+fn stopped_since(events: &[RateEvent]) -> Option<i64> {
+    let mut since = None;
+    for e in events {
+        match e.kind {
+            RateEventKind::Rate if e.is_rate_while_stopped() => {}
+            RateEventKind::Rate | RateEventKind::Running => since = None,
+            RateEventKind::Stopped | RateEventKind::PoweredOff => since = Some(e.at_ms),
+        }
+    }
+    since
+}
+
 impl HostRate {
     /// The current period's timeline (since the last rate set).
     pub fn timeline(&self) -> Vec<StateChange> {
@@ -102,10 +129,16 @@ impl HostRate {
                             state: InstanceState::Terminated,
                         });
                     }
+                    // A rate set while the host was stopped bills from its next start: the
+                    // period begins stopped (its storage, if any, bills from here).
                     out.push(RatePeriod {
                         timeline: vec![StateChange {
                             at_ms: e.at_ms,
-                            state: InstanceState::Running,
+                            state: if e.is_rate_while_stopped() {
+                                InstanceState::Stopped
+                            } else {
+                                InstanceState::Running
+                            },
                         }],
                         tariff: rate.tariff(),
                         currency: rate.currency,
@@ -285,20 +318,11 @@ fn to_rate(
     let currency = currency_of("host_rates", Some(&currency))?;
     let platform = platform_of("host_rates", platform.as_deref())?;
     let history = history(store, &host)?;
-    // Stopped: the last event of the current period says so.
-    let current_from = history
-        .iter()
-        .rposition(|e| e.kind == RateEventKind::Rate)
-        .unwrap_or(0);
+    // Stopped: the last stop or power-off not followed by a start or a rate set while running.
     let stopped_ms = if history.is_empty() {
         stopped
     } else {
-        history[current_from..]
-            .iter()
-            .rev()
-            .find(|e| e.kind != RateEventKind::Rate)
-            .filter(|e| matches!(e.kind, RateEventKind::Stopped | RateEventKind::PoweredOff))
-            .map(|e| e.at_ms)
+        stopped_since(&history)
     };
     Ok(HostRate {
         host,
@@ -319,29 +343,77 @@ const SELECT: &str = "SELECT host_label, usd_per_hour, rule, storage_usd_per_day
 
 /// Save a host's rate, billed at it since `since_ms` (running): the current rate is replaced,
 /// the history keeps the earlier ones (each billed for its own period).
+///
+/// A host stopped at `since_ms` (the user's "I stopped it" or its guard's power-off, before that
+/// time) stays stopped: the rate is recorded for its next start ([`RATE_WHILE_STOPPED`]), its
+/// storage bills at the new rate from `since_ms`, and the stop keeps its time. Returns whether it
+/// was stopped.
 pub fn set(
     store: &Store,
     label: &str,
     rate: &PastedRate,
     since_ms: i64,
     now_ms: i64,
-) -> Result<(), CoreError> {
+) -> Result<bool, CoreError> {
+    // The state at `since_ms`: what was recorded before it (a rate at `since_ms` replaces what
+    // was recorded for that time and later).
+    let stopped = match get(store, label)? {
+        Some(r) => {
+            let before: Vec<RateEvent> = r
+                .history
+                .into_iter()
+                .filter(|e| e.at_ms < since_ms)
+                .collect();
+            if before.is_empty() {
+                r.stopped_ms.is_some_and(|s| s < since_ms)
+            } else {
+                stopped_since(&before).is_some()
+            }
+        }
+        None => false,
+    };
     let c = store.conn();
     c.execute(
         "INSERT INTO host_rates(host_label, usd_per_hour, rule, storage_usd_per_day, since_ms, stopped_ms, updated_ms, currency, platform)
          VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)
          ON CONFLICT(host_label) DO UPDATE SET usd_per_hour = excluded.usd_per_hour,
            rule = excluded.rule, storage_usd_per_day = excluded.storage_usd_per_day,
-           since_ms = excluded.since_ms, stopped_ms = NULL, updated_ms = excluded.updated_ms,
+           since_ms = excluded.since_ms,
+           stopped_ms = CASE WHEN ?9 THEN host_rates.stopped_ms ELSE NULL END,
+           updated_ms = excluded.updated_ms,
            currency = excluded.currency, platform = excluded.platform",
-        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
+        params![label, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, since_ms, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str), stopped],
     )?;
     c.execute(
-        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, recorded_ms, currency, platform)
-         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?6, ?7, ?8)",
-        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str)],
+        "INSERT INTO host_rate_events(host_label, at_ms, kind, usd_per_hour, rule, storage_usd_per_day, source, detail, recorded_ms, currency, platform)
+         VALUES (?1, ?2, 'rate', ?3, ?4, ?5, 'user', ?9, ?6, ?7, ?8)",
+        params![label, since_ms, rate.usd_per_hour, rate.rule.rule_name(), rate.storage_usd_per_day, now_ms, rate.currency.code(), rate.platform.map(Platform::as_str), stopped.then_some(RATE_WHILE_STOPPED)],
     )?;
-    Ok(())
+    Ok(stopped)
+}
+
+/// Mark a stopped host's rate running again at `now_ms` (the user started it on the platform);
+/// `false` when it has no rate or is not stopped.
+pub fn mark_started(store: &Store, label: &str, now_ms: i64) -> Result<bool, CoreError> {
+    match get(store, label)? {
+        Some(r) if r.stopped_ms.is_some() => {
+            append(
+                store,
+                label,
+                RateEventKind::Running,
+                now_ms,
+                "user",
+                None,
+                now_ms,
+            )?;
+            store.conn().execute(
+                "UPDATE host_rates SET stopped_ms = NULL, updated_ms = ?2 WHERE host_label = ?1",
+                params![label, now_ms],
+            )?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Mark a running host's rate stopped at `now_ms`; `false` when it has no rate or was stopped.
@@ -450,7 +522,7 @@ mod tests {
             currency: Currency::Usd,
             platform: None,
         };
-        set(&store, "box", &rate, 10, 20).expect("set");
+        assert!(!set(&store, "box", &rate, 10, 20).expect("set"));
         assert!(mark_stopped(&store, "box", 30).expect("stop"));
         assert!(!mark_stopped(&store, "box", 40).expect("again"));
         assert_eq!(

@@ -6,13 +6,49 @@ use ts_rs::TS;
 
 use crate::billing::{cost_so_far, Currency, StateChange, Tariff, Traffic};
 
-/// Cumulative cost at one moment, in the currency of the series it belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+/// Cumulative cost at one moment, in the currency of the series it belongs to. In JSON `amount`
+/// says the same number as the older `usd` ([`SpendPointJson`]).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, TS)]
+#[ts(as = "SpendPointJson")]
 pub struct SpendPoint {
     pub at_ms: i64,
     /// In [`SpendSeries::points`]: US dollars (the USD machines only). In a
     /// [`CurrencySpend`]: that series' currency.
     pub usd: f64,
+}
+
+impl SpendPoint {
+    /// The cumulative cost, in the series' currency.
+    pub fn amount(&self) -> f64 {
+        self.usd
+    }
+}
+
+/// [`SpendPoint`] as JSON and TypeScript: `amount` beside the older `usd`.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SpendPointJson {
+    at_ms: i64,
+    /// The cumulative cost, in the series' currency (`SpendSeries.points`: USD).
+    amount: f64,
+    /// Deprecated: the same number as `amount`.
+    usd: f64,
+}
+
+impl From<SpendPoint> for SpendPointJson {
+    fn from(SpendPoint { at_ms, usd }: SpendPoint) -> Self {
+        SpendPointJson {
+            at_ms,
+            amount: usd,
+            usd,
+        }
+    }
+}
+
+/// Written as [`SpendPointJson`] (the neutral names beside the older ones).
+impl Serialize for SpendPoint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        SpendPointJson::from(*self).serialize(s)
+    }
 }
 
 /// The cumulative spend of the machines billed in one currency.

@@ -55,8 +55,11 @@ pub enum NoActReason {
     ActionOnMachine,
 }
 
-/// One thing to tell the user, with the numbers its text needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+/// One thing to tell the user, with the numbers its text needs. In JSON the budget amounts are
+/// also `spent` and `budget_amount` (neutral names, in `currency`) beside the older `spent_usd`
+/// and `budget_usd` ([`NoticeJson`]); reading JSON (the stored notices) takes the older names.
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[ts(as = "NoticeJson")]
 pub struct Notice {
     /// De-duplication key: the same key is never sent twice.
     pub key: String,
@@ -88,7 +91,95 @@ pub struct Notice {
     pub no_act: Option<NoActReason>,
 }
 
+/// [`Notice`] as JSON and TypeScript: `spent` and `budget_amount` beside the older `usd` names.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct NoticeJson {
+    /// De-duplication key: the same key is never sent twice.
+    key: String,
+    kind: NoticeKind,
+    /// The machine (`null`: a total budget or an account).
+    host: Option<String>,
+    account: Option<String>,
+    period: Option<Period>,
+    minutes: Option<i64>,
+    limit_minutes: Option<i64>,
+    hours: Option<f64>,
+    /// Budget notices: spent in the period, in `currency`.
+    spent: Option<f64>,
+    /// Budget notices: the limit, in `currency`.
+    budget_amount: Option<f64>,
+    /// Deprecated: the same number as `spent` (in `currency`, despite the name).
+    spent_usd: Option<f64>,
+    /// Deprecated: the same number as `budget_amount` (in `currency`, despite the name).
+    budget_usd: Option<f64>,
+    /// What the budget amounts are in (`null`: USD, as before currencies).
+    currency: Option<Currency>,
+    action: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    no_act: Option<NoActReason>,
+}
+
+impl From<Notice> for NoticeJson {
+    fn from(
+        Notice {
+            key,
+            kind,
+            host,
+            account,
+            period,
+            minutes,
+            limit_minutes,
+            hours,
+            spent_usd,
+            budget_usd,
+            currency,
+            action,
+            state,
+            error,
+            no_act,
+        }: Notice,
+    ) -> Self {
+        NoticeJson {
+            key,
+            kind,
+            host,
+            account,
+            period,
+            minutes,
+            limit_minutes,
+            hours,
+            spent: spent_usd,
+            budget_amount: budget_usd,
+            spent_usd,
+            budget_usd,
+            currency,
+            action,
+            state,
+            error,
+            no_act,
+        }
+    }
+}
+
+/// Written as [`NoticeJson`] (the neutral names beside the older ones).
+impl Serialize for Notice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        NoticeJson::from(self.clone()).serialize(s)
+    }
+}
+
 impl Notice {
+    /// Budget notices: spent in the period, in [`Notice::currency`].
+    pub fn spent(&self) -> Option<f64> {
+        self.spent_usd
+    }
+
+    /// Budget notices: the limit, in [`Notice::currency`].
+    pub fn budget_amount(&self) -> Option<f64> {
+        self.budget_usd
+    }
+
     pub(crate) fn new(key: String, kind: NoticeKind) -> Notice {
         Notice {
             key,
@@ -120,8 +211,8 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
     let min = n.minutes.unwrap_or(0);
     let limit = n.limit_minutes.unwrap_or(0);
     let currency = n.currency.unwrap_or_default();
-    let usd = |v: Option<f64>| currency.format(v.unwrap_or(0.0), 2);
-    let (spent, budget) = (usd(n.spent_usd), usd(n.budget_usd));
+    let amount = |v: Option<f64>| currency.format(v.unwrap_or(0.0), 2);
+    let (spent, budget) = (amount(n.spent()), amount(n.budget_amount()));
     let per = match (n.period, zh) {
         (Some(Period::Month), false) => "this month",
         (_, false) => "today",

@@ -9,6 +9,7 @@ import {
   budgetRemove,
   budgetSet,
   hostRateSet,
+  hostRateStarted,
   hostRateStopped,
   noticesRecent,
   platformRules,
@@ -207,6 +208,20 @@ async function markStopped(m, after) {
   after();
 }
 
+/**
+ * The user started a stopped pasted host again on its platform: its compute bills from now (a rate
+ * set while it was stopped waits for this). @param {MachineCost} m @param {() => void} after
+ */
+async function markStarted(m, after) {
+  try {
+    await hostRateStarted(m.host);
+    hideError();
+  } catch (e) {
+    fail(e);
+  }
+  after();
+}
+
 // ---- the parts of the screen ----
 
 /**
@@ -318,7 +333,7 @@ function renderMachines(v, box, again) {
       rel.addEventListener('click', () => releaseMachine(id, again));
       actions.append(rel);
     } else if (m.kind === 'foreign' && m.provider_instance_id && m.account) {
-      const foreign = { id: m.provider_instance_id, account: m.account, name: m.host, price: m.usd_per_hour_now };
+      const foreign = { id: m.provider_instance_id, account: m.account, name: m.host, price: m.per_hour_now };
       const rel = el('button', {
         type: 'button',
         class: 'small-btn danger',
@@ -336,6 +351,16 @@ function renderMachines(v, box, again) {
           text: t('billing.pasted.stop'),
         });
         b.addEventListener('click', () => markStopped(m, again));
+        actions.append(b);
+      } else if (m.state === 'stopped') {
+        const b = el('button', {
+          type: 'button',
+          class: 'small-btn',
+          'data-action': 'mark-started',
+          title: t('billing.pasted.start.note'),
+          text: t('billing.pasted.start'),
+        });
+        b.addEventListener('click', () => markStarted(m, again));
         actions.append(b);
       }
       actions.append(el('span', { class: 'muted small', text: t('billing.pasted.release') }));
@@ -355,8 +380,8 @@ function renderMachines(v, box, again) {
           class: `muted small reported${r.differs ? ' differs' : ''}`,
           'data-differs': String(r.differs),
           text: t(r.differs ? 'billing.reported.differs' : 'billing.reported', {
-            theirs: `${usd(r.usd_per_hour)}/h`,
-            ours: `${usd(r.gpurent_usd_per_hour)}/h`,
+            theirs: `${money(r.usd_per_hour, m.currency)}/h`,
+            ours: `${money(r.gpurent_usd_per_hour, m.currency)}/h`,
           }),
         })
       : null;
@@ -367,15 +392,13 @@ function renderMachines(v, box, again) {
         el('td', {}, el('strong', { text: m.host }), el('span', { class: 'muted small kind', text: kind })),
         el('td', {
           class: `state ${m.state ?? ''}`,
-          text: t(
-            `billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.usd_per_hour_now > 0 ? '.storage' : ''}`,
-          ),
+          text: t(`billing.state.${m.state ?? 'none'}${m.state === 'stopped' && m.per_hour_now > 0 ? '.storage' : ''}`),
         }),
         el('td', { text: ruleText(m.rule) }),
         el(
           'td',
-          { class: 'num so-far', 'data-usd': String(m.so_far.total_usd), 'data-currency': m.currency },
-          el('span', { text: moneyFine(m.so_far.total_usd, m.currency) }),
+          { class: 'num so-far', 'data-usd': String(m.so_far.total), 'data-currency': m.currency },
+          el('span', { text: moneyFine(m.so_far.total, m.currency) }),
           m.kind === 'foreign' ? el('span', { class: 'muted small', text: t('billing.foreign.so_far') }) : null,
           m.platform_release_at_ms !== null
             ? el('span', {
@@ -400,13 +423,8 @@ function renderMachines(v, box, again) {
             }),
           ),
         ),
-        el(
-          'td',
-          { class: 'num per-hour' },
-          el('span', { text: `${money(m.usd_per_hour_now, m.currency)}/h` }),
-          reported,
-        ),
-        el('td', { class: 'num projected', text: m.projected ? money(m.projected.total_usd, m.currency) : '—' }),
+        el('td', { class: 'num per-hour' }, el('span', { text: `${money(m.per_hour_now, m.currency)}/h` }), reported),
+        el('td', { class: 'num projected', text: m.projected ? money(m.projected.total, m.currency) : '—' }),
         el('td', {}, actions),
       ),
     );
@@ -429,7 +447,7 @@ function svg(tag, attrs, text) {
  */
 function renderChart(s, box) {
   clear(box);
-  const curves = s.by_currency.filter((c) => c.points.some((p) => p.usd > 0));
+  const curves = s.by_currency.filter((c) => c.points.some((p) => p.amount > 0));
   if (curves.length === 0 || s.to_ms <= s.from_ms) {
     box.append(el('p', { class: 'muted small', id: 'billing-chart-empty', text: t('billing.chart.empty') }));
     return;
@@ -445,11 +463,11 @@ function renderChart(s, box) {
  * @returns {SVGElement}
  */
 function chartOf(s, pts, cur, id) {
-  const max = Math.max(...pts.map((p) => p.usd), 0);
+  const max = Math.max(...pts.map((p) => p.amount), 0);
   const [W, H, L, R, T, B] = [640, 200, 64, 16, 12, 28];
   const x = (/** @type {number} */ ms) => L + ((ms - s.from_ms) / (s.to_ms - s.from_ms)) * (W - L - R);
   const y = (/** @type {number} */ v) => T + (1 - v / max) * (H - T - B);
-  const line = pts.map((p) => `${x(p.at_ms).toFixed(1)},${y(p.usd).toFixed(1)}`).join(' ');
+  const line = pts.map((p) => `${x(p.at_ms).toFixed(1)},${y(p.amount).toFixed(1)}`).join(' ');
   const area = `${x(s.from_ms).toFixed(1)},${y(0).toFixed(1)} ${line} ${x(s.to_ms).toFixed(1)},${y(0).toFixed(1)}`;
   const short = s.to_ms - s.from_ms < 2 * 3_600_000;
   const root = svg('svg', {
@@ -525,8 +543,8 @@ function renderBudgets(rows, box, again) {
           el('span', {
             class: 'budget-nums',
             text: t('billing.budget.spent', {
-              spent: money(b.spent_usd, b.budget.currency),
-              budget: money(b.budget.usd, b.budget.currency),
+              spent: money(b.spent, b.budget.currency),
+              budget: money(b.budget.amount, b.budget.currency),
               pct: num(Math.floor(b.fraction * 100), 0),
             }),
           }),
@@ -551,8 +569,8 @@ function noticeText(n) {
     minutes: num(n.minutes ?? 0, 0),
     limit: num(n.limit_minutes ?? 0, 0),
     hours: num(n.hours ?? 0, 0),
-    spent: money(n.spent_usd ?? 0, n.currency ?? 'USD'),
-    budget: money(n.budget_usd ?? 0, n.currency ?? 'USD'),
+    spent: money(n.spent ?? 0, n.currency ?? 'USD'),
+    budget: money(n.budget_amount ?? 0, n.currency ?? 'USD'),
     name,
     action: n.action ?? '',
     state: n.state ?? n.error ?? '',
@@ -582,13 +600,13 @@ function renderBalances(list, box) {
   for (const b of list) {
     /** @type {(HTMLElement | null)[]} */
     const parts = [el('strong', { text: b.account }), el('span', { class: 'muted small', text: b.provider })];
-    if (b.balance_usd !== null) {
+    if (b.balance !== null) {
       parts.push(
         el('span', {
           class: 'balance',
           text: t('billing.balance.left', {
-            usd: money(b.balance_usd, b.currency),
-            rate: `${money(b.usd_per_hour, b.currency)}/h`,
+            usd: money(b.balance, b.currency),
+            rate: `${money(b.per_hour, b.currency)}/h`,
           }),
         }),
       );
@@ -763,6 +781,7 @@ function rateForm(hosts, again, platforms) {
     ),
     platformNote,
     el('p', { class: 'muted small', text: t('billing.rate.note') }),
+    el('p', { class: 'muted small', id: 'rate-while-stopped', text: t('billing.rate.while_stopped') }),
   );
   // A platform picked: its known rounding becomes the rule; what is not known is said.
   platform.addEventListener('change', () => {

@@ -11,8 +11,11 @@ import { money as moneyOf } from '../../money.js';
 /** @typedef {import('../../../bindings/ReleaseChecklist').ReleaseChecklist} ReleaseChecklist */
 /** @typedef {import('../../../bindings/ErrorPayload').ErrorPayload} ErrorPayload */
 
-/** A provider machine's amount (US dollars). @param {number} usd */
-const money = (usd) => moneyOf(usd, 'USD', usd >= 10 ? 0 : 2);
+/**
+ * An amount of the machine's, in its billing currency (`c.currency`).
+ * @param {number} v @param {ReleaseChecklist['currency']} currency
+ */
+const money = (v, currency) => moneyOf(v, currency, v >= 10 ? 0 : 2);
 
 /**
  * The checklist's parts as nodes.
@@ -105,8 +108,8 @@ function render(c) {
   if (s) {
     let text;
     if (!s.possible) text = t('release.stop.impossible');
-    else if (s.keeps_disk) text = t('release.stop.keeps', { month: money(s.usd_per_month) });
-    else text = t('release.stop.wipes', { month: money(s.usd_per_month) });
+    else if (s.keeps_disk) text = t('release.stop.keeps', { month: money(s.usd_per_month, c.currency) });
+    else text = t('release.stop.wipes', { month: money(s.usd_per_month, c.currency) });
     box.append(
       el(
         'section',
@@ -122,7 +125,7 @@ function render(c) {
       class: 'small',
       id: 'release-now',
       'data-state': c.ledger_state ?? '',
-      text: t(nowKey, { rate: money(c.usd_per_hour_now) }),
+      text: t(nowKey, { rate: money(c.usd_per_hour_now, c.currency) }),
     }),
   );
   return box;

@@ -4,7 +4,7 @@ import { priceSet } from '../../api.js';
 import { showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { num, t } from '../../i18n.js';
-import { defaultCurrency, money } from '../../money.js';
+import { defaultCurrency, money, SYMBOL } from '../../money.js';
 
 /** @typedef {import('../../../bindings/Currency').Currency} Currency */
 /** @typedef {import('../../../bindings/Estimate').Estimate} Estimate */
@@ -171,15 +171,13 @@ export function explain(x, names) {
         return t('expl.cheapest_offer', {
           gpus: x.gpus,
           card: card(x.card_id),
-          cost: num(x.total_cost, 2),
-          currency: x.currency,
+          cost: money(x.total_cost, /** @type {Currency} */ (x.currency)),
         });
       if (x.cost_per_million_tokens !== null)
         return t('expl.cheapest_offer.tokens', {
           gpus: x.gpus,
           card: card(x.card_id),
-          cost: num(x.cost_per_million_tokens, 2),
-          currency: x.currency,
+          cost: money(x.cost_per_million_tokens, /** @type {Currency} */ (x.currency)),
         });
       return t('expl.cheapest_offer.hourly', { gpus: x.gpus, card: card(x.card_id) });
     case 'rent_vs_buy':
@@ -289,8 +287,8 @@ function cardsTable(e, local, offers, rerun) {
     let cost = t('spec.none');
     if (ranked?.cost) cost = money(ranked.cost.total_cost, /** @type {Currency} */ (ranked.cost.currency));
     else if (ranked?.cost_per_million_tokens != null)
-      cost = `${money(ranked.cost_per_million_tokens, currency)} / 1M tok`;
-    else if (ranked) cost = `${money(ranked.price_per_hour_all_gpus, currency)} / h`;
+      cost = t('est.cost.per_million', { cost: money(ranked.cost_per_million_tokens, currency) });
+    else if (ranked) cost = t('est.cost.per_hour', { cost: money(ranked.price_per_hour_all_gpus, currency) });
     body.append(
       el(
         'tr',
@@ -305,7 +303,17 @@ function cardsTable(e, local, offers, rerun) {
         el('td', { class: 'num', text: `${num(f.per_gpu_gib)} / ${num(f.budget_gib)} GiB` }),
         el('td', { class: 'num', text: speedText(f, training) }),
         el('td', { class: 'num', text: timeText(f) }),
-        el('td', {}, price, ' ', el('span', { class: 'muted price-currency', text: `${currency}/h` })),
+        el(
+          'td',
+          {},
+          price,
+          ' ',
+          el('span', {
+            class: 'muted price-currency',
+            'data-currency': currency,
+            text: t('est.price.unit', { sign: SYMBOL[currency] ?? currency }),
+          }),
+        ),
         el('td', { class: 'num', text: cost }),
       ),
     );
