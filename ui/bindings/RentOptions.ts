@@ -21,6 +21,11 @@ price_per_hour_usd: number,
  */
 stopped_storage_usd_per_month: number | null, 
 /**
+ * Where the price comes from when the provider quotes none before the create (AutoDL: the
+ * documented rate's page, verified or not, and the date read); `None`: the provider's quote.
+ */
+price_source: string | null, 
+/**
  * What traffic costs on top of the hourly price (the offer's; `None`: not known).
  */
 traffic: TrafficCost | null, };

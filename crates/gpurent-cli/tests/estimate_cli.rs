@@ -210,14 +210,7 @@ fn models_lists_the_catalog_with_sources() {
 #[test]
 fn prices_default_to_the_settings_currency_and_read_with_its_sign() {
     let dir = tempfile::tempdir().expect("tmp");
-    let gpurent = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_gpurent"))
-            .arg("--data-dir")
-            .arg(dir.path())
-            .args(args)
-            .output()
-            .expect("run gpurent")
-    };
+    let gpurent = |args: &[&str]| cli_common::gpurent(dir.path(), args);
     let out = gpurent(&["settings", "set", "--currency", "CNY", "--json"]);
     assert!(out.status.success(), "{out:?}");
     let job = [
