@@ -14,7 +14,7 @@ export default {
   'goal.host.label': 'Host',
   'goal.host.run': 'Run here',
   'goal.offer.noaccount': 'Connect a provider account in Settings to see live offers here.',
-  'goal.offer.count': '{n} live offers can start this goal’s image, cards that fit the job first.',
+  'goal.offer.count': 'Live offers that can start this goal’s image: {n}. Cards that fit the job come first.',
   'goal.offer.none': 'No live offer can start this goal’s image right now.',
   'goal.offer.hidden':
     'Left out: {old} whose host driver is too old for the image, {small} whose card cannot hold the job.',

@@ -10,11 +10,12 @@ import { keyList, liveHosts, providerList, rentOptions } from '../../api.js';
 import { recipeList, recipeOffers, recipeOpen, recipeRun, recipeStop } from '../../api-recipe.js';
 import { showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
-import { errorText, language, num, t } from '../../i18n.js';
+import { errorText, language, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
 import { listen, redraws } from '../../screen.js';
 import { releaseInstance } from '../hosts/rented.js';
-import { moneyLines, offerTitle, providerErrorText, usd } from '../hosts/renting.js';
+import { moneyLines, offerTitle, providerErrorText } from '../hosts/renting.js';
+import { money } from '../../money.js';
 import { explainButton } from '../setup/explain.js';
 
 /** @typedef {import('../../../bindings/Recipe').Recipe} Recipe */
@@ -208,7 +209,7 @@ async function renderWhere(root, r, signal) {
         'tr',
         { class: 'offer', 'data-offer': o.offer_id, 'data-provider': o.provider, 'data-image': row.image ?? '' },
         el('td', { text: offerTitle(o) }),
-        el('td', { class: 'num', text: `${usd(o.price_per_hour_usd, 3)}/h` }),
+        el('td', { class: 'num', text: `${money(o.price_per_hour_usd, o.currency, 3)}/h` }),
         el('td', {
           class: 'small',
           text: o.host_cuda ? t('live.host_cuda', { cuda: o.host_cuda }) : t('live.host_cuda.vm'),
@@ -282,7 +283,7 @@ async function confirmRent(r, row) {
       id: 'goal-rent-create',
       class: 'primary',
       disabled: keys.length === 0,
-      text: t('rent.create', { price: num(o.price_per_hour_usd, 3) }),
+      text: t('rent.create', { price: money(o.price_per_hour_usd, o.currency, 3) }),
     })
   );
   go.addEventListener('click', () => {
