@@ -144,7 +144,6 @@ pub fn run() {
             commands::guard::guard_decisions,
             commands::guard::guard_snooze,
             commands::guard::guard_off,
-            // Start from a goal (recipes).
             commands::recipe::recipe_list,
             commands::recipe::recipe_offers,
             commands::recipe::recipe_run,

@@ -35,6 +35,7 @@ const ON_THE_RUNTIME: &[(&str, &str)] = &[
     ("rent_options", "bundled data"),
     ("settings_view", "memory"),
     ("settings_set", "the settings file"),
+    ("recipe_list", "bundled data"),
 ];
 
 /// The names in `generate_handler![...]`: `(module, command)`.
