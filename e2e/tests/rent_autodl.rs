@@ -39,7 +39,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 /// (`providers_cli.rs` `autodl_journey_installs_the_key_with_the_root_password`) installs it and
 /// passes. The screens up to the rent (account with the real-name note, the ¥ offer at the
 /// documented rate, the money step with the 15-day rule) passed here; run it with
-/// `bash scripts/e2e.sh autodl_rent_journey -- --ignored` to see the stall.
+/// `bash scripts/e2e.sh autodl_rent_journey --ignored` to see the stall.
 #[tokio::test]
 #[ignore = "the app's AutoDL rent stalls at the key login (see the doc comment)"]
 async fn autodl_rent_journey_in_chinese_with_yuan() {
