@@ -395,43 +395,28 @@ pub fn set(
 /// Mark a stopped host's rate running again at `now_ms` (the user started it on the platform);
 /// `false` when it has no rate or is not stopped.
 pub fn mark_started(store: &Store, label: &str, now_ms: i64) -> Result<bool, CoreError> {
-    match get(store, label)? {
-        Some(r) if r.stopped_ms.is_some() => {
-            append(
-                store,
-                label,
-                RateEventKind::Running,
-                now_ms,
-                "user",
-                None,
-                now_ms,
-            )?;
-            store.conn().execute(
-                "UPDATE host_rates SET stopped_ms = NULL, updated_ms = ?2 WHERE host_label = ?1",
-                params![label, now_ms],
-            )?;
-            Ok(true)
-        }
-        _ => Ok(false),
-    }
+    mark(store, label, now_ms, false)
 }
 
 /// Mark a running host's rate stopped at `now_ms`; `false` when it has no rate or was stopped.
 pub fn mark_stopped(store: &Store, label: &str, now_ms: i64) -> Result<bool, CoreError> {
+    mark(store, label, now_ms, true)
+}
+
+/// Move a host's rate to stopped (`to_stopped`) or running at `now_ms`, as the user said: an
+/// event, then the row; `false` when it has no rate or is in that state already.
+fn mark(store: &Store, label: &str, now_ms: i64, to_stopped: bool) -> Result<bool, CoreError> {
     match get(store, label)? {
-        Some(r) if r.stopped_ms.is_none() => {
-            append(
-                store,
-                label,
-                RateEventKind::Stopped,
-                now_ms,
-                "user",
-                None,
-                now_ms,
-            )?;
+        Some(r) if r.stopped_ms.is_some() != to_stopped => {
+            let kind = if to_stopped {
+                RateEventKind::Stopped
+            } else {
+                RateEventKind::Running
+            };
+            append(store, label, kind, now_ms, "user", None, now_ms)?;
             store.conn().execute(
-                "UPDATE host_rates SET stopped_ms = ?2, updated_ms = ?2 WHERE host_label = ?1",
-                params![label, now_ms],
+                "UPDATE host_rates SET stopped_ms = ?3, updated_ms = ?2 WHERE host_label = ?1",
+                params![label, now_ms, to_stopped.then_some(now_ms)],
             )?;
             Ok(true)
         }
