@@ -31,7 +31,7 @@ impl std::fmt::Display for Money {
 
 /// An amount in the currency a price names by its code (a card price's `currency` is an ISO code
 /// or the user's own label): the sign where gpurent knows the code (`¥12.50`, `$0.40`), else the
-/// code before the number (`EUR 12.50`) — as the UI's `money()` (ui/js/money.js) writes it.
+/// code before the number (`EUR 12.50`) — as the UI's `money()` formatter writes it.
 pub fn format_code(amount: f64, code: &str, decimals: usize) -> String {
     let code = code.trim();
     match Currency::ALL
