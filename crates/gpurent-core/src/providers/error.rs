@@ -82,8 +82,9 @@ pub enum ProviderError {
         provider: ProviderKind,
         detail: String,
     },
-    #[error("your earlier rent did make a machine: {id} ({provider_instance_id}) at ${price_per_hour_usd}/h, and it bills; nothing new was created — use it, or release it: gpurent release {id} --yes")]
+    #[error("your earlier rent did make a machine: {id} ({provider_instance_id}) at {sign}{price_per_hour_usd}/h, and it bills; nothing new was created — use it, or release it: gpurent release {id} --yes", sign = .provider.spec().currency.symbol())]
     EarlierCreateFound {
+        provider: ProviderKind,
         id: String,
         provider_instance_id: String,
         price_per_hour_usd: f64,
@@ -123,7 +124,7 @@ pub enum ProviderError {
         id: String,
         source: Box<ProviderError>,
     },
-    #[error("{provider} now asks ${price_per_hour_usd}/h, more than the ${max_price_usd}/h you confirmed; nothing was created")]
+    #[error("{provider} now asks {sign}{price_per_hour_usd}/h, more than the {sign}{max_price_usd}/h you confirmed; nothing was created", sign = .provider.spec().currency.symbol())]
     PriceRose {
         provider: ProviderKind,
         price_per_hour_usd: f64,
@@ -236,6 +237,7 @@ impl Coded for ProviderError {
             }
             ProviderError::NotReady { last_state, .. } => Some(format!("last state: {last_state}")),
             ProviderError::EarlierCreateFound {
+                provider,
                 id,
                 provider_instance_id,
                 price_per_hour_usd,
@@ -244,16 +246,22 @@ impl Coded for ProviderError {
                     "id": id,
                     "provider_instance_id": provider_instance_id,
                     "price_per_hour_usd": price_per_hour_usd,
+                    "currency": provider.spec().currency.code(),
                 })
                 .to_string(),
             ),
             ProviderError::ConfirmationRequired { summary } => Some(summary.clone()),
             ProviderError::MachineFailed { state, .. } => Some(state.clone()),
             ProviderError::PriceRose {
+                provider,
                 price_per_hour_usd,
                 max_price_usd,
-                ..
-            } => Some(format!("${price_per_hour_usd}/h > ${max_price_usd}/h")),
+            } => {
+                let sign = provider.spec().currency.symbol();
+                Some(format!(
+                    "{sign}{price_per_hour_usd}/h > {sign}{max_price_usd}/h"
+                ))
+            }
             ProviderError::StillBilling { source, .. } => source.detail(),
             ProviderError::AccountHasMachines { ids, .. } => Some(ids.clone()),
             ProviderError::Key(e) => e.detail(),
@@ -299,5 +307,32 @@ mod tests {
         let data = e.data().expect("the key is named");
         assert_eq!(data.key_label.as_deref(), Some("laptop"));
         assert!(ProviderError::UnknownAccount("x".into()).data().is_none());
+    }
+
+    /// A price in a money error is in the provider's currency: ¥ for AutoDL, $ for the others
+    /// (before: always "$", so a yuan price read as dollars).
+    #[test]
+    fn money_errors_say_the_providers_currency() {
+        let e = ProviderError::PriceRose {
+            provider: ProviderKind::Autodl,
+            price_per_hour_usd: 2.5,
+            max_price_usd: 1.97,
+        };
+        assert!(
+            e.to_string().contains("¥2.5/h, more than the ¥1.97/h"),
+            "{e}"
+        );
+        assert_eq!(e.detail().as_deref(), Some("¥2.5/h > ¥1.97/h"));
+        let e = ProviderError::EarlierCreateFound {
+            provider: ProviderKind::Runpod,
+            id: "gpurent-1".into(),
+            provider_instance_id: "pod1".into(),
+            price_per_hour_usd: 0.44,
+        };
+        assert!(e.to_string().contains("at $0.44/h"), "{e}");
+        assert!(e
+            .detail()
+            .unwrap_or_default()
+            .contains("\"currency\":\"USD\""));
     }
 }

@@ -529,6 +529,7 @@ impl Renter<'_> {
             if let Some(pid) = &r.provider_instance_id {
                 self.db(|c| ledger::note(c, &r.id, EventSource::Gpurent, RESOLVED_NOTE, now))?;
                 return Err(ProviderError::EarlierCreateFound {
+                    provider: r.provider,
                     id: r.id.clone(),
                     provider_instance_id: pid.clone(),
                     price_per_hour_usd: r.price_per_hour_usd,
