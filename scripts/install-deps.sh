@@ -29,6 +29,10 @@ if ! command -v cargo >/dev/null; then
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
+# cargo-nextest runs the tests (.config/nextest.toml); many Rust CI images carry it already.
+if ! command -v cargo-nextest >/dev/null; then
+  cargo install cargo-nextest --locked
+fi
 if ! command -v npm >/dev/null; then
   $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 fi
