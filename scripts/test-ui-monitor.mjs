@@ -176,10 +176,16 @@ test('Live tab: a column is updated in place on each sample, not rebuilt', async
   box.checked = true;
   box.fire('change');
   await settle();
-  const call = calls.find((c) => c.cmd === 'monitor_watch');
+  const call = calls.findLast((c) => c.cmd === 'monitor_watch');
   assert.ok(call, 'monitor_watch was invoked');
+  // The columns redraw at one pace, at most once a second (screen.js `paced`): a clock to move.
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+  const second = () => {
+    t.mock.timers.tick(1000);
+    frames();
+  };
   call.args.onSample.onmessage(sample(1));
-  frames();
+  second();
   const col = find(root, (n) => n.classList.contains('host-col'));
   const q = (/** @type {(n: any) => boolean} */ ok) => col && find(col, ok);
   const card = q((n) => n.classList.contains('gpu') && n.getAttribute('data-gpu') === '0');
@@ -193,7 +199,7 @@ test('Live tab: a column is updated in place on each sample, not rebuilt', async
   const created0 = doc.created;
   for (let i = 2; i <= 20; i++) {
     call.args.onSample.onmessage(sample(i));
-    frames();
+    second();
     assert.ok(find(root, (n) => n.classList.contains('host-col')) === col, `the column is kept (sample ${i})`);
     assert.ok(q((n) => n.classList.contains('gpu') && n.getAttribute('data-gpu') === '0') === card, 'the card');
     assert.ok(q((n) => n.tagName === 'SVG' && n.getAttribute('data-metric') === 'util') === util, 'the chart');
@@ -213,4 +219,77 @@ test('Live tab: a column is updated in place on each sample, not rebuilt', async
   assert.ok(procs?.textContent.includes('4242'), 'the process on GPU 0');
   assert.equal(findAll(cores, (n) => n.getAttribute('class') === 'core hot').length, 1);
   assert.equal(findAll(cores, (n) => n.tagName === 'RECT').length, 4);
+});
+
+test('Live tab: samples are drawn at one pace (at most once a second), and not while out of view', async (t) => {
+  /** The column's IntersectionObserver, moved by the test. @type {((e: {target: any, isIntersecting: boolean}[]) => void)[]} */
+  const observers = [];
+  /** @type {any[]} */
+  const observed = [];
+  const g = /** @type {any} */ (globalThis);
+  g.IntersectionObserver = class {
+    /** @param {(e: {target: any, isIntersecting: boolean}[]) => void} cb */
+    constructor(cb) {
+      observers.push(cb);
+    }
+    /** @param {any} n */
+    observe(n) {
+      observed.push(n);
+    }
+    disconnect() {}
+  };
+  const screen = new AbortController();
+  t.after(() => {
+    screen.abort();
+    delete g.IntersectionObserver;
+  });
+  const root = doc.createElement('div');
+  doc.body.append(root);
+  renderMonitor(/** @type {any} */ (root), screen.signal);
+  await settle();
+  const box = find(root, (n) => n.tagName === 'INPUT' && n.getAttribute('data-host') === 'box');
+  assert.ok(box, 'the host to tick');
+  if (!box.checked) {
+    box.checked = true;
+    box.fire('change');
+    await settle();
+  }
+  const call = calls.findLast((c) => c.cmd === 'monitor_watch');
+  assert.ok(call, 'monitor_watch was invoked');
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 2_000_000 });
+  const col = () => find(root, (n) => n.classList.contains('host-col'));
+  const drawn = () => col()?.getAttribute('data-samples') ?? null;
+  const first = drawn();
+  // A first sample after a quiet spell is drawn at the next frame.
+  call.args.onSample.onmessage(sample(101));
+  t.mock.timers.tick(0);
+  frames();
+  const afterFirst = drawn();
+  assert.notEqual(afterFirst, first, 'the first sample is drawn at once');
+  // Four more within the same second: nothing is drawn until the second is over, then once.
+  const m0 = doc.mutations.length;
+  for (let i = 102; i <= 105; i++) {
+    call.args.onSample.onmessage(sample(i));
+    t.mock.timers.tick(200);
+    frames();
+  }
+  assert.equal(drawn(), afterFirst, 'not drawn again within the second');
+  assert.equal(doc.mutations.length, m0, 'nothing on the page changed within the second');
+  t.mock.timers.tick(200);
+  frames();
+  assert.equal(Number(drawn()), Number(afterFirst) + 4, 'the four samples drawn together at the second');
+  // Scrolled out of view: samples are kept but not drawn; back in view: drawn at the next pace.
+  assert.ok(observed.includes(col()), 'the column is watched for visibility');
+  for (const cb of observers) cb([{ target: col(), isIntersecting: false }]);
+  const hidden = drawn();
+  for (let i = 106; i <= 108; i++) {
+    call.args.onSample.onmessage(sample(i));
+    t.mock.timers.tick(1000);
+    frames();
+  }
+  assert.equal(drawn(), hidden, 'a column out of view is not drawn');
+  for (const cb of observers) cb([{ target: col(), isIntersecting: true }]);
+  t.mock.timers.tick(1000);
+  frames();
+  assert.equal(Number(drawn()), Number(hidden) + 3, 'drawn with every sample kept once back in view');
 });

@@ -112,3 +112,89 @@ export function redraws(signal) {
     return c.signal;
   };
 }
+
+/**
+ * One pace for many parts that redraw on streams (the Monitor's host columns, each fed by its own
+ * host at its own phase of the second). A part asks with `ask(node, draw)`; the draws asked for
+ * run together in one animation frame, at most once per `periodMs` (the first after a quiet
+ * spell at the next frame), so N hosts cost one page repaint per period, not N. A part whose
+ * `node` is out of view (an IntersectionObserver, where there is one) is not drawn: its last ask
+ * waits and runs when it scrolls into view. Nothing runs after `signal` aborts.
+ * @param {AbortSignal} signal @param {number} periodMs
+ * @returns {(node: Element, draw: () => void) => void}
+ */
+export function paced(signal, periodMs) {
+  /** The asked draws, by part. @type {Map<Element, () => void>} */
+  const due = new Map();
+  /** Parts out of view, with their waiting draw (if any). @type {Map<Element, (() => void) | null>} */
+  const away = new Map();
+  let last = -Infinity;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  /** @type {number | undefined} */
+  let frame;
+  const run = () => {
+    frame = undefined;
+    if (signal.aborted) return;
+    last = Date.now();
+    const now = [...due.values()];
+    due.clear();
+    for (const draw of now) draw();
+  };
+  const schedule = () => {
+    if (timer !== undefined || frame !== undefined || signal.aborted) return;
+    const wait = Math.max(0, last + periodMs - Date.now());
+    timer = setTimeout(() => {
+      timer = undefined;
+      frame = requestAnimationFrame(run);
+    }, wait);
+  };
+  const io =
+    typeof IntersectionObserver === 'function'
+      ? new IntersectionObserver(
+          (entries) => {
+            for (const e of entries) {
+              if (e.isIntersecting) {
+                const waiting = away.get(e.target);
+                away.delete(e.target);
+                if (waiting) {
+                  due.set(e.target, waiting);
+                  schedule();
+                }
+              } else if (!away.has(e.target)) {
+                const asked = due.get(e.target) ?? null;
+                due.delete(e.target);
+                away.set(e.target, asked);
+              }
+            }
+          },
+          { rootMargin: '200px' },
+        )
+      : null;
+  /** @type {WeakSet<Element>} */
+  const observed = new WeakSet();
+  signal.addEventListener(
+    'abort',
+    () => {
+      clearTimeout(timer);
+      if (frame !== undefined) cancelAnimationFrame(frame);
+      io?.disconnect();
+      due.clear();
+      away.clear();
+    },
+    { once: true },
+  );
+  return (node, draw) => {
+    if (signal.aborted) return;
+    if (io && !observed.has(node)) {
+      observed.add(node);
+      io.observe(node);
+    }
+    if (away.has(node)) {
+      away.set(node, draw);
+      return;
+    }
+    due.set(node, draw);
+    schedule();
+  };
+}

@@ -13,7 +13,7 @@ import { Ring, liveChart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
 import { errorText, num, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
-import { framed, listen, redraws } from '../../screen.js';
+import { listen, paced, redraws } from '../../screen.js';
 import { renderRun } from './run.js';
 
 /** @typedef {import('../../../bindings/WatchSample').WatchSample} WatchSample */
@@ -391,10 +391,11 @@ function statusText(d, live) {
 }
 
 /**
- * One host's column, drawn again (in place) on each of its samples while it is on the page.
+ * One host's column, drawn again (in place) on its samples while it is on the page.
  * @param {string} label @param {AbortSignal} signal the columns' drawing
+ * @param {(node: Element, draw: () => void) => void} ask the columns' shared pace (`paced`)
  */
-function hostColumn(label, signal) {
+function hostColumn(label, signal, ask) {
   const d = data(label);
   const col = el('section', { class: 'host-col card', 'data-host': label });
   const stop = /** @type {HTMLButtonElement} */ (
@@ -469,8 +470,9 @@ function hostColumn(label, signal) {
       cpu = null;
     }
   };
-  // One draw per frame however many samples and status events arrived.
-  listen(d.listeners, framed(signal, draw), signal);
+  // Drawn at the Monitor's pace (with the other columns, once a second; not while out of view)
+  // however many samples and status events arrived.
+  listen(d.listeners, () => ask(col, draw), signal);
   draw();
   return col;
 }
@@ -549,8 +551,10 @@ async function drawMonitor(root, signal, again) {
   const columnsDrawn = redraws(signal);
   const drawColumns = () => {
     const drawing = columnsDrawn();
+    // Samples arrive at 1 Hz per host, each host at its own phase: one repaint a second for all.
+    const ask = paced(drawing, 1000);
     clear(columns);
-    for (const h of shown()) columns.append(hostColumn(h.label, drawing));
+    for (const h of shown()) columns.append(hostColumn(h.label, drawing, ask));
     columns.dataset.count = String(shown().length);
     if (!shown().length) columns.append(el('p', { class: 'muted', id: 'monitor-empty', text: t('monitor.pick') }));
   };
