@@ -339,6 +339,18 @@ fn ollama_chat_runs_end_to_end_through_run_ollamas_own_steps() {
 /// `/api/status` answered 200 through the tunnel with gpurent's token; the Open URL carries it.
 #[test]
 fn jupyter_pytorch_runs_end_to_end_with_its_token_through_the_tunnel() {
+    jupyter_app_runs_end_to_end("jupyter-pytorch", 30 * 60, 8 * 3600);
+}
+
+/// The LoRA recipe is a Jupyter (sd-scripts is run from its terminal) with its own guard: run by
+/// its own name, with the same checks, and the guard it sets is the recipe's.
+#[test]
+fn lora_training_runs_end_to_end_by_name_with_its_own_guard() {
+    jupyter_app_runs_end_to_end("lora-training", 30 * 60, 8 * 3600);
+}
+
+/// `name`: a recipe whose app is Jupyter; `idle_s`, `deadline_s`: the guard its data proposes.
+fn jupyter_app_runs_end_to_end(name: &str, idle_s: u64, deadline_s: u64) {
     let Some(real) = std::env::var_os("GPURENT_TEST_JUPYTER_PYTHON") else {
         eprintln!("recipe_ssh: jupyter skipped (set GPURENT_TEST_JUPYTER_PYTHON to a python with jupyter-server)");
         return;
@@ -367,7 +379,7 @@ fn jupyter_pytorch_runs_end_to_end_with_its_token_through_the_tunnel() {
     let (fwd, report) =
         r.w.app
             .recipe_run_with_key(
-                "jupyter-pytorch",
+                name,
                 LABEL,
                 &r.w.env,
                 &r.key,
@@ -423,6 +435,11 @@ fn jupyter_pytorch_runs_end_to_end_with_its_token_through_the_tunnel() {
     );
     assert!(report.guard.running, "{:?}", report.guard);
     assert_eq!(report.guard.spec.action, ActionKind::Poweroff);
+    assert_eq!(
+        (report.guard.spec.idle_s, report.guard.spec.deadline_in_s),
+        (idle_s, Some(deadline_s)),
+        "the recipe's own guard"
+    );
     fwd.stop().expect("stop tunnel");
     r.w.app
         .guard_off_with_key(LABEL, &r.w.env, &r.key, &cancel)
@@ -430,7 +447,7 @@ fn jupyter_pytorch_runs_end_to_end_with_its_token_through_the_tunnel() {
     assert!(r
         .w
         .app
-        .recipe_stop_with_key("jupyter-pytorch", LABEL, &r.w.env, &r.key, &cancel)
+        .recipe_stop_with_key(name, LABEL, &r.w.env, &r.key, &cancel)
         .expect("stop"));
     assert!(listening(port).is_empty(), "the server is gone");
 }
