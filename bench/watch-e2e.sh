@@ -24,11 +24,12 @@ profile="${PROFILE:-release}"
 if [ "$profile" = release ]; then
   cargo build --locked --release -p gpurent-app -p gpurent-core --example monitor_bench
 else
-  cargo build --locked -p gpurent-app -p gpurent-core --example monitor_bench
+  # --workspace, not -p: the same feature set as the tests' build, so no dependency rebuilds.
+  cargo build --locked --workspace --bins --examples
 fi
 export GPURENT_BENCH_APP="${GPURENT_BENCH_APP:-$CARGO_TARGET_DIR/$profile/gpurent-app}"
-cargo build --locked -p gpurent-cli
-cargo test --locked -p gpurent-e2e --test watch_cost --no-run
+cargo build --locked --workspace --bins
+cargo test --locked --workspace --test watch_cost --no-run
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
@@ -44,7 +45,7 @@ HOME="$tmp_home" GPURENT_BENCH_SECONDS="$secs" GPURENT_BENCH_HOSTS_SMALL="$small
   dbus-run-session -- bash -euo pipefail -c '
   printf %s "gpurent-e2e" | gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
   xvfb-run -a -s "-screen 0 1280x800x24" \
-    cargo test --locked -p gpurent-e2e --test watch_cost -- --ignored --nocapture --test-threads=1
+    cargo test --locked --workspace --test watch_cost -- --ignored --nocapture --test-threads=1
 ' 2> >(grep -v "Failed to set fd limit" >&2) | tee -a "$log"
 rm -rf "$tmp_home"
 core "$large"
