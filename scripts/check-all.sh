@@ -22,7 +22,7 @@ step "UI types (tsc --checkJs over ui/, against the generated bindings), transla
 npx --no-install tsc -p ui/jsconfig.json
 node scripts/check-i18n.mjs
 node scripts/check-import-cycles.mjs
-node --test scripts/test-ui-screen.mjs scripts/test-ui-monitor.mjs scripts/test-ui-money.mjs
+node --test scripts/test-ui-screen.mjs scripts/test-ui-monitor.mjs scripts/test-ui-money.mjs scripts/test-ui-goal.mjs
 
 step "clippy (whole workspace, Tauri shell and E2E included)"
 cargo clippy --locked --workspace --all-targets -- -D warnings

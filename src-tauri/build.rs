@@ -77,6 +77,8 @@ const COMMANDS: &[&str] = &[
     "export_skypilot",
     "release_checklist",
     "release_save_recipe",
+    "env_recipes",
+    "env_replay",
     "billing_view",
     "budget_list",
     "budget_set",
@@ -99,6 +101,7 @@ const COMMANDS: &[&str] = &[
     "recipe_run",
     "recipe_open",
     "recipe_stop",
+    "recipe_transcribe",
 ];
 
 fn main() {

@@ -316,16 +316,15 @@ async fn billing_rented_machine_cost_stop_and_release_checklist() {
 
     // Release walks the release checklist (disks deleted, what stopping instead costs); cancel
     // first, then confirm: the provider's state changes and the row goes.
-    s.click(&format!("{row} button[data-action='release']"))
-        .await;
-    s.wait_css(&format!("#release-dialog[open][data-instance='{id}']"))
+    let dialog = format!("#release-dialog[open][data-instance='{id}']");
+    s.click_until(&format!("{row} button[data-action='release']"), &dialog)
         .await;
     s.wait_css("#release-confirm:not([disabled])").await;
     s.screenshot("billing-rented-release-en").await;
     s.click("#release-cancel").await;
     s.wait_gone("#release-dialog").await;
     assert_eq!(fake.instances()[0].state, FakeState::Stopped);
-    s.click(&format!("{row} button[data-action='release']"))
+    s.click_until(&format!("{row} button[data-action='release']"), &dialog)
         .await;
     s.wait_css("#release-confirm:not([disabled])").await;
     s.click("#release-confirm").await;

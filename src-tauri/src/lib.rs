@@ -128,6 +128,8 @@ pub fn run() {
             commands::run::export_skypilot,
             commands::release::release_checklist,
             commands::release::release_save_recipe,
+            commands::release::env_recipes,
+            commands::release::env_replay,
             commands::billing::billing_view,
             commands::billing::budget_list,
             commands::billing::budget_set,
@@ -149,6 +151,7 @@ pub fn run() {
             commands::recipe::recipe_run,
             commands::recipe::recipe_open,
             commands::recipe::recipe_stop,
+            commands::recipe::recipe_transcribe,
         ])
         .build(tauri::generate_context!());
     match result {

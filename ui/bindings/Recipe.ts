@@ -5,6 +5,7 @@ import type { RecipeEnv } from "./RecipeEnv";
 import type { RecipeFetch } from "./RecipeFetch";
 import type { RecipeGuard } from "./RecipeGuard";
 import type { RecipeImage } from "./RecipeImage";
+import type { RecipeInputs } from "./RecipeInputs";
 import type { RecipeJob } from "./RecipeJob";
 import type { RecipePort } from "./RecipePort";
 import type { RecipeReadiness } from "./RecipeReadiness";
@@ -17,10 +18,16 @@ export type Recipe = { name: string, goal: RecipeWords, job: RecipeJob, app: Rec
  */
 start: string, readiness: RecipeReadiness, not_shipped: Array<RecipeFetch>, guard: RecipeGuard, 
 /**
+ * Where the user's own input goes on the host (a LoRA's dataset), uploaded from the goal
+ * screen through Files' transfer; `None`: the app takes nothing from this machine (or, as
+ * Whisper, takes it through its own API).
+ */
+inputs: RecipeInputs | null, 
+/**
  * Folders the release checklist names (results to download before release).
  */
 results: Array<string>, sources: Array<string>, 
 /**
- * Facts not confirmed (shown as "unverified").
+ * Facts not confirmed (shown as "unverified"), in both languages.
  */
-unverified: Array<string>, };
+unverified: Array<RecipeWords>, };

@@ -10,6 +10,10 @@ import { withUnlock } from './api.js';
 /** @typedef {import('../bindings/RecipeTarget').RecipeTarget} RecipeTarget */
 /** @typedef {import('../bindings/RecipeRunReport').RecipeRunReport} RecipeRunReport */
 /** @typedef {import('../bindings/Progress').Progress} Progress */
+/** @typedef {import('../bindings/TranscribeOptions').TranscribeOptions} TranscribeOptions */
+/** @typedef {import('../bindings/TranscribeReport').TranscribeReport} TranscribeReport */
+/** @typedef {import('../bindings/SavedEnvRecipe').SavedEnvRecipe} SavedEnvRecipe */
+/** @typedef {import('../bindings/ReplayReport').ReplayReport} ReplayReport */
 
 /** @returns {Promise<Recipe[]>} */
 export const recipeList = () => invoke('recipe_list');
@@ -40,3 +44,23 @@ export const recipeOpen = (url) => invoke('recipe_open', { url });
 
 /** @param {string} name @param {string} label @returns {Promise<boolean>} */
 export const recipeStop = (name, label) => withUnlock(() => invoke('recipe_stop', { name, label }));
+
+/**
+ * Transcribe local audio `files` with the Whisper recipe running on `label` (its own tunnel; the
+ * first progress event carries the op id that `op_cancel` stops).
+ * @param {string} label @param {string[]} files @param {TranscribeOptions} opts @param {(p: Progress) => void} onProgress
+ * @returns {Promise<TranscribeReport>}
+ */
+export const recipeTranscribe = (label, files, opts, onProgress) =>
+  withUnlock(() => invoke('recipe_transcribe', { label, files, opts, onProgress: channel(onProgress) }));
+
+/** The environment recipes releases saved, newest first. @returns {Promise<SavedEnvRecipe[]>} */
+export const envRecipes = () => invoke('env_recipes');
+
+/**
+ * Replay saved environment recipe `name` on host `label` (its lines as `log` progress).
+ * @param {string} label @param {string} name @param {(p: Progress) => void} onProgress
+ * @returns {Promise<ReplayReport>}
+ */
+export const envReplay = (label, name, onProgress) =>
+  withUnlock(() => invoke('env_replay', { label, name, onProgress: channel(onProgress) }));

@@ -26,6 +26,7 @@ mod rate;
 mod recipe;
 mod release;
 mod rent;
+mod replay;
 mod settings;
 mod setup;
 mod start;
@@ -120,8 +121,10 @@ enum Command {
     Cost(cost::CostArgs),
     /// A pasted host's own price and billing rule, for `gpurent cost` (docs/billing.md).
     Rate(rate::RateArgs),
-    /// Recipes: a goal end to end on a saved host (list, run, stop; docs/recipes.md).
+    /// Recipes: a goal end to end on a saved host (list, run, stop, transcribe; docs/recipes.md).
     Recipe(recipe::RecipeArgs),
+    /// Replay an environment recipe a release saved on another machine (docs/release.md).
+    Replay(replay::ReplayArgs),
     /// Daily and monthly spending limits and where spending stands (docs/billing.md).
     Budget(budget::BudgetArgs),
     /// Settings: the default currency (CNY / USD / follow the language).
@@ -174,6 +177,7 @@ fn main() -> ExitCode {
         Command::Budget(args) => return budget::main(cli.data_dir.as_deref(), args),
         Command::Settings(args) => return settings::main(cli.data_dir.as_deref(), args),
         Command::Recipe(args) => return recipe::main(cli.data_dir.as_deref(), args),
+        Command::Replay(args) => return replay::main(cli.data_dir.as_deref(), args),
         Command::Cards(args) => (
             args.json,
             open_app(cli.data_dir.as_deref()).and_then(|app| cards::run(&app, args)),

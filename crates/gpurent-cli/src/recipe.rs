@@ -5,6 +5,10 @@
 //! prints the Open URL and holds the tunnel until Ctrl-C. With `--json`: one document once the
 //! app answered; a failure is the step's own error with `"step"` (also in `error.data.step`).
 //! `gpurent recipe stop NAME --host LABEL` stops the app the recipe started.
+//! `gpurent recipe transcribe --host LABEL FILE... [--to DIR] [--format txt|srt|vtt|tsv|json]
+//! [--language L] [--json]`: local audio through a tunnel to the Whisper recipe's running app,
+//! each transcript written next to its file (or into DIR) as `NAME.EXT.FMT`, never over a file
+//! already there. A file the service refuses is its own row's error (exit 1 once all are done).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +39,31 @@ enum RecipeCmd {
     Run(RunArgs),
     /// Stop the app a recipe started on the host.
     Stop(StopArgs),
+    /// Transcribe local audio files with the Whisper recipe running on the host.
+    Transcribe(TranscribeArgs),
+}
+
+#[derive(Debug, Args)]
+struct TranscribeArgs {
+    /// The audio files (anything ffmpeg reads: mp3, wav, m4a, mp4, …).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// The saved host where `gpurent recipe run whisper` runs.
+    #[arg(long)]
+    host: String,
+    /// The folder for the transcripts (default: next to each audio file).
+    #[arg(long, value_name = "DIR")]
+    to: Option<PathBuf>,
+    /// txt, srt, vtt, tsv or json.
+    #[arg(long, default_value = "txt")]
+    format: String,
+    /// The spoken language (zh, en, ja, …; default: detected by Whisper).
+    #[arg(long)]
+    language: Option<String>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, short = 'i', value_name = "FILE")]
+    identity: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +131,11 @@ pub fn main(data_dir: Option<&Path>, args: &RecipeArgs) -> ExitCode {
         },
         RecipeCmd::Stop(a) => match stop(data_dir, a) {
             Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e, a.json),
+        },
+        RecipeCmd::Transcribe(a) => match transcribe(data_dir, a) {
+            Ok(0) => ExitCode::SUCCESS,
+            Ok(_) => ExitCode::from(1),
             Err(e) => fail(&e, a.json),
         },
     }
@@ -274,4 +308,67 @@ fn stop(data_dir: Option<&Path>, a: &StopArgs) -> Result<(), RecipeError> {
         println!("no {} started by gpurent was running on {}", a.name, a.host);
     }
     Ok(())
+}
+
+/// Files sent and transcripts written, on stderr (stdout stays one JSON document).
+struct FileLines;
+impl ProgressSink for FileLines {
+    fn emit(&self, event: Progress) {
+        if let Progress::Units {
+            done_units,
+            total_units: Some(t),
+        } = event
+        {
+            if done_units < t {
+                eprintln!("… file {} of {t}", done_units + 1);
+            }
+        }
+    }
+}
+
+/// The files that failed (0: all transcribed).
+fn transcribe(data_dir: Option<&Path>, a: &TranscribeArgs) -> Result<u32, RecipeError> {
+    use gpurent_core::recipes::asr::{TranscribeOptions, TranscriptFormat};
+    let format = TranscriptFormat::parse(&a.format)
+        .ok_or_else(|| gpurent_core::CoreError::invalid("format", "txt, srt, vtt, tsv or json"))?;
+    let app = crate::open::open_app(data_dir)?;
+    let env = SshEnv::detect()?;
+    let key = match crate::open::identity_file(a.identity.as_deref())? {
+        Some(k) => k,
+        None => app.host_key_for(&a.host, None)?,
+    };
+    let opts = TranscribeOptions {
+        format,
+        language: a.language.clone(),
+        out_dir: a.to.as_ref().map(|d| d.display().to_string()),
+    };
+    let cancel = CancelToken::new();
+    let report = crate::interrupt::on_ctrl_c(
+        crate::interrupt::Second::Exits,
+        || {
+            cancel.cancel();
+            true
+        },
+        || {
+            app.recipe_transcribe_with_key(
+                &a.host, &env, &key, &a.files, &opts, &FileLines, &cancel,
+            )
+        },
+    )?;
+    if a.json {
+        print_json(&report)?;
+    } else {
+        for f in &report.files {
+            match (&f.transcript, &f.error) {
+                (Some(t), _) => println!("{} -> {t}", f.file),
+                (None, Some(e)) => println!("{}: FAILED: {e}", f.file),
+                (None, None) => println!("{}: FAILED", f.file),
+            }
+        }
+        println!(
+            "{} transcribed, {} failed on {}",
+            report.transcribed, report.failed, report.host
+        );
+    }
+    Ok(report.failed)
 }

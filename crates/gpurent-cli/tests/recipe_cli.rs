@@ -150,7 +150,8 @@ fn run_whisper_on_a_saved_host_then_stop_it() {
     assert_eq!(v["ready_path"], "/docs");
     assert_eq!(v["ready_status"], 200);
     assert_eq!(v["guard"]["running"], true);
-    assert_eq!(v["results"], serde_json::json!(["/workspace/transcripts"]));
+    // Whisper's transcripts come back to this machine directly: no result folder to download.
+    assert_eq!(v["results"], serde_json::json!([]));
     let local = v["local_port"].as_u64().expect("local port") as u16;
     assert_eq!(v["url"], format!("http://127.0.0.1:{local}/"));
     let mut s = std::net::TcpStream::connect(("127.0.0.1", local)).expect("tunnel");
@@ -161,6 +162,64 @@ fn run_whisper_on_a_saved_host_then_stop_it() {
     assert!(body.contains("Swagger UI"), "{body}");
     let _ = child.kill();
     let _ = child.wait();
+
+    // Transcribe two local files with the running app (its own tunnel; the run's is closed): one
+    // transcript written next to its audio, one file refused (exit 1, its own row's code).
+    let audio = tempfile::tempdir().expect("audio dir");
+    let good = audio.path().join("lecture.mp3");
+    std::fs::write(&good, b"RIFF pretend audio").expect("audio");
+    let bad = audio.path().join("notes.wav");
+    std::fs::write(&bad, b"NOTAUDIO").expect("not audio");
+    let (g, b) = (good.display().to_string(), bad.display().to_string());
+    let out = gpurent(
+        home.path(),
+        &[
+            "recipe",
+            "transcribe",
+            "--host",
+            "box",
+            &g,
+            &b,
+            "--language",
+            "zh",
+            "-i",
+            &id,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "one file failed: {out:?}");
+    let t = doc(&out);
+    assert_eq!(
+        (t["transcribed"].as_u64(), t["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{t}"
+    );
+    assert_eq!(t["files"][0]["transcript"], format!("{g}.txt"));
+    assert_eq!(t["files"][1]["error_code"], "asr_not_audio");
+    let text = std::fs::read_to_string(format!("{g}.txt")).expect("transcript");
+    assert!(
+        text.contains("transcript of lecture.mp3 (18 bytes"),
+        "{text}"
+    );
+    assert!(text.contains("language zh"), "{text}");
+    // A format the service does not have is refused before anything is sent.
+    let out = gpurent(
+        home.path(),
+        &[
+            "recipe",
+            "transcribe",
+            "--host",
+            "box",
+            &g,
+            "--format",
+            "docx",
+            "-i",
+            &id,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(doc(&out)["error"]["code"], "invalid_input");
     stop_guard(&host);
     let stop = gpurent(
         home.path(),

@@ -22,8 +22,10 @@ use gpurent_core::app::providers::{
     AccountCheck, ForeignRelease, InstanceView, InstancesView, MoneyNote, OffersView, RentOptions,
     RentRequest,
 };
-use gpurent_core::app::recipe::{RecipeOffersView, RecipeRunReport, RecipeStep, RecipeTarget};
-use gpurent_core::app::release::ReleaseChecklist;
+use gpurent_core::app::recipe::{
+    RecipeOffersView, RecipeRunReport, RecipeStep, RecipeTarget, TranscribeReport,
+};
+use gpurent_core::app::release::{ReleaseChecklist, ReplayReport, SavedEnvRecipe};
 use gpurent_core::app::second_guard::TickReport;
 use gpurent_core::app::setup::{FixReport, HostReport, HostVerify};
 use gpurent_core::app::{CardDetail, SettingsView};
@@ -48,7 +50,8 @@ use gpurent_core::ollama::install::InstallProgress;
 use gpurent_core::ollama::{Loaded, PullProgress, Served};
 use gpurent_core::providers::accounts::Account;
 use gpurent_core::providers::{OfferQuery, ProviderKind};
-use gpurent_core::recipes::Recipe;
+use gpurent_core::recipes::asr::{TranscribeOptions, TranscriptFile, TranscriptFormat};
+use gpurent_core::recipes::{Recipe, RecipeInputs};
 use gpurent_core::remote::{Host, HostCheck};
 use gpurent_core::selfcheck::SelfCheckReport;
 use gpurent_core::setup::{Report, SetupOptions, VerifyReport};
@@ -144,10 +147,17 @@ macro_rules! ipc_types {
             KindEstimate,
             KindCatalog,
             Recipe,
+            RecipeInputs,
             RecipeRunReport,
             RecipeStep,
             RecipeTarget,
             RecipeOffersView,
+            TranscribeReport,
+            TranscriptFile,
+            TranscribeOptions,
+            TranscriptFormat,
+            SavedEnvRecipe,
+            ReplayReport,
         )
     };
 }

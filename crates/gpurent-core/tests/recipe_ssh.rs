@@ -43,9 +43,30 @@ struct Rig {
 }
 
 impl Drop for Rig {
+    /// Also when a test failed before its own stop: every process still working in this fake
+    /// host's folder or with its environment (the app gpurent started, the guard's loop) is
+    /// killed, so a failed test leaves no server or loop behind on the machine.
     fn drop(&mut self) {
         let _ = self.cron.kill();
         let _ = self.cron.wait();
+        let root = self.host.dir.path();
+        if let Ok(procs) = std::fs::read_dir("/proc") {
+            for p in procs.flatten() {
+                let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let state = format!("FAKEGPU_STATE={}", root.join("state").display());
+                let here = std::fs::read_link(p.path().join("cwd"))
+                    .is_ok_and(|c| c.starts_with(root))
+                    || std::fs::read(p.path().join("environ"))
+                        .is_ok_and(|e| e.split(|b| *b == 0).any(|v| v == state.as_bytes()));
+                if here {
+                    let _ = std::process::Command::new("kill")
+                        .args(["-9", &pid.to_string()])
+                        .status();
+                }
+            }
+        }
     }
 }
 
@@ -450,4 +471,184 @@ fn jupyter_app_runs_end_to_end(name: &str, idle_s: u64, deadline_s: u64) {
         .recipe_stop_with_key(name, LABEL, &r.w.env, &r.key, &cancel)
         .expect("stop"));
     assert!(listening(port).is_empty(), "the server is gone");
+}
+
+/// Whisper's own job, from this machine's files: each audio file goes through a gpurent tunnel to
+/// the running app (the fake answers like whisper-asr-webservice: streamed, chunked, only once
+/// done, 500 for what does not decode) and its transcript is written next to it — never over a
+/// file already there. A file the service refuses is its own row's error and the others go on; a
+/// link cut mid-answer or a cancel ends the run and leaves no transcript, whole or partial.
+#[test]
+fn whisper_transcribes_local_files_and_a_bad_one_does_not_stop_the_others() {
+    use gpurent_core::infra::events::Progress;
+    use gpurent_core::recipes::asr::{TranscribeOptions, TranscriptFormat};
+    use sha2::{Digest, Sha256};
+    use std::sync::{Arc, Mutex};
+
+    let Some(r) = rig("ready_h100", &[]) else {
+        return;
+    };
+    let _guarded = Guarded::on(&r.host);
+    let cancel = CancelToken::new();
+    let d = tempfile::tempdir().expect("tempdir");
+    let meeting = d.path().join("会议 1.mp3");
+    let audio: Vec<u8> = (0..300_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+    std::fs::write(&meeting, &audio).expect("audio");
+    let bad = d.path().join("bad.wav");
+    std::fs::write(&bad, b"NOTAUDIO, a text file renamed").expect("bad");
+    let talk = d.path().join("talk.m4a");
+    std::fs::write(&talk, b"a short talk").expect("talk");
+    std::fs::write(d.path().join("talk.m4a.txt"), "my own notes").expect("taken name");
+    let opts = TranscribeOptions {
+        format: TranscriptFormat::Txt,
+        language: Some("zh".into()),
+        out_dir: None,
+    };
+    let transcribe =
+        |files: &[std::path::PathBuf], opts: &TranscribeOptions, cancel: &CancelToken| {
+            r.w.app.recipe_transcribe_with_key(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                files,
+                opts,
+                &NoProgress,
+                cancel,
+            )
+        };
+
+    // Before the app runs, the error says to start the recipe.
+    let e = transcribe(std::slice::from_ref(&talk), &opts, &cancel).expect_err("no app yet");
+    assert_eq!(e.code(), "recipe_app_not_running", "{e}");
+
+    let (fwd, _) =
+        r.w.app
+            .recipe_run_with_key(
+                "whisper",
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &RecipeRunOptions {
+                    port: free_port(),
+                    local_port: 0,
+                },
+                &NoProgress,
+                &cancel,
+            )
+            .unwrap_or_else(|e| panic!("{e} ({:?})", e.detail()));
+    // The run's tunnel is closed: transcribing opens its own.
+    fwd.stop().expect("stop the run's tunnel");
+
+    let events: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = {
+        let events = events.clone();
+        move |p: Progress| events.lock().expect("events").push(p)
+    };
+    let report =
+        r.w.app
+            .recipe_transcribe_with_key(
+                LABEL,
+                &r.w.env,
+                &r.key,
+                &[meeting.clone(), bad.clone(), talk.clone()],
+                &opts,
+                &sink,
+                &cancel,
+            )
+            .unwrap_or_else(|e| panic!("{e} ({:?})", e.detail()));
+    assert_eq!((report.transcribed, report.failed), (2, 1), "{report:#?}");
+    let text = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    // The meeting: its own transcript next to it, made from exactly its bytes, in Chinese.
+    let want = d.path().join("会议 1.mp3.txt");
+    assert_eq!(
+        report.files[0].transcript.as_deref(),
+        Some(want.to_string_lossy().as_ref())
+    );
+    let sha = format!("{:x}", Sha256::digest(&audio));
+    let got = text(&want);
+    assert!(
+        got.contains(&format!("300000 bytes, sha256 {sha}, language zh")),
+        "{got}"
+    );
+    assert_eq!(report.files[0].audio_bytes, 300_000);
+    assert_eq!(report.files[0].transcript_bytes, got.len() as u64);
+    // The bad file: its row says the service could not decode it; nothing written for it.
+    assert_eq!(report.files[1].error_code.as_deref(), Some("asr_not_audio"));
+    assert!(report.files[1].transcript.is_none());
+    assert!(!d.path().join("bad.wav.txt").exists());
+    // The talk: the taken name kept, the transcript beside it.
+    assert_eq!(text(&d.path().join("talk.m4a.txt")), "my own notes");
+    assert!(text(&d.path().join("talk (2).m4a.txt")).contains("transcript of talk.m4a"));
+    // Progress: all the audio sent, all three files done.
+    let ev = events.lock().expect("events").clone();
+    let total = (audio.len() + 29 + 12) as u64;
+    assert!(
+        ev.iter().any(|p| matches!(p, Progress::Bytes { done_bytes, total_bytes: Some(t) } if *done_bytes == total && *t == total)),
+        "{ev:?}"
+    );
+    assert!(matches!(
+        ev.last(),
+        Some(Progress::Units {
+            done_units: 3,
+            total_units: Some(3)
+        })
+    ));
+    // Sent through the tunnel to the host's loopback only.
+    assert!(requests(&r).lines().any(|l| l
+        .starts_with("whisper-asr-webservice POST /asr?task=transcribe")
+        && l.ends_with(" 127.0.0.1")));
+
+    // A link cut in the middle of the answer: the run ends with that error, and neither a
+    // transcript nor a partial one is left.
+    let state = r.host.dir.path().join("state");
+    std::fs::write(state.join("asr-cut"), "40").expect("cut");
+    let e = transcribe(std::slice::from_ref(&talk), &opts, &cancel).expect_err("cut");
+    assert_eq!(e.code(), "asr_unreachable", "{e}");
+    std::fs::remove_file(state.join("asr-cut")).expect("uncut");
+    // A cancel while the service works: ends within a few seconds, nothing left.
+    std::fs::write(state.join("asr-delay"), "30").expect("slow");
+    let stop = CancelToken::new();
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            stop.cancel();
+        });
+        let e = transcribe(std::slice::from_ref(&talk), &opts, &stop).expect_err("cancelled");
+        assert_eq!(e.code(), "cancelled", "{e}");
+    });
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    std::fs::remove_file(state.join("asr-delay")).expect("fast");
+    let left: Vec<String> = std::fs::read_dir(d.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("talk"))
+        .collect();
+    let mut left = left;
+    left.sort();
+    assert_eq!(left, ["talk (2).m4a.txt", "talk.m4a", "talk.m4a.txt"]);
+
+    // Into a chosen folder, as SRT.
+    let out = tempfile::tempdir().expect("out");
+    let report = transcribe(
+        std::slice::from_ref(&talk),
+        &TranscribeOptions {
+            format: TranscriptFormat::Srt,
+            language: None,
+            out_dir: Some(out.path().display().to_string()),
+        },
+        &cancel,
+    )
+    .expect("srt");
+    assert_eq!(report.transcribed, 1);
+    assert!(text(&out.path().join("talk.m4a.srt")).starts_with("1\n00:00:00,000 --> "));
+
+    r.w.app
+        .guard_off_with_key(LABEL, &r.w.env, &r.key, &cancel)
+        .expect("guard off");
+    assert!(r
+        .w
+        .app
+        .recipe_stop_with_key("whisper", LABEL, &r.w.env, &r.key, &cancel)
+        .expect("stop app"));
 }

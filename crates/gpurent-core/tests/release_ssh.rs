@@ -223,3 +223,128 @@ fn checklist_lists_changed_folders_and_the_recipe_has_the_pip_freeze() {
         .expect("sh -n");
     assert!(st.success(), "the saved recipe is valid sh");
 }
+
+/// An environment recipe saved from one machine replays on the next: PyTorch from its own index
+/// and everything else through `pip install -r /dev/stdin`, into the Python Setup found there
+/// (`python3` without a probe), every line streamed as it comes; a script that fails says so
+/// (exit status and its last lines) instead of passing; only a saved recipe's file name is taken.
+#[test]
+fn a_saved_recipe_replays_on_the_next_machine() {
+    use gpurent_core::infra::events::Progress;
+    use gpurent_core::release::{recipe_script, EnvRecipe};
+    use gpurent_core::Coded;
+    use std::sync::Mutex;
+
+    if !sshd_available() {
+        return;
+    }
+    let host = FakeHost::new("ready_h100");
+    let sshd = host.serve().expect("serve the fake host over sshd");
+    let k = UserKey::generate("replay").expect("key");
+    sshd.authorize(&k.public_line).expect("authorize");
+    let key = login_key(&k, "k1");
+    let w = world_with(Arc::new(SystemClock));
+    add_confirmed(&w, LABEL, spec(&sshd), Some(&key));
+
+    let freeze: Vec<String> = ["numpy==2.1.3", "torch==2.8.0+cu128", "einops==0.8.0"]
+        .map(String::from)
+        .to_vec();
+    let script = recipe_script(
+        "old-box",
+        "2026-12-01T12:00:00Z",
+        Some("python3"),
+        &freeze,
+        Some("https://download.pytorch.org/whl/cu128"),
+        &[],
+        &[],
+    )
+    .expect("script");
+    let saved = w
+        .app
+        .release_save_recipe(&EnvRecipe {
+            host: "old-box".into(),
+            python: Some("python3".into()),
+            pip_freeze: freeze.clone(),
+            torch_index: Some("https://download.pytorch.org/whl/cu128".into()),
+            pip_index: vec![],
+            apt_packages: vec![],
+            skipped: vec![],
+            script,
+        })
+        .expect("save");
+    let list = w.app.env_recipes().expect("list");
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].path, saved);
+    assert_eq!((list[0].host.as_str(), list[0].packages), ("old-box", 3));
+
+    let lines: Mutex<Vec<String>> = Mutex::default();
+    let sink = |p: Progress| {
+        if let Progress::Log { line } = p {
+            lines.lock().expect("lines").push(line);
+        }
+    };
+    let cancel = CancelToken::new();
+    let report = w
+        .app
+        .env_recipe_replay_with_key(LABEL, &list[0].name, &w.env, &key, &sink, &cancel)
+        .expect("replay");
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.python, "python3");
+    let state = host.dir.path().join("state");
+    let reqs = std::fs::read_to_string(state.join("requirements.log")).expect("requirements");
+    assert_eq!(
+        reqs.lines().collect::<Vec<_>>(),
+        ["numpy==2.1.3", "einops==0.8.0"]
+    );
+    let installed = std::fs::read_to_string(state.join("installed.env")).expect("torch");
+    assert!(
+        installed.contains("FAKE_TORCH_VERSION=2.8.0+cu128"),
+        "{installed}"
+    );
+    let seen = lines.lock().expect("lines").clone();
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("Looking in indexes: https://download.pytorch.org/whl/cu128")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("Successfully installed numpy-2.1.3")),
+        "{seen:?}"
+    );
+
+    // A script that fails is a failed replay, with its exit status and last lines.
+    let failing = w
+        .app
+        .release_save_recipe(&EnvRecipe {
+            host: "broken".into(),
+            python: None,
+            pip_freeze: vec![],
+            torch_index: None,
+            pip_index: vec![],
+            apt_packages: vec![],
+            skipped: vec![],
+            script: "#!/bin/sh\necho 'about to fail'\nexit 3\n".into(),
+        })
+        .expect("save");
+    let name = Path::new(&failing)
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let bad = w
+        .app
+        .env_recipe_replay_with_key(LABEL, &name, &w.env, &key, &NoProgress, &cancel)
+        .expect("ran");
+    assert!(!bad.ok);
+    assert_eq!(bad.exit_status, Some(3));
+    assert_eq!(bad.tail, ["about to fail"]);
+    // Only a saved recipe's name: no path goes to the machine.
+    for evil in ["../../etc/passwd", "/etc/passwd", "x.txt", ".sh"] {
+        let e = w
+            .app
+            .env_recipe_replay_with_key(LABEL, evil, &w.env, &key, &NoProgress, &cancel)
+            .expect_err(evil);
+        assert_eq!(e.code(), "invalid_input", "{evil}: {e}");
+    }
+}

@@ -311,6 +311,29 @@ impl Session {
         .await;
     }
 
+    /// Click `css` until `then` appears (clicked again every 5 s, until TIMEOUT): for a button
+    /// in a part that redraws every few seconds (Billing's table), where a click can land on the
+    /// node a redraw is replacing and be lost, as a person's click sometimes is (who clicks again).
+    pub async fn click_until(&self, css: &str, then: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            self.click(css).await;
+            let again = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < again {
+                if self.count(then).await > 0 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "{then} did not appear after clicking {css}\n--- what the screen said ---\n{}",
+                    self.screen_text().await
+                );
+            }
+        }
+    }
+
     pub async fn select(&self, css: &str, value: &str) {
         self.on_node(css, "select", |e| async move {
             e.select_by_value(value).await.map(|_| ())

@@ -1,10 +1,16 @@
 //! Start from a goal: the bundled recipes, the live offers a recipe can run on, the run (renting
 //! first when asked; progress and the op id on `on_progress`, the report on `on_ready` once the
-//! app answered, the tunnel held until the operation is cancelled), Open and Stop. Each handler:
+//! app answered, the tunnel held until the operation is cancelled), Open, Stop, and Whisper's
+//! transcription of local audio files. Each handler:
 //! state → one core call → map error (docs/recipes.md).
 
-use gpurent_core::app::recipe::{RecipeOffersView, RecipeRunReport, RecipeTarget};
+use std::path::PathBuf;
+
+use gpurent_core::app::recipe::{
+    RecipeOffersView, RecipeRunReport, RecipeTarget, TranscribeReport,
+};
 use gpurent_core::infra::events::Progress;
+use gpurent_core::recipes::asr::TranscribeOptions;
 use gpurent_core::recipes::Recipe;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -76,4 +82,23 @@ pub async fn recipe_stop(
 ) -> CmdResult<bool> {
     let (app, env) = (state.shared()?, ssh_env()?);
     blocking(move || app.recipe_stop(&name, &label, &env).map_err(err)).await
+}
+
+/// Transcribe local audio `files` with the Whisper recipe running on `label` (progress and the
+/// op id on `on_progress`; `op_cancel` stops it): one row per file, transcripts written next to
+/// each file or into `opts.out_dir`.
+#[tauri::command]
+pub async fn recipe_transcribe(
+    state: State<'_, AppState>,
+    label: String,
+    files: Vec<PathBuf>,
+    opts: TranscribeOptions,
+    on_progress: Channel<Progress>,
+) -> CmdResult<TranscribeReport> {
+    let (app, env) = (state.shared()?, ssh_env()?);
+    blocking(move || {
+        app.recipe_transcribe_op(&label, &files, &opts, &env, &sink(on_progress))
+            .map_err(err)
+    })
+    .await
 }

@@ -132,4 +132,11 @@ export default {
     'The Ollama download was redirected from https to plain http, so gpurent refused it: {detail}',
   'error.ollama_install_failed': 'Installing Ollama failed: {detail}',
   'error.model_does_not_fit': 'The model does not fit the chosen GPUs: {detail}',
+  'error.recipe_app_not_running':
+    'The app is not running on this host. Start the goal again (Run here), then transcribe.',
+  'error.asr_unreachable':
+    'The Whisper service stopped answering through the tunnel (the app stopped, the machine was released, or the link broke). Transcripts finished before are kept; start the goal again and retry. ({detail})',
+  'error.asr_not_audio':
+    'Whisper could not read this file as audio (it answered 500). Check that the file plays, or convert it to mp3 or wav.',
+  'error.asr_refused': 'The Whisper service refused the request: {detail}',
 };

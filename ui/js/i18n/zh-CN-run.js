@@ -125,4 +125,9 @@ export default {
   'error.ollama_insecure_redirect': 'Ollama 下载从 https 被重定向到明文 http，gpurent 已拒绝：{detail}',
   'error.ollama_install_failed': '安装 Ollama 失败：{detail}',
   'error.model_does_not_fit': '模型放不进所选 GPU：{detail}',
+  'error.recipe_app_not_running': '这台主机上的应用没有在运行。请重新启动这个目标（在此运行），再转写。',
+  'error.asr_unreachable':
+    'Whisper 服务不再通过隧道应答（应用已停止、机器已释放或连接断开）。之前完成的转写已保留；请重新启动目标后重试。（{detail}）',
+  'error.asr_not_audio': 'Whisper 无法把这个文件读成音频（应答 500）。请确认文件能播放，或先转换成 mp3 或 wav。',
+  'error.asr_refused': 'Whisper 服务拒绝了请求：{detail}',
 };

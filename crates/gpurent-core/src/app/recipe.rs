@@ -4,6 +4,7 @@
 //! recipe's defaults — then the Open URL. A step's own error stops the flow there: the error
 //! keeps its code and says which step failed (`ErrorData::step`).
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -16,11 +17,12 @@ use crate::app::App;
 use crate::guard::GuardError;
 use crate::infra::cancel::CancelToken;
 use crate::infra::error::CoreError;
-use crate::infra::events::ProgressSink;
+use crate::infra::events::{Progress, ProgressSink};
 use crate::infra::ipc::{Coded, ErrorData};
 use crate::jupyter::JupyterError;
 use crate::ollama::OllamaError;
 use crate::providers::{ProviderError, ProviderKind, ProviderOffer};
+use crate::recipes::asr::{self, AsrError, TranscribeOptions, TranscriptFile};
 use crate::recipes::web::{self, WebError};
 use crate::recipes::{self, Recipe, RecipeApp};
 use crate::remote::error::RemoteError;
@@ -85,6 +87,12 @@ pub enum RecipeError {
     /// Setup's GPU check did not pass: the app would not run on the GPU.
     #[error("Setup's GPU check did not pass on this host: {issues}")]
     HostNotReady { issues: String },
+    /// The recipe's app is not running on the host (for `transcribe`: start the recipe first).
+    #[error("{app} is not running on {host}: start the recipe first (gpurent recipe run {app} --host {host})")]
+    AppNotRunning { app: String, host: String },
+    /// Transcribing through the Whisper recipe's app.
+    #[error(transparent)]
+    Asr(#[from] crate::recipes::asr::AsrError),
     /// The app did not give the ready answer through the tunnel in its first-boot time.
     #[error("{app} did not answer {path} with {want} through the tunnel within {after_s} s (last: {last})")]
     NotReady {
@@ -112,6 +120,8 @@ impl Coded for RecipeError {
             RecipeError::DriverTooOld { .. } => "recipe_driver_too_old",
             RecipeError::HostNotReady { .. } => "recipe_host_not_ready",
             RecipeError::NotReady { .. } => "recipe_not_ready",
+            RecipeError::AppNotRunning { .. } => "recipe_app_not_running",
+            RecipeError::Asr(e) => e.code(),
         }
     }
 
@@ -727,6 +737,147 @@ impl App {
     pub fn recipe_stop(&self, name: &str, label: &str, env: &SshEnv) -> Result<bool, RecipeError> {
         let key = self.host_key_for(label, None)?;
         self.recipe_stop_with_key(name, label, env, &key, &CancelToken::new())
+    }
+}
+
+/// What `transcribe` did: one row per audio file, in the order given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct TranscribeReport {
+    pub host: String,
+    pub files: Vec<TranscriptFile>,
+    pub transcribed: u32,
+    pub failed: u32,
+}
+
+impl App {
+    /// Transcribe local audio files with the Whisper recipe's app running on `label`: a tunnel to
+    /// the app's port on the host's 127.0.0.1, readiness asked through it, then each file sent in
+    /// turn (`recipes::asr`); a file the service refuses (not audio) or cannot be read is its own
+    /// row's error and the others go on; a service that stops answering, or a cancel, ends the
+    /// run (the transcripts written so far stay). Progress: `Units` (files done of all) and
+    /// `Bytes` (audio sent of all).
+    #[allow(clippy::too_many_arguments)]
+    pub fn recipe_transcribe_with_key(
+        &self,
+        label: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        files: &[PathBuf],
+        opts: &TranscribeOptions,
+        progress: &dyn ProgressSink,
+        cancel: &CancelToken,
+    ) -> Result<TranscribeReport, RecipeError> {
+        let recipe = recipes::get("whisper")?;
+        if files.is_empty() {
+            return Err(CoreError::invalid("files", "no audio file given").into());
+        }
+        let out_dir = opts.out_dir.as_deref().map(Path::new);
+        if let Some(d) = out_dir {
+            if !d.is_dir() {
+                return Err(CoreError::invalid(
+                    "out_dir",
+                    format!("{} is not a folder", d.display()),
+                )
+                .into());
+            }
+        }
+        let host = self.host_get(label)?;
+        let conn = connect_saved(&host, env, key, cancel)?;
+        let port = web::running_port(&conn, &recipe.name, cancel)?.ok_or_else(|| {
+            RecipeError::AppNotRunning {
+                app: recipe.name.clone(),
+                host: label.to_string(),
+            }
+        })?;
+        let fwd = forward_local(connect_saved(&host, env, key, cancel)?, 0, port)?;
+        let ready = web::get_status(fwd.local_port, &recipe.readiness.path, &[]);
+        if ready != Some(recipe.readiness.status) {
+            let _ = fwd.stop();
+            return Err(RecipeError::NotReady {
+                app: recipe.name.clone(),
+                path: recipe.readiness.path.clone(),
+                want: recipe.readiness.status,
+                last: ready.map_or("no answer".into(), |s| s.to_string()),
+                after_s: 0,
+            });
+        }
+        let sizes: Vec<u64> = files
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .collect();
+        let total_bytes: u64 = sizes.iter().sum();
+        let total = files.len() as u64;
+        let mut rows = Vec::new();
+        let mut before = 0u64;
+        let result = (|| {
+            for (i, f) in files.iter().enumerate() {
+                progress.emit(Progress::Units {
+                    done_units: i as u64,
+                    total_units: Some(total),
+                });
+                let out = asr::transcript_path(f, out_dir, opts.format);
+                let started = Instant::now();
+                let mut sent = |done: u64, _: u64| {
+                    progress.emit(Progress::Bytes {
+                        done_bytes: before + done,
+                        total_bytes: Some(total_bytes),
+                    })
+                };
+                let r = asr::transcribe_one(fwd.local_port, f, &out, opts, &mut sent, cancel);
+                before += sizes[i];
+                let mut row = TranscriptFile {
+                    file: f.display().to_string(),
+                    transcript: None,
+                    audio_bytes: sizes[i],
+                    transcript_bytes: 0,
+                    took_ms: started.elapsed().as_millis() as u64,
+                    error_code: None,
+                    error: None,
+                };
+                match r {
+                    Ok((_, got)) => {
+                        row.transcript = Some(out.display().to_string());
+                        row.transcript_bytes = got;
+                    }
+                    Err(e @ (AsrError::Refused { .. } | AsrError::Local { .. })) => {
+                        row.error_code = Some(e.code().to_string());
+                        row.error = Some(e.to_string());
+                    }
+                    Err(e) => return Err(RecipeError::from(e)),
+                }
+                rows.push(row);
+            }
+            progress.emit(Progress::Units {
+                done_units: total,
+                total_units: Some(total),
+            });
+            Ok(())
+        })();
+        let _ = fwd.stop();
+        result?;
+        let failed = rows.iter().filter(|r| r.error_code.is_some()).count() as u32;
+        Ok(TranscribeReport {
+            host: label.to_string(),
+            transcribed: rows.len() as u32 - failed,
+            failed,
+            files: rows,
+        })
+    }
+
+    /// The desktop's transcription, as the registered operation `recipe_transcribe` (cancel
+    /// with its op id): [`App::recipe_transcribe_with_key`] with the host's own key.
+    pub fn recipe_transcribe_op(
+        &self,
+        label: &str,
+        files: &[PathBuf],
+        opts: &TranscribeOptions,
+        env: &SshEnv,
+        progress: &dyn ProgressSink,
+    ) -> Result<TranscribeReport, RecipeError> {
+        self.run_op("recipe_transcribe", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.recipe_transcribe_with_key(label, env, &key, files, opts, progress, cancel)
+        })
     }
 }
 

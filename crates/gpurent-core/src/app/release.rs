@@ -389,6 +389,182 @@ impl App {
     }
 }
 
+/// An environment recipe saved by a release (`<data>/recipes/HOST-MS.sh`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SavedEnvRecipe {
+    /// The file's name (what replay takes).
+    pub name: String,
+    pub path: String,
+    /// The machine it was saved from, and when (from the file's name).
+    pub host: String,
+    #[ts(type = "number | null")]
+    pub saved_ms: Option<i64>,
+    /// How many packages it installs (pip lines and apt packages, as written).
+    pub packages: u32,
+}
+
+/// What replaying a recipe on a machine did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ReplayReport {
+    pub host: String,
+    pub recipe: String,
+    /// The Python it installed into (Setup's, else `python3`).
+    pub python: String,
+    pub exit_status: Option<i32>,
+    pub ok: bool,
+    /// The last lines it printed (all of them went to progress as `Log`).
+    pub tail: Vec<String>,
+}
+
+impl App {
+    /// The environment recipes saved so far, newest first.
+    pub fn env_recipes(&self) -> Result<Vec<SavedEnvRecipe>, CoreError> {
+        let dir = self.paths().recipes();
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(CoreError::io(&dir, e)),
+        };
+        for e in entries {
+            let e = e.map_err(|x| CoreError::io(&dir, x))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".sh") else {
+                continue;
+            };
+            let (host, saved_ms) = match stem.rsplit_once('-') {
+                Some((h, ms)) if ms.parse::<i64>().is_ok() => (h.to_string(), ms.parse().ok()),
+                _ => (stem.to_string(), None),
+            };
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            out.push(SavedEnvRecipe {
+                path: e.path().display().to_string(),
+                name,
+                host,
+                saved_ms,
+                packages: count_packages(&text),
+            });
+        }
+        out.sort_by(|a, b| b.saved_ms.cmp(&a.saved_ms).then(a.name.cmp(&b.name)));
+        Ok(out)
+    }
+
+    /// Replay saved recipe `name` (a file of [`App::env_recipes`]) on host `label`: the script is
+    /// sent on stdin to `PY=PYTHON sh -s` (the Python Setup found there, else `python3`), its
+    /// output streamed as `Log` lines; the report says whether it finished (exit 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn env_recipe_replay_with_key(
+        &self,
+        label: &str,
+        name: &str,
+        env: &SshEnv,
+        key: &LoginKey,
+        progress: &dyn crate::infra::events::ProgressSink,
+        cancel: &CancelToken,
+    ) -> Result<ReplayReport, crate::remote::RemoteError> {
+        use crate::infra::events::Progress;
+        use crate::remote::exec::{exec_with, ExecOptions};
+        if name.contains('/')
+            || name.contains('\\')
+            || !name.ends_with(".sh")
+            || name.starts_with('.')
+        {
+            return Err(CoreError::invalid(
+                "recipe",
+                "a saved recipe's file name (gpurent recipe replay --list)",
+            )
+            .into());
+        }
+        let path = self.paths().recipes().join(name);
+        let script = std::fs::read(&path).map_err(|e| CoreError::io(&path, e))?;
+        let host = self.host_get(label)?;
+        let (pythons, _) = self.recipe_pythons(label);
+        let python = pythons.first().cloned().unwrap_or_else(|| "python3".into());
+        let conn = connect_saved(&host, env, key, cancel)?;
+        let command = format!("PY={} sh -s", crate::remote::shell_quote(&python)?);
+        let mut pending = String::new();
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let mut on_output = |_: crate::remote::exec::OutStream, data: &[u8]| {
+            pending.push_str(&String::from_utf8_lossy(data));
+            while let Some(i) = pending.find(['\n', '\r']) {
+                let line: String = pending.drain(..=i).collect();
+                let line = line.trim_end().to_string();
+                if line.is_empty() {
+                    continue;
+                }
+                progress.emit(Progress::Log { line: line.clone() });
+                tail.push_back(line);
+                if tail.len() > 20 {
+                    tail.pop_front();
+                }
+            }
+        };
+        let info = exec_with(
+            &conn,
+            &command,
+            &ExecOptions {
+                stdin: Some(&script),
+                timeout: None,
+            },
+            &mut on_output,
+            cancel,
+        )?;
+        if !pending.trim().is_empty() {
+            let line = pending.trim_end().to_string();
+            progress.emit(Progress::Log { line: line.clone() });
+            tail.push_back(line);
+        }
+        Ok(ReplayReport {
+            host: label.to_string(),
+            recipe: name.to_string(),
+            python,
+            exit_status: info.exit_status,
+            ok: info.exit_status == Some(0),
+            tail: tail.into_iter().collect(),
+        })
+    }
+
+    /// The desktop's replay, as the registered operation `env_replay` (cancel with its op id).
+    pub fn env_recipe_replay_op(
+        &self,
+        label: &str,
+        name: &str,
+        env: &SshEnv,
+        progress: &dyn crate::infra::events::ProgressSink,
+    ) -> Result<ReplayReport, crate::remote::RemoteError> {
+        self.run_op("env_replay", progress, |cancel| {
+            let key = self.host_key_for(label, None)?;
+            self.env_recipe_replay_with_key(label, name, env, &key, progress, cancel)
+        })
+    }
+}
+
+/// Packages a recipe script installs: requirement lines between its heredoc markers, torch
+/// packages on its `pip install … --index-url` line, apt packages on its `apt-get install` line.
+fn count_packages(script: &str) -> u32 {
+    let mut n = 0;
+    let mut in_reqs = false;
+    for l in script.lines() {
+        if l.starts_with("\"$PY\" -m pip install -r /dev/stdin") {
+            in_reqs = true;
+        } else if l == "GPURENT_REQUIREMENTS" {
+            in_reqs = false;
+        } else if in_reqs {
+            n += 1;
+        } else if let Some(rest) = l.strip_prefix("\"$PY\" -m pip install ") {
+            n += rest
+                .split(" --index-url")
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .count() as u32;
+        } else if let Some(rest) = l.trim().split("apt-get install -y ").nth(1) {
+            n += rest.split_whitespace().count() as u32;
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! and how it is fetched, the guard defaults and the release checklist's result folders.
 //! `App::recipe_run` (app/recipe.rs) runs one on a saved host with the existing steps.
 
+pub mod asr;
 pub mod offers;
 pub mod web;
 
@@ -171,11 +172,24 @@ pub struct Recipe {
     pub readiness: RecipeReadiness,
     pub not_shipped: Vec<RecipeFetch>,
     pub guard: RecipeGuard,
+    /// Where the user's own input goes on the host (a LoRA's dataset), uploaded from the goal
+    /// screen through Files' transfer; `None`: the app takes nothing from this machine (or, as
+    /// Whisper, takes it through its own API).
+    #[serde(default)]
+    pub inputs: Option<RecipeInputs>,
     /// Folders the release checklist names (results to download before release).
     pub results: Vec<String>,
     pub sources: Vec<String>,
-    /// Facts not confirmed (shown as "unverified").
-    pub unverified: Vec<String>,
+    /// Facts not confirmed (shown as "unverified"), in both languages.
+    pub unverified: Vec<RecipeWords>,
+}
+
+/// The folder on the host a recipe's input is uploaded to, and what goes there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct RecipeInputs {
+    pub folder: String,
+    pub what: RecipeWords,
 }
 
 impl Recipe {
@@ -328,6 +342,20 @@ pub fn validate(r: &Recipe) -> Result<(), String> {
     }
     if r.guard.idle_minutes == 0 {
         return Err("the guard's idle minutes must be at least 1".into());
+    }
+    if r.unverified
+        .iter()
+        .any(|u| u.en.trim().is_empty() || u.zh_cn.trim().is_empty())
+    {
+        return Err("every unverified fact needs words in en and zh-CN".into());
+    }
+    if let Some(i) = &r.inputs {
+        if !i.folder.starts_with('/')
+            || i.what.en.trim().is_empty()
+            || i.what.zh_cn.trim().is_empty()
+        {
+            return Err("the inputs need an absolute folder and words in en and zh-CN".into());
+        }
     }
     Ok(())
 }

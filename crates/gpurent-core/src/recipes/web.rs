@@ -154,6 +154,21 @@ pub fn alive(conn: &Connection, name: &str, cancel: &CancelToken) -> Result<bool
     Ok(exec(conn, &cmd, cancel)?.success())
 }
 
+/// The port gpurent's running app serves on (`None`: it is not running).
+pub fn running_port(
+    conn: &Connection,
+    name: &str,
+    cancel: &CancelToken,
+) -> Result<Option<u16>, WebError> {
+    let script = format!(r#"{ALIVE} && cat "$HOME/.gpurent/apps/$1/port""#);
+    let cmd = format!("{} gpurent-app {}", sh_c(&script)?, shell_quote(name)?);
+    let out = exec(conn, &cmd, cancel)?;
+    if !out.success() {
+        return Ok(None);
+    }
+    Ok(out.stdout_text().trim().parse().ok())
+}
+
 /// The last lines of the app's log.
 pub fn log(conn: &Connection, name: &str, cancel: &CancelToken) -> String {
     let cmd = match (

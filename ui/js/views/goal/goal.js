@@ -17,6 +17,7 @@ import { releaseInstance } from '../hosts/rented.js';
 import { moneyLines, offerTitle, providerErrorText } from '../hosts/renting.js';
 import { money } from '../../money.js';
 import { explainButton } from '../setup/explain.js';
+import { renderTools } from './tools.js';
 
 /** @typedef {import('../../../bindings/Recipe').Recipe} Recipe */
 /** @typedef {import('../../../bindings/RecipeOfferRow').RecipeOfferRow} RecipeOfferRow */
@@ -112,8 +113,10 @@ async function renderRecipe(root, r, signal) {
     el('h2', { text: goalWords(r) }),
     el('p', { class: 'small', id: 'goal-images', text: images }),
   );
-  if (r.unverified.length)
-    section.append(el('p', { class: 'muted small', text: t('goal.unverified', { what: r.unverified.join('; ') }) }));
+  if (r.unverified.length) {
+    const what = r.unverified.map((u) => (language() === 'zh-CN' ? u.zh_cn : u.en)).join('; ');
+    section.append(el('p', { class: 'muted small', text: t('goal.unverified', { what }) }));
+  }
   const runPart = el('div', { id: 'goal-run-part' });
   const where = el('div', { id: 'goal-where' });
   section.append(runPart, where);
@@ -478,6 +481,11 @@ function renderRun(root, r, mine, signal) {
       const res = el('ul', { class: 'small', id: 'goal-results' });
       for (const f of report.results) res.append(el('li', {}, el('code', { text: f })));
       ready.append(el('p', { class: 'small', text: t('goal.results') }), res);
+    }
+    // Transcribe, upload the input, download the results: while the machine is there.
+    if (mine.state !== 'released') {
+      const tools = renderTools(r, report, signal, notify);
+      if (tools) ready.append(tools);
     }
     const row = el('div', { class: 'row' });
     if (mine.state === 'open') {
