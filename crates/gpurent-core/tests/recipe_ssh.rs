@@ -399,15 +399,7 @@ fn jupyter_app_runs_end_to_end(name: &str, idle_s: u64, deadline_s: u64) {
     };
     let (fwd, report) =
         r.w.app
-            .recipe_run_with_key(
-                name,
-                LABEL,
-                &r.w.env,
-                &r.key,
-                &opts,
-                &NoProgress,
-                &cancel,
-            )
+            .recipe_run_with_key(name, LABEL, &r.w.env, &r.key, &opts, &NoProgress, &cancel)
             .unwrap_or_else(|e| panic!("{e} ({:?})", e.detail()));
     assert_eq!(
         report.steps,
