@@ -301,6 +301,9 @@ async fn goal_journey_images_with_flux_rent_open_release() {
         .text("#goal-guard")
         .await
         .starts_with("守护已按目标的默认值设置"));
+    // What is still to fetch, in Chinese too; the results can be downloaded from here.
+    assert!(s.text("#goal-next").await.starts_with("模型检查点"));
+    assert_eq!(s.text("#goal-download").await, "下载结果…");
     s.scroll_to("#goal-run").await;
     s.screenshot("goal-ready-zh").await;
 

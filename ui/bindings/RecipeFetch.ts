@@ -2,6 +2,10 @@
 
 export type RecipeFetch = { what: string, fetch: string, 
 /**
+ * What and how, in Chinese (one sentence).
+ */
+zh_cn: string, 
+/**
  * The env var a token goes in on the host (never stored in a recipe).
  */
 needs_token: string | null, };

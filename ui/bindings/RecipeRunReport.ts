@@ -38,4 +38,8 @@ results: Array<string>,
 /**
  * What the app still needs (models, tokens) and how it is fetched.
  */
-next: Array<string>, };
+next: Array<string>, 
+/**
+ * The same, in Chinese.
+ */
+next_zh_cn: Array<string>, };

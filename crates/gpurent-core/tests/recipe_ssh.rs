@@ -215,6 +215,12 @@ fn runs_end_to_end(name: &str, app: &str, ready_path: &str) {
     );
     assert!(report.guard.deadline_host_s.is_some());
     assert_eq!(report.results, recipe.results);
+    assert_eq!(report.next_zh_cn.len(), report.next.len());
+    assert!(
+        report.next_zh_cn.iter().all(|n| !n.is_ascii()),
+        "in Chinese: {:?}",
+        report.next_zh_cn
+    );
 
     fwd.stop().expect("stop tunnel");
     r.w.app

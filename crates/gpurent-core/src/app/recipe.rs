@@ -226,6 +226,8 @@ pub struct RecipeRunReport {
     pub results: Vec<String>,
     /// What the app still needs (models, tokens) and how it is fetched.
     pub next: Vec<String>,
+    /// The same, in Chinese.
+    pub next_zh_cn: Vec<String>,
 }
 
 /// How a run is asked for.
@@ -545,6 +547,7 @@ impl App {
             .iter()
             .map(|n| format!("{}: {}", n.what, n.fetch))
             .collect();
+        let next_zh_cn = recipe.not_shipped.iter().map(|n| n.zh_cn.clone()).collect();
         Ok((
             fwd,
             RecipeRunReport {
@@ -563,6 +566,7 @@ impl App {
                 guard,
                 results: recipe.results.clone(),
                 next,
+                next_zh_cn,
             },
         ))
     }

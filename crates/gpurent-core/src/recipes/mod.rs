@@ -141,6 +141,8 @@ pub struct RecipeReadiness {
 pub struct RecipeFetch {
     pub what: String,
     pub fetch: String,
+    /// What and how, in Chinese (one sentence).
+    pub zh_cn: String,
     /// The env var a token goes in on the host (never stored in a recipe).
     pub needs_token: Option<String>,
 }
@@ -348,6 +350,9 @@ pub fn validate(r: &Recipe) -> Result<(), String> {
         .any(|u| u.en.trim().is_empty() || u.zh_cn.trim().is_empty())
     {
         return Err("every unverified fact needs words in en and zh-CN".into());
+    }
+    if r.not_shipped.iter().any(|n| n.zh_cn.trim().is_empty()) {
+        return Err("every thing not shipped needs its words in zh-CN".into());
     }
     if let Some(i) = &r.inputs {
         if !i.folder.starts_with('/')

@@ -474,7 +474,7 @@ function renderRun(root, r, mine, signal) {
     );
     if (report.next.length) {
       const next = el('ul', { class: 'small', id: 'goal-next' });
-      for (const n of report.next) next.append(el('li', { text: n }));
+      for (const n of language() === 'zh-CN' ? report.next_zh_cn : report.next) next.append(el('li', { text: n }));
       ready.append(el('p', { class: 'small', text: t('goal.next') }), next);
     }
     if (report.results.length) {
