@@ -164,20 +164,32 @@ const sample = (i) => ({
   hints: [],
 });
 
-test('Live tab: a column is updated in place on each sample, not rebuilt', async (t) => {
-  const screen = new AbortController();
-  t.after(() => screen.abort());
+/**
+ * The Live tab on a fresh root with host `box` ticked (it stays ticked across screens: ticked
+ * again only when it is not); its `monitor_watch` call, whose channel the test feeds.
+ * @param {AbortSignal} signal
+ */
+async function watchBox(signal) {
   const root = doc.createElement('div');
   doc.body.append(root);
-  renderMonitor(/** @type {any} */ (root), screen.signal);
+  renderMonitor(/** @type {any} */ (root), signal);
   await settle();
   const box = find(root, (n) => n.tagName === 'INPUT' && n.getAttribute('data-host') === 'box');
   assert.ok(box, 'the host to tick');
-  box.checked = true;
-  box.fire('change');
-  await settle();
+  if (!box.checked) {
+    box.checked = true;
+    box.fire('change');
+    await settle();
+  }
   const call = calls.findLast((c) => c.cmd === 'monitor_watch');
   assert.ok(call, 'monitor_watch was invoked');
+  return { root, call };
+}
+
+test('Live tab: a column is updated in place on each sample, not rebuilt', async (t) => {
+  const screen = new AbortController();
+  t.after(() => screen.abort());
+  const { root, call } = await watchBox(screen.signal);
   // The columns redraw at one pace, at most once a second (screen.js `paced`): a clock to move.
   t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
   const second = () => {
@@ -243,19 +255,7 @@ test('Live tab: samples are drawn at one pace (at most once a second), and not w
     screen.abort();
     delete g.IntersectionObserver;
   });
-  const root = doc.createElement('div');
-  doc.body.append(root);
-  renderMonitor(/** @type {any} */ (root), screen.signal);
-  await settle();
-  const box = find(root, (n) => n.tagName === 'INPUT' && n.getAttribute('data-host') === 'box');
-  assert.ok(box, 'the host to tick');
-  if (!box.checked) {
-    box.checked = true;
-    box.fire('change');
-    await settle();
-  }
-  const call = calls.findLast((c) => c.cmd === 'monitor_watch');
-  assert.ok(call, 'monitor_watch was invoked');
+  const { root, call } = await watchBox(screen.signal);
   t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 2_000_000 });
   const col = () => find(root, (n) => n.classList.contains('host-col'));
   const drawn = () => col()?.getAttribute('data-samples') ?? null;

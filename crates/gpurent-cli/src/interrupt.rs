@@ -42,3 +42,20 @@ pub fn on_ctrl_c<T>(
         out
     })
 }
+
+/// Run `work`; Ctrl-C cancels `cancel` (the work sees it and returns; with [`Second::Exits`] a
+/// second Ctrl-C quits at once).
+pub fn cancel_on_ctrl_c<T>(
+    second: Second,
+    cancel: &gpurent_core::infra::cancel::CancelToken,
+    work: impl FnOnce() -> T,
+) -> T {
+    on_ctrl_c(
+        second,
+        || {
+            cancel.cancel();
+            true
+        },
+        work,
+    )
+}

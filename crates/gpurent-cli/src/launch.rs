@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::interrupt::{on_ctrl_c, Second};
+use crate::interrupt::{cancel_on_ctrl_c, Second};
 use clap::{Args, Subcommand};
 use gpurent_core::app::login::SshEnv;
 use gpurent_core::infra::cancel::CancelToken;
@@ -107,11 +107,7 @@ fn run(data_dir: Option<&Path>, args: &LaunchArgs) -> Result<ExitCode, RemoteErr
         script: args.script.clone(),
     };
     let mut tail: Vec<String> = Vec::new();
-    let stop = || {
-        cancel.cancel();
-        true
-    };
-    let outcome = on_ctrl_c(Second::Waits, stop, || {
+    let outcome = cancel_on_ctrl_c(Second::Waits, &cancel, || {
         app.launch_run(
             &args.host,
             &env,

@@ -38,6 +38,19 @@ pub fn provider_cmd(
     }
 }
 
+/// The key an SSH subcommand logs in to `host` with: `--identity FILE` when given, else the
+/// host's own key from the keychain (no passphrase asked here: a locked key is its error).
+pub fn host_key(
+    app: &App,
+    host: &str,
+    identity: Option<&Path>,
+) -> Result<LoginKey, gpurent_core::remote::RemoteError> {
+    match identity_file(identity)? {
+        Some(k) => Ok(k),
+        None => app.host_key_for(host, None),
+    }
+}
+
 /// The `--identity FILE` of the SSH subcommands: a private key read from a file instead of the
 /// host's own key from the keychain (not for `rent`, which also reads the `.pub`).
 pub fn identity_file(path: Option<&Path>) -> Result<Option<LoginKey>, CoreError> {

@@ -237,12 +237,8 @@ fn run(data_dir: Option<&Path>, a: &RunArgs) -> Result<(), RecipeFailure> {
             (label, key)
         }
         (_, _, Some(h)) => {
-            let key = match crate::open::identity_file(a.identity.as_deref())
-                .map_err(|e| setup(e.into()))?
-            {
-                Some(k) => k,
-                None => app.host_key_for(h, None).map_err(|e| setup(e.into()))?,
-            };
+            let key = crate::open::host_key(&app, h, a.identity.as_deref())
+                .map_err(|e| setup(e.into()))?;
             (h.clone(), key)
         }
         _ => {
@@ -292,10 +288,7 @@ fn run(data_dir: Option<&Path>, a: &RunArgs) -> Result<(), RecipeFailure> {
 fn stop(data_dir: Option<&Path>, a: &StopArgs) -> Result<(), RecipeError> {
     let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
-    let key = match crate::open::identity_file(a.identity.as_deref())? {
-        Some(k) => k,
-        None => app.host_key_for(&a.host, None)?,
-    };
+    let key = crate::open::host_key(&app, &a.host, a.identity.as_deref())?;
     let stopped = app.recipe_stop_with_key(&a.name, &a.host, &env, &key, &CancelToken::new())?;
     if a.json {
         println!(
@@ -333,28 +326,19 @@ fn transcribe(data_dir: Option<&Path>, a: &TranscribeArgs) -> Result<u32, Recipe
         .ok_or_else(|| gpurent_core::CoreError::invalid("format", "txt, srt, vtt, tsv or json"))?;
     let app = crate::open::open_app(data_dir)?;
     let env = SshEnv::detect()?;
-    let key = match crate::open::identity_file(a.identity.as_deref())? {
-        Some(k) => k,
-        None => app.host_key_for(&a.host, None)?,
-    };
+    let key = crate::open::host_key(&app, &a.host, a.identity.as_deref())?;
     let opts = TranscribeOptions {
         format,
         language: a.language.clone(),
         out_dir: a.to.as_ref().map(|d| d.display().to_string()),
     };
     let cancel = CancelToken::new();
-    let report = crate::interrupt::on_ctrl_c(
-        crate::interrupt::Second::Exits,
-        || {
-            cancel.cancel();
-            true
-        },
-        || {
+    let report =
+        crate::interrupt::cancel_on_ctrl_c(crate::interrupt::Second::Exits, &cancel, || {
             app.recipe_transcribe_with_key(
                 &a.host, &env, &key, &a.files, &opts, &FileLines, &cancel,
             )
-        },
-    )?;
+        })?;
     if a.json {
         print_json(&report)?;
     } else {

@@ -71,19 +71,12 @@ fn run(data_dir: Option<&Path>, a: &ReplayArgs) -> Result<bool, RemoteError> {
         );
     };
     let env = SshEnv::detect()?;
-    let key = match crate::open::identity_file(a.identity.as_deref())? {
-        Some(k) => k,
-        None => app.host_key_for(host, None)?,
-    };
+    let key = crate::open::host_key(&app, host, a.identity.as_deref())?;
     let cancel = CancelToken::new();
-    let report = crate::interrupt::on_ctrl_c(
-        crate::interrupt::Second::Exits,
-        || {
-            cancel.cancel();
-            true
-        },
-        || app.env_recipe_replay_with_key(host, name, &env, &key, &Lines, &cancel),
-    )?;
+    let report =
+        crate::interrupt::cancel_on_ctrl_c(crate::interrupt::Second::Exits, &cancel, || {
+            app.env_recipe_replay_with_key(host, name, &env, &key, &Lines, &cancel)
+        })?;
     if a.json {
         print_json(&report)?;
     } else if report.ok {

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::interrupt::{on_ctrl_c, Second};
+use crate::interrupt::{cancel_on_ctrl_c, Second};
 use clap::Args;
 use gpurent_core::app::login::SshEnv;
 use gpurent_core::app::monitor::WatchOptions;
@@ -57,11 +57,7 @@ fn run(data_dir: Option<&Path>, args: &WatchArgs) -> Result<(), RemoteError> {
     let key = crate::open::identity_file(args.identity.as_deref())?;
     let cancel = CancelToken::new();
     let mut seen = 0u64;
-    let stop = || {
-        cancel.cancel();
-        true
-    };
-    on_ctrl_c(Second::Exits, stop, || {
+    cancel_on_ctrl_c(Second::Exits, &cancel, || {
         app.monitor_watch(
             &args.host,
             &env,

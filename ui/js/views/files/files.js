@@ -41,6 +41,21 @@ const state = {
 };
 
 /**
+ * Open the OS file dialog (from Rust, over the window); the chosen paths, [] when it was closed
+ * or failed (the failure shown in the banner).
+ * @param {'files' | 'folder' | 'download_dir' | 'key_file'} what @param {string} title
+ * @returns {Promise<string[]>}
+ */
+export async function pickPaths(what, title) {
+  try {
+    return await filesPick(what, title);
+  } catch (e) {
+    showError(/** @type {ErrorPayload} */ (e));
+    return [];
+  }
+}
+
+/**
  * Open Files on this host next time the screen is drawn (Setup's next step).
  * @param {string} label
  */
@@ -261,16 +276,6 @@ export async function renderFiles(root, signal) {
     await refreshQueue();
   }
 
-  /** Open the OS file dialog (from Rust); [] when closed. @param {'files' | 'folder' | 'download_dir'} what @param {string} title */
-  async function pick(what, title) {
-    try {
-      return await filesPick(what, title);
-    } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
-      return [];
-    }
-  }
-
   /** @param {number} id */
   function resume(id) {
     return track({ what: 'resume', id }, (on) => filesResume(id, on));
@@ -356,17 +361,17 @@ export async function renderFiles(root, signal) {
   });
   const pickFiles = el('button', { type: 'button', id: 'pick-files', text: t('files.pick.files') });
   pickFiles.addEventListener('click', async () => {
-    const paths = await pick('files', t('files.pick.files.title'));
+    const paths = await pickPaths('files', t('files.pick.files.title'));
     if (paths.length) upload(paths);
   });
   const pickFolder = el('button', { type: 'button', id: 'pick-folder', text: t('files.pick.folder') });
   pickFolder.addEventListener('click', async () => {
-    const paths = await pick('folder', t('files.pick.folder.title'));
+    const paths = await pickPaths('folder', t('files.pick.folder.title'));
     if (paths.length) upload(paths);
   });
   const pickDownload = el('button', { type: 'button', id: 'pick-download', text: t('files.pick.download') });
   pickDownload.addEventListener('click', async () => {
-    const [dir] = await pick('download_dir', t('files.pick.download.title'));
+    const [dir] = await pickPaths('download_dir', t('files.pick.download.title'));
     if (dir) downloadDir.value = state.downloadDir = dir;
   });
   const downloadBtn = el('button', { type: 'button', id: 'download', text: t('files.download') });

@@ -5,12 +5,12 @@
 // recipe a release saved (`gpurent replay`) replayed on this machine. Each runs in ops.js
 // (kind `goal_tool`, scope the host), so it survives navigation; its outcome is kept here per
 // host. Paths and errors come from the machine or the OS: textContent only (dom.js).
-import { filesGet, filesPick, filesPut } from '../../api.js';
+import { filesGet, filesPut } from '../../api.js';
 import { envRecipes, envReplay, recipeTranscribe } from '../../api-recipe.js';
-import { showError } from '../../banner.js';
 import { el } from '../../dom.js';
 import { errorText, language, t } from '../../i18n.js';
 import * as ops from '../../ops.js';
+import { pickPaths } from '../files/files.js';
 
 /** @typedef {import('../../../bindings/Recipe').Recipe} Recipe */
 /** @typedef {import('../../../bindings/RecipeRunReport').RecipeRunReport} RecipeRunReport */
@@ -82,7 +82,7 @@ export function renderTools(r, report, signal, redraw) {
       text: t('goal.tool.transcribe'),
     });
     go.addEventListener('click', async () => {
-      const files = await pick('files', t('goal.tool.transcribe.pick'));
+      const files = await pickPaths('files', t('goal.tool.transcribe.pick'));
       if (!files.length) return;
       const opts = {
         format: /** @type {TranscriptFormat} */ (format.value),
@@ -120,7 +120,7 @@ export function renderTools(r, report, signal, redraw) {
       text: t('goal.tool.upload', { folder: inputs.folder }),
     });
     up.addEventListener('click', async () => {
-      const dirs = await pick('folder', t('goal.tool.upload.pick', { what }));
+      const dirs = await pickPaths('folder', t('goal.tool.upload.pick', { what }));
       if (!dirs.length) return;
       launch(host, 'upload', redraw, (on) =>
         filesPut(host, dirs, inputs.folder, TRANSFER, on).then((rep) =>
@@ -137,7 +137,7 @@ export function renderTools(r, report, signal, redraw) {
   if (report.results.length) {
     const down = el('button', { type: 'button', id: 'goal-download', text: t('goal.tool.download') });
     down.addEventListener('click', async () => {
-      const [dir] = await pick('download_dir', t('goal.tool.download.pick'));
+      const [dir] = await pickPaths('download_dir', t('goal.tool.download.pick'));
       if (!dir) return;
       launch(host, 'download', redraw, (on) =>
         filesGet(host, report.results, dir, TRANSFER, on).then((rep) =>
@@ -189,16 +189,6 @@ export function renderTools(r, report, signal, redraw) {
     box.append(list);
   }
   return box;
-}
-
-/** @param {'files' | 'folder' | 'download_dir'} what @param {string} title @returns {Promise<string[]>} */
-async function pick(what, title) {
-  try {
-    return await filesPick(what, title);
-  } catch (e) {
-    showError(/** @type {ErrorPayload} */ (e));
-    return [];
-  }
 }
 
 /**

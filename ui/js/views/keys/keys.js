@@ -1,6 +1,7 @@
 // Step 2, Keys: SSH keys whose private half lives only in the OS keychain. Create, import, copy
 // the public key (the exact authorized_keys line), delete with confirmation.
-import { filesPick, keyDelete, keyImport, keyList, keyLockAll, keyNew } from '../../api.js';
+import { keyDelete, keyImport, keyList, keyLockAll, keyNew } from '../../api.js';
+import { pickPaths } from '../files/files.js';
 import { hideError, showError } from '../../banner.js';
 import { clear, el } from '../../dom.js';
 import { language, t } from '../../i18n.js';
@@ -76,12 +77,8 @@ export async function renderKeys(root, signal) {
     el('button', { type: 'button', id: 'key-import-pick', text: t('keys.import.pick') })
   );
   impPick.addEventListener('click', async () => {
-    try {
-      const [file] = await filesPick('key_file', t('keys.import.pick.title'));
-      if (file) impPath.value = file;
-    } catch (e) {
-      showError(/** @type {ErrorPayload} */ (e));
-    }
+    const [file] = await pickPaths('key_file', t('keys.import.pick.title'));
+    if (file) impPath.value = file;
   });
   const impPass = input('key-import-passphrase', 'password');
   const importBtn = /** @type {HTMLButtonElement} */ (
