@@ -411,25 +411,23 @@ pub fn base_url(kind: ProviderKind) -> String {
     url.trim().trim_end_matches('/').to_string()
 }
 
-/// `https://…`, or `http://` to `127.0.0.1`, `localhost` or `[::1]` only.
+/// `https://…`, or `http://` to `127.0.0.1`, `localhost` or `[::1]` only — the host as the HTTP
+/// client itself parses it (a user part such as `http://127.0.0.1:80@evil.example/` sends the
+/// request, and the key, to `evil.example`).
 pub fn url_safe_for_key(url: &str) -> bool {
-    let u = url.trim().to_ascii_lowercase();
-    if u.starts_with("https://") {
-        return true;
-    }
-    let Some(rest) = u.strip_prefix("http://") else {
+    let Ok(u) = reqwest::Url::parse(url.trim()) else {
         return false;
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']')
-            .next()
-            .map(|h| format!("[{h}]"))
-            .unwrap_or_default()
-    } else {
-        authority.split(':').next().unwrap_or("").to_string()
-    };
-    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
+    match u.scheme() {
+        "https" => true,
+        "http" => {
+            u.username().is_empty()
+                && u.password().is_none()
+                // The parser lower-cases names and writes IP addresses in their one form.
+                && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
+        }
+        _ => false,
+    }
 }
 
 impl ClientConfig {
@@ -644,6 +642,14 @@ pub(crate) mod tests {
         assert!(!url_safe_for_key("http://127.0.0.1.evil.example:80"));
         assert!(!url_safe_for_key("http://10.0.0.5:4010"));
         assert!(!url_safe_for_key("ftp://127.0.0.1"));
+        // A user part before the host: the request goes to evil.example, not to loopback.
+        assert!(!url_safe_for_key("http://127.0.0.1:80@evil.example/"));
+        assert!(!url_safe_for_key("http://localhost@evil.example:4010"));
+        assert!(!url_safe_for_key("http://[::1]@evil.example"));
+        // What the HTTP client itself parses as loopback stays allowed.
+        assert!(url_safe_for_key("HTTP://LOCALHOST:4010/"));
+        assert!(url_safe_for_key("http://127.0.0.1"));
+        assert!(!url_safe_for_key("http://"));
     }
 
     #[test]
