@@ -1,7 +1,7 @@
 //! Named crash points for the crash-recovery test (a **test setting**, documented in
-//! docs/providers.md): when `GPURENT_TEST_CRASH_AT` names a point, the process sends itself
-//! SIGKILL there — no destructors, no flushing, exactly like a power cut or `kill -9`. Unset (the
-//! normal case) it does nothing.
+//! docs/providers.md): in a test build (debug assertions on), when `GPURENT_TEST_CRASH_AT` names
+//! a point, the process sends itself SIGKILL there — no destructors, no flushing, exactly like a
+//! power cut or `kill -9`. Unset, or in a release build, it does nothing.
 
 /// The environment variable naming the point to die at.
 pub const ENV: &str = "GPURENT_TEST_CRASH_AT";
@@ -22,10 +22,21 @@ pub const RENT_POINTS: &[&str] = &[
     "after_ready_recorded",
 ];
 
-/// Die here if the test asked for it.
+/// Whether the crash points are armed in this build: only where debug assertions are on (the
+/// test builds). A release build — what users run — never kills itself, whatever the
+/// environment says (issue 19: a stray `GPURENT_TEST_CRASH_AT` must not cut a rent short
+/// between the create and the ledger).
+pub const ARMED: bool = cfg!(debug_assertions);
+
+/// Whether the point `name` fires: armed, and the variable names it.
+pub fn fires(armed: bool, want: Option<&str>, name: &str) -> bool {
+    armed && want == Some(name)
+}
+
+/// Die here if the test asked for it (test builds only, [`ARMED`]).
 pub fn point(name: &str) {
-    let Ok(want) = std::env::var(ENV) else { return };
-    if want != name {
+    let want = std::env::var(ENV).ok();
+    if !fires(ARMED, want.as_deref(), name) {
         return;
     }
     eprintln!("gpurent: test crash point '{name}' reached; sending SIGKILL to self");
@@ -35,4 +46,20 @@ pub fn point(name: &str) {
         .status();
     // `kill` missing: still never continue past the point.
     std::process::abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_points_fire_only_in_test_builds() {
+        // A release build ignores the variable.
+        assert!(!fires(false, Some("before_create"), "before_create"));
+        // A test build dies only at the named point.
+        assert!(fires(true, Some("before_create"), "before_create"));
+        assert!(!fires(true, Some("before_create"), "after_intent"));
+        assert!(!fires(true, None, "before_create"));
+        assert_eq!(ARMED, cfg!(debug_assertions));
+    }
 }
