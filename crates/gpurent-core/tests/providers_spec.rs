@@ -250,8 +250,15 @@ fn vast_requests_match_the_spec_and_examples_parse() {
         .expect("create");
     assert_eq!(id, "1234568");
     c.attach_key(&id, KEY).expect("attach");
-    let list = c.list().expect("list");
-    assert!(!list.is_empty(), "the example lists instances");
+    // The mock answers every page with the spec's example: its instance and the same
+    // `next_token`. The client sends that cursor back (`after_token`, checked by Prism) and takes
+    // a cursor that repeats for a list that loops, never for the whole list (issue 19: a partial
+    // listing is not complete). The example page itself parsed (it counted its instance).
+    match c.list() {
+        Err(ProviderError::ListingUnparseable { detail, .. })
+            if detail.contains("cursor repeated after 1 instances") => {}
+        other => panic!("list: {other:?}"),
+    }
     let got = c.get(&id).expect("get");
     assert!(got.is_some());
     c.stop(&id).expect("stop");

@@ -701,3 +701,103 @@ fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
     std::env::remove_var("GPURENT_VAST_API_KEY");
     std::env::remove_var("GPURENT_VAST_API_URL");
 }
+
+/// Defect (issue 19, "Vast partial listings pass as complete"): Vast's instance list is paged
+/// (25 a page); a page that ended the list early (`next_token: null` while `total_instances`
+/// counts more) was taken as the whole list, and the machines on the pages never read dropped out
+/// of Billing. Now such a list is an error: the account is reported as not read and Billing keeps
+/// what it last saw.
+#[test]
+fn a_vast_list_cut_short_is_never_taken_as_complete() {
+    use gpurent_core::app::billing::CostOptions;
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    const VAST_KEY: &str = "fake-vast-key-pages";
+    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
+    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
+    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
+    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+    // 30 machines started in Vast's console: two pages.
+    for n in 0..30 {
+        fake.add_console_machine(&format!("console-{n}"));
+    }
+    let live = CostOptions {
+        ahead_ms: Some(3_600_000),
+        live: true,
+        include_closed: false,
+    };
+    let c = app.cost_report(live).expect("cost");
+    assert_eq!(c.foreign_count, 30, "every page is read: {c:?}");
+    let per_hour = c.foreign_usd_per_hour;
+    assert!(per_hour > 0.0);
+
+    // The next list ends after its first page although it counts 30.
+    fake.push_fault(Route::List, Fault::CutList);
+    let (report, _) = app.providers_reconcile().expect("reconcile");
+    assert_eq!(
+        report
+            .failed_accounts
+            .iter()
+            .map(|f| (f.account.as_str(), f.code.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("vast", "listing_unparseable")],
+        "a cut list is not the account's machines: {report:?}"
+    );
+    assert!(
+        report.failed_accounts[0]
+            .message
+            .contains("could not be understood"),
+        "{report:?}"
+    );
+    // Billing still counts all 30 (what it last saw of the account it could not read).
+    let v = app.billing_view(None, false).expect("view");
+    assert_eq!(v.cost.foreign_count, 30, "{v:?}");
+    assert!((v.cost.foreign_usd_per_hour - per_hour).abs() < 1e-9);
+    std::env::remove_var("GPURENT_VAST_API_KEY");
+    std::env::remove_var("GPURENT_VAST_API_URL");
+}
+
+/// Defect (issue 19, "a lost action answer is not read back"): a stop or release the provider
+/// did but whose answer was lost (a gateway 5xx) was reported as failed and the ledger kept the
+/// old state. Now an unclear answer is read back: when the provider shows the change it is
+/// recorded and the action succeeds; when it does not, the error stands and nothing is recorded.
+#[test]
+fn a_lost_action_answer_is_read_back() {
+    let r = rig();
+    let id = r.rent(true, 60).expect("rent");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(r.rows()[0].1, LedgerState::Running);
+
+    // A 500 that did nothing: still an error, the row as it was, the machine running.
+    r.fake.push_fault(Route::Action, Fault::ServerError(500));
+    let e = r
+        .app
+        .instance_action(&id, "stop", true)
+        .expect_err("nothing was done");
+    assert_eq!(e.code(), "provider_outage", "{e:?}");
+    assert_eq!(r.fake.instances()[0].state, FakeState::Running);
+    assert_eq!(r.rows()[0].1, LedgerState::Running);
+
+    // The stop is done, its answer lost: read back, recorded as stopped.
+    r.fake.push_fault(Route::Action, Fault::MadeThenFailed(502));
+    let v = r
+        .app
+        .instance_action(&id, "stop", true)
+        .expect("the provider shows the stop");
+    assert_eq!(r.fake.instances()[0].state, FakeState::Stopped);
+    assert_eq!(v.ledger.state, LedgerState::Stopped);
+
+    // The release is done, its answer lost: the provider no longer has it, the row closes.
+    r.fake.push_fault(Route::Action, Fault::MadeThenFailed(502));
+    let v = r
+        .app
+        .instance_action(&id, "release", true)
+        .expect("the provider shows the release");
+    assert_eq!(r.live_machines(), 0);
+    assert_eq!(v.ledger.state, LedgerState::Terminated);
+    assert!(v.ledger.closed_ms.is_some());
+}

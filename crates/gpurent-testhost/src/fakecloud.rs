@@ -41,8 +41,9 @@
 //! - a started machine at a new public IP / port (modelled: `set_ssh_on_start`);
 //! - machines stuck provisioning (modelled: a long `set_provisioning`) or failed while starting
 //!   (modelled: `fail_next_machines` — RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`), which
-//!   bill on until terminated; Vast `instances: null` for an unknown id; partial Vast listings
-//!   (`next_token`) — not modelled.
+//!   bill on until terminated; Vast `instances: null` for an unknown id; Vast's instance list paged
+//!   (`limit` ≤ 25, `after_token`/`next_token`, `total_instances`) and a page cut short
+//!   ([`Fault::CutList`]: `next_token: null` while `total_instances` counts more).
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -80,8 +81,12 @@ pub enum Fault {
     /// a provider's read replica does right after a create).
     Lag,
     /// The create makes the machine, then the answer is lost: a 5xx goes back (the real
-    /// providers' gateways do this when the backend is slow).
+    /// providers' gateways do this when the backend is slow). On [`Route::Action`]: the stop,
+    /// start or terminate is done, then the answer is lost the same way.
     MadeThenFailed(u16),
+    /// Vast's paged instance list: this page says `next_token: null` although its
+    /// `total_instances` counts more (a cut listing; the client must not take it as complete).
+    CutList,
 }
 
 /// Routes faults can be queued on.
@@ -544,7 +549,7 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
     } else {
         match inner.flavor {
             Flavor::Runpod => runpod(inner, &method, &path, &query, &body),
-            Flavor::Vast => vast(inner, &method, &path, &body),
+            Flavor::Vast => vast(inner, &method, &path, &query, &body),
             Flavor::Lambda => lambda(inner, &method, &path, &body),
             Flavor::Autodl => autodl(inner, &method, &path, &query, &body),
         }
@@ -659,6 +664,8 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
         Fault::ServerError(code) | Fault::MadeThenFailed(code) => server_error(inner.flavor, code),
         // Lag on a route that does not answer it itself: the route's "not there" is its caller's.
         Fault::Lag => server_error(inner.flavor, 503),
+        // A cut listing where no paged list answers it (only Vast's list does).
+        Fault::CutList => server_error(inner.flavor, 503),
         Fault::NoCapacity => Some(match inner.flavor {
             Flavor::Runpod => problem(400, "Bad Request", "There are no longer any instances available with the requested specifications (capacity)."),
             Flavor::Vast => status(410, json!({"success": false, "error": "no_such_ask", "msg": "error 410/3907: no_such_ask Instance type 4242 is no longer available.", "ask_id": 4242})),
@@ -743,15 +750,29 @@ fn act_on(
     missing: impl FnOnce() -> Answer,
     act: impl FnOnce(&mut FakeInstance) -> Answer,
 ) -> Option<Answer> {
-    if let Some(a) = fault(inner, Route::Action) {
-        return a;
+    // The action is done, then its answer is lost (a gateway 5xx after the backend acted).
+    let lost = match take_if(inner, Route::Action, |f| {
+        matches!(f, Fault::MadeThenFailed(_))
+    }) {
+        Some(Fault::MadeThenFailed(code)) => Some(code),
+        _ => None,
+    };
+    if lost.is_none() {
+        if let Some(a) = fault(inner, Route::Action) {
+            return a;
+        }
     }
     let mut st = lock(&inner.state);
     advance(inner, &mut st);
-    Some(match find(&mut st, id) {
+    let answer = match find(&mut st, id) {
         Some(i) => act(i),
         None => missing(),
-    })
+    };
+    drop(st);
+    match lost {
+        Some(code) => server_error(inner.flavor, code),
+        None => Some(answer),
+    }
 }
 
 /// Stop a running instance, or start a stopped one (it provisions again, so readiness is waited
@@ -1242,7 +1263,7 @@ fn vast_error(code: u16, error: &str, msg: &str) -> Answer {
     status(code, json!({"success": false, "error": error, "msg": msg}))
 }
 
-fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer> {
+fn vast(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) -> Option<Answer> {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
         ("GET", ["api", "v0", "users", "current"]) => Some(ok(
@@ -1290,23 +1311,55 @@ fn vast(inner: &Inner, method: &str, path: &str, body: &Value) -> Option<Answer>
                 None => Some(vast_error(404, "no_such_instance", "Instance not found")),
             }
         }
-        ("GET", ["api", "v1", "instances"]) => list_live(
-            inner,
-            |inner, i| {
-                let mut v = vast_fields(inner, i);
-                let port = v["ssh_port"].as_u64().unwrap_or(0);
-                v["ports"] = if port > 0 {
-                    json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
-                } else {
-                    Value::Null
-                };
-                v
-            },
-            |list| {
-                let n = list.len();
-                json!({"success": true, "instances_found": n, "total_instances": n, "next_token": null, "instances": list})
-            },
-        ),
+        ("GET", ["api", "v1", "instances"]) => {
+            // Keyset pagination as the spec has it: `limit` per page (default 25, at most 25,
+            // ≤ 0 → 5), ordered by id, `after_token` the previous page's `next_token`.
+            let limit = match query_param(query, "limit").and_then(|l| l.parse::<i64>().ok()) {
+                None => 25,
+                Some(l) if l <= 0 => 5,
+                Some(l) => l.min(25),
+            } as usize;
+            let after: Option<u64> = match query_param(query, "after_token") {
+                None => None,
+                Some(t) => match t.strip_prefix("after-").and_then(|n| n.parse().ok()) {
+                    Some(n) => Some(n),
+                    None => {
+                        return Some(vast_error(400, "invalid_args", "invalid after_token"));
+                    }
+                },
+            };
+            let cut = take_if(inner, Route::List, |f| *f == Fault::CutList).is_some();
+            list_live(
+                inner,
+                |inner, i| {
+                    let mut v = vast_fields(inner, i);
+                    let port = v["ssh_port"].as_u64().unwrap_or(0);
+                    v["ports"] = if port > 0 {
+                        json!({"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": port.to_string()}]})
+                    } else {
+                        Value::Null
+                    };
+                    v
+                },
+                |mut list| {
+                    list.sort_by_key(|v| v["id"].as_u64().unwrap_or(0));
+                    let total = list.len();
+                    let rest: Vec<Value> = list
+                        .into_iter()
+                        .filter(|v| after.is_none_or(|a| v["id"].as_u64().unwrap_or(0) > a))
+                        .collect();
+                    let more = rest.len() > limit;
+                    let page: Vec<Value> = rest.into_iter().take(limit).collect();
+                    let next = match page.last() {
+                        Some(last) if more && !cut => {
+                            json!(format!("after-{}", last["id"].as_u64().unwrap_or(0)))
+                        }
+                        _ => Value::Null,
+                    };
+                    json!({"success": true, "instances_found": page.len(), "total_instances": total, "next_token": next, "instances": page})
+                },
+            )
+        }
         ("GET", ["api", "v0", "instances", id]) => get_one(
             inner,
             id,

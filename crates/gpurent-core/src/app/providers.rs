@@ -826,14 +826,49 @@ impl App {
             _ => client.terminate(&pid),
         };
         let key_left = key_off.as_ref().and_then(|k| k.left.clone());
-        if let Err(e) = sent {
-            if let Some(k) = key_off {
-                self.guard_key_back(k, &row.account, cancel);
-            }
-            return Err(e);
-        }
+        // Whether what the provider shows now is the action done.
+        let took_effect = |after: &Option<RemoteInstance>| match act {
+            "stop" => matches!(
+                after.as_ref().map(|r| r.state),
+                Some(RemoteState::Stopped | RemoteState::Stopping)
+            ),
+            "start" => matches!(
+                after.as_ref().map(|r| r.state),
+                Some(RemoteState::Running | RemoteState::Starting | RemoteState::Provisioning)
+            ),
+            _ => after.as_ref().is_none_or(|r| {
+                matches!(r.state, RemoteState::Terminated | RemoteState::Terminating)
+            }),
+        };
         // Read back: the ledger records what the provider says, not what was hoped.
-        let after = client.get(&pid)?;
+        let after = match sent {
+            Ok(()) => client.get(&pid)?,
+            Err(e) => {
+                // An answer that is not a clear refusal (a 5xx, a timeout) may have been lost
+                // after the provider acted: read back, and go on only when it shows the action
+                // done (with this row's own key: a machine this key cannot see says nothing).
+                let done = if e.is_clear_refusal() {
+                    None
+                } else {
+                    client
+                        .get(&pid)
+                        .ok()
+                        .filter(|a| {
+                            a.is_some() || self.same_key(&row.id, &account).unwrap_or(false)
+                        })
+                        .filter(&took_effect)
+                };
+                match done {
+                    Some(after) => after,
+                    None => {
+                        if let Some(k) = key_off {
+                            self.guard_key_back(k, &row.account, cancel);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
         if after.is_none() && !self.same_key(&row.id, &account)? {
             // This key cannot see a machine another key made: nothing is concluded.
             return Err(ProviderError::NotConfirmed {
@@ -892,20 +927,7 @@ impl App {
         let raw = after
             .as_ref()
             .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
-        let confirmed = match act {
-            "stop" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Stopped | RemoteState::Stopping)
-            ),
-            "start" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Running | RemoteState::Starting | RemoteState::Provisioning)
-            ),
-            _ => after.as_ref().is_none_or(|r| {
-                matches!(r.state, RemoteState::Terminated | RemoteState::Terminating)
-            }),
-        };
-        if !confirmed {
+        if !took_effect(&after) {
             return Err(ProviderError::NotConfirmed {
                 provider: row.provider,
                 state: raw,

@@ -288,6 +288,9 @@ struct Page {
     instances: Vec<VastInstance>,
     #[serde(default)]
     next_token: Option<String>,
+    /// How many instances the whole list holds (every page says it).
+    #[serde(default)]
+    total_instances: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -643,9 +646,17 @@ impl Provider for Vast {
         }
     }
 
+    /// Every page of the account's list. A list that ends before the `total_instances` its
+    /// pages counted, or whose cursor repeats, is an error — never a complete list: a machine
+    /// on a page never read would be neither shown nor confirmed (issue 19: partial listings).
     fn list(&self) -> Result<Vec<RemoteInstance>, ProviderError> {
-        let mut out = vec![];
+        let mut out: Vec<RemoteInstance> = vec![];
         let mut token: Option<String> = None;
+        let mut total: Option<u64> = None;
+        let cut = |detail: String| ProviderError::ListingUnparseable {
+            provider: KIND,
+            detail,
+        };
         // At most 40 pages of 25 (1000 instances): a longer chain is an error, not a cut list.
         for _ in 0..40 {
             let mut req = Req::read("/api/v1/instances")
@@ -656,16 +667,36 @@ impl Provider for Vast {
             }
             let r = self.http.send(&req)?;
             let page: Page = r.parse(KIND, "instance list")?;
-            out.extend(page.instances.into_iter().map(|v| self.remote(v)));
+            if page.total_instances.is_some() {
+                total = page.total_instances;
+            }
+            // A machine that moved between pages while they were read is counted once.
+            for v in page.instances {
+                let i = self.remote(v);
+                if !out.iter().any(|o| o.id == i.id) {
+                    out.push(i);
+                }
+            }
             match page.next_token.filter(|t| !t.is_empty()) {
-                Some(t) if Some(&t) != token.as_ref() => token = Some(t),
-                _ => return Ok(out),
+                Some(t) if Some(&t) == token.as_ref() => {
+                    return Err(cut(format!(
+                        "the instance list's cursor repeated after {} instances",
+                        out.len()
+                    )));
+                }
+                Some(t) => token = Some(t),
+                None => {
+                    return match total {
+                        Some(n) if (out.len() as u64) < n => Err(cut(format!(
+                            "the instance list ended after {} of the {n} instances it counted",
+                            out.len()
+                        ))),
+                        _ => Ok(out),
+                    };
+                }
             }
         }
-        Err(ProviderError::ListingUnparseable {
-            provider: KIND,
-            detail: "the instance list did not end after 40 pages".into(),
-        })
+        Err(cut("the instance list did not end after 40 pages".into()))
     }
 
     fn stop(&self, id: &str) -> Result<(), ProviderError> {
