@@ -924,4 +924,57 @@ mod tests {
             "{rep2:?}"
         );
     }
+
+    /// Issue 19 ("`Terminating` closes before the provider confirms"): a machine the provider
+    /// lists as terminating (or in a state gpurent does not know) keeps its row open — it may
+    /// bill on, or fail to terminate; only the provider's own "terminated" closes the row.
+    #[test]
+    fn a_terminating_machine_keeps_its_row_open_until_terminated() {
+        let s = Store::open_in_memory().expect("db");
+        let c = s.conn();
+        let id = insert_intent(c, &intent(), 1_000).expect("intent");
+        set_provider_id(
+            c,
+            &id,
+            "pod-1",
+            LedgerState::Running,
+            EventSource::Gpurent,
+            "created",
+            1_100,
+        )
+        .expect("pid");
+        for (at, state) in [
+            (5_000, RemoteState::Terminating),
+            (6_000, RemoteState::Unknown),
+            (7_000, RemoteState::Error),
+        ] {
+            let mut rep = ReconcileReport::default();
+            let missing = reconcile(
+                c,
+                ProviderKind::Runpod,
+                "runpod",
+                &[remote("pod-1", &id, state)],
+                at,
+                &mut rep,
+            )
+            .expect("rec");
+            assert!(missing.is_empty() && rep.closed.is_empty(), "{rep:?}");
+            let r = get(c, &id).expect("get").expect("row");
+            assert!(r.closed_ms.is_none(), "{state:?} closed the row: {r:?}");
+            assert!(!r.state.is_terminal(), "{r:?}");
+        }
+        let mut rep = ReconcileReport::default();
+        reconcile(
+            c,
+            ProviderKind::Runpod,
+            "runpod",
+            &[remote("pod-1", &id, RemoteState::Terminated)],
+            8_000,
+            &mut rep,
+        )
+        .expect("rec");
+        let r = get(c, &id).expect("get").expect("row");
+        assert_eq!(r.state, LedgerState::Terminated);
+        assert_eq!(r.closed_ms, Some(8_000));
+    }
 }
