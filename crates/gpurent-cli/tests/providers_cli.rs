@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use gpurent_testhost::fakecloud::{FakeCloud, Fault, Flavor, Route, SshTarget};
+use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Fault, Flavor, Route, SshTarget};
 use gpurent_testhost::{
     prism_available, sshd_available, Prism, Sshd, SshdOptions, UserKey, TEST_PASSWORD,
 };
@@ -268,6 +268,45 @@ fn offers_rent_ready_stop_start_release_through_the_spec() {
     );
     let out = gpurent(&rig, h, &["host", "delete", &id, "--json"]);
     assert_eq!(json(&out)["deleted"], id.as_str());
+
+    // `offers --count N` lists machines of exactly N GPUs (the fake's secure cloud has 1–8).
+    let two = json(&gpurent(&rig, h, &["offers", "--count", "2", "--json"]));
+    let two = two["offers"].as_array().expect("offers");
+    assert!(!two.is_empty());
+    assert!(two.iter().all(|o| o["gpu_count"] == 2), "{two:?}");
+
+    // A machine started in the provider's console: listed as billing, released by its provider
+    // id from the CLI after a yes, done only when the provider no longer shows it.
+    let pid = rig.fake.add_console_machine("my-console-pod");
+    let list = json(&gpurent(&rig, h, &["instances", "--json"]));
+    let foreign = list["foreign"].as_array().expect("foreign");
+    assert_eq!(foreign.len(), 1, "{list}");
+    assert_eq!(foreign[0]["instance"]["id"], pid.as_str());
+    assert_eq!(foreign[0]["billing"], true);
+    let out = gpurent(&rig, h, &["release", &pid, "--json"]);
+    assert_eq!(
+        json(&out)["error"]["code"],
+        "confirmation_required",
+        "{out:?}"
+    );
+    assert!(rig
+        .fake
+        .instances()
+        .iter()
+        .any(|i| i.id == pid && i.state == FakeState::Running));
+    let out = gpurent(&rig, h, &["release", &pid, "--yes", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let done = json(&out);
+    assert_eq!(
+        done["foreign"]["provider_instance_id"],
+        pid.as_str(),
+        "{done}"
+    );
+    assert!(rig
+        .fake
+        .instances()
+        .iter()
+        .any(|i| i.id == pid && i.state == FakeState::Terminated));
 
     assert_eq!(rig.fake.creates_total(), 1);
     assert_spec_clean(&rig);
