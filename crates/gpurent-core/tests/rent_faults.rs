@@ -791,13 +791,19 @@ fn a_lost_action_answer_is_read_back() {
     assert_eq!(r.fake.instances()[0].state, FakeState::Stopped);
     assert_eq!(v.ledger.state, LedgerState::Stopped);
 
-    // The release is done, its answer lost: the provider no longer has it, the row closes.
+    // The release is done, its answer lost: the provider no longer has it — one read, which
+    // is not its word yet. The error stands, the row stays open; a second read later (the
+    // reconcile, past the create's lag window) closes it.
     r.fake.push_fault(Route::Action, Fault::MadeThenFailed(502));
-    let v = r
+    let e = r
         .app
         .instance_action(&id, "release", true)
-        .expect("the provider shows the release");
+        .expect_err("one gone read");
+    assert_eq!(e.code(), "provider_outage", "{e:?}");
     assert_eq!(r.live_machines(), 0);
-    assert_eq!(v.ledger.state, LedgerState::Terminated);
-    assert!(v.ledger.closed_ms.is_some());
+    assert!(!r.rows()[0].2, "one read closed the row: {:?}", r.rows());
+    r.clock.advance(3 * 60 * 1000);
+    let rows = r.rows();
+    assert_eq!(rows[0].1, LedgerState::Terminated, "{rows:?}");
+    assert!(rows[0].2, "{rows:?}");
 }

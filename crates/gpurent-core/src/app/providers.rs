@@ -845,22 +845,33 @@ impl App {
             Ok(()) => client.get(&pid)?,
             Err(e) => {
                 // An answer that is not a clear refusal (a 5xx, a timeout) may have been lost
-                // after the provider acted: read back, and go on only when it shows the action
-                // done (with this row's own key: a machine this key cannot see says nothing).
-                let done = if e.is_clear_refusal() {
+                // after the provider acted: read back, and go on when it shows the action done.
+                let read = if e.is_clear_refusal() {
                     None
                 } else {
-                    client
-                        .get(&pid)
-                        .ok()
-                        .filter(|a| {
-                            a.is_some() || self.same_key(&row.id, &account).unwrap_or(false)
-                        })
-                        .filter(&took_effect)
+                    client.get(&pid).ok()
                 };
-                match done {
-                    Some(after) => after,
-                    None => {
+                match read {
+                    Some(Some(r)) if took_effect(&Some(r.clone())) => Some(r),
+                    // Not there after a release whose answer was lost: one read is not the
+                    // provider's word (invariant 3) — noted with this row's own key, and a
+                    // second read some seconds later (the reconcile, a retried release) closes
+                    // the row.
+                    Some(None) if act == "release" && self.same_key(&row.id, &account)? => {
+                        self.with_db(|c| {
+                            ledger::gone_read(
+                                c,
+                                &row.id,
+                                LedgerState::Terminated,
+                                EventSource::Provider,
+                                "gone after a release whose answer was lost",
+                                ledger::CREATE_LAG_MS,
+                                now,
+                            )
+                        })?;
+                        return Err(e);
+                    }
+                    _ => {
                         if let Some(k) = key_off {
                             self.guard_key_back(k, &row.account, cancel);
                         }
