@@ -3,7 +3,9 @@
 //! step, against the fake's ground truth:
 //!
 //! 1. **Visible**: every machine alive at the fake is an open ledger row (with its provider id)
-//!    or listed as "not started by gpurent — still billing".
+//!    or listed as "not started by gpurent — still billing" (one that is stopped — AutoDL's
+//!    release powers it off first, and that answer can be lost — is listed as stopped and
+//!    shown in Billing, its disk's price unknown).
 //! 2. **One rent, one machine**: no label is created twice; a rent creates at most one machine;
 //!    a rent after an unclear create that did make a machine creates nothing.
 //! 3. **Closed only on the provider's word**: a closed row's machine is terminated at the fake
@@ -15,7 +17,7 @@
 //! their provider id); Billing must count every running machine per hour.
 //!
 //! Faults: 5xx on any route, 429 with a `Retry-After` over 60 s, a create that made the machine
-//! and answered 502, no capacity, and lag (a list without the new machine, a read answering
+//! and answered 502, a stop / start / release that was done and answered 502, no capacity, and lag (a list without the new machine, a read answering
 //! "not found") right after a create, and a machine that fails while starting (ERROR). The
 //! clock is injected and moved by the schedule.
 //!
@@ -96,6 +98,8 @@ fn random_fault(rng: &mut Rng, just_created: bool) -> Option<(Route, Fault)> {
             },
         )),
         3 => Some((Route::Create, Fault::MadeThenFailed(502))),
+        // A stop / start / release done by the provider whose answer is lost.
+        6 => Some((Route::Action, Fault::MadeThenFailed(502))),
         4 => Some((Route::Create, Fault::NoCapacity)),
         5 if just_created => Some((
             if rng.below(2) == 0 {
@@ -151,10 +155,13 @@ fn check(app: &App, fake: &FakeCloud, kind: ProviderKind, seed: u64, step: usize
             v.ledger.provider_instance_id.as_deref() == Some(m.id.as_str())
                 && v.ledger.closed_ms.is_none()
         });
+        // A machine not started by gpurent is listed as still billing — or, stopped (a console
+        // machine whose release powered it off and lost the answer: AutoDL), listed as stopped,
+        // and Billing shows it stopped (checked below).
         let foreign = view
             .foreign
             .iter()
-            .any(|f| f.instance.id == m.id && f.billing);
+            .any(|f| f.instance.id == m.id && (f.billing || m.state == FakeState::Stopped));
         assert!(
             row || foreign,
             "{}: machine {} ({:?}) is not shown as billing",
@@ -173,6 +180,26 @@ fn check(app: &App, fake: &FakeCloud, kind: ProviderKind, seed: u64, step: usize
         assert!(
             counted,
             "{}: machine {} runs but Billing does not count it: {cost:?}",
+            ctx(),
+            m.id
+        );
+    }
+    // A stopped machine gpurent did not start is in Billing, stopped, with its disk's price
+    // said to be unknown.
+    for m in machines.iter().filter(|m| m.state == FakeState::Stopped) {
+        if view.instances.iter().any(|v| {
+            v.ledger.provider_instance_id.as_deref() == Some(m.id.as_str())
+                && v.ledger.closed_ms.is_none()
+        }) {
+            continue;
+        }
+        let shown = cost.machines.iter().any(|c| {
+            c.provider_instance_id.as_deref() == Some(m.id.as_str())
+                && c.notes.iter().any(|n| n == "storage_price_unknown")
+        });
+        assert!(
+            shown,
+            "{}: stopped machine {} is not in Billing: {cost:?}",
             ctx(),
             m.id
         );
