@@ -8,6 +8,7 @@ import { test } from 'node:test';
 globalThis.document = /** @type {any} */ ({ documentElement: {}, querySelectorAll: () => [] });
 const { setLanguage } = await import('../ui/js/i18n.js');
 const { explain } = await import('../ui/js/views/pick/estimate-result.js');
+const { guardMoneyLine } = await import('../ui/js/views/billing/guard.js');
 
 /** @param {Partial<Record<string, unknown>>} over */
 const cheapest = (over) =>
@@ -34,6 +35,26 @@ test('the cheapest offer says its cost with the currency sign, not the code', ()
     // A code gpurent has no sign for keeps its code, once.
     const eur = explain(cheapest({ currency: 'EUR' }), names);
     assert.equal(eur.match(/EUR/g)?.length, 1, eur);
+  }
+  setLanguage('en');
+});
+
+test("the guard panel's Stop line says what the provider's stop does to the disk", () => {
+  /** @param {string} provider @param {string | null} stop_effect */
+  const view = (provider, stop_effect) =>
+    /** @type {any} */ ({ host: 'h', spec: null, provider, actions: ['stop', 'release'], stop_effect });
+  for (const lang of /** @type {const} */ (['en', 'zh-CN'])) {
+    setLanguage(lang);
+    // RunPod wipes its container disk on stop: never "kept".
+    const runpod = guardMoneyLine('stop', view('runpod', 'gpu_billing_stops_disk_wiped'));
+    assert.match(runpod, lang === 'en' ? /wiped/ : /清空/, runpod);
+    assert.doesNotMatch(runpod, lang === 'en' ? /kept/ : /磁盘保留/, runpod);
+    // Vast keeps it (and bills its storage).
+    const vast = guardMoneyLine('stop', view('vast', 'gpu_billing_stops_disk_kept'));
+    assert.match(vast, lang === 'en' ? /kept/ : /磁盘保留/, vast);
+    // Release says deleted whatever the provider.
+    const release = guardMoneyLine('release', view('runpod', 'gpu_billing_stops_disk_wiped'));
+    assert.match(release, lang === 'en' ? /deleted/ : /删除/, release);
   }
   setLanguage('en');
 });

@@ -15,4 +15,10 @@ provider: ProviderKind | null,
 /**
  * The actions to offer, the preferred first.
  */
-actions: Array<ActionKind>, };
+actions: Array<ActionKind>, 
+/**
+ * What the provider's stop does to the machine's disk, in `MoneyNote.effect`'s words
+ * (`gpu_billing_stops_disk_wiped` on RunPod, `gpu_billing_stops_disk_kept` on Vast);
+ * `None` where the guard cannot stop (a pasted host, Lambda).
+ */
+stop_effect: string | null, };

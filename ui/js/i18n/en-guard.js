@@ -19,6 +19,8 @@ export default {
   'guard.action.command': 'Run my command',
   'guard.money.stop':
     'Stop: the guard asks {provider} to stop this machine. Its compute charge ends; its disk is kept and storage still bills until you release it.',
+  'guard.money.stop_wiped':
+    'Stop: the guard asks {provider} to stop this machine. Its compute charge ends, and its container disk is wiped: everything not downloaded or on a network volume is lost.',
   'guard.money.release':
     'Release: the guard asks {provider} to delete this machine. All its charges end, and its disk and everything on it are deleted.',
   'guard.money.poweroff':

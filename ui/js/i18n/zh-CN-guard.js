@@ -18,6 +18,8 @@ export default {
   'guard.action.poweroff': '关机',
   'guard.action.command': '运行我的命令',
   'guard.money.stop': '停止：守护请 {provider} 停止这台机器。计算费用停止；磁盘保留，存储费继续计费，直到你释放它。',
+  'guard.money.stop_wiped':
+    '停止：守护请 {provider} 停止这台机器。计算费用停止，容器磁盘被清空：未下载、不在网络卷上的内容都会丢失。',
   'guard.money.release': '释放：守护请 {provider} 删除这台机器。所有费用停止，磁盘及其上的全部数据被删除。',
   'guard.money.poweroff':
     '关机：机器关闭。按小时计费的虚拟机上这会停止计算费用；在容器（RunPod、Vast）或 Lambda 上通常不会停止计费；存储费可能继续。',

@@ -711,6 +711,11 @@ pub struct GuardView {
     pub provider: Option<crate::providers::ProviderKind>,
     /// The actions to offer, the preferred first.
     pub actions: Vec<ActionKind>,
+    /// What the provider's stop does to the machine's disk, in `MoneyNote.effect`'s words
+    /// (`gpu_billing_stops_disk_wiped` on RunPod, `gpu_billing_stops_disk_kept` on Vast);
+    /// `None` where the guard cannot stop (a pasted host, Lambda).
+    #[serde(default)]
+    pub stop_effect: Option<String>,
 }
 
 /// A duration the user typed, read by the one duration parser.
@@ -731,11 +736,16 @@ impl App {
             Some(_) => vec![ActionKind::Stop, ActionKind::Release, ActionKind::Poweroff],
             None => vec![ActionKind::Poweroff, ActionKind::Command],
         };
+        let stop_effect = provider
+            .map(|p| p.spec())
+            .filter(|s| s.can_stop())
+            .map(|s| s.stop.money_effect().to_string());
         Ok(GuardView {
             host: label.to_string(),
             spec: self.guard_spec(label)?,
             provider,
             actions,
+            stop_effect,
         })
     }
 
@@ -894,15 +904,29 @@ mod request_tests {
         save(&app, "box", None);
         save(&app, "pod", Some(ProviderKind::Runpod));
         save(&app, "lam", Some(ProviderKind::Lambda));
+        save(&app, "vast", Some(ProviderKind::Vast));
         let v = app.guard_view("box").expect("box");
         assert_eq!(v.provider, None);
         assert_eq!(v.actions, vec![ActionKind::Poweroff, ActionKind::Command]);
         assert_eq!(v.spec, None);
+        assert_eq!(v.stop_effect, None);
         let v = app.guard_view("pod").expect("pod");
         assert_eq!(v.provider, Some(ProviderKind::Runpod));
         assert_eq!(v.actions[..2], [ActionKind::Stop, ActionKind::Release]);
+        // The panel's Stop line says what the stop does to the disk: RunPod wipes its container
+        // disk (it said "its disk is kept" for every provider).
+        assert_eq!(
+            v.stop_effect.as_deref(),
+            Some("gpu_billing_stops_disk_wiped")
+        );
+        let v = app.guard_view("vast").expect("vast");
+        assert_eq!(
+            v.stop_effect.as_deref(),
+            Some("gpu_billing_stops_disk_kept")
+        );
         let v = app.guard_view("lam").expect("lam");
         assert_eq!(v.actions, vec![ActionKind::Release, ActionKind::Poweroff]);
+        assert_eq!(v.stop_effect, None);
         // A pasted host's stop is refused before any keychain or SSH work.
         let req = GuardRequest {
             action: ActionKind::Stop,

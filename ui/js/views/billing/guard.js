@@ -83,6 +83,18 @@ function hideFailure(box) {
   delete box.dataset.code;
 }
 
+/**
+ * What an action does to the bill, for the panel's line under the action.
+ * @param {ActionKind} a
+ * @param {GuardView | null} view
+ */
+export function guardMoneyLine(a, view) {
+  const provider = view?.provider ?? '';
+  // A stop that wipes the disk (RunPod's container disk) is said as such, never "kept".
+  const key = a === 'stop' && view?.stop_effect === 'gpu_billing_stops_disk_wiped' ? 'stop_wiped' : a;
+  return t(`guard.money.${key}`, { provider });
+}
+
 /** @param {HTMLElement} root @param {AbortSignal} signal the Billing screen's */
 export async function renderGuard(root, signal) {
   const hosts = await liveHosts().catch(() => /** @type {Host[]} */ ([]));
@@ -153,8 +165,7 @@ export async function renderGuard(root, signal) {
 
   const showAction = () => {
     const a = /** @type {ActionKind} */ (action.value);
-    const provider = st.view?.provider ?? '';
-    actionMoney.textContent = t(`guard.money.${a}`, { provider });
+    actionMoney.textContent = guardMoneyLine(a, st.view);
     commandField.hidden = a !== 'command';
     fullKeyBox.hidden = !(a === 'stop' || a === 'release');
   };
