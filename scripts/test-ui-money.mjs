@@ -8,6 +8,7 @@ import { test } from 'node:test';
 globalThis.document = /** @type {any} */ ({ documentElement: {}, querySelectorAll: () => [] });
 const { setLanguage } = await import('../ui/js/i18n.js');
 const { explain } = await import('../ui/js/views/pick/estimate-result.js');
+const { noticeText } = await import('../ui/js/views/billing/billing.js');
 
 /** @param {Partial<Record<string, unknown>>} over */
 const cheapest = (over) =>
@@ -36,4 +37,17 @@ test('the cheapest offer says its cost with the currency sign, not the code', ()
     assert.equal(eur.match(/EUR/g)?.length, 1, eur);
   }
   setLanguage('en');
+});
+
+test('a machine left powered off is warned before its platform releases it, in both languages', () => {
+  const n = /** @type {any} */ ({ kind: 'release_soon', host: 'pro', platform: 'autodl', hours: 48 });
+  setLanguage('zh-CN');
+  const zh = noticeText(n);
+  assert.match(zh, /AutoDL 约 48 小时后会释放它并清空数据/, zh);
+  setLanguage('en');
+  const en = noticeText(n);
+  assert.match(en, /AutoDL releases it \(wiping its data\) in about 48 h/, en);
+  // A budget notice keeps its own currency's sign.
+  const b = noticeText(/** @type {any} */ ({ kind: 'budget_over', spent: 30, budget_amount: 25, currency: 'CNY' }));
+  assert.match(b, /¥30/, b);
 });

@@ -142,6 +142,8 @@ export default {
   'billing.notice.key_left':
     "{host}: gpurent's {action} went through, but the machine could not be reached first to delete the full account API key its guard held ({state}). It may remain on the machine's disk: revoke that key in the provider's console and connect a new one.",
 
+  'billing.notice.release_soon':
+    '{host} is powered off and {platform} releases it (wiping its data) in about {hours} h, as it does with a machine left powered off too many days in a row. Start it, or download what you need first.',
   'billing.kind.foreign': '{provider}, not started by gpurent — still billing',
   'billing.foreign.so_far': 'since gpurent first saw it',
   'billing.foreign.release.title': 'Release {id}?',

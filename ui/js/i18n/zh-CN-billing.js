@@ -137,6 +137,8 @@ export default {
   'billing.notice.key_left':
     '{host}：gpurent 的操作（{action}）已完成，但之前无法连接到机器来删除守护进程持有的完整账户 API 密钥（{state}）。该密钥可能仍留在机器磁盘上：请在平台控制台中吊销它，并连接一个新密钥。',
 
+  'billing.notice.release_soon':
+    '{host} 已关机：{platform} 约 {hours} 小时后会释放它并清空数据（连续关机过久的机器会被释放）。请开机，或先下载需要的数据。',
   'billing.kind.foreign': '{provider}，不是 gpurent 创建的 — 仍在计费',
   'billing.foreign.so_far': '自 gpurent 首次看到它起',
   'billing.foreign.release.title': '释放 {id}？',

@@ -560,7 +560,7 @@ function renderBudgets(rows, box, again) {
 }
 
 /** @param {Notice} n */
-function noticeText(n) {
+export function noticeText(n) {
   const per = n.period ? t(`billing.budget.per.${n.period}`) : '';
   const name = n.host ? t('billing.budget.name.host', { host: n.host, per }) : t('billing.budget.name.total', { per });
   return t(`billing.notice.${n.kind}`, {
@@ -574,6 +574,7 @@ function noticeText(n) {
     name,
     action: n.action ?? '',
     state: n.state ?? n.error ?? '',
+    platform: t(`platform.${n.platform ?? 'other'}`),
   });
 }
 
