@@ -51,3 +51,33 @@ test('a machine left powered off is warned before its platform releases it, in b
   const b = noticeText(/** @type {any} */ ({ kind: 'budget_over', spent: 30, budget_amount: 25, currency: 'CNY' }));
   assert.match(b, /¥30/, b);
 });
+
+test('stopping an AutoDL machine says its release rule; starting it says the no-GPU mode is not offered', async () => {
+  const { actionMoneyText } = await import('../ui/js/views/hosts/renting.js');
+  const i = /** @type {any} */ ({
+    provider: 'autodl',
+    terms: { currency: 'CNY', release_after_days_off: 15, can_stop: true },
+  });
+  const stop = /** @type {any} */ ({
+    effect: 'gpu_billing_stops_disk_kept',
+    stopped_storage_usd_per_month: null,
+    price_per_hour_usd: 1.97,
+    disk_gb: 30,
+  });
+  const start = /** @type {any} */ ({ ...stop, effect: 'gpu_billing_resumes' });
+  setLanguage('zh-CN');
+  const zhStop = actionMoneyText(stop, i);
+  assert.match(zhStop, /连续关机 15 天/, zhStop);
+  assert.doesNotMatch(zhStop, /每月仍要付费/, 'whether AutoDL bills a powered-off disk was not found');
+  const zhStart = actionMoneyText(start, i);
+  assert.match(zhStart, /¥1\.97/, zhStart);
+  assert.match(zhStart, /无卡模式/, zhStart);
+  assert.doesNotMatch(zhStart + zhStop, /。 /, 'no space between Chinese sentences');
+  setLanguage('en');
+  const enStop = actionMoneyText(stop, i);
+  assert.match(enStop, /15 days in a row/, enStop);
+  assert.match(actionMoneyText(start, i), /no-GPU mode is not offered/);
+  // A provider without such a rule says nothing of it.
+  const vast = /** @type {any} */ ({ provider: 'vast', terms: { currency: 'USD', release_after_days_off: null } });
+  assert.doesNotMatch(actionMoneyText(stop, vast), /in a row/);
+});

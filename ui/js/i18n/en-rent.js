@@ -149,7 +149,7 @@ export default {
   'rented.money.stop.wiped':
     'GPU billing stops; the {disk} GB container disk is wiped on stop: download your results first.',
   'rented.money.stop.unlisted':
-    'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
+    'GPU billing stops; the {disk} GB disk is kept and may still cost money every month ({provider} lists no storage price here).',
   'rented.money.start': 'GPU billing resumes at {price} per hour.',
   'rented.money.release':
     'Release deletes the machine and its {disk} GB disk: download your results first. Billing ends.',

@@ -135,7 +135,8 @@ export default {
   'rented.closed': '已关闭（{n}）',
   'rented.money.stop': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍约花费 {month}。',
   'rented.money.stop.wiped': 'GPU 停止计费；{disk} GB 容器磁盘会在停止时被清空：请先下载结果。',
-  'rented.money.stop.unlisted': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍要付费（{provider} 未在此列出存储价格）。',
+  'rented.money.stop.unlisted':
+    'GPU 停止计费；{disk} GB 磁盘会保留，每月可能仍要付费（{provider} 未在此列出存储价格）。',
   'rented.money.start': 'GPU 恢复计费，每小时 {price}。',
   'rented.money.release': '释放会删除机器及其 {disk} GB 磁盘：请先下载你的结果。计费随之结束。',
   'rented.confirm.stop': '确认停机',
