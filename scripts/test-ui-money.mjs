@@ -81,3 +81,43 @@ test('stopping an AutoDL machine says its release rule; starting it says the no-
   const vast = /** @type {any} */ ({ provider: 'vast', terms: { currency: 'USD', release_after_days_off: null } });
   assert.doesNotMatch(actionMoneyText(stop, vast), /in a row/);
 });
+
+test('the rent of an AutoDL machine reads in Chinese: documented rate source, storage, progress lines, own rate', async () => {
+  const { moneyLines, priceSourceText } = await import('../ui/js/views/hosts/renting.js');
+  const { rentLogText, ownRateText } = await import('../ui/js/views/hosts/rented.js');
+  const source = 'https://www.autodl.com/docs/instance_pro_api/ (unverified, read 2026-12-02)';
+  const o = /** @type {any} */ ({
+    price_per_hour_usd: 1.97,
+    price_source: source,
+    disk_gb: 30,
+    stopped_storage_usd_per_month: null,
+    traffic: null,
+    terms: {
+      currency: 'CNY',
+      price_before_create: false,
+      release_after_days_off: 15,
+      can_stop: true,
+      billing: 'unknown',
+      ready_timeout_s: 1200,
+    },
+  });
+  setLanguage('zh-CN');
+  const lines = Object.fromEntries(moneyLines('autodl', o, 1, 'NVIDIA RTX PRO 6000'));
+  assert.match(lines.price_source, /未核实，2026-12-02 读取/, lines.price_source);
+  assert.doesNotMatch(lines.price_source, /unverified|read/, lines.price_source);
+  assert.match(lines.price_source, /https:\/\/www\.autodl\.com\/docs\/instance_pro_api\//);
+  assert.doesNotMatch(lines.stopped, /每月仍要付费/, 'AutoDL storage while off was not found');
+  assert.equal(rentLogText('autodl: creating'), 'AutoDL：creating');
+  assert.equal(rentLogText('gpurent-0123456789ab is running at the provider'), '平台显示 gpurent-0123456789ab 已在运行');
+  assert.equal(rentLogText('something else'), 'something else');
+  const i = /** @type {any} */ ({ terms: o.terms, remote: { price_per_hour_usd: 2.1 } });
+  assert.equal(ownRateText(i), '本机实际价 ¥2.1/小时');
+  assert.equal(ownRateText({ ...i, remote: null }), null);
+  assert.equal(ownRateText({ ...i, terms: { ...o.terms, price_before_create: true } }), null);
+  setLanguage('en');
+  assert.match(priceSourceText(source), /unverified, read 2026-12-02/);
+  assert.equal(rentLogText('autodl: creating'), 'AutoDL: creating');
+  assert.equal(ownRateText(i), 'its own rate ¥2.1/h');
+  // A source in another shape is shown as it is.
+  assert.equal(priceSourceText('somewhere'), 'somewhere');
+});

@@ -62,7 +62,10 @@ export function moneyLines(provider, o, gpus, gpu) {
   ];
   // AutoDL quotes no price before the create: the documented rate, where it comes from.
   if (!o.terms.price_before_create)
-    out.push(['price_source', t('rent.money.documented', { provider: p, source: o.price_source ?? '—' })]);
+    out.push([
+      'price_source',
+      t('rent.money.documented', { provider: p, source: o.price_source ? priceSourceText(o.price_source) : '—' }),
+    ]);
   if (o.terms.release_after_days_off !== null)
     out.push(['release_days', t('rent.money.release_days', { provider: p, days: o.terms.release_after_days_off })]);
   const traffic = trafficText(provider, o.traffic ?? null, 'rent');
@@ -91,6 +94,17 @@ export function trafficText(provider, tr, form) {
   if (tr.basis === 'listed')
     return t(`${form}.traffic.listed`, { down: perGb(tr.download_usd_per_gb), up: perGb(tr.upload_usd_per_gb) });
   return t(`${form}.traffic.not_listed`, { provider: t(`rent.provider.${provider}`) });
+}
+
+/**
+ * Where a documented rate comes from, in the user's language: the provider module writes
+ * `<page> (<docs|unverified>, read <YYYY-MM-DD>)` (providers/autodl.rs); any other text is shown as it is.
+ * @param {string} source
+ */
+export function priceSourceText(source) {
+  const m = /^(\S+) \((docs|unverified), read (\d{4}-\d{2}-\d{2})\)$/.exec(source);
+  if (!m) return source;
+  return t('rent.money.source', { page: m[1], verified: t(`rent.money.source.${m[2]}`), date: m[3] });
 }
 
 /** Two sentences as one text: Chinese sentences follow each other without a space. */
