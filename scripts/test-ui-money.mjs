@@ -8,7 +8,7 @@ import { test } from 'node:test';
 globalThis.document = /** @type {any} */ ({ documentElement: {}, querySelectorAll: () => [] });
 const { setLanguage } = await import('../ui/js/i18n.js');
 const { explain } = await import('../ui/js/views/pick/estimate-result.js');
-const { noticeText } = await import('../ui/js/views/billing/billing.js');
+const { noticeText, platformText } = await import('../ui/js/views/billing/billing.js');
 
 /** @param {Partial<Record<string, unknown>>} over */
 const cheapest = (over) =>
@@ -120,4 +120,23 @@ test('the rent of an AutoDL machine reads in Chinese: documented rate source, st
   assert.equal(ownRateText(i), 'its own rate ¥2.1/h');
   // A source in another shape is shown as it is.
   assert.equal(priceSourceText('somewhere'), 'somewhere');
+});
+
+test("a pasted host's platform rules say the no-GPU mode's price in yuan and the 15-day rule", () => {
+  const p = /** @type {any} */ ({
+    platform: 'autodl',
+    increment: null,
+    storage_while_off: null,
+    release_after_days_off: 15,
+    no_gpu_cny_per_hour: 0.1,
+    facts: [{ verified: 'unverified', value: '15' }],
+  });
+  setLanguage('zh-CN');
+  const zh = platformText(p);
+  assert.match(zh, /无卡模式/, zh);
+  assert.match(zh, /¥0\.1/, zh);
+  assert.match(zh, /连续关机 15 天/, zh);
+  setLanguage('en');
+  assert.match(platformText(p), /no-GPU mode .* ¥0\.1/);
+  assert.doesNotMatch(platformText({ ...p, no_gpu_cny_per_hour: null }), /no-GPU/);
 });

@@ -85,6 +85,8 @@ export default {
     'How {platform} rounds the time it bills is not known to gpurent: your choice below applies.',
   'billing.platform.release_days':
     '{platform} releases a machine powered off {days} days in a row, and wipes its data.',
+  'billing.platform.no_gpu':
+    '{platform}’s no-GPU mode (powered on without the GPU, for setting up and uploading) costs about {price}/h — from its console only.',
   'billing.platform.release': 'Powered off: {platform} releases it and wipes its data around {at} if it stays off.',
   'billing.platform.unverified': 'Not confirmed in the platform’s own documentation.',
   'platform.autodl': 'AutoDL',

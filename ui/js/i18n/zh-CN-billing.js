@@ -81,6 +81,8 @@ export default {
   'billing.platform.rounding': '{platform} 计费方式：{rule}。',
   'billing.platform.rounding_unknown': 'gpurent 不知道 {platform} 如何取整计费时长：按你在下面选的方式计算。',
   'billing.platform.release_days': '{platform} 会释放连续关机 {days} 天的实例，并清空数据。',
+  'billing.platform.no_gpu':
+    '{platform} 的无卡模式（不带 GPU 开机，用于配置环境和上传数据）约 {price}/小时，只能在控制台开启。',
   'billing.platform.release': '已关机：如果一直关机，{platform} 约在 {at} 释放它并清空数据。',
   'billing.platform.unverified': '未在平台自己的文档中确认。',
   'platform.autodl': 'AutoDL',

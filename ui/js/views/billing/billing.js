@@ -811,7 +811,7 @@ function rateForm(hosts, again, platforms) {
 }
 
 /** What gpurent knows of a platform's billing, in words. @param {PlatformRules} p */
-function platformText(p) {
+export function platformText(p) {
   const name = t(`platform.${p.platform}`);
   const unverified = p.facts.some((f) => f.verified === 'unverified' && f.value !== 'unknown');
   return [
@@ -823,6 +823,9 @@ function platformText(p) {
       : t('billing.platform.rounding_unknown', { platform: name }),
     p.release_after_days_off !== null
       ? t('billing.platform.release_days', { platform: name, days: num(p.release_after_days_off, 0) })
+      : '',
+    p.no_gpu_cny_per_hour !== null
+      ? t('billing.platform.no_gpu', { platform: name, price: money(p.no_gpu_cny_per_hour, 'CNY') })
       : '',
     unverified ? t('billing.platform.unverified') : '',
   ]
