@@ -65,6 +65,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v1/instance-operations/terminate",
         body: Some(r#"{"instance_ids":["{id}"]}"#),
     },
+    guard_ok: None,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::Compute,

@@ -71,6 +71,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/v2/pods/{id}",
         body: None,
     },
+    guard_ok: None,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::ComputeAndDisk("container_disk"),

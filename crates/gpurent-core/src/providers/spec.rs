@@ -126,6 +126,10 @@ pub struct ProviderSpec {
     /// The calls a machine's own guard makes to stop / release itself (`None`: no stop).
     pub guard_stop: Option<MachineCall>,
     pub guard_release: MachineCall,
+    /// A 2xx answer to those calls counts as done only when its body (whitespace removed)
+    /// contains this (AutoDL answers a refusal with HTTP 200 and a failure word: `"code":"Success"`
+    /// is its only success); `None`: any 2xx that does not say `"success":false`.
+    pub guard_ok: Option<&'static str>,
     /// What every amount of this provider is in (offers, the ledger's rates, its own rates and
     /// its balance): never converted.
     pub currency: Currency,

@@ -79,6 +79,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v0/instances/{id}",
         body: None,
     },
+    guard_ok: None,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::PriceIncludesStorage,
