@@ -102,6 +102,15 @@ pub fn request(
     }
     let spec = provider.spec();
     let call = match action {
+        ActionKind::Release if spec.release_needs_stop => {
+            return Err(GuardError::ProviderActionUnavailable {
+                action,
+                reason: format!(
+                    "{} releases only a machine that is powered off, which the guard's one call cannot do: use stop (the disk is kept; release it from gpurent)",
+                    spec.display
+                ),
+            })
+        }
         ActionKind::Release => spec.guard_release,
         ActionKind::Stop => {
             spec.guard_stop
@@ -275,6 +284,15 @@ mod tests {
         );
         let conf = conf_lines(&a).expect("conf");
         assert!(conf.contains("PROVIDER_AUTH=plain\n"), "{conf}");
+        // Release needs the machine powered off first: one call cannot do it, so it is refused.
+        let e = plan(
+            ActionKind::Release,
+            true,
+            &facts(true, false, None),
+            &target(ProviderKind::Autodl),
+        )
+        .expect_err("release needs a stop first");
+        assert_eq!(crate::Coded::code(&e), "guard_provider_action_unavailable");
         assert!(conf.contains(r#"PROVIDER_OK='"code":"Success"'"#), "{conf}");
         let v = plan(
             ActionKind::Stop,

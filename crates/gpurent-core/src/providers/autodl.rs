@@ -105,6 +105,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         body: Some(r#"{"instance_uuid":"{id}"}"#),
     },
     guard_ok: Some(r#""code":"Success""#),
+    release_needs_stop: true,
     currency: Currency::Cny,
     price_before_create: false,
     tariff: TariffShape::Compute,

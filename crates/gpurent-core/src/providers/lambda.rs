@@ -66,6 +66,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         body: Some(r#"{"instance_ids":["{id}"]}"#),
     },
     guard_ok: None,
+    release_needs_stop: false,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::Compute,

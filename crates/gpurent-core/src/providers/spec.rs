@@ -130,6 +130,10 @@ pub struct ProviderSpec {
     /// contains this (AutoDL answers a refusal with HTTP 200 and a failure word: `"code":"Success"`
     /// is its only success); `None`: any 2xx that does not say `"success":false`.
     pub guard_ok: Option<&'static str>,
+    /// The provider releases only a machine that is powered off (AutoDL: "在释放实例前请先关机实例"):
+    /// the client powers it off first; a machine's own guard, which makes one call, cannot
+    /// release it (its `--action release` is refused: `stop` it instead).
+    pub release_needs_stop: bool,
     /// What every amount of this provider is in (offers, the ledger's rates, its own rates and
     /// its balance): never converted.
     pub currency: Currency,

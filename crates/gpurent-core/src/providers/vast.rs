@@ -80,6 +80,7 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         body: None,
     },
     guard_ok: None,
+    release_needs_stop: false,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::PriceIncludesStorage,
