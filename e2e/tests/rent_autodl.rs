@@ -126,6 +126,12 @@ async fn autodl_rent_journey_in_chinese_with_yuan() {
     assert!(money.contains('¥'), "{money}");
     s.wait_css("#rent-money li[data-money='price_source']")
         .await;
+    // The documented rate's source and date in Chinese (it was "(unverified, read …)").
+    let source = s.text("#rent-money li[data-money='price_source']").await;
+    assert!(
+        source.contains("未核实") && !source.contains("unverified"),
+        "{source}"
+    );
     let days = s.text("#rent-money li[data-money='release_days']").await;
     assert!(days.contains("15"), "{days}");
     assert!(s.text("#rent-create").await.contains('¥'));
@@ -145,6 +151,9 @@ async fn autodl_rent_journey_in_chinese_with_yuan() {
     s.wait_css(&machine).await;
     let line = s.text(&machine).await;
     assert!(line.contains('¥'), "the machine's price in yuan: {line}");
+    // The machine's own rate (its snapshot's payg_price), read after the create, beside it.
+    let own = s.text(&format!("{machine} .own-rate")).await;
+    assert!(own.contains("本机实际价 ¥1.97"), "{own}");
     s.scroll_to("#rented").await;
     s.screenshot("autodl-ready-zh").await;
     assert_eq!(fake.creates_total(), 1);

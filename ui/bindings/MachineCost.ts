@@ -47,8 +47,8 @@ usd_per_hour_now: number,
  */
 projected: CostBreakdown | null, 
 /**
- * What this machine's amounts are in: USD for provider machines, the rate's currency for a
- * pasted host.
+ * What this machine's amounts are in: its provider's currency for a provider machine (CNY
+ * for AutoDL, USD for the others), the rate's currency for a pasted host.
  */
 currency: Currency, 
 /**
@@ -57,12 +57,14 @@ currency: Currency,
  */
 earlier_in_other_currencies: Array<Money>, 
 /**
- * A pasted host: the platform the user picked (its rules: `gpurent rate platforms`).
+ * A pasted host: the platform the user picked (its rules: `gpurent rate platforms`); a
+ * provider machine: its provider where that releases machines left off (AutoDL).
  */
 platform: Platform | null, 
 /**
- * A pasted host powered off on a platform that releases a machine off N days in a row:
- * when that happens (its data wiped) if it stays off.
+ * Powered off on a platform that releases a machine off N days in a row (a pasted host on
+ * it, or an AutoDL machine): when that happens (its data wiped) if it stays off. The second
+ * guard warns 3 days and 1 day before (`release_soon` notices).
  */
 platform_release_at_ms: number | null, 
 /**

@@ -3,6 +3,7 @@ import type { BudgetPeriod } from "./BudgetPeriod";
 import type { Currency } from "./Currency";
 import type { NoActReason } from "./NoActReason";
 import type { NoticeKind } from "./NoticeKind";
+import type { Platform } from "./Platform";
 
 /**
  * One thing to tell the user, with the numbers its text needs. In JSON the budget amounts are
@@ -37,4 +38,8 @@ budget_usd: number | null,
 /**
  * What the budget amounts are in (`null`: USD, as before currencies).
  */
-currency: Currency | null, action: string | null, state: string | null, error: string | null, no_act: NoActReason | null, };
+currency: Currency | null, action: string | null, state: string | null, error: string | null, no_act: NoActReason | null, 
+/**
+ * `release_soon`: the platform that will release the machine (`null` otherwise).
+ */
+platform: Platform | null, };

@@ -3,4 +3,4 @@
 /**
  * What a notice is about (the UI and the OS notification text branch on it).
  */
-export type NoticeKind = "idle" | "deadline_soon" | "deadline_missed" | "budget_warn" | "budget_over" | "balance_low" | "still_billing" | "deadline_acted" | "deadline_act_failed" | "budget_cannot_stop" | "key_left" | "guard_stale";
+export type NoticeKind = "idle" | "deadline_soon" | "deadline_missed" | "budget_warn" | "budget_over" | "balance_low" | "still_billing" | "deadline_acted" | "deadline_act_failed" | "budget_cannot_stop" | "key_left" | "guard_stale" | "release_soon";

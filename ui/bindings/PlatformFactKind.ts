@@ -3,4 +3,4 @@
 /**
  * Which fact a row states.
  */
-export type PlatformFactKind = "increment" | "storage_while_off" | "release_after_days_off";
+export type PlatformFactKind = "increment" | "storage_while_off" | "release_after_days_off" | "no_gpu_mode";

@@ -20,6 +20,11 @@ storage_while_off: boolean | null,
  */
 release_after_days_off: number | null, 
 /**
+ * The no-GPU mode's price per hour in yuan (powered on without the GPU: setup, uploads,
+ * downloads at a fraction of the price), where the platform has one and it was found.
+ */
+no_gpu_cny_per_hour: number | null, 
+/**
  * The rows it was read from (each with its source and whether it is verified).
  */
 facts: Array<PlatformFact>, };

@@ -10,4 +10,12 @@ export type ProviderAction = { provider: ProviderKind, method: string, url: stri
 /**
  * The environment variable the key is read from (`InstanceEnv`).
  */
-credential_var: string | null, http_tool: HttpTool, };
+credential_var: string | null, http_tool: HttpTool, 
+/**
+ * `Authorization: Bearer <key>` (`true`), or the key alone (AutoDL).
+ */
+bearer: boolean, 
+/**
+ * A 2xx counts as done only when its body contains this (AutoDL: `"code":"Success"`).
+ */
+ok_word: string | null, };

@@ -5,7 +5,8 @@
  */
 export type ProviderReported = { 
 /**
- * The provider's rate per hour for the machine now.
+ * The provider's rate per hour for the machine now, in the machine's currency
+ * (`MachineCost.currency`: yuan for AutoDL, despite the name).
  */
 usd_per_hour: number, 
 /**

@@ -197,7 +197,7 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
             }
             for p in &all {
                 println!(
-                    "{}: {}; storage while off: {}; released after {} off",
+                    "{}: {}; storage while off: {}; released after {} off{}",
                     p.platform.as_str(),
                     p.increment
                         .map(|i| i.rule_name().to_string())
@@ -210,6 +210,12 @@ fn run(app: &App, args: &RateArgs) -> Result<(), GuardError> {
                     p.release_after_days_off
                         .map(|d| format!("{d} days"))
                         .unwrap_or_else(|| "? days (not known)".into()),
+                    p.no_gpu_cny_per_hour
+                        .map(|c| format!(
+                            "; no-GPU mode {}/h (console)",
+                            gpurent_core::billing::Currency::Cny.format(c, 2)
+                        ))
+                        .unwrap_or_default(),
                 );
                 for f in &p.facts {
                     println!(

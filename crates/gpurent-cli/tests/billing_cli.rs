@@ -251,6 +251,12 @@ fn rates_and_budgets_in_two_currencies() {
     assert_eq!(autodl["platform"], "autodl");
     assert_eq!(autodl["release_after_days_off"], 15);
     assert!(autodl["increment"].is_null());
+    assert_eq!(autodl["no_gpu_cny_per_hour"], 0.1);
+    let out = gpurent(home.path(), &["rate", "platforms"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no-GPU mode ¥0.10/h (console)"),
+        "{out:?}"
+    );
     let out = gpurent(home.path(), &["rate", "show", "cn"]);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("¥2.5/h per-second on autodl"),

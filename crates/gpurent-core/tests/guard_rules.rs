@@ -1086,6 +1086,47 @@ fn a_provider_call_ignores_curlrc_and_a_2xx_saying_failure_fails() {
     assert!(left.is_empty(), "the key's config file stayed: {left:?}");
 }
 
+/// AutoDL's guard call (`--action stop|release` with the full token, issue 23): the token goes
+/// alone (`Authorization: <token>`, no "Bearer" — to AutoDL "Bearer <token>" is another, unknown
+/// token), and AutoDL answers a refusal with HTTP 200 and a failure word, so a 2xx counts only
+/// when the body says `"code": "Success"` (`PROVIDER_OK`). Before, the guard sent "Bearer" and
+/// took any 2xx for done: it removed the key and never stopped the machine.
+#[test]
+fn an_autodl_guard_call_sends_the_token_alone_and_needs_the_success_word() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (port, seen) = provider_stub(vec![
+        r#"{"code": "AuthorizeFailed", "msg": "Token 无效", "data": null}"#,
+        r#"{"code": "Success", "msg": "", "data": null}"#,
+    ]);
+    let mut g = Guard::new(&format!(
+        "IDLE=2\nACTION=provider\nPROVIDER_METHOD=POST\n\
+         PROVIDER_URL='http://127.0.0.1:{port}/api/v1/dev/instance/pro/power_off'\n\
+         PROVIDER_BODY='{{\"instance_uuid\":\"pro-1\"}}'\nPROVIDER_CRED=file\nPROVIDER_CRED_VAR=''\n\
+         PROVIDER_AUTH=plain\nPROVIDER_OK='\"code\":\"Success\"'\nHTTP_TOOL=curl\n"
+    ));
+    std::fs::write(g.gdir().join("provider.key"), "fake-autodl-token-7").expect("key");
+    g.start();
+    let failed = g.wait(30, "act_failed", |d| d.decision == "act_failed");
+    assert_eq!(
+        failed.action_rc,
+        Some(5),
+        "a 200 without Success: {failed:?}"
+    );
+    assert!(g.gdir().join("provider.key").exists());
+    let act = g.wait(30, "act", |d| d.decision == "act");
+    assert_eq!(act.action_rc, Some(0), "{act:?}");
+    let reqs = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert!(
+        reqs.iter().all(|r| {
+            let lower = r.to_ascii_lowercase();
+            r.starts_with("POST /api/v1/dev/instance/pro/power_off ")
+                && lower.contains("authorization: fake-autodl-token-7\r\n")
+                && !lower.contains("bearer")
+        }),
+        "{reqs:?}"
+    );
+}
+
 fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let t = Instant::now();
     while t.elapsed() < limit {

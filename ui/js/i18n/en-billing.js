@@ -85,6 +85,8 @@ export default {
     'How {platform} rounds the time it bills is not known to gpurent: your choice below applies.',
   'billing.platform.release_days':
     '{platform} releases a machine powered off {days} days in a row, and wipes its data.',
+  'billing.platform.no_gpu':
+    '{platform}’s no-GPU mode (powered on without the GPU, for setting up and uploading) costs about {price}/h — from its console only.',
   'billing.platform.release': 'Powered off: {platform} releases it and wipes its data around {at} if it stays off.',
   'billing.platform.unverified': 'Not confirmed in the platform’s own documentation.',
   'platform.autodl': 'AutoDL',
@@ -142,6 +144,8 @@ export default {
   'billing.notice.key_left':
     "{host}: gpurent's {action} went through, but the machine could not be reached first to delete the full account API key its guard held ({state}). It may remain on the machine's disk: revoke that key in the provider's console and connect a new one.",
 
+  'billing.notice.release_soon':
+    '{host} is powered off and {platform} releases it (wiping its data) in about {hours} h, as it does with a machine left powered off too many days in a row. Start it, or download what you need first.',
   'billing.kind.foreign': '{provider}, not started by gpurent — still billing',
   'billing.foreign.so_far': 'since gpurent first saw it',
   'billing.foreign.release.title': 'Release {id}?',

@@ -93,7 +93,7 @@ export default {
   'rent.money.stopped':
     'Stopped, the machine costs no GPU time, but its {disk} GB disk still costs about {month} a month.',
   'rent.money.stopped.unlisted':
-    'Stopped, its {disk} GB disk still costs money every month; {provider} lists no storage price with this offer, so check its pricing before leaving it stopped.',
+    'Stopped, its {disk} GB disk may still cost money every month; {provider} lists no storage price with this offer, so check its pricing before leaving it stopped.',
   'rent.traffic.listed':
     'Traffic is billed on top of the hourly price: {down} per GB into the machine, {up} per GB out of it.',
   'rent.traffic.not_listed':
@@ -149,7 +149,7 @@ export default {
   'rented.money.stop.wiped':
     'GPU billing stops; the {disk} GB container disk is wiped on stop: download your results first.',
   'rented.money.stop.unlisted':
-    'GPU billing stops; the {disk} GB disk is kept and still costs money every month ({provider} lists no storage price here).',
+    'GPU billing stops; the {disk} GB disk is kept and may still cost money every month ({provider} lists no storage price here).',
   'rented.money.start': 'GPU billing resumes at {price} per hour.',
   'rented.money.release':
     'Release deletes the machine and its {disk} GB disk: download your results first. Billing ends.',
@@ -208,6 +208,12 @@ export default {
     'This account is not real-name verified at the provider, so its API refuses it. Complete the real-name verification in the provider’s console, then try again.',
   'rent.money.documented':
     '{provider} gives no price before the machine is created: this is its documented pay-as-you-go rate ({source}). The machine’s own rate is read after the create and shown beside it.',
+  'rent.money.source': '{page}; {verified}, read {date}',
+  'rent.money.source.docs': 'stated on that page',
+  'rent.money.source.unverified': 'unverified',
+  'rent.log.status': '{provider}: {status}',
+  'rent.log.running': '{id} is running at the provider',
+  'rented.own_rate': 'its own rate {price}/h',
   'rent.money.release_days':
     '{provider} releases a machine left powered off {days} days in a row, and its data is wiped then (not verified in its docs).',
   'rent.money.billing.unknown':

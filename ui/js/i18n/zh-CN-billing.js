@@ -81,6 +81,8 @@ export default {
   'billing.platform.rounding': '{platform} 计费方式：{rule}。',
   'billing.platform.rounding_unknown': 'gpurent 不知道 {platform} 如何取整计费时长：按你在下面选的方式计算。',
   'billing.platform.release_days': '{platform} 会释放连续关机 {days} 天的实例，并清空数据。',
+  'billing.platform.no_gpu':
+    '{platform} 的无卡模式（不带 GPU 开机，用于配置环境和上传数据）约 {price}/小时，只能在控制台开启。',
   'billing.platform.release': '已关机：如果一直关机，{platform} 约在 {at} 释放它并清空数据。',
   'billing.platform.unverified': '未在平台自己的文档中确认。',
   'platform.autodl': 'AutoDL',
@@ -137,6 +139,8 @@ export default {
   'billing.notice.key_left':
     '{host}：gpurent 的操作（{action}）已完成，但之前无法连接到机器来删除守护进程持有的完整账户 API 密钥（{state}）。该密钥可能仍留在机器磁盘上：请在平台控制台中吊销它，并连接一个新密钥。',
 
+  'billing.notice.release_soon':
+    '{host} 已关机：{platform} 约 {hours} 小时后会释放它并清空数据（连续关机过久的机器会被释放）。请开机，或先下载需要的数据。',
   'billing.kind.foreign': '{provider}，不是 gpurent 创建的 — 仍在计费',
   'billing.foreign.so_far': '自 gpurent 首次看到它起',
   'billing.foreign.release.title': '释放 {id}？',

@@ -85,7 +85,7 @@ export default {
   'rent.money.price': '整机（{gpus}× {gpu}）当前每小时 {price}，约每天 {day}。',
   'rent.money.stopped': '停机后不再计 GPU 时间，但 {disk} GB 磁盘每月仍约花费 {month}。',
   'rent.money.stopped.unlisted':
-    '停机后 {disk} GB 磁盘每月仍要付费；{provider} 在此报价中未列出存储价格，长时间停机前请查看其价格页。',
+    '停机后 {disk} GB 磁盘每月可能仍要付费；{provider} 在此报价中未列出存储价格，长时间停机前请查看其价格页。',
   'rent.money.cannot_stop': '{provider} 不能停机，只能销毁：在你释放之前会一直计费。',
   'rent.money.billing.per_second': '{provider} 按秒计费，从机器创建那一刻开始。',
   'rent.traffic.listed': '流量在每小时价格之外另计：流入机器每 GB {down}，流出机器每 GB {up}。',
@@ -135,7 +135,8 @@ export default {
   'rented.closed': '已关闭（{n}）',
   'rented.money.stop': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍约花费 {month}。',
   'rented.money.stop.wiped': 'GPU 停止计费；{disk} GB 容器磁盘会在停止时被清空：请先下载结果。',
-  'rented.money.stop.unlisted': 'GPU 停止计费；{disk} GB 磁盘会保留，每月仍要付费（{provider} 未在此列出存储价格）。',
+  'rented.money.stop.unlisted':
+    'GPU 停止计费；{disk} GB 磁盘会保留，每月可能仍要付费（{provider} 未在此列出存储价格）。',
   'rented.money.start': 'GPU 恢复计费，每小时 {price}。',
   'rented.money.release': '释放会删除机器及其 {disk} GB 磁盘：请先下载你的结果。计费随之结束。',
   'rented.confirm.stop': '确认停机',
@@ -186,6 +187,12 @@ export default {
     '此账号尚未在平台完成实名认证，平台 API 拒绝了请求。请先在平台控制台完成实名认证，然后重试。',
   'rent.money.documented':
     '{provider} 在创建机器之前不提供报价：这是其文档中的按量计费价格（{source}）。机器创建后会读取它自己的实际价格，并显示在旁边。',
+  'rent.money.source': '{page}；{verified}，{date} 读取',
+  'rent.money.source.docs': '该页面所述',
+  'rent.money.source.unverified': '未核实',
+  'rent.log.status': '{provider}：{status}',
+  'rent.log.running': '平台显示 {id} 已在运行',
+  'rented.own_rate': '本机实际价 {price}/小时',
   'rent.money.release_days': '{provider} 会释放连续关机 {days} 天的机器，届时数据将被清空（未在其文档中核实）。',
   'rent.money.billing.unknown': '{provider} 在机器运行时计费；其文档中未找到计时的取整方式。',
   'rent.key.how.autodl':

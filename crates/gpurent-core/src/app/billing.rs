@@ -67,19 +67,21 @@ pub struct MachineCost {
     pub usd_per_hour_now: f64,
     /// What it will have cost by the chosen time if it stays as it is, in `currency`.
     pub projected: Option<CostBreakdown>,
-    /// What this machine's amounts are in: USD for provider machines, the rate's currency for a
-    /// pasted host.
+    /// What this machine's amounts are in: its provider's currency for a provider machine (CNY
+    /// for AutoDL, USD for the others), the rate's currency for a pasted host.
     #[serde(default)]
     pub currency: Currency,
     /// A pasted host whose rate was once set in another currency: what those earlier periods
     /// cost, per currency (not in `so_far`; counted in the report's totals of their currency).
     #[serde(default)]
     pub earlier_in_other_currencies: Vec<Money>,
-    /// A pasted host: the platform the user picked (its rules: `gpurent rate platforms`).
+    /// A pasted host: the platform the user picked (its rules: `gpurent rate platforms`); a
+    /// provider machine: its provider where that releases machines left off (AutoDL).
     #[serde(default)]
     pub platform: Option<Platform>,
-    /// A pasted host powered off on a platform that releases a machine off N days in a row:
-    /// when that happens (its data wiped) if it stays off.
+    /// Powered off on a platform that releases a machine off N days in a row (a pasted host on
+    /// it, or an AutoDL machine): when that happens (its data wiped) if it stays off. The second
+    /// guard warns 3 days and 1 day before (`release_soon` notices).
     #[serde(default)]
     pub platform_release_at_ms: Option<i64>,
     /// What the provider itself reports per hour, beside gpurent's (provider machines read live).
@@ -103,7 +105,8 @@ pub struct AccountBalance {
     /// The provider's balance in USD; `null` where it has no balance endpoint (RunPod REST v2,
     /// Lambda) or it could not be read (`error`).
     pub balance_usd: Option<f64>,
-    /// What the balance and `usd_per_hour` are in (every provider so far: USD).
+    /// What the balance and `usd_per_hour` are in (the provider's currency: CNY for AutoDL,
+    /// whose wallet answers in 1/1000 yuan; USD for the others).
     #[serde(default)]
     pub currency: Currency,
     /// What this account's machines cost per hour now: gpurent's machines (gpurent's rate) plus

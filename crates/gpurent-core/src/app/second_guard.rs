@@ -79,6 +79,8 @@ impl App {
                     .is_none_or(|a| !cost.failed_accounts.iter().any(|f| &f.account == a)),
                 can_stop: m.instance.is_some() && m.provider.is_some_and(|p| p.terms().can_stop),
                 currency: m.currency,
+                platform: m.platform,
+                release_at_ms: m.platform_release_at_ms,
             })
             .collect();
         let balances = cost
@@ -143,6 +145,8 @@ impl App {
                             // No rate, so no cost in any currency: the user's currency is as
                             // good as any (budgets count nothing for it).
                             currency: self.default_currency(),
+                            platform: None,
+                            release_at_ms: None,
                         });
                     }
                     let read = GuardReading::new(

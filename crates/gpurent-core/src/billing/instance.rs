@@ -139,7 +139,8 @@ pub fn runs_out_in_h(balance_usd: f64, usd_per_hour: f64) -> Option<f64> {
 /// What the provider itself says a machine costs per hour, beside gpurent's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ProviderReported {
-    /// The provider's rate per hour for the machine now.
+    /// The provider's rate per hour for the machine now, in the machine's currency
+    /// (`MachineCost.currency`: yuan for AutoDL, despite the name).
     pub usd_per_hour: f64,
     /// gpurent's rate per hour while running, from the offer at rent time (Vast: `dph_total`,
     /// its storage included, as the provider reports it).

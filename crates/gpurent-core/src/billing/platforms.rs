@@ -65,6 +65,9 @@ pub enum PlatformFactKind {
     Increment,
     StorageWhileOff,
     ReleaseAfterDaysOff,
+    /// What the platform's no-GPU mode costs per hour, in yuan (AutoDL 无卡模式: the machine
+    /// powered on without its GPU, for setup and uploads).
+    NoGpuMode,
 }
 
 /// One row of `data/platform-rules.csv`.
@@ -89,6 +92,9 @@ pub struct PlatformRules {
     pub storage_while_off: Option<bool>,
     /// Powered off this many days in a row, the platform releases the machine and wipes its data.
     pub release_after_days_off: Option<u32>,
+    /// The no-GPU mode's price per hour in yuan (powered on without the GPU: setup, uploads,
+    /// downloads at a fraction of the price), where the platform has one and it was found.
+    pub no_gpu_cny_per_hour: Option<f64>,
     /// The rows it was read from (each with its source and whether it is verified).
     pub facts: Vec<PlatformFact>,
 }
@@ -124,6 +130,7 @@ enum Value {
     Increment(Increment),
     Bool(bool),
     Days(u32),
+    Price(f64),
 }
 
 fn parse_value(r: &PlatformFact) -> Result<Option<Value>, ()> {
@@ -144,6 +151,10 @@ fn parse_value(r: &PlatformFact) -> Result<Option<Value>, ()> {
             _ => return Err(()),
         }),
         PlatformFactKind::ReleaseAfterDaysOff => Value::Days(v.parse().map_err(|_| ())?),
+        PlatformFactKind::NoGpuMode => match v.parse::<f64>() {
+            Ok(p) if p.is_finite() && p >= 0.0 => Value::Price(p),
+            _ => return Err(()),
+        },
     }))
 }
 
@@ -159,6 +170,7 @@ pub fn rules_for(platform: Platform) -> Result<PlatformRules, CoreError> {
         increment: None,
         storage_while_off: None,
         release_after_days_off: None,
+        no_gpu_cny_per_hour: None,
         facts: vec![],
     };
     for f in &facts {
@@ -166,6 +178,7 @@ pub fn rules_for(platform: Platform) -> Result<PlatformRules, CoreError> {
             Ok(Some(Value::Increment(i))) => out.increment = Some(i),
             Ok(Some(Value::Bool(b))) => out.storage_while_off = Some(b),
             Ok(Some(Value::Days(d))) => out.release_after_days_off = Some(d),
+            Ok(Some(Value::Price(p))) => out.no_gpu_cny_per_hour = Some(p),
             _ => {}
         }
     }
@@ -222,6 +235,15 @@ mod tests {
         let autodl = rules_for(Platform::Autodl).expect("autodl");
         assert_eq!(autodl.release_after_days_off, Some(15));
         assert_eq!(autodl.increment, None, "not found: not guessed");
+        // The no-GPU mode's price, second hand (unverified), with the page it cites.
+        assert_eq!(autodl.no_gpu_cny_per_hour, Some(0.1));
+        let no_gpu = autodl
+            .facts
+            .iter()
+            .find(|f| f.fact == PlatformFactKind::NoGpuMode)
+            .expect("row");
+        assert_eq!(no_gpu.verified, Verified::Unverified);
+        assert!(no_gpu.note.contains("power_on"), "{no_gpu:?}");
         let other = rules_for(Platform::Other).expect("other");
         assert_eq!(
             (other.increment, other.storage_while_off, other.facts.len()),
@@ -243,6 +265,7 @@ mod tests {
             increment: Some(Increment::Hour),
             storage_while_off: None,
             release_after_days_off: Some(15),
+            no_gpu_cny_per_hour: None,
             facts: vec![],
         };
         assert!(check_rule(&hourly, Increment::Hour).is_ok());

@@ -45,6 +45,7 @@ defaults() {
   PERIOD=30; IDLE=1800; UTIL_BELOW=5; DEADLINE_IN=; DEADLINE_ID=; WARN=120; CONN_MIN_AGE=10; PORTS=22
   ACTION=poweroff; GUARD_PATH=; OLLAMA_PORT=11434; JUPYTER_CPU_BUSY=5; REACT=600; PROC=/proc
   LOG_MAX=5000; PROVIDER_METHOD=; PROVIDER_URL=; PROVIDER_BODY=; PROVIDER_CRED=; PROVIDER_CRED_VAR=; HTTP_TOOL=
+  PROVIDER_AUTH=bearer; PROVIDER_OK=
   MEM_BASELINE_MIB=1024; CPU_BUSY=50; NET_BUSY_KBPS=50; INACTIVE=7200; SYS_ROOT=; SS=ss; CONN_BYTES=2048
   SMI_TIMEOUT=20; ACTION_TIMEOUT=120; WALL_EVERY=1800
   SYSTEMD_DIR=/run/systemd/system; UNIT_DIR=/etc/systemd/system; RECORD_POWEROFF=
@@ -449,12 +450,15 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
   [ -n "$key" ] || { echo "the credential ($PROVIDER_CRED $PROVIDER_CRED_VAR) is empty"; return 3; }
   # Only token characters go into the curl/wget config (a quote or newline would break out of it).
   case "$key" in *[!A-Za-z0-9._~+/=-]*) echo "the credential has characters the guard will not pass on"; return 3 ;; esac
+  # How the key travels: "Authorization: Bearer <key>", or the key alone (PROVIDER_AUTH=plain:
+  # AutoDL, to which "Bearer <key>" is another, unknown token).
+  case "$PROVIDER_AUTH" in plain) auth=$key ;; *) auth="Bearer $key" ;; esac
   cfg="$DIR/.http.$$"; old=$(umask); umask 077; rm -f "$DIR/provider.out"; code=
   trap 'rm -f "$cfg"' EXIT
   case "$HTTP_TOOL" in
     curl)
       # -q first: no ~/.curlrc (it could add a proxy, -k or an output file).
-      printf 'header = "Authorization: Bearer %s"\n' "$key" > "$cfg"
+      printf 'header = "Authorization: %s"\n' "$auth" > "$cfg"
       if [ -n "$PROVIDER_BODY" ]; then
         code=$(curl -q -sS -K "$cfg" -X "$PROVIDER_METHOD" -H 'Content-Type: application/json' --data "$PROVIDER_BODY" \
           --max-time 30 -o "$DIR/provider.out" -w '%{http_code}' "$PROVIDER_URL")
@@ -462,7 +466,7 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
         code=$(curl -q -sS -K "$cfg" -X "$PROVIDER_METHOD" --max-time 30 -o "$DIR/provider.out" -w '%{http_code}' "$PROVIDER_URL")
       fi ;;
     wget)
-      printf 'header = Authorization: Bearer %s\n' "$key" > "$cfg"
+      printf 'header = Authorization: %s\n' "$auth" > "$cfg"
       if [ -n "$PROVIDER_BODY" ]; then
         WGETRC="$cfg" wget -S -O "$DIR/provider.out" --timeout=30 --tries=1 --method="$PROVIDER_METHOD" \
           --header='Content-Type: application/json' --body-data="$PROVIDER_BODY" "$PROVIDER_URL" 2> "$DIR/provider.hdr"
@@ -479,6 +483,11 @@ provider_call() { # ACTION=provider: one HTTP call to the provider's API (PROVID
   case "$code" in
     2??) # A 2xx whose body says it failed (Vast answers {"success": false, ...}) did not act.
          if tr -d ' \n\r\t' < "$DIR/provider.out" 2>/dev/null | grep -q '"success":false'; then return 5; fi
+         # A provider that answers a refusal with a 2xx and a failure word (AutoDL: any "code" but
+         # "Success"): done only when the body says its success word (PROVIDER_OK).
+         if [ -n "$PROVIDER_OK" ] && ! tr -d ' \n\r\t' < "$DIR/provider.out" 2>/dev/null | grep -qF "$PROVIDER_OK"; then
+           return 5
+         fi
          return 0 ;;
     *) return 1 ;;
   esac

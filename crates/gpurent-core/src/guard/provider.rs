@@ -69,6 +69,16 @@ pub struct ProviderAction {
     /// The environment variable the key is read from (`InstanceEnv`).
     pub credential_var: Option<String>,
     pub http_tool: HttpTool,
+    /// `Authorization: Bearer <key>` (`true`), or the key alone (AutoDL).
+    #[serde(default = "yes")]
+    pub bearer: bool,
+    /// A 2xx counts as done only when its body contains this (AutoDL: `"code":"Success"`).
+    #[serde(default)]
+    pub ok_word: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The API request for `action` on the provider's instance `id` (the clients' own paths, checked
@@ -92,6 +102,15 @@ pub fn request(
     }
     let spec = provider.spec();
     let call = match action {
+        ActionKind::Release if spec.release_needs_stop => {
+            return Err(GuardError::ProviderActionUnavailable {
+                action,
+                reason: format!(
+                    "{} releases only a machine that is powered off, which the guard's one call cannot do: use stop (the disk is kept; release it from gpurent)",
+                    spec.display
+                ),
+            })
+        }
         ActionKind::Release => spec.guard_release,
         ActionKind::Stop => {
             spec.guard_stop
@@ -193,6 +212,8 @@ pub fn plan(
         credential,
         credential_var,
         http_tool,
+        bearer: target.provider.spec().auth == crate::providers::spec::AuthStyle::Bearer,
+        ok_word: target.provider.spec().guard_ok.map(String::from),
     })
 }
 
@@ -200,7 +221,7 @@ pub fn plan(
 pub fn conf_lines(a: &ProviderAction) -> Result<String, GuardError> {
     let q = |s: &str| shell_quote(s).map_err(GuardError::from);
     Ok(format!(
-        "PROVIDER_METHOD={}\nPROVIDER_URL={}\nPROVIDER_BODY={}\nPROVIDER_CRED={}\nPROVIDER_CRED_VAR={}\nHTTP_TOOL={}\n",
+        "PROVIDER_METHOD={}\nPROVIDER_URL={}\nPROVIDER_BODY={}\nPROVIDER_CRED={}\nPROVIDER_CRED_VAR={}\nHTTP_TOOL={}\nPROVIDER_AUTH={}\nPROVIDER_OK={}\n",
         q(&a.method)?,
         q(&a.url)?,
         q(a.body.as_deref().unwrap_or(""))?,
@@ -213,6 +234,8 @@ pub fn conf_lines(a: &ProviderAction) -> Result<String, GuardError> {
             HttpTool::Curl => "curl",
             HttpTool::Wget => "wget",
         },
+        if a.bearer { "bearer" } else { "plain" },
+        q(a.ok_word.as_deref().unwrap_or(""))?,
     ))
 }
 
@@ -237,6 +260,52 @@ mod tests {
             instance_id: id.map(String::from),
             ..HostFacts::default()
         }
+    }
+
+    /// AutoDL's guard call: power_off / release with the instance in the body, the token alone
+    /// (no "Bearer"), done only on its success word; Vast's keeps "Bearer" and no word.
+    #[test]
+    fn an_autodl_guard_sends_its_token_alone_and_waits_for_success() {
+        let a = plan(
+            ActionKind::Stop,
+            true,
+            &facts(true, false, None),
+            &target(ProviderKind::Autodl),
+        )
+        .expect("full key, with consent");
+        assert_eq!(a.credential, Credential::FullKeyFile);
+        assert_eq!(
+            (a.method.as_str(), a.url.as_str(), a.body.as_deref()),
+            (
+                "POST",
+                "http://127.0.0.1:9/api/v1/dev/instance/pro/power_off",
+                Some(r#"{"instance_uuid":"1000"}"#)
+            )
+        );
+        let conf = conf_lines(&a).expect("conf");
+        assert!(conf.contains("PROVIDER_AUTH=plain\n"), "{conf}");
+        // Release needs the machine powered off first: one call cannot do it, so it is refused.
+        let e = plan(
+            ActionKind::Release,
+            true,
+            &facts(true, false, None),
+            &target(ProviderKind::Autodl),
+        )
+        .expect_err("release needs a stop first");
+        assert_eq!(crate::Coded::code(&e), "guard_provider_action_unavailable");
+        assert!(conf.contains(r#"PROVIDER_OK='"code":"Success"'"#), "{conf}");
+        let v = plan(
+            ActionKind::Stop,
+            true,
+            &facts(true, false, None),
+            &target(ProviderKind::Vast),
+        )
+        .expect("vast");
+        let conf = conf_lines(&v).expect("conf");
+        assert!(
+            conf.contains("PROVIDER_AUTH=bearer\nPROVIDER_OK=''\n"),
+            "{conf}"
+        );
     }
 
     #[test]

@@ -104,6 +104,8 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: RELEASE,
         body: Some(r#"{"instance_uuid":"{id}"}"#),
     },
+    guard_ok: Some(r#""code":"Success""#),
+    release_needs_stop: true,
     currency: Currency::Cny,
     price_before_create: false,
     tariff: TariffShape::Compute,

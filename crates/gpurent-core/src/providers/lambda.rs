@@ -65,6 +65,8 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v1/instance-operations/terminate",
         body: Some(r#"{"instance_ids":["{id}"]}"#),
     },
+    guard_ok: None,
+    release_needs_stop: false,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::Compute,

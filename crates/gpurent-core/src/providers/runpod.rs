@@ -71,6 +71,8 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/v2/pods/{id}",
         body: None,
     },
+    guard_ok: None,
+    release_needs_stop: false,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::ComputeAndDisk("container_disk"),

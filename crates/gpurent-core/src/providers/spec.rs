@@ -126,6 +126,14 @@ pub struct ProviderSpec {
     /// The calls a machine's own guard makes to stop / release itself (`None`: no stop).
     pub guard_stop: Option<MachineCall>,
     pub guard_release: MachineCall,
+    /// A 2xx answer to those calls counts as done only when its body (whitespace removed)
+    /// contains this (AutoDL answers a refusal with HTTP 200 and a failure word: `"code":"Success"`
+    /// is its only success); `None`: any 2xx that does not say `"success":false`.
+    pub guard_ok: Option<&'static str>,
+    /// The provider releases only a machine that is powered off (AutoDL: "在释放实例前请先关机实例"):
+    /// the client powers it off first; a machine's own guard, which makes one call, cannot
+    /// release it (its `--action release` is refused: `stop` it instead).
+    pub release_needs_stop: bool,
     /// What every amount of this provider is in (offers, the ledger's rates, its own rates and
     /// its balance): never converted.
     pub currency: Currency,

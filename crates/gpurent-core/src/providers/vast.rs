@@ -79,6 +79,8 @@ pub const SPEC: ProviderSpec = ProviderSpec {
         path: "/api/v0/instances/{id}",
         body: None,
     },
+    guard_ok: None,
+    release_needs_stop: false,
     currency: Currency::Usd,
     price_before_create: true,
     tariff: TariffShape::PriceIncludesStorage,

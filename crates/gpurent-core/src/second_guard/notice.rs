@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::billing::budget::Period;
+use crate::billing::platforms::Platform;
 use crate::billing::Currency;
 
 /// What a notice is about (the UI and the OS notification text branch on it).
@@ -41,6 +42,9 @@ pub enum NoticeKind {
     /// The guard on the machine runs but has not sampled for longer than it ever should (stuck,
     /// e.g. on a hung driver): neither idle nor its deadline can fire there.
     GuardStale,
+    /// A machine powered off on a platform that releases machines left off N days in a row
+    /// (AutoDL: 15) will be released, its data wiped, in about `hours` (`platform` says which).
+    ReleaseSoon,
 }
 
 /// Why the app only notified of a missed deadline (did not act itself).
@@ -89,6 +93,9 @@ pub struct Notice {
     /// `deadline_missed`: why gpurent did not act itself.
     #[serde(default)]
     pub no_act: Option<NoActReason>,
+    /// `release_soon`: the platform that will release the machine.
+    #[serde(default)]
+    pub platform: Option<Platform>,
 }
 
 /// [`Notice`] as JSON and TypeScript: `spent` and `budget_amount` beside the older `usd` names.
@@ -118,6 +125,8 @@ pub struct NoticeJson {
     state: Option<String>,
     error: Option<String>,
     no_act: Option<NoActReason>,
+    /// `release_soon`: the platform that will release the machine (`null` otherwise).
+    platform: Option<Platform>,
 }
 
 impl From<Notice> for NoticeJson {
@@ -138,6 +147,7 @@ impl From<Notice> for NoticeJson {
             state,
             error,
             no_act,
+            platform,
         }: Notice,
     ) -> Self {
         NoticeJson {
@@ -158,6 +168,7 @@ impl From<Notice> for NoticeJson {
             state,
             error,
             no_act,
+            platform,
         }
     }
 }
@@ -197,6 +208,7 @@ impl Notice {
             state: None,
             error: None,
             no_act: None,
+            platform: None,
         }
     }
 }
@@ -226,6 +238,20 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
         (None, true) => "总预算".to_string(),
     };
     let hours = n.hours.unwrap_or(0.0);
+    let platform = match (n.platform, zh) {
+        (Some(Platform::Autodl), _) => "AutoDL",
+        (Some(Platform::Gpushare), true) => "恒源云",
+        (Some(Platform::Gpushare), false) => "Gpushare (恒源云)",
+        (Some(Platform::Matpool), true) => "矩池云",
+        (Some(Platform::Matpool), false) => "Matpool (矩池云)",
+        (Some(Platform::Featurize), _) => "Featurize",
+        (Some(Platform::Other) | None, false) => "The platform",
+        (Some(Platform::Other) | None, true) => "平台",
+    };
+    let days = n
+        .platform
+        .and_then(|p| crate::billing::platforms::rules_for(p).ok())
+        .and_then(|r| r.release_after_days_off);
     match (n.kind, zh) {
         (NoticeKind::Idle, false) => (
             format!("{host} has been idle for {min} min"),
@@ -357,6 +383,20 @@ pub fn notice_text(lang: crate::infra::settings::Language, n: &Notice) -> (Strin
                 "gpurent 已{}它，但之前无法连接到它来删除守护进程持有的完整 API 密钥（~/.gpurent/guard/provider.key；{}）。能读取该磁盘的人（主机运营方）可能读到这个密钥：请在平台控制台中吊销它，新建一个密钥，并用 `gpurent provider add` 重新连接。",
                 if n.action.as_deref() == Some("release") { "释放" } else { "停止" },
                 n.error.as_deref().unwrap_or("无应答")
+            ),
+        ),
+        (NoticeKind::ReleaseSoon, false) => (
+            format!("{platform} releases {host} in about {hours:.0} h"),
+            format!(
+                "{platform} releases a machine left powered off {} in a row and wipes its data. Start it, or download what you need and release it yourself.",
+                days.map_or("too many days".to_string(), |d| format!("{d} days"))
+            ),
+        ),
+        (NoticeKind::ReleaseSoon, true) => (
+            format!("{platform} 约 {hours:.0} 小时后释放 {host}"),
+            format!(
+                "{platform} 会释放连续关机{}的机器并清空数据。请开机，或先下载需要的数据再自行释放。",
+                days.map_or("过久".to_string(), |d| format!(" {d} 天"))
             ),
         ),
         (NoticeKind::BudgetCannotStop, true) => (

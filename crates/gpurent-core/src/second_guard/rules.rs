@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use crate::billing::budget::{scope_of, BudgetStatus, Level, Period};
+use crate::billing::platforms::Platform;
 use crate::billing::Currency;
 use crate::guard::{ActionKind, GuardSpec};
 use crate::second_guard::notice::{NoActReason, Notice, NoticeKind};
@@ -17,6 +18,9 @@ pub const DEADLINE_SOON_MS: i64 = 10 * 60_000;
 pub const DEADLINE_GRACE_MS: i64 = 3 * 60_000;
 /// "Runs out in about N h": notify below these many hours of balance left (once per UTC day each).
 pub const BALANCE_LOW_HOURS: [f64; 2] = [24.0, 3.0];
+/// A machine powered off on a platform that releases (and wipes) machines left off N days
+/// (AutoDL: 15): warn when its release is this many hours away (once each, for one stop).
+pub const RELEASE_SOON_HOURS: [f64; 2] = [72.0, 24.0];
 
 /// One budget and where its current period stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,6 +135,12 @@ pub struct MachineReading {
     pub can_stop: bool,
     /// What it bills in: a budget acts only on the machines billed in its currency.
     pub currency: Currency,
+    /// The platform it is rented on, where known (an AutoDL ledger machine, a pasted host the
+    /// user said is on one).
+    pub platform: Option<Platform>,
+    /// When that platform will release it and wipe its data if it stays powered off (its
+    /// `release_after_days_off` counted from the stop in force); `None`: running, or no such rule.
+    pub release_at_ms: Option<i64>,
 }
 
 /// A provider account's balance and what it burns now.
@@ -370,6 +380,30 @@ pub fn decide(now_ms: i64, input: &TickInput, sent: &HashSet<String>) -> TickDec
         }
     }
 
+    // A platform that releases machines left powered off N days (AutoDL: 15) wipes their data:
+    // warn before (once per threshold and stop; a later stop has another release date).
+    for m in input.machines.iter().filter(|m| !m.running) {
+        let Some(at) = m.release_at_ms else {
+            continue;
+        };
+        let hours = (at - now_ms).max(0) as f64 / 3_600_000.0;
+        if let Some(th) = RELEASE_SOON_HOURS
+            .iter()
+            .copied()
+            .filter(|th| hours < *th)
+            .reduce(f64::min)
+        {
+            let mut n = Notice::new(
+                format!("release_soon:{}:{at}:{th}", m.host),
+                NoticeKind::ReleaseSoon,
+            );
+            n.host = Some(m.host.clone());
+            n.platform = m.platform;
+            n.hours = Some(hours);
+            push(&mut out, n);
+        }
+    }
+
     for a in &input.balances {
         if a.usd_per_hour <= 0.0 {
             continue;
@@ -469,6 +503,8 @@ mod tests {
             provider_read: true,
             can_stop: instance.is_some(),
             currency: Currency::Usd,
+            platform: None,
+            release_at_ms: None,
         }
     }
 
@@ -776,6 +812,60 @@ mod tests {
 
     /// A budget in yuan over 100 % with "stop" acts only on machines billed in yuan: a USD
     /// provider machine is not stopped (nothing is converted), and the notice says ¥.
+    /// AutoDL releases a machine left powered off 15 days in a row and wipes its data: the
+    /// second guard warns 3 days and 1 day before (once each, for this stop), in the words of the
+    /// platform, and says nothing for a running machine or one far from its release.
+    #[test]
+    fn a_machine_left_powered_off_is_warned_before_its_platform_releases_it() {
+        const H: i64 = 3_600_000;
+        let off = |release_in_h: i64| TickInput {
+            machines: vec![MachineReading {
+                currency: Currency::Cny,
+                platform: Some(Platform::Autodl),
+                release_at_ms: Some(NOW + release_in_h * H),
+                ..machine("pro", Some("gpurent-pro"), false)
+            }],
+            ..Default::default()
+        };
+        let mut sent = HashSet::new();
+        // 10 days left: nothing yet.
+        assert_eq!(kinds(&decide(NOW, &off(240), &sent)), vec![]);
+        // 2 days left: the 3-day warning, once.
+        let d = decide(NOW, &off(48), &sent);
+        assert_eq!(
+            kinds(&d),
+            vec![(NoticeKind::ReleaseSoon, Some("pro".into()))]
+        );
+        let n = &d.notices[0];
+        assert_eq!(n.platform, Some(Platform::Autodl));
+        assert_eq!(n.hours, Some(48.0));
+        assert!(d.stops.is_empty() && d.acts.is_empty());
+        let (title, body) = notice_text(crate::infra::settings::Language::ZhCn, n);
+        assert!(title.contains("AutoDL") && title.contains("48"), "{title}");
+        assert!(body.contains("15 天") && body.contains("清空"), "{body}");
+        let (title, body) = notice_text(crate::infra::settings::Language::En, n);
+        assert!(title.contains("releases pro in about 48 h"), "{title}");
+        assert!(body.contains("15 days"), "{body}");
+        sent.insert(n.key.clone());
+        assert_eq!(kinds(&decide(NOW, &off(48), &sent)), vec![]);
+        // 20 hours left: the 1-day warning (the lowest threshold crossed speaks).
+        let d = decide(NOW, &off(20), &sent);
+        assert_eq!(kinds(&d).len(), 1);
+        sent.insert(d.notices[0].key.clone());
+        assert_eq!(kinds(&decide(NOW, &off(20), &sent)), vec![]);
+        // Started again and stopped later: a new stop, a new release date, warned again.
+        assert_eq!(kinds(&decide(NOW, &off(47), &sent)).len(), 1);
+        // Running: no release date, nothing said.
+        let on = TickInput {
+            machines: vec![MachineReading {
+                platform: Some(Platform::Autodl),
+                ..machine("pro", Some("gpurent-pro"), true)
+            }],
+            ..Default::default()
+        };
+        assert_eq!(kinds(&decide(NOW, &on, &HashSet::new())), vec![]);
+    }
+
     #[test]
     fn a_budget_in_another_currency_stops_nothing_billed_in_usd() {
         let input = TickInput {

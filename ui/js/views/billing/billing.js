@@ -560,7 +560,7 @@ function renderBudgets(rows, box, again) {
 }
 
 /** @param {Notice} n */
-function noticeText(n) {
+export function noticeText(n) {
   const per = n.period ? t(`billing.budget.per.${n.period}`) : '';
   const name = n.host ? t('billing.budget.name.host', { host: n.host, per }) : t('billing.budget.name.total', { per });
   return t(`billing.notice.${n.kind}`, {
@@ -574,6 +574,7 @@ function noticeText(n) {
     name,
     action: n.action ?? '',
     state: n.state ?? n.error ?? '',
+    platform: t(`platform.${n.platform ?? 'other'}`),
   });
 }
 
@@ -810,7 +811,7 @@ function rateForm(hosts, again, platforms) {
 }
 
 /** What gpurent knows of a platform's billing, in words. @param {PlatformRules} p */
-function platformText(p) {
+export function platformText(p) {
   const name = t(`platform.${p.platform}`);
   const unverified = p.facts.some((f) => f.verified === 'unverified' && f.value !== 'unknown');
   return [
@@ -822,6 +823,9 @@ function platformText(p) {
       : t('billing.platform.rounding_unknown', { platform: name }),
     p.release_after_days_off !== null
       ? t('billing.platform.release_days', { platform: name, days: num(p.release_after_days_off, 0) })
+      : '',
+    p.no_gpu_cny_per_hour !== null
+      ? t('billing.platform.no_gpu', { platform: name, price: money(p.no_gpu_cny_per_hour, 'CNY') })
       : '',
     unverified ? t('billing.platform.unverified') : '',
   ]

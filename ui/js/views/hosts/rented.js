@@ -4,7 +4,7 @@
 // money first (instance_money) and confirmed, then the state the provider answered.
 import { hostList, instanceAction, instanceMoney, instancesList, providerList } from '../../api.js';
 import { clear, el } from '../../dom.js';
-import { errorText, t } from '../../i18n.js';
+import { DICTIONARIES, errorText, t } from '../../i18n.js';
 import { money } from '../../money.js';
 import * as ops from '../../ops.js';
 import { redraws } from '../../screen.js';
@@ -142,6 +142,38 @@ export async function renderRented(root, signal) {
 }
 
 /**
+ * A rent's progress line in the user's language. providers/rent.rs writes the provider's own status
+ * word as it changes (`<provider id>: <word>`; the word is the provider's and stays as it is) and
+ * `<id> is running at the provider`; any other line is shown as it is.
+ * @param {string} line
+ */
+export function rentLogText(line) {
+  const status = /^([a-z]+): (.+)$/.exec(line);
+  if (status && `rent.provider.${status[1]}` in DICTIONARIES.en)
+    return t('rent.log.status', { provider: t(`rent.provider.${status[1]}`), status: status[2] });
+  const running = /^(gpurent-[0-9a-z]+) is running at the provider$/.exec(line);
+  if (running) return t('rent.log.running', { id: running[1] });
+  return line;
+}
+
+/**
+ * The machine's own rate beside gpurent's, where the provider quoted no price before the create
+ * (AutoDL: the rate gpurent shows is the documented one; the machine's own is read after).
+ * @param {Pick<InstanceView, 'terms' | 'remote'>} i @returns {string | null}
+ */
+export function ownRateText(i) {
+  const p = i.remote?.price_per_hour_usd;
+  if (i.terms.price_before_create || p === null || p === undefined) return null;
+  return t('rented.own_rate', { price: money(p, i.terms.currency, 3) });
+}
+
+/** @param {InstanceView} i */
+const own = (i) => {
+  const text = ownRateText(i);
+  return text === null ? [] : [el('div', { class: 'muted small own-rate', text })];
+};
+
+/**
  * Running rents with their live progress and Cancel, then how the recent ones ended (not those
  * whose machine is closed since).
  * @param {HTMLElement} live @param {Set<string>} closed
@@ -187,7 +219,7 @@ function drawLive(live, closed, reload, view, status, signal) {
           reload();
         }
       } else if (p.kind === 'log') {
-        log.append(el('li', { text: p.line }));
+        log.append(el('li', { text: rentLogText(p.line) }));
       }
     });
     live.append(box);
@@ -430,7 +462,12 @@ function instanceRows(i, status, reload) {
         el('span', { class: 'state-word', text: t(`rent.state.${i.state}`) }),
         el('span', { class: 'muted small', text: remote }),
       ),
-      el('td', { class: 'num', text: `${money(i.price_per_hour_usd, i.terms.currency, 3)}/h` }),
+      el(
+        'td',
+        { class: 'num' },
+        el('span', { text: `${money(i.price_per_hour_usd, i.terms.currency, 3)}/h` }),
+        ...own(i),
+      ),
       actions,
     ),
     confirmRow,

@@ -62,7 +62,10 @@ export function moneyLines(provider, o, gpus, gpu) {
   ];
   // AutoDL quotes no price before the create: the documented rate, where it comes from.
   if (!o.terms.price_before_create)
-    out.push(['price_source', t('rent.money.documented', { provider: p, source: o.price_source ?? '—' })]);
+    out.push([
+      'price_source',
+      t('rent.money.documented', { provider: p, source: o.price_source ? priceSourceText(o.price_source) : '—' }),
+    ]);
   if (o.terms.release_after_days_off !== null)
     out.push(['release_days', t('rent.money.release_days', { provider: p, days: o.terms.release_after_days_off })]);
   const traffic = trafficText(provider, o.traffic ?? null, 'rent');
@@ -93,19 +96,39 @@ export function trafficText(provider, tr, form) {
   return t(`${form}.traffic.not_listed`, { provider: t(`rent.provider.${provider}`) });
 }
 
+/**
+ * Where a documented rate comes from, in the user's language: the provider module writes
+ * `<page> (<docs|unverified>, read <YYYY-MM-DD>)` (providers/autodl.rs); any other text is shown as it is.
+ * @param {string} source
+ */
+export function priceSourceText(source) {
+  const m = /^(\S+) \((docs|unverified), read (\d{4}-\d{2}-\d{2})\)$/.exec(source);
+  if (!m) return source;
+  return t('rent.money.source', { page: m[1], verified: t(`rent.money.source.${m[2]}`), date: m[3] });
+}
+
+/** Two sentences as one text: Chinese sentences follow each other without a space. */
+const sentences = (/** @type {string} */ a, /** @type {string} */ b) =>
+  /[。！？]$/.test(a) ? `${a}${b}` : `${a} ${b}`;
+
 /** An action's money in words (from instance_money). @param {MoneyNote} m @param {InstanceView} i */
 export function actionMoneyText(m, i) {
   if (m.effect === 'gpu_billing_stops_disk_kept') {
-    return m.stopped_storage_usd_per_month === null
-      ? t('rented.money.stop.unlisted', { disk: m.disk_gb, provider: t(`rent.provider.${i.provider}`) })
-      : t('rented.money.stop', { disk: m.disk_gb, month: usd(m.stopped_storage_usd_per_month) });
+    const provider = t(`rent.provider.${i.provider}`);
+    const stop =
+      m.stopped_storage_usd_per_month === null
+        ? t('rented.money.stop.unlisted', { disk: m.disk_gb, provider })
+        : t('rented.money.stop', { disk: m.disk_gb, month: money(m.stopped_storage_usd_per_month, i.terms.currency) });
+    // A provider that releases a machine left powered off N days (AutoDL: 15) wipes its data then.
+    const days = i.terms.release_after_days_off;
+    return days === null ? stop : sentences(stop, t('rent.money.release_days', { provider, days }));
   }
   if (m.effect === 'gpu_billing_stops_disk_wiped') return t('rented.money.stop.wiped', { disk: m.disk_gb });
   if (m.effect === 'gpu_billing_resumes') {
     const start = t('rented.money.start', { price: money(m.price_per_hour_usd, i.terms.currency, 3) });
     // What the provider's start cannot do (AutoDL: no no-GPU mode through its API).
     const note = `rented.start.note.${i.provider}`;
-    return note in DICTIONARIES.en ? `${start} ${t(note)}` : start;
+    return note in DICTIONARIES.en ? sentences(start, t(note)) : start;
   }
   return t('rented.money.release', { disk: m.disk_gb });
 }
