@@ -62,6 +62,7 @@ pub fn run() {
             Ok(())
         })
         .manage(state)
+        .manage(commands::monitor::Feed::default())
         .invoke_handler(tauri::generate_handler![
             commands::catalog::catalog_list,
             commands::catalog::catalog_card,
@@ -123,6 +124,7 @@ pub fn run() {
             commands::providers::rent_options,
             commands::providers::rent,
             commands::monitor::monitor_watch,
+            commands::monitor::monitor_feed,
             commands::run::ollama_serve,
             commands::run::ollama_install,
             commands::run::ollama_fit,
