@@ -41,15 +41,15 @@ impl Feed {
         }
     }
 
-    /// Keep `s` for the next send; `Err(s)` back when there is no feed (send it on the watch's
-    /// own channel then).
-    pub fn push(&self, s: WatchSample) -> Result<(), WatchSample> {
+    /// Keep `s` for the next send (`None`); `Some(s)` back when there is no feed (send it on the
+    /// watch's own channel then).
+    pub fn push(&self, s: WatchSample) -> Option<WatchSample> {
         match self.0.lock() {
             Ok(mut f) if f.channel.is_some() => {
                 f.pending.push(s);
-                Ok(())
+                None
             }
-            _ => Err(s),
+            _ => Some(s),
         }
     }
 
@@ -112,8 +112,8 @@ pub async fn monitor_watch(
             &mut |ev| {
                 let _ = match ev {
                     WatchEvent::Sample(s) => match feed.push(s) {
-                        Ok(()) => Ok(()),
-                        Err(s) => on_sample.send(s),
+                        None => Ok(()),
+                        Some(s) => on_sample.send(s),
                     },
                     WatchEvent::Status(s) => on_status.send(s),
                 };
@@ -151,7 +151,9 @@ mod tests {
         let g = got.clone();
         let ch = Channel::new(move |body| {
             if let InvokeResponseBody::Json(j) = body {
-                g.lock().unwrap().push(serde_json::from_str(&j).unwrap());
+                g.lock()
+                    .expect("lock")
+                    .push(serde_json::from_str(&j).expect("JSON"));
             }
             Ok(())
         });
@@ -161,7 +163,7 @@ mod tests {
     #[test]
     fn without_a_feed_samples_stay_with_their_watch() {
         let feed = Feed::default();
-        let back = feed.push(sample("a", 1)).expect_err("no feed: given back");
+        let back = feed.push(sample("a", 1)).expect("no feed: given back");
         assert_eq!(back.host, "a");
     }
 
@@ -172,24 +174,24 @@ mod tests {
         feed.set(ch);
         feed.flush();
         assert!(
-            got.lock().unwrap().is_empty(),
+            got.lock().expect("lock").is_empty(),
             "nothing arrived: nothing sent"
         );
         for (host, at) in [("a", 1000), ("b", 1100), ("a", 1200), ("c", 1300)] {
-            feed.push(sample(host, at)).expect("kept for the feed");
+            assert!(feed.push(sample(host, at)).is_none(), "kept for the feed");
         }
         feed.flush();
         feed.flush();
-        let got = got.lock().unwrap();
+        let got = got.lock().expect("lock");
         assert_eq!(got.len(), 1, "one message for four samples: {got:?}");
         let sent: Vec<(String, i64)> = got[0]
             .as_array()
-            .unwrap()
+            .expect("an array")
             .iter()
             .map(|s| {
                 (
-                    s["host"].as_str().unwrap().to_string(),
-                    s["at_ms"].as_i64().unwrap(),
+                    s["host"].as_str().expect("host").to_string(),
+                    s["at_ms"].as_i64().expect("at_ms"),
                 )
             })
             .collect();
@@ -209,9 +211,9 @@ mod tests {
         let (new, new_got) = recorder();
         feed.set(old);
         feed.set(new);
-        feed.push(sample("a", 1)).unwrap();
+        assert!(feed.push(sample("a", 1)).is_none());
         feed.flush();
-        assert!(old_got.lock().unwrap().is_empty());
-        assert_eq!(new_got.lock().unwrap().len(), 1);
+        assert!(old_got.lock().expect("lock").is_empty());
+        assert_eq!(new_got.lock().expect("lock").len(), 1);
     }
 }
