@@ -13,7 +13,7 @@
 # GPURENT_BENCH_SPLIT=1 adds where the WebView's share goes: the Monitor open with no column
 # (split-idle) and the SMALL columns hidden — samples received and kept, nothing drawn
 # (split-hidden) — beside drawn (e2e). GPURENT_BENCH_PERF=DIR then `perf record`s the
-# WebKitWebProcess drawn and hidden into DIR (after the measurements).
+# WebKitWebProcess drawn and hidden, and the app process drawn, into DIR (after the measurements).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-30}"

@@ -210,15 +210,13 @@ async fn hide_columns(s: &Session, hide: bool) {
     tokio::time::sleep(Duration::from_secs(3)).await;
 }
 
-/// `perf record` of the app's WebKitWebProcess for `secs` into `dir/NAME.data` (where asked:
-/// `GPURENT_BENCH_PERF=DIR`); after the measurements, so it disturbs none.
-fn perf_webkit(s: &Session, dir: &Path, name: &str, secs: u64) {
+/// `perf record` of the app's process whose name starts with `comm` (`WebKitWebProc`,
+/// `gpurent-app`) for `secs` into `dir/NAME.data` (where asked: `GPURENT_BENCH_PERF=DIR`); after
+/// the measurements, so it disturbs none.
+fn perf_record(s: &Session, comm: &str, dir: &Path, name: &str, secs: u64) {
     let tree = app_tree(s.driver.id());
-    let Some((pid, _)) = tree
-        .iter()
-        .find(|(_, (n, _))| n.starts_with("WebKitWebProc"))
-    else {
-        eprintln!("no WebKitWebProcess under the app: {tree:?}");
+    let Some((pid, _)) = tree.iter().find(|(_, (n, _))| n.starts_with(comm)) else {
+        eprintln!("no {comm} under the app: {tree:?}");
         return;
     };
     let out = dir.join(format!("{name}.data"));
@@ -395,9 +393,10 @@ async fn watch_cost_8_then_32_hosts() {
     }
     if let Some(dir) = std::env::var_os("GPURENT_BENCH_PERF").map(PathBuf::from) {
         std::fs::create_dir_all(&dir).expect("perf dir");
-        perf_webkit(&s, &dir, &format!("drawn-{small}"), secs);
+        perf_record(&s, "WebKitWebProc", &dir, &format!("drawn-{small}"), secs);
+        perf_record(&s, "gpurent-app", &dir, &format!("app-drawn-{small}"), secs);
         hide_columns(&s, true).await;
-        perf_webkit(&s, &dir, &format!("hidden-{small}"), secs);
+        perf_record(&s, "WebKitWebProc", &dir, &format!("hidden-{small}"), secs);
         hide_columns(&s, false).await;
     }
 
