@@ -10,6 +10,10 @@
 # the loopback sshd fixture (root, scripts/setup-test-host.sh).
 # Usage: bash bench/watch-e2e.sh [SECONDS=30] [SMALL=8] [HOSTS=32]
 # PROFILE=debug measures the debug builds of both (no release build at hand; compare ratios only).
+# GPURENT_BENCH_SPLIT=1 adds where the WebView's share goes: the Monitor open with no column
+# (split-idle) and the SMALL columns hidden — samples received and kept, nothing drawn
+# (split-hidden) — beside drawn (e2e). GPURENT_BENCH_PERF=DIR then `perf record`s the
+# WebKitWebProcess drawn and hidden, and the app process drawn, into DIR (after the measurements).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-30}"
@@ -53,7 +57,7 @@ echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
 
 # The ratios: end to end over core only, per host count.
 awk '
-  /^RESULT/ {
+  /^RESULT (core|e2e) / {
     kind = $2; hosts = ""; pct = ""
     for (i = 3; i <= NF; i++) {
       if ($i ~ /^hosts=/) hosts = substr($i, 7)

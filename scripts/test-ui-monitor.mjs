@@ -293,3 +293,28 @@ test('Live tab: samples are drawn at one pace (at most once a second), and not w
   frames();
   assert.equal(Number(drawn()), Number(hidden) + 3, 'drawn with every sample kept once back in view');
 });
+
+test('Live tab: the samples of every watch come on the one feed (monitor_feed), many in one message', async (t) => {
+  const screen = new AbortController();
+  t.after(() => screen.abort());
+  const { root } = await watchBox(screen.signal);
+  const feeds = calls.filter((c) => c.cmd === 'monitor_feed');
+  assert.equal(feeds.length, 1, 'the feed is asked for once, however many watches and screens');
+  const { knownGpus } = await import('../ui/js/views/monitor/monitor.js');
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 3_000_000 });
+  const col = () => find(root, (n) => n.classList.contains('host-col'));
+  const before = Number(col()?.getAttribute('data-samples') ?? 0);
+  // One message: two samples of `box` and one of a host that is not watched.
+  feeds[0].args.onSamples.onmessage([sample(301), { ...sample(302), host: 'other' }, sample(303)]);
+  t.mock.timers.tick(1000);
+  frames();
+  assert.equal(Number(col()?.getAttribute('data-samples')), before + 2, 'both samples of box, drawn together');
+  const util = find(col(), (n) => n.tagName === 'SVG' && n.getAttribute('data-metric') === 'util');
+  assert.ok(Number(util?.getAttribute('data-points')) >= 2, 'on the charts');
+  assert.deepEqual(knownGpus('other'), [], 'a host not watched is not kept');
+  assert.equal(
+    find(root, (n) => n.getAttribute('data-host') === 'other'),
+    null,
+    'and gets no column',
+  );
+});

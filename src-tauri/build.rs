@@ -62,6 +62,7 @@ const COMMANDS: &[&str] = &[
     "rent_options",
     "rent",
     "monitor_watch",
+    "monitor_feed",
     "ollama_serve",
     "ollama_install",
     "ollama_fit",

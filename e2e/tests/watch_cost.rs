@@ -196,8 +196,42 @@ async fn columns_in_view(s: &Session) -> u64 {
         .unwrap_or(0)
 }
 
+/// Hide (or show again) the columns: hidden, the samples still arrive and go into the history
+/// (IPC + the script's handling) but nothing is laid out or painted (the pace draws only what
+/// is in view).
+async fn hide_columns(s: &Session, hide: bool) {
+    s.client
+        .execute(
+            "document.getElementById('monitor-cols').hidden = arguments[0]",
+            vec![serde_json::Value::Bool(hide)],
+        )
+        .await
+        .expect("hide the columns");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+}
+
+/// `perf record` of the app's process whose name starts with `comm` (`WebKitWebProc`,
+/// `gpurent-app`) for `secs` into `dir/NAME.data` (where asked: `GPURENT_BENCH_PERF=DIR`); after
+/// the measurements, so it disturbs none.
+fn perf_record(s: &Session, comm: &str, dir: &Path, name: &str, secs: u64) {
+    let tree = app_tree(s.driver.id());
+    let Some((pid, _)) = tree.iter().find(|(_, (n, _))| n.starts_with(comm)) else {
+        eprintln!("no {comm} under the app: {tree:?}");
+        return;
+    };
+    let out = dir.join(format!("{name}.data"));
+    let status = std::process::Command::new("perf")
+        .args(["record", "-F", "499", "-g", "-p", &pid.to_string(), "-o"])
+        .arg(&out)
+        .args(["--", "sleep", &secs.to_string()])
+        .status();
+    eprintln!("perf record {name}: {status:?} -> {}", out.display());
+}
+
 /// CPU of the app's processes over `secs` of wall time; prints one row per process and the total.
-async fn measure(s: &Session, hosts: usize, secs: u64) {
+/// `kind` names the figure on its RESULT line: `e2e` (the measurement) or `split-…` (the
+/// breakdown, `GPURENT_BENCH_SPLIT=1`).
+async fn measure(s: &Session, kind: &str, hosts: usize, secs: u64) {
     let driver = s.driver.id();
     let (load0, n0) = (load_average(), drawn_samples(s).await);
     let before = app_tree(driver);
@@ -209,7 +243,7 @@ async fn measure(s: &Session, hosts: usize, secs: u64) {
     let in_view = columns_in_view(s).await;
     let mut total = 0.0;
     println!(
-        "\nend to end, {hosts} hosts x {GPUS} GPUs, Monitor open: {wall:.1} s wall, {in_view} columns in view, {} samples drawn (expected ~{} for the columns in view; the others are streamed but not drawn), load average {load0} -> {load1}",
+        "\n{kind}, {hosts} hosts x {GPUS} GPUs, Monitor open: {wall:.1} s wall, {in_view} columns in view, {} samples drawn (expected ~{} for the columns in view; the others are streamed but not drawn), load average {load0} -> {load1}",
         n1.saturating_sub(n0),
         in_view * secs
     );
@@ -227,7 +261,7 @@ async fn measure(s: &Session, hosts: usize, secs: u64) {
     }
     println!("| total | | {total:.2} | {:.2} % |", 100.0 * total / wall);
     println!(
-        "RESULT e2e hosts={hosts} gpus_per_host={GPUS} wall_s={wall:.1} in_view={in_view} cpu_s={total:.2} cpu/wall={:.2}% of one core",
+        "RESULT {kind} hosts={hosts} gpus_per_host={GPUS} wall_s={wall:.1} in_view={in_view} cpu_s={total:.2} cpu/wall={:.2}% of one core",
         100.0 * total / wall
     );
 }
@@ -314,18 +348,63 @@ async fn watch_cost_8_then_32_hosts() {
     s.click("#nav-monitor").await;
     s.wait_css(&format!("#monitor-hosts input[data-host='w{large}']"))
         .await;
+    // GPURENT_BENCH_SPLIT=1: where the WebView's share goes — the Monitor open with no column,
+    // and the SMALL columns hidden (samples received, nothing drawn) beside drawn.
+    let split = std::env::var_os("GPURENT_BENCH_SPLIT").is_some();
+    if split {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        measure(&s, "split-idle", 0, secs).await;
+    }
     watch(&s, 1, small).await;
     // Settle: every column drawing, the first-connection work done.
     tokio::time::sleep(Duration::from_secs(3)).await;
     s.scroll_to("#monitor-cols").await;
     s.screenshot(&format!("watch-cost-{small}")).await;
-    measure(&s, small, secs).await;
+    measure(&s, "e2e", small, secs).await;
+    if split {
+        hide_columns(&s, true).await;
+        measure(&s, "split-hidden", small, secs).await;
+        hide_columns(&s, false).await;
+    }
+    // GPURENT_BENCH_CSS="RULE|RULE…": each rule added to the page's first style sheet through the
+    // CSSOM (the CSP governs style elements and attributes, not the CSSOM), measured, removed.
+    for rule in std::env::var("GPURENT_BENCH_CSS")
+        .unwrap_or_default()
+        .split('|')
+        .filter(|r| !r.trim().is_empty())
+    {
+        s.client
+            .execute(
+                "const sh = [...document.styleSheets].find((x) => x.href && x.href.includes('monitor')) || document.styleSheets[0]; sh.insertRule(arguments[0], sh.cssRules.length)",
+                vec![serde_json::Value::String(rule.to_string())],
+            )
+            .await
+            .expect("insert the rule");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        println!("\nwith the rule: {rule}");
+        measure(&s, "split-css", small, secs).await;
+        s.client
+            .execute(
+                "const sh = [...document.styleSheets].find((x) => x.href && x.href.includes('monitor')) || document.styleSheets[0]; sh.deleteRule(sh.cssRules.length - 1)",
+                vec![],
+            )
+            .await
+            .expect("remove the rule");
+    }
+    if let Some(dir) = std::env::var_os("GPURENT_BENCH_PERF").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).expect("perf dir");
+        perf_record(&s, "WebKitWebProc", &dir, &format!("drawn-{small}"), secs);
+        perf_record(&s, "gpurent-app", &dir, &format!("app-drawn-{small}"), secs);
+        hide_columns(&s, true).await;
+        perf_record(&s, "WebKitWebProc", &dir, &format!("hidden-{small}"), secs);
+        hide_columns(&s, false).await;
+    }
 
     watch(&s, small + 1, large).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     s.scroll_to("#monitor-cols").await;
     s.screenshot(&format!("watch-cost-{large}")).await;
-    measure(&s, large, secs).await;
+    measure(&s, "e2e", large, secs).await;
 
     s.finish().await;
     stop.store(true, Ordering::SeqCst);

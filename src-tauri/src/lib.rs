@@ -6,6 +6,7 @@ mod commands;
 mod edge;
 mod second_guard;
 mod state;
+mod webview_env;
 
 use std::sync::Arc;
 
@@ -18,6 +19,9 @@ use state::AppState;
 /// Start the app: resolve paths (`GPURENT_HOME` redirects them), start file logging, open the
 /// core, then run the Tauri event loop.
 pub fn run() {
+    // First, while this is the only thread: the WebView's drawing path (no GPU device: WebKit's
+    // CPU painting rather than OpenGL emulated in software).
+    let compositing_off = webview_env::apply();
     let startup = Paths::resolve(None).and_then(|paths| {
         let guard = gpurent_core::infra::logging::init_file_logging(&paths, "gpurent-app")?;
         let app = App::open(
@@ -32,6 +36,12 @@ pub fn run() {
         Err(e) => (AppState::failed(&e), None),
     };
     tracing::info!(version = gpurent_core::VERSION, "gpurent app starting");
+    if compositing_off {
+        tracing::info!(
+            "no GPU device: the WebView paints on the CPU ({}=1)",
+            webview_env::VAR
+        );
+    }
     if let Ok(app) = state.shared() {
         commands::providers::spawn_reconcile(app);
     }
@@ -52,6 +62,7 @@ pub fn run() {
             Ok(())
         })
         .manage(state)
+        .manage(commands::monitor::Feed::default())
         .invoke_handler(tauri::generate_handler![
             commands::catalog::catalog_list,
             commands::catalog::catalog_card,
@@ -113,6 +124,7 @@ pub fn run() {
             commands::providers::rent_options,
             commands::providers::rent,
             commands::monitor::monitor_watch,
+            commands::monitor::monitor_feed,
             commands::run::ollama_serve,
             commands::run::ollama_install,
             commands::run::ollama_fit,

@@ -34,6 +34,13 @@ export const monitorWatch = (label, intervalMs, onProgress, onSample, onStatus) 
     }),
   );
 
+/**
+ * The window's one channel for every watch's samples: once a second, all that arrived meanwhile
+ * (each names its host). Once it is set, `monitor_watch` sends its samples there, not on `onSample`.
+ * @param {(samples: WatchSample[]) => void} onSamples @returns {Promise<null>}
+ */
+export const monitorFeed = (onSamples) => invoke('monitor_feed', { onSamples: channel(onSamples) });
+
 /** @param {string} label @param {number} port @param {string[]} gpus @param {(p: Progress) => void} onProgress @returns {Promise<Served>} */
 export const ollamaServe = (label, port, gpus, onProgress) =>
   withUnlock(() => invoke('ollama_serve', { label, port, gpus, onProgress: channel(onProgress) }));

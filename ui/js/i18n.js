@@ -116,12 +116,21 @@ export function errorText(e) {
   return key in DICTIONARIES.en ? t(key, { detail: e.detail ?? e.message }) : e.message;
 }
 
+/** One formatter per language and digits: building an Intl.NumberFormat is costly (ICU), and the Monitor formats dozens of numbers a second. @type {Map<string, Intl.NumberFormat>} */
+const formats = new Map();
+
 /** @param {string | number} n @param {number} [digits] */
 export function num(n, digits = 1) {
   const v = typeof n === 'number' ? n : Number(n);
   // -0 and what rounds to zero print as 0, never "-0".
   const shown = Math.abs(v) < 0.5 * 10 ** -digits ? 0 : v;
-  return new Intl.NumberFormat(current, { maximumFractionDigits: digits }).format(shown);
+  const key = `${current}|${digits}`;
+  let f = formats.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(current, { maximumFractionDigits: digits });
+    formats.set(key, f);
+  }
+  return f.format(shown);
 }
 
 /** @param {ParentNode} root */

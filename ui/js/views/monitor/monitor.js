@@ -7,7 +7,7 @@
 // ring buffers below (module state), so looking at another step keeps the history. A watch stops
 // when its host is unticked or Stop is pressed (ops.cancel → op_cancel).
 import { liveHosts } from '../../api.js';
-import { monitorWatch } from '../../api-run.js';
+import { monitorFeed, monitorWatch } from '../../api-run.js';
 import { hideError, showError } from '../../banner.js';
 import { Ring, liveChart, svg } from '../../chart.js';
 import { clear, el } from '../../dom.js';
@@ -65,38 +65,71 @@ export const knownGpus = (label) => hosts.get(label)?.sample?.gpus ?? [];
 
 const watching = (/** @type {string} */ label) => ops.running('watch', label)[0];
 
+/** @param {HostData} d */
+const notify = (d) => {
+  for (const l of d.listeners) l();
+};
+
+/** One sample into its host's history (drawn by whoever listens). @param {HostData} d @param {WatchSample} s */
+function take(d, s) {
+  for (const g of s.gpus) {
+    const i = g.index ?? 0;
+    let r = d.rings.get(i);
+    if (!r) {
+      r = new Ring(CAPACITY);
+      d.rings.set(i, r);
+    }
+    const mem =
+      g.memory_used_mib !== null && g.memory_total_mib ? (100 * g.memory_used_mib) / g.memory_total_mib : null;
+    r.push({ t: s.at_ms, util: g.util_gpu_pct, mem, power: g.power_draw_w, temp: g.temperature_c });
+  }
+  d.sample = s;
+}
+
+/** @type {Promise<unknown> | null} */
+let feed = null;
+
+/**
+ * The one feed for every watch (`monitor_feed`), asked for once: a second's samples of all hosts
+ * come in one message (one script evaluation in the WebView, not one per host), each host's
+ * listeners told once. A host no longer watched (unticked) is skipped. Until the feed is set (or
+ * where it fails) the samples come on each watch's own channel.
+ */
+function ensureFeed() {
+  feed ??= monitorFeed((samples) => {
+    /** @type {Set<HostData>} */
+    const touched = new Set();
+    for (const s of samples) {
+      const d = hosts.get(s.host);
+      if (!d) continue;
+      take(d, s);
+      touched.add(d);
+    }
+    for (const d of touched) notify(d);
+  }).catch(() => {
+    feed = null;
+  });
+}
+
 /** @param {string} label */
 function startWatch(label) {
   if (watching(label)) return;
+  ensureFeed();
   const d = data(label);
   d.error = null;
   d.status = null;
-  const notify = () => {
-    for (const l of d.listeners) l();
-  };
   const { result } = ops.start('watch', label, {}, (on) =>
     monitorWatch(
       label,
       null,
       on,
       (s) => {
-        for (const g of s.gpus) {
-          const i = g.index ?? 0;
-          let r = d.rings.get(i);
-          if (!r) {
-            r = new Ring(CAPACITY);
-            d.rings.set(i, r);
-          }
-          const mem =
-            g.memory_used_mib !== null && g.memory_total_mib ? (100 * g.memory_used_mib) / g.memory_total_mib : null;
-          r.push({ t: s.at_ms, util: g.util_gpu_pct, mem, power: g.power_draw_w, temp: g.temperature_c });
-        }
-        d.sample = s;
-        notify();
+        take(d, s);
+        notify(d);
       },
       (e) => {
         d.status = e;
-        notify();
+        notify(d);
       },
     ),
   );
@@ -104,7 +137,7 @@ function startWatch(label) {
     .catch((e) => {
       d.error = /** @type {ErrorPayload} */ (e);
     })
-    .finally(notify);
+    .finally(() => notify(d));
 }
 
 /** @param {string} label */
