@@ -807,3 +807,73 @@ fn a_lost_action_answer_is_read_back() {
     assert_eq!(rows[0].1, LedgerState::Terminated, "{rows:?}");
     assert!(rows[0].2, "{rows:?}");
 }
+
+/// Defect (issue 19, pacing): the pacing lived in each HTTP client and the app makes a client per
+/// call, so two calls in a row — a stop, then a start at once — went out as fast as the user
+/// clicked. Vast refuses calls that come too often per endpoint (429 "threshold=1.0"), and an
+/// action is sent once: the start was lost as `rate_limited`. Now pacing is per account across
+/// calls (`Pacer::for_account`) and the fake refuses what the real one would.
+#[test]
+fn a_stop_then_a_start_at_once_keep_vasts_interval() {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    const VAST_KEY: &str = "fake-vast-key-pace";
+    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
+    fake.enforce_vast_thresholds();
+    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
+    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
+    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+    let k = UserKey::generate("rent-pace").expect("key");
+    let key = LoginKey {
+        label: "k".into(),
+        pem: Secret::new(k.private_pem.clone()),
+        public_line: k.public_line.clone(),
+    };
+    let env = SshEnv::under_home(tmp.path(), None);
+    let req = RentRequest {
+        provider: ProviderKind::Vast,
+        offer_id: "4242".into(),
+        image: None,
+        disk_gb: None,
+        no_wait: true,
+        ready_timeout_s: Some(60),
+        account: None,
+        max_price_usd: None,
+    };
+    let id = app
+        .rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        .expect("rented")
+        .ledger
+        .id;
+    std::thread::sleep(Duration::from_millis(400));
+    app.instances().expect("instances");
+    let cancel = CancelToken::new();
+    let stopped = app
+        .instance_action_with(&id, "stop", true, None, &cancel)
+        .expect("stop");
+    assert_eq!(stopped.ledger.state, LedgerState::Stopped, "{stopped:?}");
+    // At once, on a new client: the write waits its turn instead of being refused.
+    let started = app
+        .instance_action_with(&id, "start", true, None, &cancel)
+        .unwrap_or_else(|e| panic!("start right after the stop: {} {e}", e.code()));
+    assert!(
+        matches!(
+            started.ledger.state,
+            LedgerState::Running | LedgerState::Provisioning
+        ),
+        "{started:?}"
+    );
+    assert!(
+        fake.instances()
+            .iter()
+            .all(|i| i.state == FakeState::Running),
+        "the fake runs it again: {:?}",
+        fake.instances()
+    );
+    std::env::remove_var("GPURENT_VAST_API_KEY");
+    std::env::remove_var("GPURENT_VAST_API_URL");
+}

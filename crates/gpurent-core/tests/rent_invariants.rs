@@ -22,7 +22,8 @@
 //! clock is injected and moved by the schedule.
 //!
 //! Every provider: RunPod runs the most schedules; Vast's client paces its calls (1–2 s between
-//! calls of an endpoint group) and Lambda cannot stop, so they run fewer by default.
+//! calls of an endpoint group, per account across calls; run at a twentieth here with
+//! `GPURENT_HTTP_PACE_SCALE`) and Lambda cannot stop, so they run fewer by default.
 //! `RENT_SCHEDULES=N` runs N RunPod schedules, N/6 Vast, N/4 Lambda and N/4 AutoDL ones (at least
 //! 1; default 48: 48 + 8 + 12 + 12); `RENT_SEED=S` replays one seed on every provider;
 //! `RENT_PROVIDER=runpod|vast|lambda|autodl` runs one provider only. AutoDL's amounts are CNY
@@ -399,6 +400,8 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
 #[test]
 fn invariants_hold_under_seeded_fault_schedules() {
     std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    // Pacing is per account across calls: Vast's 1–2 s between calls at a twentieth.
+    std::env::set_var("GPURENT_HTTP_PACE_SCALE", "0.05");
     let k = UserKey::generate("rent-invariants").expect("key");
     let key = LoginKey {
         label: "k".into(),

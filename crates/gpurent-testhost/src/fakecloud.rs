@@ -43,7 +43,13 @@
 //!   (modelled: `fail_next_machines` — RunPod `ERROR`, Vast `offline`, Lambda `unhealthy`), which
 //!   bill on until terminated; Vast `instances: null` for an unknown id; Vast's instance list paged
 //!   (`limit` ≤ 25, `after_token`/`next_token`, `total_instances`) and a page cut short
-//!   ([`Fault::CutList`]: `next_token: null` while `total_instances` counts more).
+//!   ([`Fault::CutList`]: `next_token: null` while `total_instances` counts more);
+//! - Vast refusing calls that come too often per endpoint and account (its spec's 429 examples:
+//!   "API requests too frequent endpoint threshold=1.0"), so a write sent once is lost — modelled
+//!   when a test asks for it ([`FakeCloud::enforce_vast_thresholds`]): search, list and writes
+//!   1 s apart, a read of one instance 2 s (the thresholds gpurent paces by, from the same
+//!   examples; the live values and accounting are not published, so the fake refuses only a call
+//!   that comes sooner than 90 % of its threshold).
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -197,6 +203,9 @@ struct Inner {
     /// AutoDL: the root password snapshots hand out, and how many snapshots were read.
     root_password: Mutex<String>,
     snapshots_read: Mutex<u32>,
+    /// Vast: when each account last called each endpoint group, when thresholds are enforced
+    /// ([`FakeCloud::enforce_vast_thresholds`]; `None`: off).
+    vast_calls: Mutex<Option<HashMap<(String, &'static str), Instant>>>,
     state: Mutex<State>,
 }
 
@@ -239,6 +248,7 @@ impl FakeCloud {
             instance_key_requests: Mutex::new(vec![]),
             root_password: Mutex::new("fake-root-password".into()),
             snapshots_read: Mutex::new(0),
+            vast_calls: Mutex::new(None),
             state: Mutex::new(State {
                 next_id: 1000,
                 ..Default::default()
@@ -301,6 +311,12 @@ impl FakeCloud {
     }
 
     /// How long a new machine stays provisioning.
+    /// Vast: refuse calls that come too often per endpoint group and account with Vast's 429
+    /// (see the module's list of harms).
+    pub fn enforce_vast_thresholds(&self) {
+        *lock(&self.inner.vast_calls) = Some(HashMap::new());
+    }
+
     pub fn set_provisioning(&self, d: Duration) {
         *lock(&self.inner.provisioning) = d;
     }
@@ -546,6 +562,8 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
     });
     let answer = if !known && !scoped {
         unauthorized(inner.flavor)
+    } else if let Some(a) = vast_too_soon(inner, &account, &method, &path) {
+        Some(a)
     } else {
         match inner.flavor {
             Flavor::Runpod => runpod(inner, &method, &path, &query, &body),
@@ -571,6 +589,41 @@ fn handle(inner: &Inner, mut req: tiny_http::Request) {
         }
     }
     let _ = req.respond(resp);
+}
+
+/// Vast's endpoint group of a request and its threshold in seconds (`None`: not limited here).
+fn vast_group(method: &str, path: &str) -> Option<(&'static str, f64)> {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match (method, segs.as_slice()) {
+        ("POST", ["api", "v0", "bundles"]) => Some(("search", 1.0)),
+        ("GET", ["api", "v0", "instances"]) => Some(("list", 1.0)),
+        ("GET", ["api", "v0", "instances", _]) => Some(("get", 2.0)),
+        ("GET", _) => None,
+        _ => Some(("write", 1.0)),
+    }
+}
+
+/// A Vast 429 for a call that came too soon after the last of its group by the same account.
+fn vast_too_soon(inner: &Inner, account: &str, method: &str, path: &str) -> Option<Answer> {
+    if inner.flavor != Flavor::Vast {
+        return None;
+    }
+    let mut calls = lock(&inner.vast_calls);
+    let calls = calls.as_mut()?;
+    let (group, threshold) = vast_group(method, path)?;
+    let now = Instant::now();
+    let key = (account.to_string(), group);
+    if let Some(last) = calls.get(&key) {
+        if now.duration_since(*last).as_secs_f64() < threshold * 0.9 {
+            // A refused call does not move the window (the caller waits the threshold).
+            return Some(status(
+                429,
+                json!({"detail": format!("API requests too frequent endpoint threshold={threshold:.1}")}),
+            ));
+        }
+    }
+    calls.insert(key, now);
+    None
 }
 
 fn unauthorized(flavor: Flavor) -> Option<Answer> {

@@ -8,11 +8,17 @@
 //!   [`ProviderError::CreateOutcomeUnknown`] (the ledger finds the machine by its label later);
 //!   only a connection that was never made is reported as [`ProviderError::Unreachable`];
 //! - **actions** (stop, start, terminate) are sent once; the caller reads the state again.
-//! - **minimum intervals** per endpoint group (Vast's per-endpoint thresholds, Lambda's one
-//!   launch per ~12 s) are kept between calls of one client.
+//! - **pacing is per account**: minimum intervals per endpoint group (Vast's per-endpoint
+//!   thresholds, Lambda's one launch per ~12 s), RunPod's used-up `RateLimit` window and a 429's
+//!   `Retry-After` (up to [`HttpOptions::max_wait`]) are kept in one [`Pacer`] per provider, API
+//!   URL and key, shared by every client of this process made with that key (the app makes a
+//!   client per call: a pacer per client paced nothing). A block is sat out for at most
+//!   `max_wait`; then the call is sent and the provider's answer decides (a misread window must
+//!   not silence an account: the header is read from the spec, not from a live account). Two
+//!   processes (the app and a CLI run at once) pace apart.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
@@ -157,9 +163,68 @@ pub struct Http {
     api_key: Secret,
     opts: HttpOptions,
     map_error: ErrorMapper,
-    last_call: Mutex<HashMap<&'static str, Instant>>,
-    /// Set when a RunPod `RateLimit` header said a window is used up: no call before then.
+    /// This account's pacing, shared with every other client of the same key.
+    pacer: Arc<Pacer>,
+}
+
+/// The pacing of one provider account: when each endpoint group may be called next, and until
+/// when the provider asked for no call at all.
+#[derive(Debug, Default)]
+pub struct Pacer {
+    /// The earliest moment of the next call per endpoint group (a slot is taken before the
+    /// sleep, so two threads of one account never share one).
+    next_slot: Mutex<HashMap<&'static str, Instant>>,
+    /// Set by a used-up RunPod `RateLimit` window or a 429's `Retry-After`: no call before then.
     blocked_until: Mutex<Option<Instant>>,
+}
+
+impl Pacer {
+    /// The pacer of an account: one per provider, API URL and key in this process.
+    pub fn for_account(kind: ProviderKind, base: &str, api_key: &Secret) -> Arc<Pacer> {
+        static PACERS: OnceLock<Mutex<HashMap<String, Arc<Pacer>>>> = OnceLock::new();
+        let id = format!(
+            "{}|{}|{}",
+            kind.as_str(),
+            base.trim_end_matches('/'),
+            super::accounts::key_id(api_key)
+        );
+        let mut all = PACERS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        all.entry(id).or_default().clone()
+    }
+
+    /// How long to wait before a call of `group` (with minimum interval `min`), taking the slot;
+    /// a block by the provider is sat out for at most `max_wait`.
+    fn wait_for(
+        &self,
+        group: Option<(&'static str, Duration)>,
+        max_wait: Duration,
+        now: Instant,
+    ) -> Duration {
+        let blocked = *self.blocked_until.lock().unwrap_or_else(|p| p.into_inner());
+        let mut at = now;
+        if let Some(until) = blocked.filter(|u| *u > now) {
+            at = until.min(now + max_wait);
+        }
+        if let Some((key, min)) = group {
+            let mut next = self.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = next.get(key) {
+                at = at.max(*slot);
+            }
+            next.insert(key, at + min);
+        }
+        at - now
+    }
+
+    /// No call of this account before `until` (a later block is kept).
+    fn block_until(&self, until: Instant) {
+        let mut b = self.blocked_until.lock().unwrap_or_else(|p| p.into_inner());
+        if b.is_none_or(|cur| cur < until) {
+            *b = Some(until);
+        }
+    }
 }
 
 impl Http {
@@ -183,11 +248,10 @@ impl Http {
             kind,
             base: base.trim_end_matches('/').to_string(),
             client,
+            pacer: Pacer::for_account(kind, base, &api_key),
             api_key,
             opts,
             map_error,
-            last_call: Mutex::new(HashMap::new()),
-            blocked_until: Mutex::new(None),
         })
     }
 
@@ -313,38 +377,29 @@ impl Http {
         }
     }
 
+    /// Wait for this account's turn (see [`Pacer`]).
     fn pace(&self, key: Option<&'static str>) {
-        let blocked = *self.blocked_until.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(until) = blocked {
-            let now = Instant::now();
-            if until > now {
-                std::thread::sleep((until - now).min(self.opts.max_wait));
-            }
+        let group = key.and_then(|k| self.min_interval(k).map(|d| (k, d)));
+        let wait = self
+            .pacer
+            .wait_for(group, self.opts.max_wait, Instant::now());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
-        let Some(key) = key else { return };
-        let Some(min) = self
-            .opts
-            .min_intervals
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, d)| *d)
-        else {
-            return;
-        };
-        let mut last = self.last_call.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(prev) = last.get(key) {
-            let since = prev.elapsed();
-            if since < min {
-                std::thread::sleep(min - since);
-            }
-        }
-        last.insert(key, Instant::now());
     }
 
+    /// A used-up RunPod window holds every call of this account until it resets (each for at
+    /// most `max_wait`); so does a 429's `Retry-After` up to `max_wait` (a longer one ends this
+    /// call `rate_limited` and holds nothing: the user decides when to ask again).
     fn note_rate_limit(&self, resp: &Resp) {
-        if let Some(s) = resp.header("RateLimit").and_then(ratelimit_exhausted_s) {
-            let until = Instant::now() + Duration::from_secs(s);
-            *self.blocked_until.lock().unwrap_or_else(|p| p.into_inner()) = Some(until);
+        let window = resp.header("RateLimit").and_then(ratelimit_exhausted_s);
+        let retry = (resp.status == 429)
+            .then(|| retry_after_s(&resp.headers))
+            .flatten()
+            .filter(|s| Duration::from_secs(*s) <= self.opts.max_wait);
+        if let Some(s) = window.max(retry) {
+            self.pacer
+                .block_until(Instant::now() + Duration::from_secs(s));
         }
     }
 
@@ -430,6 +485,155 @@ mod tests {
         );
         assert_eq!(ratelimit_exhausted_s(r#""minute";r=5;t=12"#), None);
         assert_eq!(ratelimit_exhausted_s("garbage"), None);
+    }
+
+    /// A loopback HTTP server that answers each request with the next of `answers` (head lines
+    /// without the blank line; an empty JSON body) and records when each request came.
+    fn server(answers: Vec<&'static str>) -> (String, Arc<Mutex<Vec<Instant>>>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for (answer, conn) in answers.into_iter().zip(listener.incoming()) {
+                let Ok(mut conn) = conn else { return };
+                let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+                let mut line = String::new();
+                while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    line.clear();
+                }
+                log.lock().expect("log").push(Instant::now());
+                let _ = write!(
+                    conn,
+                    "{answer}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+                );
+            }
+        });
+        (base, seen)
+    }
+
+    fn client(base: &str, key: &str, min: &[(&'static str, u64)]) -> Http {
+        let mut opts = HttpOptions::for_provider(ProviderKind::Vast);
+        opts.min_intervals = min
+            .iter()
+            .map(|(k, ms)| (*k, Duration::from_millis(*ms)))
+            .collect();
+        opts.read_attempts = 1;
+        opts.max_wait = Duration::from_secs(5);
+        Http::new(
+            ProviderKind::Vast,
+            base,
+            Secret::new(key.to_string()),
+            opts,
+            super::super::vast::map_error,
+        )
+        .expect("client")
+    }
+
+    #[test]
+    fn one_pacer_per_account_in_the_process() {
+        let a = client("http://127.0.0.1:9", "key-a", &[]);
+        let a2 = client("http://127.0.0.1:9/", "key-a", &[]);
+        let b = client("http://127.0.0.1:9", "key-b", &[]);
+        let other_url = client("http://127.0.0.1:10", "key-a", &[]);
+        assert!(Arc::ptr_eq(&a.pacer, &a2.pacer), "same key, same pacer");
+        assert!(!Arc::ptr_eq(&a.pacer, &b.pacer), "another key paces apart");
+        assert!(!Arc::ptr_eq(&a.pacer, &other_url.pacer));
+    }
+
+    #[test]
+    fn slots_follow_the_group_interval_and_the_block() {
+        let p = Pacer::default();
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let g = Some(("g", Duration::from_millis(1000)));
+        let max = s(60);
+        assert_eq!(p.wait_for(g, max, t0), Duration::ZERO);
+        // Two more calls at once take the next two slots.
+        assert_eq!(p.wait_for(g, max, t0), s(1));
+        assert_eq!(p.wait_for(g, max, t0), s(2));
+        // Another group and an ungrouped call do not wait.
+        assert_eq!(
+            p.wait_for(Some(("h", Duration::from_millis(1000))), max, t0),
+            Duration::ZERO
+        );
+        assert_eq!(p.wait_for(None, max, t0), Duration::ZERO);
+        // A block holds every call; a shorter one does not shorten it.
+        p.block_until(t0 + s(10));
+        p.block_until(t0 + s(3));
+        assert_eq!(p.wait_for(None, max, t0), s(10));
+        assert_eq!(
+            p.wait_for(g, max, t0),
+            s(10),
+            "the group's 3 s slot is inside the block"
+        );
+        assert_eq!(p.wait_for(g, max, t0), s(11), "and the next after it");
+        // A block past max_wait is sat out for max_wait only: then the provider decides.
+        p.block_until(t0 + s(100));
+        assert_eq!(p.wait_for(None, max, t0), s(60));
+        assert_eq!(p.wait_for(None, max, t0 + s(100)), Duration::ZERO);
+    }
+
+    #[test]
+    fn two_clients_of_one_key_keep_the_interval_between_them() {
+        let ok = "HTTP/1.1 200 OK";
+        let (base, seen) = server(vec![ok, ok, ok]);
+        // The app makes a client per call: the second call, on a new client, still waits.
+        let first = client(&base, "pace-key-1", &[("grp", 700)]);
+        first.send(&Req::read("/x").pace("grp")).expect("first");
+        drop(first);
+        let second = client(&base, "pace-key-1", &[("grp", 700)]);
+        second.send(&Req::read("/x").pace("grp")).expect("second");
+        // Another account is not held by this one.
+        let other = client(&base, "pace-key-2", &[("grp", 700)]);
+        let t = Instant::now();
+        other.send(&Req::read("/x").pace("grp")).expect("other");
+        let times = seen.lock().expect("seen").clone();
+        assert_eq!(times.len(), 3);
+        assert!(
+            times[1] - times[0] >= Duration::from_millis(700),
+            "second client's call came {:?} after the first",
+            times[1] - times[0]
+        );
+        assert!(
+            times[2] - t < Duration::from_millis(700),
+            "another key waited"
+        );
+    }
+
+    #[test]
+    fn a_provider_asking_to_wait_holds_every_client_of_the_account() {
+        let (base, seen) = server(vec![
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1",
+            "HTTP/1.1 200 OK\r\nRateLimit: \"minute\";r=0;t=30",
+            "HTTP/1.1 200 OK",
+        ]);
+        let a = client(&base, "pace-key-3", &[]);
+        let err = a.send(&Req::read("/x")).expect_err("429, one attempt");
+        assert_eq!(crate::Coded::code(&err), "rate_limited");
+        // A new client of the same key waits the second out before it asks.
+        let b = client(&base, "pace-key-3", &[]);
+        b.send(&Req::read("/x")).expect("after the wait");
+        let times = seen.lock().expect("seen").clone();
+        assert!(
+            times[1] - times[0] >= Duration::from_millis(1000),
+            "asked again after {:?}",
+            times[1] - times[0]
+        );
+        // That answer said the minute window is used up (30 s, past this client's 5 s
+        // max_wait): a new client sits out 5 s, then asks (the provider's answer decides).
+        let c = client(&base, "pace-key-3", &[]);
+        c.send(&Req::read("/x")).expect("third");
+        let times = seen.lock().expect("seen").clone();
+        assert!(
+            times[2] - times[1] >= Duration::from_secs(5),
+            "asked again after {:?}",
+            times[2] - times[1]
+        );
     }
 
     #[test]

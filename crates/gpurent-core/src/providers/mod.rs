@@ -450,6 +450,17 @@ impl ClientConfig {
             http.request_timeout = std::time::Duration::from_secs(s);
             http.connect_timeout = http.connect_timeout.min(http.request_timeout);
         }
+        // GPURENT_HTTP_PACE_SCALE (0–1): shorter minimum intervals (tests: pacing still acts,
+        // in a fraction of the time). Never longer than the provider's own.
+        if let Some(f) = std::env::var("GPURENT_HTTP_PACE_SCALE")
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|f| (0.0..=1.0).contains(f))
+        {
+            for (_, d) in &mut http.min_intervals {
+                *d = d.mul_f64(f);
+            }
+        }
         ClientConfig {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
