@@ -9,6 +9,7 @@
 #   GPURENT_RUNPOD_API_KEY=… scripts/live-check.sh runpod            # read-only: free
 #   GPURENT_VAST_API_KEY=…   scripts/live-check.sh vast --rent       # rents the cheapest 1-GPU offer
 #   GPURENT_LAMBDA_API_KEY=… scripts/live-check.sh lambda --rent --max-price 1.50
+#   GPURENT_AUTODL_API_KEY=… scripts/live-check.sh autodl --rent --max-price 3.00   # yuan/h
 #
 # Read-only part (costs nothing): with the key from GPURENT_<P>_API_KEY (an account of its own
 # in gpurent, never stored), in a throw-away GPURENT_HOME, through the CLI with --json:
@@ -17,12 +18,15 @@
 #   3. `offers --count 1` — the live offers, each checked against what the pinned spec says
 #      (offer id shape, price > 0, GPU count, host CUDA where the provider reports one).
 # Rent part (--rent; costs money: about the offer's hourly price for a few minutes): the cheapest
-# 1-GPU offer (at most --max-price USD/h, default 2.00) is shown and rented only after you type
+# 1-GPU offer (at most --max-price per hour in the provider's currency: USD, AutoDL yuan; default
+# 2.00 — AutoDL lists no price before the create: its offer shows the documented rate, and the
+# machine's own rate is read after it, compared below) is shown and rented only after you type
 # the confirmation it asks for; a throw-away SSH key (ssh-keygen; in the OS keychain only for the
 # guard's login, as live-check-<pid>, deleted on exit) proves the key login (`rent` waits for it);
 # on RunPod and Vast a guard on the machine releases it 15 min
 # after the rent whatever happens here (guard set --deadline 15m --action release, with the
-# machine's OWN key — never your account key; Lambda has no per-machine key: no guard there);
+# machine's OWN key — never your account key; Lambda and AutoDL put no key on their machines: no
+# guard there, only this script's trap);
 # stop/start where the provider can (--stop-start); then release, and the provider is read again
 # (every 15 s) until it lists nothing of this machine billing. A trap releases the machine on any
 # exit or Ctrl-C after the create; if the script itself dies, release by hand (on RunPod/Vast the
@@ -59,7 +63,8 @@ case "$provider" in
   runpod) stem=RUNPOD ;;
   vast) stem=VAST ;;
   lambda) stem=LAMBDA ;;
-  *) echo "provider must be runpod, vast or lambda" >&2; exit 2 ;;
+  autodl) stem=AUTODL ;;
+  *) echo "provider must be runpod, vast, lambda or autodl" >&2; exit 2 ;;
 esac
 keyvar="GPURENT_${stem}_API_KEY"
 if [ -z "${!keyvar:-}" ]; then
@@ -129,7 +134,7 @@ if [ $rc -ne 0 ]; then
 else
   echo "listed: $(py "len(d['foreign'])"); billing now: $(py "sum(1 for f in d['foreign'] if f['billing'])")"
   before="$(py "sorted(f['instance']['id'] for f in d['foreign'])")"
-  py "'\n'.join('  %s %s %s \$%s/h billing=%s' % (f['instance']['id'], f['instance']['raw_status'], f['instance'].get('gpu'), f['instance'].get('price_per_hour_usd'), f['billing']) for f in d['foreign'])"
+  py "'\n'.join('  %s %s %s %s/h billing=%s' % (f['instance']['id'], f['instance']['raw_status'], f['instance'].get('gpu'), f['instance'].get('price_per_hour_usd'), f['billing']) for f in d['foreign'])"
   [ "$(py "len(d['reconcile']['failed_accounts'])")" = "0" ] || mismatch "the instance list could not be read: $(py "d['reconcile']['failed_accounts']")"
 fi
 
@@ -142,14 +147,15 @@ if [ $rc -ne 0 ]; then
 else
   offers_n="$(py "len(d['offers'])")"
   echo "offers: $offers_n (cheapest five below)"
-  py "'\n'.join('  %-48s %-28s \$%.4f/h cuda=%s tier=%s' % (o['offer_id'], o['gpu'], o['price_per_hour_usd'], o.get('host_cuda'), o.get('tier')) for o in d['offers'][:5])"
+  py "'\n'.join('  %-48s %-28s %.4f %s/h cuda=%s tier=%s' % (o['offer_id'], o['gpu'], o['price_per_hour_usd'], o.get('currency', 'USD'), o.get('host_cuda'), o.get('tier')) for o in d['offers'][:5])"
   [ "$(py "len(d['failed_accounts'])")" = "0" ] || mismatch "offers: failed accounts $(py "d['failed_accounts']")"
   # The pinned spec's shapes (tests/provider-specs/): offer ids, prices, counts, host CUDA.
   bad="$(printf '%s' "$out" | PROVIDER="$provider" python3 -c '
 import json, os, re, sys
 d = json.load(sys.stdin)
 p = os.environ["PROVIDER"]
-shape = {"runpod": r"^(secure|community):1:.+$", "vast": r"^\d+$", "lambda": r"^[a-z0-9_]+@[a-z0-9-]+$"}[p]
+shape = {"runpod": r"^(secure|community):1:.+$", "vast": r"^\d+$", "lambda": r"^[a-z0-9_]+@[a-z0-9-]+$", "autodl": r"^[A-Za-z0-9._-]+:1$"}[p]
+cur = {"autodl": "CNY"}.get(p, "USD")
 for o in d["offers"]:
     why = []
     if not re.match(shape, o["offer_id"]): why.append("offer id shape")
@@ -160,6 +166,7 @@ for o in d["offers"]:
     if p == "vast" and not o.get("host_cuda"): why.append("no host CUDA")
     if p == "runpod" and not o.get("host_cuda"): print("NOTE %s: no CUDA version listed (allowed by the spec; gpurent cannot tell which PyTorch runs)" % o["offer_id"], file=sys.stderr)
     if p == "vast" and o.get("storage_usd_per_gb_month") is None: why.append("no storage price")
+    if o.get("currency", "USD") != cur: why.append("currency %s, not %s" % (o.get("currency"), cur))
     if why: print("%s: %s" % (o["offer_id"], ", ".join(why)))
 ')"
   if [ -n "$bad" ]; then
@@ -178,11 +185,16 @@ echo
 echo "== 4. rent the cheapest 1-GPU offer (costs money)"
 [ "${offers_n:-0}" != "0" ] || { echo "nothing to rent"; finish; }
 pick="$(py "next((o['offer_id']+'\t'+str(o['price_per_hour_usd'])+'\t'+o['gpu'] for o in sorted(d['offers'], key=lambda o: o['price_per_hour_usd']) if o['price_per_hour_usd'] <= $max_price), '')")"
-[ -n "$pick" ] || { echo "no offer at or under \$$max_price/h (--max-price)"; finish; }
+[ -n "$pick" ] || { echo "no offer at or under $max_price per hour (--max-price)"; finish; }
 IFS=$'\t' read -r offer price gpu <<<"$pick"
-echo "cheapest: $offer ($gpu) at \$$price/h — billed from the create until the release is confirmed."
-if [ "$provider" = lambda ]; then
-  echo "Lambda: NO guard on the machine (it would need your full API key there): only this script's"
+cur="$(py "next((o.get('currency','USD') for o in d['offers'] if o['offer_id']=='$offer'), 'USD')")"
+echo "cheapest: $offer ($gpu) at $price $cur/h — billed from the create until the release is confirmed."
+if [ "$provider" = autodl ]; then
+  echo "AutoDL lists no price before the create: $price is its documented rate; the machine's own"
+  echo "rate is read after the create and compared below."
+fi
+if [ "$provider" = lambda ] || [ "$provider" = autodl ]; then
+  echo "$provider: NO guard on the machine (it would need your full API key there): only this script's"
   echo "trap releases it. If the script is killed, release it by hand at once."
 else
   echo "A guard on the machine releases it 15 minutes after the rent, even if this script dies."
@@ -202,7 +214,7 @@ ssh-keygen -q -t ed25519 -N '' -C gpurent-live-check -f "$GPURENT_HOME/id_live" 
 # The guard logs in with a keychain key only: the throw-away key goes into the OS keychain under a
 # one-off label and is deleted from it again on exit (forget_key).
 key_label=""
-if [ "$provider" != lambda ]; then
+if [ "$provider" != lambda ] && [ "$provider" != autodl ]; then
   gp key import "live-check-$$" "$GPURENT_HOME/id_live"
   if [ $rc -eq 0 ]; then
     key_label="live-check-$$"
