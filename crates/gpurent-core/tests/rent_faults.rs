@@ -130,6 +130,51 @@ impl Rig {
     }
 }
 
+/// A Vast fake and an app on it (the env lock held): the Vast tests' rig.
+struct VastRig {
+    _guard: MutexGuard<'static, ()>,
+    fake: FakeCloud,
+    app: App,
+    key: LoginKey,
+    env: SshEnv,
+    _tmp: tempfile::TempDir,
+}
+
+fn vast_rig(api_key: &str) -> VastRig {
+    let guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = FakeCloud::start(Flavor::Vast, api_key).expect("fake cloud");
+    std::env::set_var("GPURENT_VAST_API_KEY", api_key);
+    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
+    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
+        .expect("app")
+        .with_keystore(Box::new(MemoryKeyStore::new()));
+    let k = UserKey::generate("rent-vast").expect("key");
+    let key = LoginKey {
+        label: "k".into(),
+        pem: Secret::new(k.private_pem.clone()),
+        public_line: k.public_line.clone(),
+    };
+    let env = SshEnv::under_home(tmp.path(), None);
+    VastRig {
+        _guard: guard,
+        fake,
+        app,
+        key,
+        env,
+        _tmp: tmp,
+    }
+}
+
+impl Drop for VastRig {
+    fn drop(&mut self) {
+        std::env::remove_var("GPURENT_VAST_API_KEY");
+        std::env::remove_var("GPURENT_VAST_API_URL");
+    }
+}
+
 /// Defect: a transient error while waiting for the machine became "gone while starting" and
 /// the row was closed while the pod billed. Now the wait polls on until its deadline.
 #[test]
@@ -634,24 +679,13 @@ fn a_price_above_the_confirmed_one_is_refused() {
 /// they confirmed. The rent now reads the price at the disk it creates.
 #[test]
 fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
-    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    const VAST_KEY: &str = "fake-vast-key-disk";
-    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
-    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
-    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
-    let k = UserKey::generate("rent-disk").expect("key");
-    let key = LoginKey {
-        label: "k".into(),
-        pem: Secret::new(k.private_pem.clone()),
-        public_line: k.public_line.clone(),
-    };
-    let env = SshEnv::under_home(tmp.path(), None);
+    let VastRig {
+        fake,
+        app,
+        key,
+        env,
+        ..
+    } = &vast_rig("fake-vast-key-disk");
     let rent = |max: f64| {
         let req = RentRequest {
             provider: ProviderKind::Vast,
@@ -698,8 +732,6 @@ fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
         (billed - at_200).abs() < 1e-9,
         "confirmed {at_200}, billed {billed}"
     );
-    std::env::remove_var("GPURENT_VAST_API_KEY");
-    std::env::remove_var("GPURENT_VAST_API_URL");
 }
 
 /// Defect (issue 19, "Vast partial listings pass as complete"): Vast's instance list is paged
@@ -710,17 +742,7 @@ fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
 #[test]
 fn a_vast_list_cut_short_is_never_taken_as_complete() {
     use gpurent_core::app::billing::CostOptions;
-    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    const VAST_KEY: &str = "fake-vast-key-pages";
-    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
-    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
-    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
+    let VastRig { fake, app, .. } = &vast_rig("fake-vast-key-pages");
     // 30 machines started in Vast's console: two pages.
     for n in 0..30 {
         fake.add_console_machine(&format!("console-{n}"));
@@ -757,8 +779,6 @@ fn a_vast_list_cut_short_is_never_taken_as_complete() {
     let v = app.billing_view(None, false).expect("view");
     assert_eq!(v.cost.foreign_count, 30, "{v:?}");
     assert!((v.cost.foreign_usd_per_hour - per_hour).abs() < 1e-9);
-    std::env::remove_var("GPURENT_VAST_API_KEY");
-    std::env::remove_var("GPURENT_VAST_API_URL");
 }
 
 /// Defect (issue 19, "a lost action answer is not read back"): a stop or release the provider
@@ -815,25 +835,14 @@ fn a_lost_action_answer_is_read_back() {
 /// calls (`Pacer::for_account`) and the fake refuses what the real one would.
 #[test]
 fn a_stop_then_a_start_at_once_keep_vasts_interval() {
-    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    const VAST_KEY: &str = "fake-vast-key-pace";
-    let fake = FakeCloud::start(Flavor::Vast, VAST_KEY).expect("fake cloud");
+    let VastRig {
+        fake,
+        app,
+        key,
+        env,
+        ..
+    } = &vast_rig("fake-vast-key-pace");
     fake.enforce_vast_thresholds();
-    std::env::set_var("GPURENT_VAST_API_KEY", VAST_KEY);
-    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
-    let k = UserKey::generate("rent-pace").expect("key");
-    let key = LoginKey {
-        label: "k".into(),
-        pem: Secret::new(k.private_pem.clone()),
-        public_line: k.public_line.clone(),
-    };
-    let env = SshEnv::under_home(tmp.path(), None);
     let req = RentRequest {
         provider: ProviderKind::Vast,
         offer_id: "4242".into(),
@@ -874,6 +883,4 @@ fn a_stop_then_a_start_at_once_keep_vasts_interval() {
         "the fake runs it again: {:?}",
         fake.instances()
     );
-    std::env::remove_var("GPURENT_VAST_API_KEY");
-    std::env::remove_var("GPURENT_VAST_API_URL");
 }
