@@ -26,7 +26,9 @@ export PATH="$CARGO_HOME/bin:$PATH"
 
 profile="${PROFILE:-release}"
 if [ "$profile" = release ]; then
-  cargo build --locked --release -p gpurent-app -p gpurent-core --example monitor_bench
+  # Two calls: with --example, `-p gpurent-app -p gpurent-core` builds the example only.
+  cargo build --locked --release -p gpurent-core --example monitor_bench
+  cargo build --locked --release -p gpurent-app
 else
   # --workspace, not -p: the same feature set as the tests' build, so no dependency rebuilds.
   cargo build --locked --workspace --bins --examples
