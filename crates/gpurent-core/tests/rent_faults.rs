@@ -697,7 +697,7 @@ fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
             account: None,
             max_price_usd: Some(max),
         };
-        app.rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        app.rent(&req, key, env, &NoProgress, &CancelToken::new())
     };
     // The listing's price (50 GB, the disk gpurent creates by default).
     let listed = app
@@ -854,7 +854,7 @@ fn a_stop_then_a_start_at_once_keep_vasts_interval() {
         max_price_usd: None,
     };
     let id = app
-        .rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        .rent(&req, key, env, &NoProgress, &CancelToken::new())
         .expect("rented")
         .ledger
         .id;
