@@ -49,6 +49,8 @@ impl StepClock {
 
 struct Rig {
     _guard: MutexGuard<'static, ()>,
+    /// The provider's `GPURENT_<stem>_…` variables the rig set.
+    stem: &'static str,
     fake: FakeCloud,
     app: App,
     clock: StepClock,
@@ -58,10 +60,16 @@ struct Rig {
 }
 
 fn rig() -> Rig {
+    rig_on(Flavor::Runpod, "RUNPOD", API_KEY)
+}
+
+/// A fake cloud of `flavor` answering `api_key`, and an app on it through
+/// `GPURENT_<stem>_API_KEY` / `_API_URL` (cleared again when the rig drops; the env lock held).
+fn rig_on(flavor: Flavor, stem: &'static str, api_key: &str) -> Rig {
     let guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let fake = FakeCloud::start(Flavor::Runpod, API_KEY).expect("fake cloud");
-    std::env::set_var("GPURENT_RUNPOD_API_KEY", API_KEY);
-    std::env::set_var("GPURENT_RUNPOD_API_URL", fake.url());
+    let fake = FakeCloud::start(flavor, api_key).expect("fake cloud");
+    std::env::set_var(format!("GPURENT_{stem}_API_KEY"), api_key);
+    std::env::set_var(format!("GPURENT_{stem}_API_URL"), fake.url());
     std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
     let tmp = tempfile::tempdir().expect("tmp");
     let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
@@ -77,12 +85,20 @@ fn rig() -> Rig {
     let env = SshEnv::under_home(tmp.path(), None);
     Rig {
         _guard: guard,
+        stem,
         fake,
         app,
         clock,
         key,
         env,
         _tmp: tmp,
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        std::env::remove_var(format!("GPURENT_{}_API_KEY", self.stem));
+        std::env::remove_var(format!("GPURENT_{}_API_URL", self.stem));
     }
 }
 
@@ -127,51 +143,6 @@ impl Rig {
             .iter()
             .filter(|i| i.state != FakeState::Terminated)
             .count()
-    }
-}
-
-/// A Vast fake and an app on it (the env lock held): the Vast tests' rig.
-struct VastRig {
-    _guard: MutexGuard<'static, ()>,
-    fake: FakeCloud,
-    app: App,
-    key: LoginKey,
-    env: SshEnv,
-    _tmp: tempfile::TempDir,
-}
-
-fn vast_rig(api_key: &str) -> VastRig {
-    let guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
-    let fake = FakeCloud::start(Flavor::Vast, api_key).expect("fake cloud");
-    std::env::set_var("GPURENT_VAST_API_KEY", api_key);
-    std::env::set_var("GPURENT_VAST_API_URL", fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
-    let k = UserKey::generate("rent-vast").expect("key");
-    let key = LoginKey {
-        label: "k".into(),
-        pem: Secret::new(k.private_pem.clone()),
-        public_line: k.public_line.clone(),
-    };
-    let env = SshEnv::under_home(tmp.path(), None);
-    VastRig {
-        _guard: guard,
-        fake,
-        app,
-        key,
-        env,
-        _tmp: tmp,
-    }
-}
-
-impl Drop for VastRig {
-    fn drop(&mut self) {
-        std::env::remove_var("GPURENT_VAST_API_KEY");
-        std::env::remove_var("GPURENT_VAST_API_URL");
     }
 }
 
@@ -679,13 +650,13 @@ fn a_price_above_the_confirmed_one_is_refused() {
 /// they confirmed. The rent now reads the price at the disk it creates.
 #[test]
 fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
-    let VastRig {
+    let Rig {
         fake,
         app,
         key,
         env,
         ..
-    } = &vast_rig("fake-vast-key-disk");
+    } = &rig_on(Flavor::Vast, "VAST", "fake-vast-key-disk");
     let rent = |max: f64| {
         let req = RentRequest {
             provider: ProviderKind::Vast,
@@ -742,7 +713,7 @@ fn a_vast_rent_is_priced_and_capped_at_the_disk_it_creates() {
 #[test]
 fn a_vast_list_cut_short_is_never_taken_as_complete() {
     use gpurent_core::app::billing::CostOptions;
-    let VastRig { fake, app, .. } = &vast_rig("fake-vast-key-pages");
+    let Rig { fake, app, .. } = &rig_on(Flavor::Vast, "VAST", "fake-vast-key-pages");
     // 30 machines started in Vast's console: two pages.
     for n in 0..30 {
         fake.add_console_machine(&format!("console-{n}"));
@@ -835,13 +806,13 @@ fn a_lost_action_answer_is_read_back() {
 /// calls (`Pacer::for_account`) and the fake refuses what the real one would.
 #[test]
 fn a_stop_then_a_start_at_once_keep_vasts_interval() {
-    let VastRig {
+    let Rig {
         fake,
         app,
         key,
         env,
         ..
-    } = &vast_rig("fake-vast-key-pace");
+    } = &rig_on(Flavor::Vast, "VAST", "fake-vast-key-pace");
     fake.enforce_vast_thresholds();
     let req = RentRequest {
         provider: ProviderKind::Vast,

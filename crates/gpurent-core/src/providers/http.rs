@@ -179,13 +179,14 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// The pacer of an account: one per provider, API URL and key in this process.
+    /// The pacer of an account: one per provider, API URL (without its trailing slash) and key
+    /// in this process.
     pub fn for_account(kind: ProviderKind, base: &str, api_key: &Secret) -> Arc<Pacer> {
         static PACERS: OnceLock<Mutex<HashMap<String, Arc<Pacer>>>> = OnceLock::new();
         let id = format!(
             "{}|{}|{}",
             kind.as_str(),
-            base.trim_end_matches('/'),
+            base,
             super::accounts::key_id(api_key)
         );
         let mut all = PACERS
@@ -244,9 +245,10 @@ impl Http {
                 provider: kind,
                 detail: format!("HTTP client: {e}"),
             })?;
+        let base = base.trim_end_matches('/');
         Ok(Http {
             kind,
-            base: base.trim_end_matches('/').to_string(),
+            base: base.to_string(),
             client,
             pacer: Pacer::for_account(kind, base, &api_key),
             api_key,
