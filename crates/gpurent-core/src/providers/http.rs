@@ -19,11 +19,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 
 use super::{ProviderError, ProviderKind};
+use crate::infra::clock::{Clock, SystemClock};
 use crate::infra::secret::Secret;
 
 /// Timeouts, retries and pacing of one client.
@@ -155,7 +156,6 @@ impl Resp {
 pub type ErrorMapper = fn(ProviderKind, &Resp) -> ProviderError;
 
 /// A client's connection to one provider API.
-#[derive(Debug)]
 pub struct Http {
     kind: ProviderKind,
     base: String,
@@ -165,17 +165,32 @@ pub struct Http {
     map_error: ErrorMapper,
     /// This account's pacing, shared with every other client of the same key.
     pacer: Arc<Pacer>,
+    /// What every wait (pacing, a retry's backoff, a provider's block) is measured and slept on:
+    /// the system's monotonic clock; a test's clock runs the waits instantly and records them.
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http")
+            .field("kind", &self.kind)
+            .field("base", &self.base)
+            .field("api_key", &self.api_key)
+            .field("opts", &self.opts)
+            .field("pacer", &self.pacer)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The pacing of one provider account: when each endpoint group may be called next, and until
 /// when the provider asked for no call at all.
 #[derive(Debug, Default)]
 pub struct Pacer {
-    /// The earliest moment of the next call per endpoint group (a slot is taken before the
-    /// sleep, so two threads of one account never share one).
-    next_slot: Mutex<HashMap<&'static str, Instant>>,
+    /// The earliest moment (on the clients' monotonic clock) of the next call per endpoint
+    /// group (a slot is taken before the sleep, so two threads of one account never share one).
+    next_slot: Mutex<HashMap<&'static str, Duration>>,
     /// Set by a used-up RunPod `RateLimit` window or a 429's `Retry-After`: no call before then.
-    blocked_until: Mutex<Option<Instant>>,
+    blocked_until: Mutex<Option<Duration>>,
 }
 
 impl Pacer {
@@ -202,7 +217,7 @@ impl Pacer {
         &self,
         group: Option<(&'static str, Duration)>,
         max_wait: Duration,
-        now: Instant,
+        now: Duration,
     ) -> Duration {
         let blocked = *self.blocked_until.lock().unwrap_or_else(|p| p.into_inner());
         let mut at = now;
@@ -220,7 +235,7 @@ impl Pacer {
     }
 
     /// No call of this account before `until` (a later block is kept).
-    fn block_until(&self, until: Instant) {
+    fn block_until(&self, until: Duration) {
         let mut b = self.blocked_until.lock().unwrap_or_else(|p| p.into_inner());
         if b.is_none_or(|cur| cur < until) {
             *b = Some(until);
@@ -254,7 +269,15 @@ impl Http {
             api_key,
             opts,
             map_error,
+            clock: Arc::new(SystemClock),
         })
+    }
+
+    /// The same client measuring and sleeping its waits on `clock` (tests: a clock that runs
+    /// them instantly and records them).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Http {
+        self.clock = clock;
+        self
     }
 
     pub fn kind(&self) -> ProviderKind {
@@ -310,7 +333,7 @@ impl Http {
                 return Err(err);
             }
             tracing::info!(provider = %self.kind, path = %req.path, code = %crate::Coded::code(&err), wait_ms = wait.as_millis() as u64, "read retried");
-            std::thread::sleep(wait);
+            self.clock.sleep(wait);
             backoff = backoff.saturating_mul(2);
         }
     }
@@ -384,9 +407,9 @@ impl Http {
         let group = key.and_then(|k| self.min_interval(k).map(|d| (k, d)));
         let wait = self
             .pacer
-            .wait_for(group, self.opts.max_wait, Instant::now());
+            .wait_for(group, self.opts.max_wait, self.clock.monotonic());
         if !wait.is_zero() {
-            std::thread::sleep(wait);
+            self.clock.sleep(wait);
         }
     }
 
@@ -401,7 +424,7 @@ impl Http {
             .filter(|s| Duration::from_secs(*s) <= self.opts.max_wait);
         if let Some(s) = window.max(retry) {
             self.pacer
-                .block_until(Instant::now() + Duration::from_secs(s));
+                .block_until(self.clock.monotonic() + Duration::from_secs(s));
         }
     }
 
@@ -490,12 +513,12 @@ mod tests {
     }
 
     /// A loopback HTTP server that answers each request with the next of `answers` (head lines
-    /// without the blank line; an empty JSON body) and records when each request came.
-    fn server(answers: Vec<&'static str>) -> (String, Arc<Mutex<Vec<Instant>>>) {
+    /// without the blank line; an empty JSON body) and counts the requests it saw.
+    fn server(answers: Vec<&'static str>) -> (String, Arc<Mutex<usize>>) {
         use std::io::{BufRead, BufReader, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Mutex::new(0));
         let log = seen.clone();
         std::thread::spawn(move || {
             for (answer, conn) in answers.into_iter().zip(listener.incoming()) {
@@ -508,7 +531,7 @@ mod tests {
                     }
                     line.clear();
                 }
-                log.lock().expect("log").push(Instant::now());
+                *log.lock().expect("log") += 1;
                 let _ = write!(
                     conn,
                     "{answer}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
@@ -516,6 +539,34 @@ mod tests {
             }
         });
         (base, seen)
+    }
+
+    /// A monotonic clock that only moves when a client sleeps on it, and records each sleep:
+    /// the pacing is asserted on the client's own decisions, never on wall-clock arrivals (a
+    /// loaded machine delays a send after the pacer's sleep, not the decision).
+    #[derive(Default)]
+    struct SleepLog {
+        now: Mutex<Duration>,
+        slept: Mutex<Vec<Duration>>,
+    }
+
+    impl SleepLog {
+        fn take(&self) -> Vec<Duration> {
+            std::mem::take(&mut *self.slept.lock().expect("slept"))
+        }
+    }
+
+    impl Clock for SleepLog {
+        fn now_unix_ms(&self) -> i64 {
+            0
+        }
+        fn monotonic(&self) -> Duration {
+            *self.now.lock().expect("now")
+        }
+        fn sleep(&self, d: Duration) {
+            *self.now.lock().expect("now") += d;
+            self.slept.lock().expect("slept").push(d);
+        }
     }
 
     fn client(base: &str, key: &str, min: &[(&'static str, u64)]) -> Http {
@@ -550,7 +601,7 @@ mod tests {
     #[test]
     fn slots_follow_the_group_interval_and_the_block() {
         let p = Pacer::default();
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let s = Duration::from_secs;
         let g = Some(("g", Duration::from_millis(1000)));
         let max = s(60);
@@ -584,27 +635,28 @@ mod tests {
     fn two_clients_of_one_key_keep_the_interval_between_them() {
         let ok = "HTTP/1.1 200 OK";
         let (base, seen) = server(vec![ok, ok, ok]);
+        let clock = Arc::new(SleepLog::default());
         // The app makes a client per call: the second call, on a new client, still waits.
-        let first = client(&base, "pace-key-1", &[("grp", 700)]);
+        let first = client(&base, "pace-key-1", &[("grp", 700)]).with_clock(clock.clone());
         first.send(&Req::read("/x").pace("grp")).expect("first");
+        assert_eq!(
+            clock.take(),
+            Vec::<Duration>::new(),
+            "the first call does not wait"
+        );
         drop(first);
-        let second = client(&base, "pace-key-1", &[("grp", 700)]);
+        let second = client(&base, "pace-key-1", &[("grp", 700)]).with_clock(clock.clone());
         second.send(&Req::read("/x").pace("grp")).expect("second");
+        assert_eq!(
+            clock.take(),
+            vec![Duration::from_millis(700)],
+            "the second client waits out the first one's interval"
+        );
         // Another account is not held by this one.
-        let other = client(&base, "pace-key-2", &[("grp", 700)]);
-        let t = Instant::now();
+        let other = client(&base, "pace-key-2", &[("grp", 700)]).with_clock(clock.clone());
         other.send(&Req::read("/x").pace("grp")).expect("other");
-        let times = seen.lock().expect("seen").clone();
-        assert_eq!(times.len(), 3);
-        assert!(
-            times[1] - times[0] >= Duration::from_millis(700),
-            "second client's call came {:?} after the first",
-            times[1] - times[0]
-        );
-        assert!(
-            times[2] - t < Duration::from_millis(700),
-            "another key waited"
-        );
+        assert_eq!(clock.take(), Vec::<Duration>::new(), "another key waited");
+        assert_eq!(*seen.lock().expect("seen"), 3, "every call was sent");
     }
 
     #[test]
@@ -614,28 +666,25 @@ mod tests {
             "HTTP/1.1 200 OK\r\nRateLimit: \"minute\";r=0;t=30",
             "HTTP/1.1 200 OK",
         ]);
-        let a = client(&base, "pace-key-3", &[]);
+        let clock = Arc::new(SleepLog::default());
+        let a = client(&base, "pace-key-3", &[]).with_clock(clock.clone());
         let err = a.send(&Req::read("/x")).expect_err("429, one attempt");
         assert_eq!(crate::Coded::code(&err), "rate_limited");
-        // A new client of the same key waits the second out before it asks.
-        let b = client(&base, "pace-key-3", &[]);
-        b.send(&Req::read("/x")).expect("after the wait");
-        let times = seen.lock().expect("seen").clone();
-        assert!(
-            times[1] - times[0] >= Duration::from_millis(1000),
-            "asked again after {:?}",
-            times[1] - times[0]
+        assert_eq!(
+            clock.take(),
+            Vec::<Duration>::new(),
+            "one attempt: no retry was waited for"
         );
+        // A new client of the same key waits the second out before it asks.
+        let b = client(&base, "pace-key-3", &[]).with_clock(clock.clone());
+        b.send(&Req::read("/x")).expect("after the wait");
+        assert_eq!(clock.take(), vec![Duration::from_secs(1)]);
         // That answer said the minute window is used up (30 s, past this client's 5 s
         // max_wait): a new client sits out 5 s, then asks (the provider's answer decides).
-        let c = client(&base, "pace-key-3", &[]);
+        let c = client(&base, "pace-key-3", &[]).with_clock(clock.clone());
         c.send(&Req::read("/x")).expect("third");
-        let times = seen.lock().expect("seen").clone();
-        assert!(
-            times[2] - times[1] >= Duration::from_secs(5),
-            "asked again after {:?}",
-            times[2] - times[1]
-        );
+        assert_eq!(clock.take(), vec![Duration::from_secs(5)]);
+        assert_eq!(*seen.lock().expect("seen"), 3);
     }
 
     #[test]
