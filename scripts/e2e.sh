@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The end-to-end journeys in the real app: Xvfb for the display, and a private D-Bus session with
 # an unlocked gnome-keyring (Secret Service) so the app's keychain is real — with HOME in a
-# throwaway folder so nobody's own keyring or ~/.ssh is touched. The app must be built first
-# (`cargo build --workspace --bins`: some journeys run the CLI into the app's home); screenshots land in e2e/out/. Every file in e2e/tests/ is a
+# throwaway folder so nobody's own keyring or ~/.ssh is touched. The build below makes the app, the
+# CLI (some journeys run it into the app's home) and the bare window; screenshots land in e2e/out/. Every file in e2e/tests/ is a
 # journey binary (webdriver.rs, and one file per later step); pass a test name to run one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +12,11 @@ export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export PATH="$CARGO_HOME/bin:$PATH"
 
-# nextest with --workspace: the same build as the unit tests' (a -p subset rebuilds dependencies);
-# its e2e profile (.config/nextest.toml) runs the journeys, one at a time.
-cargo nextest run --locked --workspace --no-run
+# The same build as scripts/check-all.sh's (every target of the workspace, so the binaries carry
+# the tests' features; a -p subset or `--bins` alone resolves features differently and rebuilds
+# dependencies): under check-all it is already done. The e2e profile (.config/nextest.toml) runs
+# the journeys, one at a time.
+cargo build --locked --workspace --all-targets
 
 tmp_home="$(mktemp -d)"
 trap 'rm -rf "$tmp_home"' EXIT
