@@ -22,6 +22,8 @@ pub enum HttpError {
 pub const KEEP_BODY: usize = 1 << 20;
 /// The longest line (or unterminated body) accepted.
 pub const MAX_LINE: usize = 8 << 20;
+/// The longest response head accepted (a host's server that never ends its head).
+pub const MAX_HEAD: usize = 64 << 10;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -43,6 +45,8 @@ pub struct Decoder {
     head: Option<(u16, Framing)>,
     body: Vec<u8>,
     line_start: usize,
+    /// Body bytes taken so far, those already dropped from `body` included.
+    taken: usize,
     done: bool,
 }
 
@@ -52,6 +56,12 @@ impl Decoder {
         self.raw.extend_from_slice(data);
         if self.head.is_none() {
             let Some(end) = self.raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+                if self.raw.len() > MAX_HEAD {
+                    return Err(HttpError::Bad(format!(
+                        "an answer head longer than {} KiB",
+                        MAX_HEAD >> 10
+                    )));
+                }
                 return Ok(());
             };
             let head = String::from_utf8_lossy(&self.raw[..end]).into_owned();
@@ -84,11 +94,19 @@ impl Decoder {
         };
         match framing {
             Framing::Length(n) => {
-                let take = (n - self.body.len()).min(self.raw.len());
+                let take = n.saturating_sub(self.taken).min(self.raw.len());
                 self.body.extend(self.raw.drain(..take));
-                self.done = self.body.len() == n;
+                self.taken += take;
+                self.done = self.taken == n;
+                // Bytes past the announced length are not body.
+                if self.done {
+                    self.raw.clear();
+                }
             }
-            Framing::UntilEof => self.body.append(&mut self.raw),
+            Framing::UntilEof => {
+                self.taken += self.raw.len();
+                self.body.append(&mut self.raw);
+            }
             Framing::Chunked => {
                 while let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") {
                     let size_text = String::from_utf8_lossy(&self.raw[..eol]).into_owned();
@@ -100,12 +118,20 @@ impl Decoder {
                         self.raw.clear();
                         break;
                     }
-                    if self.raw.len() < eol + 2 + size + 2 {
+                    // A host's server names the size: checked, never trusted (an overflow
+                    // panicked here).
+                    let Some(end) = (eol + 2)
+                        .checked_add(size)
+                        .filter(|e| e.checked_add(2).is_some())
+                    else {
+                        return Err(HttpError::Bad(format!("bad chunk size '{size_text}'")));
+                    };
+                    if self.raw.len() < end + 2 {
                         break;
                     }
-                    self.body
-                        .extend_from_slice(&self.raw[eol + 2..eol + 2 + size]);
-                    self.raw.drain(..eol + 2 + size + 2);
+                    self.body.extend_from_slice(&self.raw[eol + 2..end]);
+                    self.taken += size;
+                    self.raw.drain(..end + 2);
                 }
             }
         }
@@ -301,6 +327,108 @@ mod tests {
         let chunk = vec![b'y'; 1 << 20];
         let r = (0..10).try_for_each(|_| big.push(&chunk, &mut |_| {}));
         assert!(r.is_err(), "a line over MAX_LINE is refused");
+    }
+
+    /// A hostile host's server on the forwarded port (security review §7.5): a chunk size that
+    /// overflows the decoder's arithmetic is an error, never a panic.
+    #[test]
+    fn an_overflowing_chunk_size_is_an_error_not_a_panic() {
+        for size in ["FFFFFFFFFFFFFFFF", "FFFFFFFFFFFFFFFD", "10000000000000000"] {
+            let mut d = Decoder::default();
+            let raw =
+                format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{size}\r\nxx\r\n");
+            let r = d.push(raw.as_bytes(), &mut |_| {});
+            assert!(
+                matches!(r, Err(HttpError::Bad(_))),
+                "chunk size {size}: {r:?}"
+            );
+        }
+    }
+
+    /// A head that never ends is refused once it passes [`MAX_HEAD`], not kept growing.
+    #[test]
+    fn a_head_without_an_end_is_bounded() {
+        let mut d = Decoder::default();
+        let mut r = d.push(b"HTTP/1.1 200 OK\r\n", &mut |_| {});
+        let filler = [b'a'; 4096];
+        for _ in 0..(MAX_HEAD / filler.len() + 2) {
+            if r.is_err() {
+                break;
+            }
+            r = d.push(&filler, &mut |_| {});
+        }
+        assert!(matches!(r, Err(HttpError::Bad(_))), "{r:?}");
+        assert!(d.raw.len() <= MAX_HEAD + filler.len(), "{}", d.raw.len());
+    }
+
+    /// A `Content-Length` body longer than [`KEEP_BODY`] ends at its length (the lines handed
+    /// out and dropped still count), and bytes past it are not taken as body.
+    #[test]
+    fn a_long_length_body_ends_at_its_length() {
+        let line = format!("{}\n", "z".repeat(999));
+        let lines = 3 * KEEP_BODY / line.len();
+        let n = lines * line.len();
+        let mut d = Decoder::default();
+        d.push(
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").as_bytes(),
+            &mut |_| {},
+        )
+        .expect("head");
+        let mut seen = 0usize;
+        for _ in 0..lines {
+            d.push(line.as_bytes(), &mut |_| seen += 1).expect("push");
+        }
+        assert!(d.is_done(), "done after exactly {n} bytes");
+        d.push(b"EXTRA LINE\n", &mut |_| seen += 1).expect("push");
+        let r = d.finish(&mut |_| seen += 1).expect("finish");
+        assert_eq!(seen, lines, "nothing past the length is a line");
+        assert!(!String::from_utf8_lossy(&r.body).contains("EXTRA"));
+    }
+
+    /// Seeded fuzz: whatever a host's server sends, split anywhere, the decoder answers or
+    /// refuses without a panic, and keeps no more than its bounds.
+    #[test]
+    fn any_bytes_split_anywhere_never_panic_and_stay_bounded() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pieces: [&[u8]; 12] = [
+            b"HTTP/1.1 200 OK\r\n",
+            b"Transfer-Encoding: chunked\r\n",
+            b"Content-Length: 5\r\n",
+            b"Content-Length: 99999999999999999999\r\n",
+            b"\r\n",
+            b"FFFFFFFFFFFFFFFF\r\n",
+            b"7fffffffffffffff;x=y\r\n",
+            b"3\r\nabc\r\n",
+            b"0\r\n\r\n",
+            b"{\"a\":1}\n",
+            b"\xff\xfe\x00garbage",
+            b"-1\r\n",
+        ];
+        for _ in 0..3000 {
+            let mut raw = Vec::new();
+            for _ in 0..(next() % 12) {
+                raw.extend_from_slice(pieces[(next() % 12) as usize]);
+            }
+            let mut d = Decoder::default();
+            let mut ok = true;
+            let mut at = 0;
+            while at < raw.len() && ok {
+                let n = 1 + (next() as usize % raw.len());
+                let end = (at + n).min(raw.len());
+                ok = d.push(&raw[at..end], &mut |_| {}).is_ok();
+                at = end;
+                assert!(d.raw.len() <= MAX_LINE.max(MAX_HEAD) + raw.len());
+            }
+            if ok {
+                let _ = d.finish(&mut |_| {});
+            }
+        }
     }
 
     #[test]
