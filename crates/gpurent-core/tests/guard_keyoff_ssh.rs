@@ -145,7 +145,7 @@ fn gpurent_takes_the_full_key_off_before_its_own_stop_and_says_when_it_could_not
         .instance_action_with(&id, "start", true, Some(&w.env), &cancel)
         .expect("start");
     assert!(guard_common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         || state() == FakeState::Running
     ));
     w.app
@@ -188,7 +188,7 @@ fn gpurent_takes_the_full_key_off_before_its_own_stop_and_says_when_it_could_not
         .instance_action_with(&id, "start", true, Some(&w.env), &cancel)
         .expect("start");
     assert!(guard_common::wait_for(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         || state() == FakeState::Running
     ));
     let v = w

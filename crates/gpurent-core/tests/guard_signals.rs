@@ -124,13 +124,13 @@ impl Guard {
     /// Wait for a decision logged after `after` (unix s) that satisfies `f`.
     fn wait(&self, after: i64, what: &str, f: impl Fn(&Decision) -> bool) -> Decision {
         let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(20) {
+        while t.elapsed() < Duration::from_secs(60) {
             if let Some(d) = self.decisions().into_iter().find(|d| d.at > after && f(d)) {
                 return d;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!("{what}: not seen in 20 s: {:#?}", self.decisions());
+        panic!("{what}: not seen in 60 s: {:#?}", self.decisions());
     }
 
     fn kernel(&mut self, code: &str) {

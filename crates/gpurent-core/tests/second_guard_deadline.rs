@@ -97,7 +97,7 @@ fn the_app_stops_a_rented_machine_whose_guard_missed_its_deadline() {
     // Its HTTP tool taken away: the guard's own action at the deadline fails.
     std::fs::remove_file(bin.join("curl")).expect("remove curl");
     assert!(
-        wait_for(Duration::from_secs(20), || guarded
+        wait_for(Duration::from_secs(60), || guarded
             .decisions()
             .iter()
             .any(|d| d.decision == "act_failed" && d.why == "deadline")),
