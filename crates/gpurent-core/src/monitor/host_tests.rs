@@ -44,6 +44,47 @@ fn snapshots(text: &str) -> Vec<ProcSnapshot> {
         .collect()
 }
 
+/// Runs the host loop `script` (under the proc root `root`, if any) until it has printed `n`
+/// whole samples, then ends it: (stdout, stderr). Waited for, up to 30 s (a hang guard): the
+/// tests gave it `timeout 1`, and a loaded machine ran fewer samples than they needed in 1 s.
+fn run_loop(script: &str, root: Option<&std::path::Path>, n: usize) -> (String, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut c = std::process::Command::new("sh");
+    c.args(["-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(r) = root {
+        c.env("GPURENT_PROC_ROOT", r);
+    }
+    let mut child = c.spawn().expect("sh");
+    let mut out = child.stdout.take().expect("stdout");
+    let (mut text, mut buf) = (Vec::new(), [0u8; 4096]);
+    let t = std::time::Instant::now();
+    while snapshots(&String::from_utf8_lossy(&text)).len() < n {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "{}",
+            String::from_utf8_lossy(&text)
+        );
+        let k = out.read(&mut buf).expect("read");
+        if k == 0 {
+            break;
+        }
+        text.extend_from_slice(&buf[..k]);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut err = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err);
+    (String::from_utf8_lossy(&text).into_owned(), err)
+}
+
 #[test]
 fn a_snapshot_reads_every_file() {
     let s = &snapshots(&snapshot_text(
@@ -162,11 +203,8 @@ fn the_loop_script_prints_the_files_and_an_end_marker_each_interval() {
 
 #[test]
 fn the_loop_script_runs_here_and_parses() {
-    let out = std::process::Command::new("timeout")
-        .args(["1", "sh", "-c", &proc_loop_script(200, None, 1)])
-        .output()
-        .expect("sh");
-    let s = snapshots(&String::from_utf8_lossy(&out.stdout));
+    let (out, _) = run_loop(&proc_loop_script(200, None, 1), None, 2);
+    let s = snapshots(&out);
     assert!(s.len() >= 2, "{s:?}");
     let h = s[1].sample(Some(&s[0]));
     assert!(h.uptime_s.is_some() && h.mem_total_mib.is_some());
@@ -187,12 +225,8 @@ fn the_loop_reads_under_a_proc_root_when_the_host_sets_one() {
         "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n",
     )
     .expect("w");
-    let out = std::process::Command::new("timeout")
-        .args(["1", "sh", "-c", &proc_loop_script(200, None, 1)])
-        .env("GPURENT_PROC_ROOT", root.path())
-        .output()
-        .expect("sh");
-    let s = snapshots(&String::from_utf8_lossy(&out.stdout));
+    let (out, _) = run_loop(&proc_loop_script(200, None, 1), Some(root.path()), 1);
+    let s = snapshots(&out);
     assert_eq!(s[0].uptime_s, Some(42.5));
     assert_eq!(s[0].mem_total_kib, Some(2048));
     assert_eq!(s[0].cpu, None, "no stat file there");
@@ -302,12 +336,8 @@ fn the_loop_prints_the_cgroup_and_each_gpu_process_under_a_proc_root() {
     std::fs::write(p.join("sys/fs/cgroup/cpu.max"), "200000 100000\n").expect("w");
     std::fs::write(p.join("sys/fs/cgroup/memory.max"), "max\n").expect("w");
     let smi = "printf 'gpu_uuid, pid, used_gpu_memory [MiB]\\nGPU-1, 4242, 100\\nGPU-1, 999, 5\\n'";
-    let out = std::process::Command::new("timeout")
-        .args(["1", "sh", "-c", &proc_loop_script(200, Some(smi), 1)])
-        .env("GPURENT_PROC_ROOT", p)
-        .output()
-        .expect("sh");
-    let text = String::from_utf8_lossy(&out.stdout);
+    // Two samples: the first one's processes are printed whole by then.
+    let (text, err) = run_loop(&proc_loop_script(200, Some(smi), 1), Some(p), 2);
     let mut s = ProcStream::new();
     let (mut apps, mut snaps) = (None, Vec::new());
     for l in text.lines() {
@@ -328,9 +358,5 @@ fn the_loop_prints_the_cgroup_and_each_gpu_process_under_a_proc_root() {
         snaps[0].cgroup.as_ref().and_then(|c| c.cpu_quota_cores),
         Some(2.0)
     );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).trim().is_empty(),
-        "{:?}",
-        out.stderr
-    );
+    assert!(err.trim().is_empty(), "{err:?}");
 }
