@@ -167,13 +167,32 @@ fn ranks_stream_with_their_environment_and_a_cancel_kills_them_all() {
             break ranks;
         }
         assert!(
-            t.elapsed() < Duration::from_secs(20),
+            t.elapsed() < Duration::from_secs(60),
             "ranks started: {ps:?}"
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    // Give rank 1 time to install its SIGTERM handler before the stop.
-    std::thread::sleep(Duration::from_millis(500));
+    // Rank 1 ignores SIGTERM before the stop (its SigIgn has bit 15, read from /proc), waited
+    // for: a 500 ms sleep raced Python's start on a loaded machine, and a rank that had not got
+    // there yet died of the TERM, so the KILL after the grace went untested.
+    let ignores_term = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|st| {
+                st.lines()
+                    .find_map(|l| l.strip_prefix("SigIgn:"))
+                    .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            })
+            .is_some_and(|m| m & (1 << (15 - 1)) != 0)
+    };
+    let t = Instant::now();
+    while !ranks.iter().any(ignores_term) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "rank 1 never ignored SIGTERM: {ranks:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     for (pid, args) in remote_pids(&needle) {
         if args.contains("torchrun") {
             let _ = std::process::Command::new("kill")

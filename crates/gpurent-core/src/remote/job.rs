@@ -311,10 +311,11 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pf = dir.join("fix.pid");
-        for _ in 0..100 {
-            if std::fs::read_to_string(&pf).is_ok_and(|s| !s.trim().is_empty()) {
-                break;
-            }
+        // Up to 30 s (a hang guard: 100 polls of 20 ms raced a loaded machine starting `sh`).
+        let t = std::time::Instant::now();
+        while !std::fs::read_to_string(&pf).is_ok_and(|s| !s.trim().is_empty())
+            && t.elapsed() < Duration::from_secs(30)
+        {
             std::thread::sleep(Duration::from_millis(20));
         }
         let pgid: u32 = std::fs::read_to_string(&pf)
@@ -372,14 +373,29 @@ mod tests {
             }
             pids
         };
+        // A marked process ignores TERM once the setsid sh has run its `trap "" TERM` (its sleep
+        // inherits that): read from /proc (SigIgn, bit 15), not given 200 ms — a TERM that came
+        // before the trap ended the job at once, and "the grace was given" failed under load.
+        let ignores_term = |pid: &String| {
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|st| {
+                    st.lines()
+                        .find_map(|l| l.strip_prefix("SigIgn:"))
+                        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                })
+                .is_some_and(|m| m & (1 << (15 - 1)) != 0)
+        };
         let t = std::time::Instant::now();
         // The job's sh (or its last command, where sh execs it), its sleep, the setsid sh and its
-        // sleep.
-        while alive().len() < 3 && t.elapsed() < Duration::from_secs(10) {
+        // sleep; up to 30 s, a hang guard.
+        while (alive().len() < 3 || !alive().iter().any(ignores_term))
+            && t.elapsed() < Duration::from_secs(30)
+        {
             std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(200));
         assert!(alive().len() >= 3, "{:?}", alive());
+        assert!(alive().iter().any(ignores_term), "the trap: {:?}", alive());
         let t = std::time::Instant::now();
         let killed = Command::new("sh")
             .arg("-c")
