@@ -50,8 +50,9 @@ fn serve_pull_generate_ps_and_stop_through_the_ssh_connection() {
         String::from_utf8_lossy(&env).contains(&format!("CUDA_VISIBLE_DEVICES={}", gpu[0])),
         "the chosen GPU by UUID"
     );
-    // Serving again finds it running and starts nothing.
-    ollama::serve(&conn, port, &[], Duration::from_secs(5), &cancel).expect("serve again");
+    // Serving again finds it running and starts nothing (the wait only bounds a failure: 30 s,
+    // which a loaded machine answering the version check cannot reach).
+    ollama::serve(&conn, port, &[], Duration::from_secs(30), &cancel).expect("serve again");
     assert_eq!(listening(port).len(), 1);
 
     let mut seen: Vec<PullProgress> = Vec::new();
@@ -386,11 +387,12 @@ fn a_cancelled_install_leaves_nothing_behind() {
     let Some(h) = LiveHost::start_with("ready_h100", &[], &[], &[], &without_ollama(true)) else {
         return;
     };
-    // 4 MiB at 64 KiB per 100 ms: about 6 s, cancelled after the first reported bytes.
+    // 4 MiB at 64 KiB per 2 s: about 2 min, cancelled after the first reported bytes (a
+    // download that is not killed is still running long after the 30 s the test waits below).
     let dl = gpurent_testhost::ollama_dl::OllamaDownloads::start_paced(
         &monitor_common::fakegpu(),
         4 << 20,
-        Some(Duration::from_millis(100)),
+        Some(Duration::from_secs(2)),
     )
     .expect("download server");
     let cancel = CancelToken::new();
@@ -413,8 +415,14 @@ fn a_cancelled_install_leaves_nothing_behind() {
     .expect_err("cancelled");
     assert_eq!(e.code(), "cancelled", "{e:?}");
     assert!(partial.is_some_and(|d| d < dl.archive_len), "{partial:?}");
-    std::thread::sleep(Duration::from_millis(300));
-    let left = monitor_common::remote_processes(&dl.base());
+    // Waited for (up to 30 s), not timed: a sleep of 300 ms raced the host reaping the killed
+    // downloader on a loaded machine. One left by itself would run for minutes.
+    let t = std::time::Instant::now();
+    let mut left = monitor_common::remote_processes(&dl.base());
+    while !left.is_empty() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+        left = monitor_common::remote_processes(&dl.base());
+    }
     assert!(left.is_empty(), "the download was killed: {left:?}");
     let home = h.host.dir.path().join("home");
     let prefix = home.join(".local");
@@ -474,14 +482,14 @@ fn install_with_wget_only() {
     assert!(ollama::stop(&conn, &cancel).expect("stop"));
 }
 
-/// A pull of a big model (a 30 s download here: six steps of 5 s) is cancelled after its first
-/// progress line: it returns at once, not when the download ends; a chat is cancelled after its
-/// first piece; a model that never stops talking is cut at the chat's cap.
+/// A pull of a big model (a 60 s download here: six steps of 10 s) is cancelled after its first
+/// progress line: it returns at its next read (10 s), not when the download ends; a chat is
+/// cancelled after its first piece; a model that never stops talking is cut at the chat's cap.
 #[test]
 fn a_pull_and_a_chat_stop_promptly_and_a_chat_has_a_cap() {
     let Some(h) = LiveHost::start(
         "ready_h100",
-        &[("FAKE_OLLAMA_STEP_S", "5"), ("FAKE_OLLAMA_WORD_S", "0.5")],
+        &[("FAKE_OLLAMA_STEP_S", "10"), ("FAKE_OLLAMA_WORD_S", "0.5")],
         &[],
         &[],
     ) else {
@@ -508,8 +516,10 @@ fn a_pull_and_a_chat_stop_promptly_and_a_chat_has_a_cap() {
     );
     assert!(r.is_err(), "{r:?}");
     assert_eq!(r.expect_err("cancelled").code(), "cancelled");
+    // The next read comes 10 s in, the download's end 60 s in: 40 s tells them apart with 30 s
+    // to spare for a loaded machine (8 s against a 5 s step did not).
     assert!(
-        t.elapsed() < Duration::from_secs(8),
+        t.elapsed() < Duration::from_secs(40),
         "stopped at the next read, not at the download's end: {:?}",
         t.elapsed()
     );
@@ -528,7 +538,9 @@ fn a_pull_and_a_chat_stop_promptly_and_a_chat_has_a_cap() {
         &chatting,
     );
     assert_eq!(r.expect_err("cancelled").code(), "cancelled");
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    // A chat that ignored the cancel would run to its cap (64 KiB of 5-byte words, one per 0.5 s:
+    // hours); 30 s is far from both that and what scheduling adds to the next word's 0.5 s.
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     ollama::stop(&conn, &cancel).expect("stop");
 }
 
@@ -579,7 +591,7 @@ fn two_serves_at_once_start_one_server_that_stop_stops() {
     let conn = h.connect(h.sshd.port(), &cancel).expect("connect");
     assert!(ollama::stop(&conn, &cancel).expect("stop"));
     let t = std::time::Instant::now();
-    while !listening(port).is_empty() && t.elapsed() < Duration::from_secs(5) {
+    while !listening(port).is_empty() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(listening(port).is_empty(), "stop stopped the server");
