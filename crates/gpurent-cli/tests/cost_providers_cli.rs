@@ -29,7 +29,8 @@ fn gpurent(prism: &Prism, home: &Path, args: &[&str]) -> Output {
         .env("HOME", home)
         .env("GPURENT_VAST_API_KEY", API_KEY)
         .env("GPURENT_VAST_API_URL", prism.url())
-        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        // 30 s: no request here is meant to time out (a loaded machine could reach 4 s).
+        .env("GPURENT_HTTP_TIMEOUT_S", "30")
         .stdin(Stdio::null())
         .output()
         .expect("run gpurent")
@@ -57,7 +58,8 @@ fn on_a_tty(prism: &Prism, home: &Path, args: &[&str], input: &str) -> Option<Ou
         .env("HOME", home)
         .env("GPURENT_VAST_API_KEY", API_KEY)
         .env("GPURENT_VAST_API_URL", prism.url())
-        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        // 30 s: no request here is meant to time out (a loaded machine could reach 4 s).
+        .env("GPURENT_HTTP_TIMEOUT_S", "30")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

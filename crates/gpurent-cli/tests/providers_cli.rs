@@ -114,7 +114,9 @@ fn cmd(rig: &Rig, home: &Path, args: &[&str]) -> Command {
             format!("GPURENT_{}_SSH_PORT", rig.stem),
             rig.sshd.port().to_string(),
         )
-        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        // 30 s: a loaded machine could take 4 s through Prism to answer a create, which is never
+        // resent. The one test of a create whose answer never comes sets 4 s (below).
+        .env("GPURENT_HTTP_TIMEOUT_S", "30")
         .stdin(Stdio::null());
     c
 }
@@ -427,9 +429,13 @@ fn provider_faults_become_typed_outcomes() {
     // Not listed 15 s later (the wait the next rent gives the listing): a rent may go ahead.
     std::thread::sleep(Duration::from_secs(16));
 
-    // A create whose answer never comes: outcome unknown, not resent, found by its label.
+    // A create whose answer never comes: outcome unknown, not resent, found by its label. The
+    // answer comes after 8 s, the client gives up at 4 s.
     rig.fake.set_create_delay(Duration::from_secs(8));
-    let out = gpurent(&rig, h, &no_wait);
+    let out = cmd(&rig, h, &no_wait)
+        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        .output()
+        .expect("run gpurent");
     assert_eq!(
         json(&out)["error"]["code"],
         "create_outcome_unknown",

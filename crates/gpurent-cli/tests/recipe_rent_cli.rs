@@ -70,7 +70,8 @@ fn gpurent(rig: &Rig, home: &Path, args: &[&str]) -> Output {
         .env("GPURENT_RUNPOD_API_URL", rig.prism.url())
         .env("GPURENT_RUNPOD_SSH_USER", rig.sshd.user())
         .env("GPURENT_RUNPOD_SSH_PORT", rig.sshd.port().to_string())
-        .env("GPURENT_HTTP_TIMEOUT_S", "4")
+        // 30 s: no request here is meant to time out (a loaded machine could reach 4 s).
+        .env("GPURENT_HTTP_TIMEOUT_S", "30")
         .stdin(Stdio::null())
         .output()
         .expect("run gpurent")

@@ -68,7 +68,9 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
     let prism = Prism::proxy(&spec, &fake.url()).expect("prism proxy");
     std::env::remove_var("GPURENT_AUTODL_API_KEY");
     std::env::set_var("GPURENT_AUTODL_API_URL", prism.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
     let tmp = tempfile::tempdir().expect("tmp");
     let t0 = 1_800_000_000_000;
     let clock = StepClock(Arc::new(AtomicI64::new(t0)));

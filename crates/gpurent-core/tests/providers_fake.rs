@@ -31,15 +31,27 @@ fn spec(kind: ProviderKind) -> PathBuf {
         .join(f)
 }
 
+/// A client of the fake itself: its requests time out after 3 s (the hanging create's answer
+/// comes after 6 s). Through Prism, [`proxied`].
 fn client(kind: ProviderKind, url: &str, key: &str) -> Box<dyn Provider> {
+    client_with(kind, url, key, Duration::from_secs(3))
+}
+
+/// A client through Prism: 30 s per request. None is meant to time out, and a create is never
+/// resent: 3 s could be reached by a loaded machine running Prism.
+fn proxied(kind: ProviderKind, url: &str, key: &str) -> Box<dyn Provider> {
+    client_with(kind, url, key, Duration::from_secs(30))
+}
+
+fn client_with(kind: ProviderKind, url: &str, key: &str, timeout: Duration) -> Box<dyn Provider> {
     providers::client(
         kind,
         ClientConfig {
             base_url: url.to_string(),
             api_key: Secret::new(key),
             http: HttpOptions {
-                connect_timeout: Duration::from_secs(3),
-                request_timeout: Duration::from_secs(3),
+                connect_timeout: timeout,
+                request_timeout: timeout,
                 read_attempts: 4,
                 backoff_base: Duration::from_millis(50),
                 max_wait: Duration::from_secs(5),
@@ -63,10 +75,11 @@ fn lifecycle(kind: ProviderKind, flavor: Flavor) {
         port: 2222,
         user: "gputest".into(),
     });
-    // Long enough that the first read after the create still sees it provisioning on a busy box.
-    fake.set_provisioning(Duration::from_secs(2));
+    // Provisioning until the test has read it so (then it ends at the next read): a 2 s
+    // provisioning raced the first read on a loaded machine.
+    fake.set_provisioning(Duration::from_secs(3600));
     let prism = Prism::proxy(&spec(kind), &fake.url()).expect("prism");
-    let c = client(kind, &prism.url(), "k");
+    let c = proxied(kind, &prism.url(), "k");
 
     c.check_account().expect("check");
     // Reads are retried through 429 (with and without Retry-After) and 5xx. Vast and Lambda
@@ -140,7 +153,8 @@ fn lifecycle(kind: ProviderKind, flavor: Flavor) {
     let first = c.get(&id).expect("get").expect("exists");
     assert_eq!(first.state, RemoteState::Provisioning, "{kind}");
     assert!(first.ssh.is_none(), "{kind}: no endpoint before running");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    fake.set_provisioning(Duration::ZERO);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let running = loop {
         let r = c.get(&id).expect("get").expect("exists");
         if r.state == RemoteState::Running {
@@ -248,7 +262,7 @@ fn autodl_lifecycle_and_faults_through_the_contract() {
     });
     fake.set_provisioning(Duration::from_secs(2));
     let prism = Prism::proxy(&spec(ProviderKind::Autodl), &fake.url()).expect("prism");
-    let c = client(ProviderKind::Autodl, &prism.url(), "tok");
+    let c = proxied(ProviderKind::Autodl, &prism.url(), "tok");
     let direct = client(ProviderKind::Autodl, &fake.url(), "tok");
     c.check_account().expect("check");
     // The token itself: "Bearer <token>" is another, unknown token at AutoDL.
@@ -306,7 +320,7 @@ fn autodl_lifecycle_and_faults_through_the_contract() {
     // the account's own list shows it.
     fake.push_fault(Route::Get, Fault::Lag);
     assert!(direct.get(&id).expect("lagging read").is_some());
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let running = loop {
         let r = c.get(&id).expect("get").expect("exists");
         if r.state == RemoteState::Running {

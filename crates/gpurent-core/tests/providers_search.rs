@@ -31,8 +31,10 @@ fn client(kind: ProviderKind, url: &str) -> Box<dyn Provider> {
             base_url: url.to_string(),
             api_key: Secret::new("k"),
             http: HttpOptions {
-                connect_timeout: Duration::from_secs(3),
-                request_timeout: Duration::from_secs(5),
+                // Through Prism; no request here is meant to time out (5 s could be reached by a
+                // loaded machine).
+                connect_timeout: Duration::from_secs(30),
+                request_timeout: Duration::from_secs(30),
                 read_attempts: 2,
                 backoff_base: Duration::from_millis(50),
                 max_wait: Duration::from_secs(5),

@@ -37,7 +37,9 @@ fn an_offer_is_rented_with_the_account_that_listed_it() {
     // Both accounts are connected through the (memory) keychain.
     std::env::remove_var("GPURENT_RUNPOD_API_KEY");
     std::env::set_var("GPURENT_RUNPOD_API_URL", prism.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
     let tmp = tempfile::tempdir().expect("tmp");
     let app = App::open(Paths::under(tmp.path()), Arc::new(FixedClock(1_000)), None)
         .expect("app")

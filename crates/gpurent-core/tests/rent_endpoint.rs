@@ -68,7 +68,9 @@ fn a_started_machine_at_a_new_port_is_followed_and_its_host_key_pin_kept() {
     fake.set_ssh(target(sshd.host(), sshd.port(), sshd.user()));
     std::env::set_var("GPURENT_RUNPOD_API_KEY", API_KEY);
     std::env::set_var("GPURENT_RUNPOD_API_URL", fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
 
     let tmp = tempfile::tempdir().expect("tmp");
     let app = App::open(Paths::under(tmp.path()), Arc::new(SystemClock), None)

@@ -70,7 +70,9 @@ fn rig_on(flavor: Flavor, stem: &'static str, api_key: &str) -> Rig {
     let fake = FakeCloud::start(flavor, api_key).expect("fake cloud");
     std::env::set_var(format!("GPURENT_{stem}_API_KEY"), api_key);
     std::env::set_var(format!("GPURENT_{stem}_API_URL"), fake.url());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
     let tmp = tempfile::tempdir().expect("tmp");
     let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
     let app = App::open(Paths::under(tmp.path()), Arc::new(clock.clone()), None)

@@ -399,7 +399,9 @@ fn schedule(kind: ProviderKind, seed: u64, key: &LoginKey) {
 
 #[test]
 fn invariants_hold_under_seeded_fault_schedules() {
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "3");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
     // Pacing is per account across calls: Vast's 1–2 s between calls at a twentieth.
     std::env::set_var("GPURENT_HTTP_PACE_SCALE", "0.05");
     let k = UserKey::generate("rent-invariants").expect("key");

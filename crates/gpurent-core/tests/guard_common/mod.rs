@@ -233,7 +233,9 @@ pub fn set_provider_env(prefix: &str, account_key: &str, url: &str, sshd: &Sshd)
     std::env::set_var(format!("GPURENT_{prefix}_API_KEY"), account_key);
     std::env::set_var(format!("GPURENT_{prefix}_API_URL"), url);
     std::env::set_var(format!("GPURENT_{prefix}_SSH_USER"), sshd.user());
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "5");
+    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
+    // reached by a loaded machine answering a create, which is never resent.
+    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
 }
 
 /// Rent `offer_id` and wait (60 s at most) until it is ready.
