@@ -430,10 +430,9 @@ fn jump_host_is_pinned_too_and_ssh_config_works_with_the_real_client_and_agent()
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("ssh-agent");
-    for _ in 0..200 {
-        if sock.exists() {
-            break;
-        }
+    // Up to 30 s, a hang guard (200 polls of 10 ms raced ssh-agent's start under load).
+    let t = std::time::Instant::now();
+    while !sock.exists() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let mut env = w.env.clone();

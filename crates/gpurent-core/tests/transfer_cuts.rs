@@ -199,7 +199,7 @@ fn a_transfer_left_partial_resumes_later_by_id_with_the_keychain_key() {
     assert_eq!(list[0].error_code.as_deref(), Some("connection_lost"));
     // The host's writer sees the cut a moment later and writes what it had read: wait for it to
     // end before looking at the file.
-    let until = std::time::Instant::now() + Duration::from_secs(10);
+    let until = std::time::Instant::now() + Duration::from_secs(30);
     while !rig_processes(&r).is_empty() && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
