@@ -166,7 +166,8 @@ async fn goal_journey_images_with_flux_rent_open_release() {
     );
     let s = Session::start_with_env(&[
         ("GPURENT_RUNPOD_API_URL", url.as_str()),
-        ("GPURENT_HTTP_TIMEOUT_S", "8"),
+        // No request here is meant to time out: 30 s, out of a loaded machine's reach.
+        ("GPURENT_HTTP_TIMEOUT_S", "30"),
         ("PATH", path.as_str()),
     ])
     .await;

@@ -224,14 +224,14 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
         .await
         .parse()
         .expect("count");
-    let d2 = wait_attr_change(&s, &util, "d", &d1, 15).await;
+    let d2 = wait_attr_change(&s, &util, "d", &d1, 60).await;
     assert!(d2.starts_with('M'), "a drawn line: {d2}");
     let n2: usize = wait_attr_change(
         &s,
         &format!("{col} svg.chart[data-metric='util']"),
         "data-points",
         &n1.to_string(),
-        15,
+        60,
     )
     .await
     .parse()
@@ -239,7 +239,7 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     assert!(n2 > n1, "more points: {n1} → {n2}");
     let power = format!("{col} .metric[data-metric='power'] path.line");
     let p1 = s.attr(&power, "d").await;
-    wait_attr_change(&s, &power, "d", &p1, 15).await;
+    wait_attr_change(&s, &power, "d", &p1, 60).await;
     // Current values as text, the process with its memory, the cores.
     assert!(s
         .text(&format!("{col} .metric[data-metric='vram'] .value"))
@@ -281,7 +281,7 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
         .await;
     let u2 = format!("{col2} .metric[data-metric='util'] path.line");
     let before2 = s.attr(&u2, "d").await;
-    wait_attr_change(&s, &u2, "d", &before2, 15).await;
+    wait_attr_change(&s, &u2, "d", &before2, 60).await;
     assert_eq!(
         s.count(&format!("{col2} .hint[data-kind='data_loader']"))
             .await,
@@ -306,7 +306,7 @@ async fn monitor_charts_move_data_loader_hint_and_ollama_pull_reaches_100() {
     let title = s.text(&format!("{hint} .hint-head strong")).await;
     assert!(title.contains("数据加载"), "{title}");
     let before = s.attr(&util, "d").await;
-    wait_attr_change(&s, &util, "d", &before, 15).await;
+    wait_attr_change(&s, &util, "d", &before, 60).await;
     s.click("#monitor-window button[data-window='10']").await;
     s.scroll_to(&format!("{col} .gpu")).await;
     s.screenshot("monitor-zh-CN").await;

@@ -80,7 +80,8 @@ async fn rent_journey_connect_offers_rent_ready_setup_release() {
     let url = prism.url();
     let s = Session::start_with_env(&[
         ("GPURENT_RUNPOD_API_URL", url.as_str()),
-        ("GPURENT_HTTP_TIMEOUT_S", "8"),
+        // No request here is meant to time out: 30 s, out of a loaded machine's reach.
+        ("GPURENT_HTTP_TIMEOUT_S", "30"),
     ])
     .await;
     s.wait_css("body[data-ready='true']").await;

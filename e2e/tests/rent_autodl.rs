@@ -63,7 +63,8 @@ async fn autodl_rent_journey_in_chinese_with_yuan() {
         ("GPURENT_AUTODL_API_URL", url.as_str()),
         ("GPURENT_AUTODL_SSH_USER", sshd.user()),
         ("GPURENT_AUTODL_SSH_PORT", port.as_str()),
-        ("GPURENT_HTTP_TIMEOUT_S", "8"),
+        // No request here is meant to time out: 30 s, out of a loaded machine's reach.
+        ("GPURENT_HTTP_TIMEOUT_S", "30"),
     ])
     .await;
     s.wait_css("body[data-ready='true']").await;

@@ -409,7 +409,7 @@ async fn hosts_journey_paste_trust_install_check_repin() {
     s.click("#key-export-ack").await;
     s.click("#key-export").await;
     s.wait_css("#host-status").await;
-    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
     while !exported.exists() {
         assert!(Instant::now() < deadline, "export with consent");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
