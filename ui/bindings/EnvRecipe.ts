@@ -26,7 +26,8 @@ pip_index: Array<string>,
  */
 apt_packages: Array<string>, 
 /**
- * freeze lines that cannot be replayed elsewhere (`-e`, `@ file://`), kept as comments.
+ * freeze lines that are not a plain `name==version` (`-e`, `@ file://`, a URL, a pip option,
+ * anything else a machine printed), kept as comments and never replayed.
  */
 skipped: Array<string>, 
 /**

@@ -313,18 +313,21 @@ fn a_saved_recipe_replays_on_the_next_machine() {
         "{seen:?}"
     );
 
-    // A script that fails is a failed replay, with its exit status and last lines.
+    // A recipe whose install fails on the new machine is a failed replay, with pip's exit
+    // status and last lines.
+    let missing = vec!["nosuchpkg-gpurent==1.0".to_string()];
     let failing = w
         .app
         .release_save_recipe(&EnvRecipe {
             host: "broken".into(),
             python: None,
-            pip_freeze: vec![],
+            pip_freeze: missing.clone(),
             torch_index: None,
             pip_index: vec![],
             apt_packages: vec![],
             skipped: vec![],
-            script: "#!/bin/sh\necho 'about to fail'\nexit 3\n".into(),
+            script: recipe_script("broken", "now", None, &missing, None, &[], &[])
+                .expect("script"),
         })
         .expect("save");
     let name = Path::new(&failing)
@@ -337,8 +340,36 @@ fn a_saved_recipe_replays_on_the_next_machine() {
         .env_recipe_replay_with_key(LABEL, &name, &w.env, &key, &NoProgress, &cancel)
         .expect("ran");
     assert!(!bad.ok);
-    assert_eq!(bad.exit_status, Some(3));
-    assert_eq!(bad.tail, ["about to fail"]);
+    assert_eq!(bad.exit_status, Some(1));
+    assert_eq!(
+        bad.tail.last().map(String::as_str),
+        Some("ERROR: No matching distribution found for nosuchpkg-gpurent==1.0")
+    );
+    // A saved file with a line gpurent does not write (edited, or poisoned by an older
+    // gpurent's heredoc) never reaches the machine: refused before any connection.
+    let edited = w
+        .app
+        .release_save_recipe(&EnvRecipe {
+            host: "edited".into(),
+            python: None,
+            pip_freeze: vec![],
+            torch_index: None,
+            pip_index: vec![],
+            apt_packages: vec![],
+            skipped: vec![],
+            script: "#!/bin/sh\necho 'about to fail'\ntouch ~/edited-ran\n".into(),
+        })
+        .expect("save");
+    let name = Path::new(&edited)
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let e = w
+        .app
+        .env_recipe_replay_with_key(LABEL, &name, &w.env, &key, &NoProgress, &cancel)
+        .expect_err("an edited recipe is refused");
+    assert_eq!(e.code(), "invalid_input", "{e:?}");
     // Only a saved recipe's name: no path goes to the machine.
     for evil in ["../../etc/passwd", "/etc/passwd", "x.txt", ".sh"] {
         let e = w

