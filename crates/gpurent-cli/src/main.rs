@@ -132,6 +132,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    output::quiet_on_closed_stdout();
     let cli = Cli::parse();
     let (json, result) = match &cli.command {
         Command::Host(args) => return host::main(cli.data_dir.as_deref(), args),

@@ -6,6 +6,33 @@ use gpurent_core::infra::ipc::ErrorPayload;
 use gpurent_core::{Coded, CoreError};
 use serde::Serialize;
 
+/// A closed stdout (`gpurent … --json | head`) ends the CLI quietly with status 0, as ripgrep
+/// does, instead of a panic report and status 101. Every print goes through `println!`, which
+/// panics with "failed printing to stdout: ERROR" (std's `io/stdio.rs`, `print_to`); this hook
+/// ends the process there when ERROR is a broken pipe (EPIPE, os error 32, on Linux and macOS;
+/// ERROR_BROKEN_PIPE 109 and ERROR_NO_DATA 232 on Windows). Any other panic is reported as ever.
+pub fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if text.is_some_and(is_closed_stdout) {
+            std::process::exit(0);
+        }
+        default(info)
+    }));
+}
+
+fn is_closed_stdout(panic: &str) -> bool {
+    panic.starts_with("failed printing to stdout")
+        && ["(os error 32)", "(os error 109)", "(os error 232)"]
+            .iter()
+            .any(|code| panic.ends_with(code))
+}
+
 /// Print one JSON document on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> Result<(), CoreError> {
     let text = serde_json::to_string_pretty(value)
@@ -33,5 +60,28 @@ pub fn fail<E: Coded>(e: &E, json: bool) -> ExitCode {
         ExitCode::from(2)
     } else {
         ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_broken_stdout_pipe_is_quiet() {
+        assert!(is_closed_stdout(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(is_closed_stdout(
+            "failed printing to stdout: The pipe is being closed. (os error 232)"
+        ));
+        // A full disk or another stream is still reported.
+        assert!(!is_closed_stdout(
+            "failed printing to stdout: No space left on device (os error 28)"
+        ));
+        assert!(!is_closed_stdout(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!is_closed_stdout("index out of bounds (os error 32)"));
     }
 }
