@@ -326,8 +326,7 @@ fn a_saved_recipe_replays_on_the_next_machine() {
             pip_index: vec![],
             apt_packages: vec![],
             skipped: vec![],
-            script: recipe_script("broken", "now", None, &missing, None, &[], &[])
-                .expect("script"),
+            script: recipe_script("broken", "now", None, &missing, None, &[], &[]).expect("script"),
         })
         .expect("save");
     let name = Path::new(&failing)
