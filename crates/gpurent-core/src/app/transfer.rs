@@ -324,11 +324,7 @@ impl App {
             let mut ids = Vec::new();
             for r in remotes {
                 let src = remote_dir(r);
-                let name = base_name(&src)
-                    .ok_or_else(|| {
-                        TransferError::invalid("remotes", format!("{r} has no file name"))
-                    })?
-                    .to_string();
+                let name = crate::transfer::download_name(&src)?;
                 let st = sftp
                     .stat(Path::new(&src))
                     .map_err(|e| crate::transfer::sftp::sftp_error(&e, &src))?;

@@ -239,6 +239,33 @@ pub(crate) fn base_name(path: &str) -> Option<&str> {
     (!name.is_empty() && name != "." && name != "..").then_some(name)
 }
 
+/// The local name a download of the host's `remote` path is written under (next to the user's
+/// chosen folder): its last `/`-separated part, checked by the same rules as every name inside a
+/// downloaded folder ([`portable::local_rel_for`]) for `os`. On Windows a host's name such as
+/// `x\..\..\AppData\…\Startup\update.bat` is one name with `\` in it, refused — it was
+/// joined as a path and landed outside the folder (security review §3).
+pub fn download_name_for(
+    os: crate::infra::process::Os,
+    remote: &str,
+) -> Result<String, TransferError> {
+    let name = base_name(remote)
+        .ok_or_else(|| TransferError::invalid("remotes", format!("{remote} has no file name")))?;
+    let rel = portable::local_rel_for(os, name.as_bytes())?;
+    let mut parts = rel.components();
+    match (parts.next(), parts.next()) {
+        (Some(std::path::Component::Normal(_)), None) => Ok(name.to_string()),
+        _ => Err(TransferError::NameNotRepresentable {
+            name: name.to_string(),
+            reason: "it is not one plain file or folder name here".into(),
+        }),
+    }
+}
+
+/// [`download_name_for`] this computer's OS.
+pub fn download_name(remote: &str) -> Result<String, TransferError> {
+    download_name_for(crate::infra::process::Os::current(), remote)
+}
+
 /// `dir/name` with `dir` possibly empty (the login folder) or `~`-prefixed.
 pub(crate) fn remote_join(dir: &str, name: &str) -> String {
     let dir = remote_dir(dir);
@@ -251,9 +278,11 @@ pub(crate) fn remote_join(dir: &str, name: &str) -> String {
     }
 }
 
-/// `~` and `~/x` mean the login folder (commands and SFTP both start there); `.` too.
-pub(crate) fn remote_dir(dir: &str) -> String {
-    let d = dir.trim();
+/// `~` and `~/x` mean the login folder (commands and SFTP both start there); `.` too. Nothing
+/// is trimmed: a name from the host's listing is acted on as it is (`"results "` is not
+/// `results`: trimming here deleted and downloaded the wrong entry); what a person types is
+/// trimmed where it is typed (the Files pane's folder box).
+pub(crate) fn remote_dir(d: &str) -> String {
     if d == "~" || d == "." || d.is_empty() {
         String::new()
     } else if let Some(rest) = d.strip_prefix("~/") {
@@ -281,6 +310,42 @@ mod tests {
         assert_eq!(remote_join("~/data", "x"), "data/x");
         assert_eq!(remote_join("/srv/", "x"), "/srv/x");
         assert_eq!(temp_name("m.bin", 7), ".m.bin.gpurent-7.part");
+    }
+
+    /// Security review §3: a host's name is checked with Windows' rules on every OS (tested on
+    /// Linux), and it is always one name.
+    #[test]
+    fn a_download_name_never_leaves_the_folder() {
+        use crate::infra::process::Os;
+        let evil =
+            r"x\..\..\..\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\update.bat";
+        let e = download_name_for(Os::Windows, &format!("/home/u/{evil}")).expect_err("refused");
+        assert!(
+            matches!(e, TransferError::NameNotRepresentable { .. }),
+            "{e:?}"
+        );
+        for bad in ["C:evil", "con", "a.txt.", "a ", "..", ".", "dir/..", "/"] {
+            assert!(download_name_for(Os::Windows, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            download_name_for(Os::Windows, "~/out/model.safetensors").expect("ok"),
+            "model.safetensors"
+        );
+        // On Linux and macOS `\` is an ordinary character: one name, written as it is.
+        assert_eq!(download_name_for(Os::Linux, evil).expect("one name"), evil);
+        for bad in ["..", ".", "dir/..", "/", ""] {
+            assert!(download_name_for(Os::Linux, bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Security review §8: names with leading or trailing spaces are other entries.
+    #[test]
+    fn a_name_with_spaces_is_acted_on_as_it_is() {
+        assert_eq!(remote_dir("results "), "results ");
+        assert_eq!(remote_dir(" a.txt"), " a.txt");
+        assert_eq!(remote_dir("~/ data"), " data");
+        assert_eq!(remote_join("results ", "x"), "results /x");
+        assert_eq!(remote_join("", " a.txt"), " a.txt");
     }
 
     #[test]

@@ -394,9 +394,10 @@ export async function renderFiles(root, signal) {
     );
   });
   const go = el('button', { type: 'button', id: 'remote-go', text: t('files.go') });
-  go.addEventListener('click', () => ls(pathInput.value));
+  // A typed folder is trimmed here, where it is typed; names from the listing never are.
+  go.addEventListener('click', () => ls(pathInput.value.trim()));
   pathInput.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') ls(pathInput.value);
+    if (e.key === 'Enter') ls(pathInput.value.trim());
   });
   const up = el('button', { type: 'button', id: 'remote-up', text: t('files.up') });
   up.addEventListener('click', () => ls(`${state.dir.replace(/\/+$/, '')}/..`));
