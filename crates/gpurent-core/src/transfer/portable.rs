@@ -158,12 +158,19 @@ pub fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<(
     }
 }
 
-/// Apply a tar header's permission bits (`mode & 0o777`) as far as the OS has them.
+/// The bits a host's mode may give a downloaded file here: the owner's, and read and execute
+/// for group and others. Never write for group or others, setuid, setgid or sticky: a host's
+/// `o+w` made downloaded files writable by every local user, past the user's umask (security
+/// review §5). At most what a 022 umask leaves.
+pub const DOWNLOAD_MODE_MASK: u32 = 0o755;
+
+/// Apply a tar header's permission bits (within [`DOWNLOAD_MODE_MASK`]) as far as the OS has
+/// them.
 pub fn set_mode(f: &File, mode: u32) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))
+        f.set_permissions(std::fs::Permissions::from_mode(mode & DOWNLOAD_MODE_MASK))
     }
     #[cfg(not(unix))]
     {
@@ -297,6 +304,33 @@ mod tests {
             .expect("meta")
             .permissions()
             .readonly());
+    }
+
+    /// Security review §5: a host's world-writable, setuid or group-writable bits never arrive.
+    #[cfg(unix)]
+    #[test]
+    fn a_hosts_mode_never_opens_a_file_to_other_users() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let p = tmp.path().join("f");
+        std::fs::write(&p, b"x").expect("write");
+        let w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .expect("open w");
+        for (host, here) in [
+            (0o777, 0o755),
+            (0o666, 0o644),
+            (0o4777, 0o755),
+            (0o2775, 0o755),
+            (0o1777, 0o755),
+            (0o600, 0o600),
+            (0o750, 0o750),
+        ] {
+            set_mode(&w, host).expect("mode");
+            let got = std::fs::metadata(&p).expect("meta").permissions().mode() & 0o7777;
+            assert_eq!(got, here, "host mode {host:o}");
+        }
     }
 
     #[cfg(unix)]
