@@ -75,21 +75,46 @@ pub fn mark_off(store: &Store, label: &str, now_ms: i64) -> Result<(), CoreError
     Ok(())
 }
 
-/// Keep decisions fetched from `label` (each once).
+/// The decisions kept per host: the newest, about three days of an honest guard's samples
+/// (one every 30 s is ~2 900 a day). The rest are dropped, whatever the host writes into its
+/// `decisions.log` (security review §7.2: a host printing 10⁶ lines a fetch grew the database
+/// without bound, every 30 s).
+pub const KEEP_DECISIONS: usize = 10_000;
+/// The longest decision kept, as JSON (an honest one is ~400 bytes): a longer line is a host's
+/// own text, not the guard's, and is not kept.
+pub const MAX_DECISION_JSON: usize = 4096;
+
+/// Keep decisions fetched from `label` (each once), the newest [`KEEP_DECISIONS`] of them.
 pub fn keep_decisions(
     store: &Store,
     label: &str,
     decisions: &[Decision],
     now_ms: i64,
 ) -> Result<(), CoreError> {
-    for d in decisions {
-        let json = serde_json::to_string(d).unwrap_or_default();
-        store.conn().execute(
+    let mut newest: Vec<&Decision> = decisions.iter().collect();
+    newest.sort_by_key(|d| std::cmp::Reverse(d.at));
+    newest.truncate(KEEP_DECISIONS);
+    let tx = store.conn().unchecked_transaction()?;
+    for d in newest {
+        let Ok(json) = serde_json::to_string(d) else {
+            continue;
+        };
+        if json.len() > MAX_DECISION_JSON {
+            continue;
+        }
+        tx.execute(
             "INSERT OR IGNORE INTO guard_decisions(host_label, at_s, decision, why, line_json, fetched_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![label, d.at, d.decision, d.why, json, now_ms],
         )?;
     }
+    tx.execute(
+        "DELETE FROM guard_decisions WHERE host_label = ?1 AND rowid NOT IN
+           (SELECT rowid FROM guard_decisions WHERE host_label = ?1
+            ORDER BY at_s DESC, rowid DESC LIMIT ?2)",
+        params![label, KEEP_DECISIONS as i64],
+    )?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -128,5 +153,51 @@ pub fn holds_full_key(store: &Store, label: &str) -> Result<bool, CoreError> {
         Some("1") => Ok(true),
         Some(_) => Ok(false),
         None => Ok(spec(store, label)?.is_some_and(|s| s.allow_full_key)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(at: i64, why: &str) -> Decision {
+        serde_json::from_value(serde_json::json!({
+            "at": at, "decision": "keep", "why": why, "gpu": "busy", "gpu_why": "utilization",
+            "gpu_util_max": 90.0, "gpu_procs": 1, "ssh": "none", "ssh_conns": 0, "ssh_new": 0,
+            "ollama": "absent", "jupyter": "absent",
+        }))
+        .expect("a decision")
+    }
+
+    fn count(store: &Store, label: &str) -> i64 {
+        store
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM guard_decisions WHERE host_label = ?1",
+                params![label],
+                |r| r.get(0),
+            )
+            .expect("count")
+    }
+
+    /// Security review §7.2: whatever a host writes into its decisions.log, the database keeps
+    /// the newest KEEP_DECISIONS per host, and no line longer than MAX_DECISION_JSON.
+    #[test]
+    fn a_host_cannot_grow_the_database_without_bound() {
+        let store = Store::open_in_memory().expect("store");
+        let flood: Vec<Decision> = (0..25_000).map(|i| decision(i, "gpu")).collect();
+        keep_decisions(&store, "box", &flood, 1).expect("keep");
+        assert_eq!(count(&store, "box"), KEEP_DECISIONS as i64);
+        let more: Vec<Decision> = (25_000..30_000).map(|i| decision(i, "gpu")).collect();
+        keep_decisions(&store, "box", &more, 2).expect("keep");
+        assert_eq!(count(&store, "box"), KEEP_DECISIONS as i64);
+        let kept = decisions(&store, "box", 1).expect("read");
+        assert_eq!(kept[0].at, 29_999, "the newest are kept");
+        keep_decisions(&store, "box", &[decision(40_000, &"x".repeat(1 << 20))], 3).expect("keep");
+        assert_eq!(decisions(&store, "box", 1).expect("read")[0].at, 29_999);
+        // Another host's decisions are its own.
+        keep_decisions(&store, "other", &[decision(1, "gpu")], 4).expect("keep");
+        assert_eq!(count(&store, "other"), 1);
+        assert_eq!(count(&store, "box"), KEEP_DECISIONS as i64);
     }
 }
