@@ -141,6 +141,46 @@ fn large_stderr_does_not_deadlock_and_cancel_stops_a_command() {
     assert_eq!(out.stdout_text(), "still-here\n");
 }
 
+/// Security review §7.1: a command that floods its output is stopped at the collection cap
+/// with a typed error (an endless stream would otherwise grow gpurent's memory until it is
+/// killed), and the session stays usable.
+#[test]
+fn a_flooding_command_is_stopped_at_the_cap() {
+    if !sshd_available() {
+        return;
+    }
+    let (sshd, key) = key_sshd();
+    let pem = Secret::new(key.private_pem.clone());
+    let conn = connect(
+        &ep(&sshd),
+        None,
+        Auth::Key(&pem),
+        &opts(),
+        &mut accept_all(),
+        &CancelToken::new(),
+    )
+    .expect("connect");
+    // 32 MiB: twice the cap (and bounded, should the cap be gone).
+    let e = exec(
+        &conn,
+        "head -c 33554432 /dev/zero | tr '\\0' y",
+        &CancelToken::new(),
+    )
+    .expect_err("stopped");
+    assert_eq!(e.code(), "output_too_large", "{e:?}");
+    let e = gpurent_core::remote::exec::exec_collect_max(
+        &conn,
+        "echo 12345; echo 67890 >&2",
+        &Default::default(),
+        8,
+        &CancelToken::new(),
+    )
+    .expect_err("over 8 bytes");
+    assert_eq!(e.code(), "output_too_large");
+    let out = exec(&conn, "echo still-here", &CancelToken::new()).expect("exec");
+    assert_eq!(out.stdout_text(), "still-here\n");
+}
+
 #[test]
 fn refused_port_and_wrong_key_and_wrong_password_are_typed() {
     if !sshd_available() {

@@ -162,6 +162,8 @@ export default {
   'error.job_survived':
     "Some of the job's processes are still running on the host after TERM and KILL (see details). Check the host (a process stuck in the driver may need a reboot).",
   'error.key_unavailable': 'No key is chosen for this host.',
+  'error.output_too_large':
+    'The machine printed far more than one command should (over 16 MiB), so gpurent stopped reading it. Check what runs there (a runaway program, or a machine flooding its output), then try again.',
   'error.host_text_empty': 'Paste the SSH command or console text first.',
   'error.host_text_too_long': 'The pasted text is too long.',
   'error.host_not_found': 'No SSH login found in the text. It should look like “ssh -p PORT user@host”.',

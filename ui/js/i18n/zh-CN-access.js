@@ -153,6 +153,8 @@ export default {
   'error.job_survived':
     '发送 TERM 和 KILL 后，任务仍有进程在主机上运行（见详情）。请检查主机（卡在驱动中的进程可能需要重启机器）。',
   'error.key_unavailable': '这台主机没有选择密钥。',
+  'error.output_too_large':
+    '这台机器为一条命令输出的内容远超正常（超过 16 MiB），gpurent 已停止读取。请检查机器上运行的程序（失控的程序，或故意刷屏的机器），然后重试。',
   'error.host_text_empty': '请先粘贴 SSH 命令或控制台文字。',
   'error.host_text_too_long': '粘贴的文字太长。',
   'error.host_not_found': '文字中没有找到 SSH 登录信息。它应类似“ssh -p 端口 用户@主机”。',

@@ -124,6 +124,9 @@ pub enum RemoteError {
     JobSurvived { job: String, pids: Vec<u32> },
     #[error("no key is chosen for host '{0}' (pass a key label)")]
     KeyUnavailable(String),
+    /// A command printed more than gpurent collects from one command: reading stopped there.
+    #[error("the host printed more than {limit_mib} MiB for one command; gpurent stopped reading it (a runaway command, or a host flooding its output)")]
+    OutputTooLarge { limit_mib: u64 },
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),
     /// A terminal or link could not be opened (`launcher_not_found`, `launch_refused`, …).
@@ -219,6 +222,7 @@ impl Coded for RemoteError {
             RemoteError::HostExists(_) => "host_exists",
             RemoteError::JobSurvived { .. } => "job_survived",
             RemoteError::KeyUnavailable(_) => "key_unavailable",
+            RemoteError::OutputTooLarge { .. } => "output_too_large",
             RemoteError::Key(e) => e.code(),
             RemoteError::Opener(e) => e.code(),
             RemoteError::Paste(e) => e.code(),

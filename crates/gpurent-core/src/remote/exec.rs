@@ -97,26 +97,53 @@ pub fn exec(
     exec_collect(conn, command, &ExecOptions::default(), cancel)
 }
 
+/// The most [`exec_collect`] keeps of one command's output (stdout and stderr together). What a
+/// host prints is the host's to decide: a command (or a host) that floods its output is stopped
+/// there with [`RemoteError::OutputTooLarge`] instead of growing gpurent's memory until the app
+/// is killed (security review §7.1; the second guard collects every 30 s).
+pub const MAX_COLLECT: usize = 16 << 20;
+
 /// [`exec`] with options (input on stdin, a time limit): run `command` and collect everything
-/// it prints. The one exec-and-collect of the crate.
+/// it prints, up to [`MAX_COLLECT`]. The one exec-and-collect of the crate.
 pub fn exec_collect(
     conn: &Connection,
     command: &str,
     opts: &ExecOptions<'_>,
     cancel: &CancelToken,
 ) -> Result<ExecOutput, RemoteError> {
+    exec_collect_max(conn, command, opts, MAX_COLLECT, cancel)
+}
+
+/// [`exec_collect`] keeping at most `max` bytes of output.
+pub fn exec_collect_max(
+    conn: &Connection,
+    command: &str,
+    opts: &ExecOptions<'_>,
+    max: usize,
+    cancel: &CancelToken,
+) -> Result<ExecOutput, RemoteError> {
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
-    let info = exec_with(
+    let info = exec_loop(
         conn,
         command,
         opts,
-        &mut |s, data| match s {
-            OutStream::Stdout => stdout.extend_from_slice(data),
-            OutStream::Stderr => stderr.extend_from_slice(data),
+        Duration::from_millis(8),
+        &mut |s, data| {
+            if stdout.len() + stderr.len() + data.len() > max {
+                return false;
+            }
+            match s {
+                OutStream::Stdout => stdout.extend_from_slice(data),
+                OutStream::Stderr => stderr.extend_from_slice(data),
+            }
+            true
         },
         cancel,
-    )?;
+    )?
+    .ok_or(RemoteError::OutputTooLarge {
+        limit_mib: (max as u64).div_ceil(1 << 20),
+    })?;
     Ok(ExecOutput {
         exit_status: info.exit_status,
         exit_signal: info.exit_signal,
@@ -154,6 +181,34 @@ pub fn exec_polled(
     on_output: &mut dyn FnMut(OutStream, &[u8]),
     cancel: &CancelToken,
 ) -> Result<ExitInfo, RemoteError> {
+    let info = exec_loop(
+        conn,
+        command,
+        opts,
+        max_idle,
+        &mut |s, data| {
+            on_output(s, data);
+            true
+        },
+        cancel,
+    )?;
+    // The callback never stops the loop.
+    Ok(info.unwrap_or(ExitInfo {
+        exit_status: None,
+        exit_signal: None,
+    }))
+}
+
+/// The exec loop: `on_output` returns `false` to stop reading (the channel is abandoned and
+/// `Ok(None)` comes back).
+fn exec_loop(
+    conn: &Connection,
+    command: &str,
+    opts: &ExecOptions<'_>,
+    max_idle: Duration,
+    on_output: &mut dyn FnMut(OutStream, &[u8]) -> bool,
+    cancel: &CancelToken,
+) -> Result<Option<ExitInfo>, RemoteError> {
     let sess = conn.session();
     let io_ms = conn.options().io_timeout.as_millis() as u64;
     let ssh_err = |e: ssh2::Error| RemoteError::from_ssh(Stage::Exec, &e, io_ms);
@@ -221,7 +276,10 @@ pub fn exec_polled(
                 match r {
                     Ok(0) => *done = ch.eof(),
                     Ok(n) => {
-                        on_output(which, &buf[..n]);
+                        if !on_output(which, &buf[..n]) {
+                            abandon(ch);
+                            return Ok(None);
+                        }
                         progressed = true;
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {}
@@ -253,8 +311,8 @@ pub fn exec_polled(
         (Ok(s), None) => Some(s),
         (Err(_), None) => None,
     };
-    Ok(ExitInfo {
+    Ok(Some(ExitInfo {
         exit_status,
         exit_signal,
-    })
+    }))
 }
