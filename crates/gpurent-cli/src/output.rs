@@ -26,6 +26,19 @@ pub fn quiet_on_closed_stdout() {
     }));
 }
 
+/// An error as the terminal shows it. A message or detail can carry a host's names (a file in a
+/// downloaded folder, a path): escape sequences and controls in them are dropped, so a host
+/// cannot retitle the terminal or write the clipboard (OSC 52) through an error (security
+/// review §9). `--json` needs no cleaning: JSON escapes every control character.
+fn error_lines(payload: &ErrorPayload) -> Vec<String> {
+    let clean = gpurent_core::remote::text::cleaned;
+    let mut lines = vec![format!("gpurent: {}", clean(&payload.message))];
+    if let Some(d) = &payload.detail {
+        lines.push(format!("  ({})", clean(d)));
+    }
+    lines
+}
+
 fn is_closed_stdout(panic: &str) -> bool {
     panic.starts_with("failed printing to stdout")
         && ["(os error 32)", "(os error 109)", "(os error 232)"]
@@ -51,9 +64,8 @@ pub fn fail<E: Coded>(e: &E, json: bool) -> ExitCode {
             serde_json::json!({ "error": serde_json::to_value(&payload).unwrap_or_default() })
         );
     } else {
-        eprintln!("gpurent: {}", payload.message);
-        if let Some(d) = &payload.detail {
-            eprintln!("  ({d})");
+        for line in error_lines(&payload) {
+            eprintln!("{line}");
         }
     }
     if payload.code == "invalid_input" {
@@ -66,6 +78,22 @@ pub fn fail<E: Coded>(e: &E, json: bool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hosts_escapes_never_reach_the_terminal_through_an_error() {
+        let e = gpurent_core::transfer::TransferError::NameNotRepresentable {
+            name: "x\x1b]52;c;Y3VybCBldmlsfHNoCg==\x07y".into(),
+            reason: "a \x1b[2Jtest\u{9b}31m".into(),
+        };
+        let lines = error_lines(&ErrorPayload::from_error(&e));
+        for l in &lines {
+            assert!(
+                !l.chars().any(|c| c.is_control()),
+                "a control character reached the terminal: {l:?}"
+            );
+        }
+        assert!(lines[0].contains("xy"), "{lines:?}");
+    }
 
     #[test]
     fn only_a_broken_stdout_pipe_is_quiet() {

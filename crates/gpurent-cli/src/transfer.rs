@@ -190,6 +190,9 @@ impl Printer {
                 total_units,
             } => (s.2, s.3) = (done_units, total_units),
             Progress::Log { line } => {
+                // A log line can name a host's file (a FIFO, a refused name): its escapes are
+                // dropped, gpurent's own line clear stays.
+                let line = gpurent_core::remote::text::cleaned(&line);
                 eprintln!("\r\x1b[2K{line}");
                 return;
             }
