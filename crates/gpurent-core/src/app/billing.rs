@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::app::providers::ForeignSeen;
+use crate::providers::foreign::ForeignSeen;
 use crate::app::App;
 use crate::billing::budget::{self, Period};
 pub use crate::billing::budget::{Budget, BudgetStatus};

@@ -16,6 +16,7 @@ use crate::infra::events::{NoProgress, ProgressSink};
 use crate::infra::ipc::Coded;
 use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
+use crate::providers::foreign;
 use crate::providers::ledger::{
     self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, LedgerInstance, LedgerState,
     ReconcileReport,
@@ -127,76 +128,6 @@ pub struct MoneyNote {
     pub stopped_storage_usd_per_month: Option<f64>,
 }
 
-/// A machine a connected account lists that gpurent did not start, as the reconciles saw it
-/// (memory only): what it has cost since gpurent first saw it, counted between reads while it
-/// billed at the price read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ForeignSeen {
-    pub foreign: ForeignInstance,
-    pub first_seen_ms: i64,
-    pub seen_ms: i64,
-    /// USD billed between the first read and `seen_ms` (while both reads said it billed).
-    pub usd_until_seen: f64,
-}
-
-impl ForeignSeen {
-    /// Its price per hour now (0 when it does not bill its GPU or the price is not reported).
-    pub fn usd_per_hour(&self) -> f64 {
-        if self.foreign.billing {
-            self.foreign
-                .instance
-                .price_per_hour_usd
-                .unwrap_or(0.0)
-                .max(0.0)
-        } else {
-            0.0
-        }
-    }
-}
-
-/// The new reads of the accounts that answered replace their old ones; a machine seen before
-/// keeps its first sight and adds what it billed since the last read; the accounts that could
-/// not be read keep what was seen before.
-pub(crate) fn merge_foreign(
-    old: &[ForeignSeen],
-    fresh: &[ForeignInstance],
-    answered: &[String],
-    now_ms: i64,
-) -> Vec<ForeignSeen> {
-    let mut out: Vec<ForeignSeen> = old
-        .iter()
-        .filter(|o| !answered.contains(&o.foreign.account))
-        .cloned()
-        .collect();
-    for f in fresh {
-        let before = old.iter().find(|o| {
-            o.foreign.account == f.account
-                && o.foreign.provider == f.provider
-                && o.foreign.instance.id == f.instance.id
-        });
-        out.push(match before {
-            Some(b) => ForeignSeen {
-                foreign: f.clone(),
-                first_seen_ms: b.first_seen_ms,
-                seen_ms: now_ms,
-                usd_until_seen: b.usd_until_seen
-                    + if f.billing {
-                        b.usd_per_hour() * (now_ms - b.seen_ms).max(0) as f64 / 3_600_000.0
-                    } else {
-                        0.0
-                    },
-            },
-            None => ForeignSeen {
-                foreign: f.clone(),
-                first_seen_ms: now_ms,
-                seen_ms: now_ms,
-                usd_until_seen: 0.0,
-            },
-        });
-    }
-    out
-}
-
 /// A machine gpurent did not start, released by its provider id (`gpurent release PROVIDER_ID`,
 /// the Release button beside "not started by gpurent — still billing").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -216,13 +147,6 @@ pub struct ForeignRelease {
 const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
 
 impl App {
-    pub(crate) fn with_db<T>(
-        &self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
-    ) -> Result<T, ProviderError> {
-        self.with_store(|s| Ok(f(s.conn())))?
-    }
-
     /// The identity of the key an account uses now ([`accounts::key_id`]).
     fn account_key_id(&self, account: &Account) -> Result<String, ProviderError> {
         let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
@@ -237,17 +161,6 @@ impl App {
             None => true,
             Some(b) => b == self.account_key_id(account)?,
         })
-    }
-
-    pub(crate) fn provider_client(
-        &self,
-        account: &Account,
-    ) -> Result<Box<dyn Provider>, ProviderError> {
-        let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
-        providers::client(
-            account.provider,
-            ClientConfig::from_env(account.provider, key),
-        )
     }
 
     // ---- accounts ----
@@ -703,20 +616,12 @@ impl App {
         let now = self.now_ms();
         if let Ok(mut f) = self.foreign_seen.lock() {
             let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
-            let mut merged = merge_foreign(&f, &report.foreign, &answered, now);
+            let mut merged = foreign::merge(&f, &report.foreign, &answered, now);
             // An account removed since is no longer asked: what it listed is not shown.
             merged.retain(|m| accounts.contains(&m.foreign.account));
             *f = merged;
         }
         Ok((report, seen))
-    }
-
-    /// The machines not started by gpurent as the last reconcile saw them.
-    pub(crate) fn foreign_last_seen(&self) -> Vec<ForeignSeen> {
-        self.foreign_seen
-            .lock()
-            .map(|f| f.clone())
-            .unwrap_or_default()
     }
 
     /// `instances`: reconcile, then every ledger row with what the provider says now.

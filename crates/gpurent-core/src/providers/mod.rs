@@ -23,6 +23,7 @@ pub mod autodl;
 pub mod crash;
 pub mod error;
 pub mod fit;
+pub mod foreign;
 pub mod http;
 pub mod images;
 pub mod lambda;
