@@ -128,6 +128,13 @@ pub struct MoneyNote {
     pub stopped_storage_usd_per_month: Option<f64>,
 }
 
+/// The cost report's live read ([`crate::billing::report::cost_report`]).
+impl crate::billing::report::Reconcile for App {
+    fn reconcile(&self) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
+        self.providers_reconcile()
+    }
+}
+
 /// A machine gpurent did not start, released by its provider id (`gpurent release PROVIDER_ID`,
 /// the Release button beside "not started by gpurent — still billing").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -10,6 +10,7 @@ pub mod instance;
 pub mod money;
 pub mod platforms;
 pub mod rates;
+pub mod report;
 pub mod rules;
 pub mod spend;
 
