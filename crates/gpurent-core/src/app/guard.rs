@@ -7,6 +7,7 @@ use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
+use crate::billing::poweroff;
 use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
 use crate::guard::saved;
 use crate::guard::ssh::{self, Fetched};
@@ -547,120 +548,32 @@ impl App {
     }
 }
 
-/// The `meta` key of a guard power-off record seen on the machine's current boot (the power-off
-/// under way): if the host then no longer answers, it went off at this time.
-fn poweroff_pending_meta(label: &str) -> String {
-    format!("guard_poweroff_pending:{label}")
-}
-
 impl App {
-    /// A pasted host's billing after its guard powered it off (docs/billing.md), from the
-    /// machine's own record only: a record from another boot than now proves it — `powered_off`
-    /// at the record's time, `running` at the machine's boot time; a record on this boot is a
-    /// power-off under way (kept, for when the host stops answering), or — when the host's no
-    /// longer answering was taken as its power-off — proof it did not go off (`running` at that
-    /// same time: nothing was saved). Host times are moved onto this computer's clock by the
-    /// host's own `now`. Nothing happens for a host without a rate.
+    /// A pasted host's billing after its guard powered it off, from what the machine said of
+    /// itself ([`poweroff::record`]).
     pub(crate) fn guard_poweroff_billing(
         &self,
         label: &str,
         f: &Fetched,
     ) -> Result<(), crate::infra::error::CoreError> {
-        use crate::billing::rates::{self, RateEventKind};
-        let (Some(at), Some(rec_boot), Some(host_now), Some(boot)) = (
-            f.poweroff_at_s,
-            f.poweroff_boot_id.as_deref(),
-            f.host_now_s,
-            f.boot_id.as_deref(),
-        ) else {
-            return Ok(());
+        let seen = poweroff::Seen {
+            poweroff_at_s: f.poweroff_at_s,
+            poweroff_boot_id: f.poweroff_boot_id.as_deref(),
+            host_now_s: f.host_now_s,
+            boot_id: f.boot_id.as_deref(),
+            uptime_s: f.uptime_s,
         };
         let now = self.now_ms();
-        let at_ms = now + (at - host_now) * 1000;
-        let pending = poweroff_pending_meta(label);
-        if boot != rec_boot {
-            self.with_store(|s| {
-                rates::record_guard_event(
-                    s,
-                    label,
-                    RateEventKind::PoweredOff,
-                    at_ms,
-                    "the guard powered the machine off (its record; the machine has booted since)",
-                    now,
-                )
-            })?;
-            if let Some(up) = f.uptime_s {
-                let boot_ms = now - up * 1000;
-                if boot_ms > at_ms {
-                    self.with_store(|s| {
-                        rates::record_guard_event(
-                            s,
-                            label,
-                            RateEventKind::Running,
-                            boot_ms,
-                            "running again: the machine's boot time",
-                            now,
-                        )
-                    })?;
-                }
-            }
-            self.with_store(|s| s.meta_set(&pending, ""))?;
-            return Ok(());
-        }
-        // The same record, moved onto this clock at another contact: within a few seconds.
-        let taken_as_off = self.with_store(|s| rates::get(s, label))?.and_then(|r| {
-            r.history
-                .iter()
-                .find(|e| {
-                    e.kind == RateEventKind::PoweredOff
-                        && e.source == "guard"
-                        && (e.at_ms - at_ms).abs() <= 5_000
-                })
-                .map(|e| e.at_ms)
-        });
-        if let Some(at_ms) = taken_as_off {
-            self.with_store(|s| {
-                rates::record_guard_event(
-                    s,
-                    label,
-                    RateEventKind::Running,
-                    at_ms,
-                    "it answered again on the same boot: it did not power off",
-                    now,
-                )
-            })?;
-            self.with_store(|s| s.meta_set(&pending, ""))?;
-        } else {
-            self.with_store(|s| s.meta_set(&pending, &at_ms.to_string()))?;
-        }
-        Ok(())
+        self.with_store(|s| poweroff::record(s, label, &seen, now))
     }
 
-    /// The host no longer answers: when its guard's power-off record was seen under way on the
-    /// last contact, it went off then (`powered_off` at the record's time). `true` when recorded.
+    /// The host no longer answers: [`poweroff::no_answer`]. `true` when recorded.
     pub(crate) fn guard_poweroff_no_answer(
         &self,
         label: &str,
     ) -> Result<bool, crate::infra::error::CoreError> {
-        use crate::billing::rates::{self, RateEventKind};
-        let pending = poweroff_pending_meta(label);
-        let Some(at_ms) = self
-            .with_store(|s| s.meta_get(&pending))?
-            .and_then(|v| v.parse::<i64>().ok())
-        else {
-            return Ok(false);
-        };
         let now = self.now_ms();
-        self.with_store(|s| {
-            rates::record_guard_event(
-                s,
-                label,
-                RateEventKind::PoweredOff,
-                at_ms,
-                "the guard recorded a power-off and the machine no longer answers",
-                now,
-            )
-        })
+        self.with_store(|s| poweroff::no_answer(s, label, now))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod cost;
 pub mod instance;
 pub mod money;
 pub mod platforms;
+pub mod poweroff;
 pub mod rates;
 pub mod report;
 pub mod rules;
