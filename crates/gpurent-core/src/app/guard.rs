@@ -2,6 +2,8 @@
 //! snooze it, switch it off. Each call is one SSH connection through [`connect_saved`], closed
 //! when the call returns — the guard on the host never depends on gpurent running.
 
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -17,6 +19,7 @@ use crate::guard::{
 };
 use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
+use crate::providers::action::GuardKey;
 use crate::providers::{accounts, ledger, ProviderError};
 
 /// How many decision lines a status fetch reads.
@@ -525,8 +528,13 @@ impl App {
     /// The provider refused the stop or release after [`App::guard_key_off`] took the key off:
     /// the machine still runs, so its guard gets the key back over the same connection (else its
     /// own deadline could no longer stop it).
-    pub(crate) fn guard_key_back(&self, k: KeyOff, account: &str, cancel: &CancelToken) {
-        let Some(conn) = k.conn else {
+    pub(crate) fn guard_key_back(&self, k: Option<KeyOff>, account: &str, cancel: &CancelToken) {
+        let Some(KeyOff {
+            label,
+            conn: Some(conn),
+            ..
+        }) = k
+        else {
             return;
         };
         let key = self.with_db(|c| {
@@ -539,12 +547,47 @@ impl App {
         };
         match back {
             Ok(()) => {
-                let _ = self.with_store(|s| saved::set_full_key(s, &k.label, true));
+                let _ = self.with_store(|s| saved::set_full_key(s, &label, true));
             }
             Err(e) => {
-                tracing::warn!(host = %k.label, "the provider key could not be put back: {e}")
+                tracing::warn!(host = %label, "the provider key could not be put back: {e}")
             }
         }
+    }
+}
+
+/// The guard's side of gpurent's own stop or release ([`GuardKey`]): the account's full key
+/// taken off the machine first ([`App::guard_key_off`]), and put back over the same connection
+/// when the provider refused ([`App::guard_key_back`]).
+pub(crate) struct GuardKeySteps<'a> {
+    app: &'a App,
+    env: Option<&'a SshEnv>,
+    cancel: &'a CancelToken,
+    taken: RefCell<Option<KeyOff>>,
+}
+
+impl<'a> GuardKeySteps<'a> {
+    pub(crate) fn new(app: &'a App, env: Option<&'a SshEnv>, cancel: &'a CancelToken) -> Self {
+        GuardKeySteps {
+            app,
+            env,
+            cancel,
+            taken: RefCell::new(None),
+        }
+    }
+}
+
+impl GuardKey for GuardKeySteps<'_> {
+    fn take_off(&self, label: &str) -> Option<String> {
+        let k = self.app.guard_key_off(label, self.env, self.cancel);
+        let left = k.as_ref().and_then(|k| k.left.clone());
+        *self.taken.borrow_mut() = k;
+        left
+    }
+
+    fn put_back(&self, account: &str) {
+        let taken = self.taken.borrow_mut().take();
+        self.app.guard_key_back(taken, account, self.cancel);
     }
 }
 

@@ -16,6 +16,7 @@ use crate::infra::events::{NoProgress, ProgressSink};
 use crate::infra::ipc::Coded;
 use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
+use crate::providers::action::{self, Action, ActionHost, Actor};
 use crate::providers::foreign;
 use crate::providers::ledger::{
     self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, LedgerInstance, LedgerState,
@@ -114,19 +115,7 @@ pub struct InstancesView {
     pub reconcile: ReconcileReport,
 }
 
-/// The money behind stop / start / release, stated before doing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct MoneyNote {
-    pub action: String,
-    /// `gpu_billing_stops_disk_kept` (Vast), `gpu_billing_stops_disk_wiped` (RunPod: the
-    /// container disk is ephemeral, wiped on stop — its spec), `gpu_billing_resumes`,
-    /// `everything_deleted`.
-    pub effect: String,
-    pub price_per_hour_usd: f64,
-    pub disk_gb: u32,
-    /// The disk's monthly cost while stopped, when the provider lists a storage price.
-    pub stopped_storage_usd_per_month: Option<f64>,
-}
+pub use crate::providers::action::MoneyNote;
 
 /// The cost report's live read ([`crate::billing::report::cost_report`]).
 impl crate::billing::report::Reconcile for App {
@@ -656,7 +645,7 @@ impl App {
         let row = self
             .with_db(|c| ledger::find(c, key))?
             .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
-        Ok(money(&row, action))
+        Ok(action::money(&row, action))
     }
 
     /// Stop (`stop`), start (`start`) or terminate (`release`) an instance. Without `yes` this
@@ -676,7 +665,7 @@ impl App {
 
     /// [`App::instance_action`]; before a stop or release, the account's full key a guard holds
     /// on the machine is taken off over SSH (`env`), and the answer's `key_left` says when it
-    /// could not be (the stop or release happens anyway).
+    /// could not be (the stop or release happens anyway). The rules: [`crate::providers::action`].
     pub fn instance_action_with(
         &self,
         key: &str,
@@ -688,178 +677,18 @@ impl App {
         let row = self
             .with_db(|c| ledger::find(c, key))?
             .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
-        let act: &'static str = match action {
-            "stop" => "stop",
-            "start" => "start",
-            "release" => "release",
-            _ => {
-                return Err(ProviderError::Core(crate::CoreError::invalid(
-                    "action",
-                    "stop, start or release",
-                )))
-            }
-        };
-        let row = if row.state.is_terminal() {
-            // A closed row must not hide a machine that bills: ask the provider (with the row's
-            // own account) and reopen the row when it shows the machine alive.
-            self.reopen_if_alive(&row)?
-                .ok_or_else(|| ProviderError::WrongState {
-                    id: row.id.clone(),
-                    state: row.state.as_str().into(),
-                    action: act,
-                })?
-        } else {
-            row
-        };
-        let Some(pid) = row.provider_instance_id.clone() else {
-            return Err(ProviderError::WrongState {
-                id: row.id,
-                state: row.state.as_str().into(),
-                action: act,
-            });
-        };
-        if !yes {
-            let m = money(&row, act);
-            return Err(ProviderError::ConfirmationRequired {
-                summary: serde_json::to_string(&m).unwrap_or_default(),
-            });
+        let act = Action::parse(action)?;
+        let guard_key = crate::app::guard::GuardKeySteps::new(self, env, cancel);
+        let done = Actor {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            host: &ActionSteps(self),
+            key: &guard_key,
         }
-        let account = self.with_db(|c| accounts::get(c, &row.account))?;
-        let client = self.provider_client(&account)?;
-        // A guard's full key leaves the machine before it stops (its disk stays readable).
-        let key_off = match (act, row.host_label.as_deref()) {
-            ("stop" | "release", Some(label)) => self.guard_key_off(label, env, cancel),
-            _ => None,
-        };
-        let now = self.now_ms();
-        let sent = match act {
-            "stop" => client.stop(&pid),
-            "start" => client.start(&pid),
-            _ => client.terminate(&pid),
-        };
-        let key_left = key_off.as_ref().and_then(|k| k.left.clone());
-        // Whether what the provider shows now is the action done.
-        let took_effect = |after: &Option<RemoteInstance>| match act {
-            "stop" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Stopped | RemoteState::Stopping)
-            ),
-            "start" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Running | RemoteState::Starting | RemoteState::Provisioning)
-            ),
-            _ => after.as_ref().is_none_or(|r| {
-                matches!(r.state, RemoteState::Terminated | RemoteState::Terminating)
-            }),
-        };
-        // Read back: the ledger records what the provider says, not what was hoped.
-        let after = match sent {
-            Ok(()) => client.get(&pid)?,
-            Err(e) => {
-                // An answer that is not a clear refusal (a 5xx, a timeout) may have been lost
-                // after the provider acted: read back, and go on when it shows the action done.
-                let read = if e.is_clear_refusal() {
-                    None
-                } else {
-                    client.get(&pid).ok()
-                };
-                match read {
-                    Some(Some(r)) if took_effect(&Some(r.clone())) => Some(r),
-                    // Not there after a release whose answer was lost: one read is not the
-                    // provider's word (invariant 3) — noted with this row's own key, and a
-                    // second read some seconds later (the reconcile, a retried release) closes
-                    // the row.
-                    Some(None) if act == "release" && self.same_key(&row.id, &account)? => {
-                        self.with_db(|c| {
-                            ledger::gone_read(
-                                c,
-                                &row.id,
-                                LedgerState::Terminated,
-                                EventSource::Provider,
-                                "gone after a release whose answer was lost",
-                                ledger::CREATE_LAG_MS,
-                                now,
-                            )
-                        })?;
-                        return Err(e);
-                    }
-                    _ => {
-                        if let Some(k) = key_off {
-                            self.guard_key_back(k, &row.account, cancel);
-                        }
-                        return Err(e);
-                    }
-                }
-            }
-        };
-        if after.is_none() && !self.same_key(&row.id, &account)? {
-            // This key cannot see a machine another key made: nothing is concluded.
-            return Err(ProviderError::NotConfirmed {
-                provider: row.provider,
-                state:
-                    "not visible with the account's current key (the row was made with another key)"
-                        .into(),
-            });
-        }
-        match &after {
-            // The provider accepted the terminate and then no longer has the machine: its word,
-            // twice, with this row's own key.
-            None if act == "release" => {
-                self.with_db(|c| {
-                    ledger::record(
-                        c,
-                        &row.id,
-                        LedgerState::Terminated,
-                        EventSource::Provider,
-                        Some("after release: gone"),
-                        now,
-                    )
-                })?;
-            }
-            // One gone read after a stop or start is not the provider's word yet.
-            None => {
-                self.with_db(|c| {
-                    ledger::gone_read(
-                        c,
-                        &row.id,
-                        LedgerState::Terminated,
-                        EventSource::Provider,
-                        &format!("gone after {act}"),
-                        ledger::CREATE_LAG_MS,
-                        now,
-                    )
-                })?;
-            }
-            Some(r) => {
-                self.with_db(|c| {
-                    ledger::seen(c, &row.id, now)?;
-                    ledger::record(
-                        c,
-                        &row.id,
-                        LedgerState::from_remote(r.state),
-                        EventSource::Provider,
-                        Some(&format!("after {act}: {}", r.raw_status)),
-                        now,
-                    )
-                })?;
-            }
-        }
-        if let Some(r) = after.as_ref().filter(|_| act == "start") {
-            self.follow_endpoint(&row, r)?;
-        }
-        let raw = after
-            .as_ref()
-            .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
-        if !took_effect(&after) {
-            return Err(ProviderError::NotConfirmed {
-                provider: row.provider,
-                state: raw,
-            });
-        }
-        let mut view = self.instance_view(&row.id, after)?;
-        view.key_left = key_left.is_some();
-        view.key_left_why = key_left;
-        Ok(view)
+        .act(row, act, yes)?;
+        Ok(self
+            .instance_view(&done.id, done.after)?
+            .with_key_left(done.key_left))
     }
 }
 
@@ -1085,6 +914,43 @@ impl App {
     }
 }
 
+impl InstanceView {
+    /// Why the guard's full key may remain on the machine after a stop or release.
+    fn with_key_left(mut self, why: Option<String>) -> Self {
+        self.key_left = why.is_some();
+        self.key_left_why = why;
+        self
+    }
+}
+
+/// What a stop, start or release asks of the facade ([`Actor`]).
+struct ActionSteps<'a>(&'a App);
+
+impl ActionHost for ActionSteps<'_> {
+    fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
+        self.0.provider_client(account)
+    }
+
+    fn reopen_if_alive(
+        &self,
+        row: &LedgerInstance,
+    ) -> Result<Option<LedgerInstance>, ProviderError> {
+        self.0.reopen_if_alive(row)
+    }
+
+    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
+        self.0.same_key(row_id, account)
+    }
+
+    fn follow_endpoint(
+        &self,
+        row: &LedgerInstance,
+        remote: &RemoteInstance,
+    ) -> Result<(), ProviderError> {
+        self.0.follow_endpoint(row, remote)
+    }
+}
+
 /// What the rent state machine asks of the facade: the reconcile, the SSH port, the saved host
 /// and the key login, with the rent's key and SSH environment.
 struct RentSteps<'a> {
@@ -1141,27 +1007,6 @@ impl RentHost for RentSteps<'_> {
                     .unwrap_or_else(|| "key login refused".to_string()),
             )
         })
-    }
-}
-
-fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
-    let storage = row
-        .storage_usd_per_gb_month
-        .filter(|_| row.provider.spec().stopped_bills_storage)
-        .map(|p| p * f64::from(row.disk_gb));
-    MoneyNote {
-        action: action.to_string(),
-        effect: match action {
-            // What a stop does to the disk is the provider's fact (RunPod's container disk is
-            // "ephemeral, wiped on restart": a stopped pod loses what is on it).
-            "stop" => row.provider.spec().stop.money_effect(),
-            "start" => "gpu_billing_resumes",
-            _ => "everything_deleted",
-        }
-        .into(),
-        price_per_hour_usd: row.price_per_hour_usd,
-        disk_gb: row.disk_gb,
-        stopped_storage_usd_per_month: storage,
     }
 }
 

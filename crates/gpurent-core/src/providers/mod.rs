@@ -19,6 +19,7 @@
 //! The `impl App` facade of this domain is in `app/providers.rs`; nothing here carries `impl App`.
 
 pub mod accounts;
+pub mod action;
 pub mod autodl;
 pub mod crash;
 pub mod error;
