@@ -17,11 +17,11 @@ use crate::infra::ipc::Coded;
 use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
 use crate::providers::action::{self, Action, ActionHost, Actor};
-use crate::providers::foreign;
 use crate::providers::ledger::{
     self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, LedgerInstance, LedgerState,
     ReconcileReport,
 };
+use crate::providers::reconcile::{ReconcileHost, Reconciler};
 use crate::providers::rent::{still_billing, RentHost, RentKey, Renter, READY_NOTE};
 use crate::providers::{
     self, images, ClientConfig, OfferQuery, Provider, ProviderError, ProviderKind, ProviderOffer,
@@ -138,9 +138,6 @@ pub struct ForeignRelease {
     pub state_before: String,
     pub state_after: String,
 }
-
-/// An intent row older than this with no instance of its label is closed as `create_failed`.
-const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
 
 impl App {
     /// The identity of the key an account uses now ([`accounts::key_id`]).
@@ -499,125 +496,18 @@ impl App {
         })
     }
 
-    fn reconcile_account(
-        &self,
-        account: &Account,
-        client: &dyn Provider,
-        report: &mut ReconcileReport,
-    ) -> Result<Vec<RemoteInstance>, ProviderError> {
-        let list = client.list()?;
-        let now = self.now_ms();
-        let missing = self.with_db(|c| {
-            ledger::reconcile(c, account.provider, &account.name, &list, now, report)
-        })?;
-        for m in missing {
-            // Made with another key (the account's key was changed, or it is another provider
-            // account): what this key does not see says nothing about the machine.
-            if !self.same_key(&m.ledger_id, account)? {
-                continue;
-            }
-            let closed = match &m.provider_instance_id {
-                // A listing can lag a create, and one "gone" read is not the provider's word:
-                // a direct read with this account's key, confirmed by a second one later.
-                Some(pid) => match client.get(pid)? {
-                    Some(r) => {
-                        self.with_db(|c| {
-                            ledger::seen(c, &m.ledger_id, now)?;
-                            ledger::record(
-                                c,
-                                &m.ledger_id,
-                                LedgerState::from_remote(r.state),
-                                EventSource::Reconcile,
-                                Some(&r.raw_status),
-                                now,
-                            )
-                        })?;
-                        false
-                    }
-                    None => self.with_db(|c| {
-                        ledger::gone_read(
-                            c,
-                            &m.ledger_id,
-                            LedgerState::Terminated,
-                            EventSource::Reconcile,
-                            "gone from the provider",
-                            ledger::CREATE_LAG_MS,
-                            now,
-                        )
-                    })?,
-                },
-                // No provider id: an intent row whose create may never have been sent, or an
-                // unclear create (`unknown`) that may have made a machine. Closed as
-                // `create_failed` only when its label stays unlisted across reads spanning the
-                // grace period (10 min for an intent, 30 min for an unclear create).
-                None => {
-                    let lag = if m.state == LedgerState::Intent {
-                        INTENT_GRACE_MS
-                    } else {
-                        ledger::UNCLEAR_CREATE_MS
-                    };
-                    self.with_db(|c| {
-                        ledger::gone_read(
-                            c,
-                            &m.ledger_id,
-                            LedgerState::CreateFailed,
-                            EventSource::Reconcile,
-                            "no instance with this label appeared",
-                            lag,
-                            now,
-                        )
-                    })?
-                }
-            };
-            if closed {
-                report.closed.push(m.ledger_id.clone());
-            }
-        }
-        Ok(list)
-    }
-
     /// Reconcile every account with the ledger (the edges call this on every start, and the app
-    /// periodically). An account whose list cannot be read is reported and left untouched.
+    /// periodically): [`Reconciler::all`].
     pub fn providers_reconcile(
         &self,
     ) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
-        let mut report = ReconcileReport::default();
-        let mut seen = vec![];
-        let mut answered = vec![];
-        for a in self.provider_list()? {
-            let r = self
-                .provider_client(&a)
-                .and_then(|c| self.reconcile_account(&a, c.as_ref(), &mut report));
-            match r {
-                Ok(list) => {
-                    answered.push(a.name.clone());
-                    seen.extend(list)
-                }
-                Err(e) => report.failed_accounts.push(AccountFailure {
-                    account: a.name.clone(),
-                    code: e.code().to_string(),
-                    message: e.to_string(),
-                }),
-            }
+        Reconciler {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            host: &ProviderSteps(self),
+            foreign: &self.foreign_seen,
         }
-        // A machine started again may be at a new address or port: its saved host follows.
-        let rows = self.with_db(ledger::list)?;
-        for r in &seen {
-            if let Some(row) = rows.iter().find(|l| {
-                l.provider == r.provider && l.provider_instance_id.as_deref() == Some(&r.id)
-            }) {
-                self.follow_endpoint(row, r)?;
-            }
-        }
-        let now = self.now_ms();
-        if let Ok(mut f) = self.foreign_seen.lock() {
-            let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
-            let mut merged = foreign::merge(&f, &report.foreign, &answered, now);
-            // An account removed since is no longer asked: what it listed is not shown.
-            merged.retain(|m| accounts.contains(&m.foreign.account));
-            *f = merged;
-        }
-        Ok((report, seen))
+        .all()
     }
 
     /// `instances`: reconcile, then every ledger row with what the provider says now.
@@ -682,7 +572,7 @@ impl App {
         let done = Actor {
             store: &self.store,
             clock: self.clock.as_ref(),
-            host: &ActionSteps(self),
+            host: &ProviderSteps(self),
             key: &guard_key,
         }
         .act(row, act, yes)?;
@@ -923,10 +813,10 @@ impl InstanceView {
     }
 }
 
-/// What a stop, start or release asks of the facade ([`Actor`]).
-struct ActionSteps<'a>(&'a App);
+/// What a stop, start or release ([`Actor`]) and a reconcile ([`Reconciler`]) ask of the facade.
+struct ProviderSteps<'a>(&'a App);
 
-impl ActionHost for ActionSteps<'_> {
+impl ActionHost for ProviderSteps<'_> {
     fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
         self.0.provider_client(account)
     }
@@ -936,6 +826,28 @@ impl ActionHost for ActionSteps<'_> {
         row: &LedgerInstance,
     ) -> Result<Option<LedgerInstance>, ProviderError> {
         self.0.reopen_if_alive(row)
+    }
+
+    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
+        self.0.same_key(row_id, account)
+    }
+
+    fn follow_endpoint(
+        &self,
+        row: &LedgerInstance,
+        remote: &RemoteInstance,
+    ) -> Result<(), ProviderError> {
+        self.0.follow_endpoint(row, remote)
+    }
+}
+
+impl ReconcileHost for ProviderSteps<'_> {
+    fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
+        self.0.provider_client(account)
+    }
+
+    fn accounts(&self) -> Result<Vec<Account>, ProviderError> {
+        self.0.with_db(accounts::list)
     }
 
     fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
@@ -962,9 +874,14 @@ struct RentSteps<'a> {
 
 impl RentHost for RentSteps<'_> {
     fn reconcile(&self, account: &Account, client: &dyn Provider) -> Result<(), ProviderError> {
-        self.app
-            .reconcile_account(account, client, &mut ReconcileReport::default())
-            .map(|_| ())
+        Reconciler {
+            store: &self.app.store,
+            clock: self.app.clock.as_ref(),
+            host: &ProviderSteps(self.app),
+            foreign: &self.app.foreign_seen,
+        }
+        .account(account, client, &mut ReconcileReport::default())
+        .map(|_| ())
     }
 
     fn ssh_reachable(&self, host: &str, port: u16) -> bool {

@@ -29,6 +29,7 @@ pub mod http;
 pub mod images;
 pub mod lambda;
 pub mod ledger;
+pub mod reconcile;
 pub mod rent;
 pub mod runpod;
 pub mod spec;
