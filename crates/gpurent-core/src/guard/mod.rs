@@ -16,6 +16,7 @@
 //! [`host`] has the SSH side (facts, install, fetch, snooze, off); the facade is `app/guard.rs`.
 
 pub mod error;
+pub mod install;
 pub mod provider;
 pub mod saved;
 pub mod ssh;
