@@ -817,27 +817,11 @@ impl InstanceView {
 struct ProviderSteps<'a>(&'a App);
 
 impl ActionHost for ProviderSteps<'_> {
-    fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
-        self.0.provider_client(account)
-    }
-
     fn reopen_if_alive(
         &self,
         row: &LedgerInstance,
     ) -> Result<Option<LedgerInstance>, ProviderError> {
         self.0.reopen_if_alive(row)
-    }
-
-    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
-        self.0.same_key(row_id, account)
-    }
-
-    fn follow_endpoint(
-        &self,
-        row: &LedgerInstance,
-        remote: &RemoteInstance,
-    ) -> Result<(), ProviderError> {
-        self.0.follow_endpoint(row, remote)
     }
 }
 

@@ -138,9 +138,7 @@ impl Installer<'_> {
         &self,
         f: impl FnOnce(&Store) -> Result<T, CoreError>,
     ) -> Result<T, CoreError> {
-        // A panic while holding the lock leaves the connection itself usable.
-        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        f(&guard)
+        crate::infra::store::locked(self.store, f)
     }
 
     /// Set the guard `spec` on saved host `label` (see the module).

@@ -13,9 +13,10 @@ use ts_rs::TS;
 
 use crate::infra::clock::Clock;
 use crate::infra::store::Store;
-use crate::providers::accounts::{self, Account};
+use crate::providers::accounts;
 use crate::providers::ledger::{self, EventSource, LedgerInstance, LedgerState};
-use crate::providers::{Provider, ProviderError, RemoteInstance, RemoteState};
+use crate::providers::reconcile::ReconcileHost;
+use crate::providers::{ProviderError, RemoteInstance, RemoteState};
 
 /// What the user asks of a rented machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,25 +82,15 @@ pub struct MoneyNote {
     pub stopped_storage_usd_per_month: Option<f64>,
 }
 
-/// What an action asks of the facade, outside the providers' domain.
-pub trait ActionHost {
-    /// The account's client, with the key it holds.
-    fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError>;
+/// What an action asks of the facade, outside the providers' domain: what a reconcile asks (the
+/// account's client, the same-key rule, the endpoint to follow), and the reopen of a closed row.
+pub trait ActionHost: ReconcileHost {
     /// A closed row whose machine the provider (asked with the row's account) shows alive,
     /// reopened; `None` when it is gone.
     fn reopen_if_alive(
         &self,
         row: &LedgerInstance,
     ) -> Result<Option<LedgerInstance>, ProviderError>;
-    /// Whether a row may be closed on what `account`'s key does not see (the row was made with
-    /// that same key).
-    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError>;
-    /// A started machine's saved host follows the SSH endpoint the provider reports.
-    fn follow_endpoint(
-        &self,
-        row: &LedgerInstance,
-        remote: &RemoteInstance,
-    ) -> Result<(), ProviderError>;
 }
 
 /// The account's full key a guard may hold on the machine (the guard's facade implements it).
@@ -142,9 +133,7 @@ impl Actor<'_> {
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
-        // A panic while holding the lock leaves the connection itself usable.
-        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        f(guard.conn())
+        crate::infra::store::locked(self.store, |s| f(s.conn()))
     }
 
     /// `act` on the ledger row `row` (see the module). Without `yes`: `confirmation_required`

@@ -58,9 +58,7 @@ impl Reconciler<'_> {
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
-        // A panic while holding the lock leaves the connection itself usable.
-        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        f(guard.conn())
+        crate::infra::store::locked(self.store, |s| f(s.conn()))
     }
 
     /// Reconcile one account's ledger rows with its provider's listing, asked with `client` (the
