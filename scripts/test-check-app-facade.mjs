@@ -54,6 +54,7 @@ impl App {
         for h in self.store().hosts()? { let _ = h; }
         let grace = 10 * 60 * 1000;
         let t0 = std::time::Instant::now();
+        self.clock.sleep(WAIT);
         let _ = self.cost_report()?;
         crate::remote::check(&key).map_err(CoreError::from)
     }
