@@ -25,6 +25,7 @@ step "UI types (tsc --checkJs over ui/, against the generated bindings), transla
 npx --no-install tsc -p ui/jsconfig.json
 node scripts/check-i18n.mjs
 node scripts/check-import-cycles.mjs
+node scripts/check-app-facade.mjs --stats && node --test scripts/test-check-app-facade.mjs
 node --test scripts/test-ui-screen.mjs scripts/test-ui-monitor.mjs scripts/test-ui-money.mjs scripts/test-ui-goal.mjs
 
 # The Windows/macOS type-check runs beside everything below at the lowest CPU priority (nice 19):

@@ -2,49 +2,28 @@
 //! snooze it, switch it off. Each call is one SSH connection through [`connect_saved`], closed
 //! when the call returns — the guard on the host never depends on gpurent running.
 
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::app::login::{connect_saved, LoginKey, SshEnv};
 use crate::app::App;
-use crate::guard::provider::{self as pa, Credential, ProviderAction, ProviderTarget};
+use crate::billing::poweroff;
+use crate::guard::install::{self, InstallHost, Installer};
+use crate::guard::provider::ProviderTarget;
 use crate::guard::saved;
 use crate::guard::ssh::{self, Fetched};
-use crate::guard::{
-    check_action_available, conf_text, parse_decisions, resolve_action, watch_ports, ActionKind,
-    Boot, Decision, GuardError, GuardSpec, PROVIDER_ACTION,
-};
+use crate::guard::{parse_decisions, ActionKind, Boot, Decision, GuardError, GuardSpec};
 use crate::infra::cancel::CancelToken;
 use crate::monitor::telemetry::{parse_apps, parse_gpus, ComputeApp, GpuRow};
+use crate::providers::action::GuardKey;
 use crate::providers::{accounts, ledger, ProviderError};
 
 /// How many decision lines a status fetch reads.
 const STATUS_LINES: u32 = 500;
 
-/// What `guard set` did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct GuardSetReport {
-    pub host: String,
-    pub spec: GuardSpec,
-    /// The command the guard runs when it fires.
-    pub action_command: String,
-    /// The absolute deadline in the host's clock (unix s).
-    pub deadline_host_s: Option<i64>,
-    pub running: bool,
-    pub pid: Option<u32>,
-    pub boot: Boot,
-    /// Ports whose established connections keep the machine alive.
-    pub watch_ports: Vec<u16>,
-    /// `stop`/`release`: the provider call the guard makes and with which credential.
-    pub provider_action: Option<ProviderAction>,
-    /// Things the user should know, as stable codes: `no_nvidia_smi` (the GPU counts as busy:
-    /// only the deadline can fire), `no_reboot_start`, `container_poweroff` (poweroff in a
-    /// container may not stop the provider's meter), `full_key_on_machine` (the account's full
-    /// API key is on the machine, by the user's consent), `http_tool_wget` (no curl: wget is used),
-    /// `nvidia_smi_hung` (a query ran past its limit at set time: the GPU counts as busy, only the
-    /// deadline can fire), `no_deadline` (nothing bounds the bill if a signal stays busy).
-    pub notes: Vec<String>,
-}
+pub use crate::guard::install::GuardSetReport;
 
 fn boxed(e: ProviderError) -> GuardError {
     GuardError::Provider(Box::new(e))
@@ -252,12 +231,7 @@ impl App {
 
     /// Refuse an action this host cannot have, before any keychain or SSH work.
     pub fn guard_check_action(&self, label: &str, spec: &GuardSpec) -> Result<(), GuardError> {
-        spec.validate()?;
-        let target = match spec.action {
-            ActionKind::Stop | ActionKind::Release => self.guard_provider_target(label)?,
-            _ => None,
-        };
-        check_action_available(spec, target.as_ref())
+        install::check(spec, || self.guard_provider_target(label))
     }
 
     /// Install (or update) the guard on a saved host and start it.
@@ -269,100 +243,18 @@ impl App {
         spec: &GuardSpec,
         cancel: &CancelToken,
     ) -> Result<GuardSetReport, GuardError> {
-        spec.validate()?;
-        let target = match spec.action {
-            ActionKind::Stop | ActionKind::Release => self.guard_provider_target(label)?,
-            _ => None,
-        };
-        check_action_available(spec, target.as_ref())?;
-        let h = self.host_get(label)?;
-        let conn = connect_saved(&h, env, key, cancel)?;
-        let facts = ssh::facts(
-            &conn,
-            target.as_ref().and_then(|t| pa::instance_env(t.provider)),
+        Installer {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            host: &InstallSteps {
+                app: self,
+                env,
+                key,
+                cancel,
+            },
             cancel,
-        )?;
-        let provider_action = match &target {
-            Some(t) => Some(pa::plan(spec.action, spec.allow_full_key, &facts, t)?),
-            None => None,
-        };
-        let action = match &provider_action {
-            Some(_) => PROVIDER_ACTION.to_string(),
-            None => resolve_action(spec, &facts)?,
-        };
-        let gpu_cmds = ssh::gpu_commands(&conn, cancel)?;
-        let mut conf = conf_text(spec, &facts, &action, &gpu_cmds.gpu, &gpu_cmds.apps)?;
-        if let Some(p) = &provider_action {
-            conf.push_str(&pa::conf_lines(p)?);
         }
-        // The full key goes on the machine only with the user's consent, and only when the
-        // machine has no key of its own; any other set removes one an earlier set left there.
-        let full_key = match (&provider_action, &target) {
-            (Some(p), Some(t)) if p.credential == Credential::FullKeyFile => Some(
-                self.with_db(|c| {
-                    let account = accounts::get(c, &t.account)?;
-                    accounts::api_key(c, self.keystore.as_ref(), &account)
-                })
-                .map_err(boxed)?,
-            ),
-            _ => None,
-        };
-        // Recorded before it is written: gpurent's own stop or release takes it off first.
-        self.with_store(|s| saved::set_full_key(s, label, full_key.is_some()))?;
-        ssh::put_key(&conn, full_key.as_ref(), cancel)?;
-        let state = match ssh::install(&conn, &conf, cancel) {
-            Ok(s) => s,
-            Err(e) => {
-                // A guard that did not start must not leave the account's full key behind.
-                if full_key.is_some() && ssh::put_key(&conn, None, cancel).is_ok() {
-                    self.with_store(|s| saved::set_full_key(s, label, false))?;
-                }
-                return Err(e);
-            }
-        };
-        drop(conn);
-        let deadline = spec
-            .deadline_in_s
-            .zip(facts.now_s)
-            .map(|(d, now)| now + d as i64);
-        let mut notes = Vec::new();
-        if !facts.nvidia_smi {
-            notes.push("no_nvidia_smi".to_string());
-        }
-        if gpu_cmds.hung {
-            notes.push("nvidia_smi_hung".to_string());
-        }
-        if spec.deadline_in_s.is_none() {
-            notes.push("no_deadline".to_string());
-        }
-        if state.boot == Boot::None {
-            notes.push("no_reboot_start".to_string());
-        }
-        if facts.container && action.contains("poweroff") {
-            notes.push("container_poweroff".to_string());
-        }
-        if let Some(p) = &provider_action {
-            if p.credential == Credential::FullKeyFile {
-                notes.push("full_key_on_machine".to_string());
-            }
-            if p.http_tool == pa::HttpTool::Wget {
-                notes.push("http_tool_wget".to_string());
-            }
-        }
-        let now = self.now_ms();
-        self.with_store(|s| saved::save(s, label, spec, &action, deadline, state.boot, now))?;
-        Ok(GuardSetReport {
-            host: label.to_string(),
-            spec: spec.clone(),
-            action_command: action,
-            deadline_host_s: deadline,
-            running: state.running,
-            pid: state.pid,
-            boot: state.boot,
-            watch_ports: watch_ports(spec, &facts),
-            provider_action,
-            notes,
-        })
+        .set(label, spec)
     }
 
     /// What gpurent last set on this host (no SSH).
@@ -524,8 +416,13 @@ impl App {
     /// The provider refused the stop or release after [`App::guard_key_off`] took the key off:
     /// the machine still runs, so its guard gets the key back over the same connection (else its
     /// own deadline could no longer stop it).
-    pub(crate) fn guard_key_back(&self, k: KeyOff, account: &str, cancel: &CancelToken) {
-        let Some(conn) = k.conn else {
+    pub(crate) fn guard_key_back(&self, k: Option<KeyOff>, account: &str, cancel: &CancelToken) {
+        let Some(KeyOff {
+            label,
+            conn: Some(conn),
+            ..
+        }) = k
+        else {
             return;
         };
         let key = self.with_db(|c| {
@@ -538,129 +435,104 @@ impl App {
         };
         match back {
             Ok(()) => {
-                let _ = self.with_store(|s| saved::set_full_key(s, &k.label, true));
+                let _ = self.with_store(|s| saved::set_full_key(s, &label, true));
             }
             Err(e) => {
-                tracing::warn!(host = %k.label, "the provider key could not be put back: {e}")
+                tracing::warn!(host = %label, "the provider key could not be put back: {e}")
             }
         }
     }
 }
 
-/// The `meta` key of a guard power-off record seen on the machine's current boot (the power-off
-/// under way): if the host then no longer answers, it went off at this time.
-fn poweroff_pending_meta(label: &str) -> String {
-    format!("guard_poweroff_pending:{label}")
+/// What setting the guard asks of the facade ([`Installer`]).
+struct InstallSteps<'a> {
+    app: &'a App,
+    env: &'a SshEnv,
+    key: &'a LoginKey,
+    cancel: &'a CancelToken,
+}
+
+impl InstallHost for InstallSteps<'_> {
+    fn provider_target(&self, label: &str) -> Result<Option<ProviderTarget>, GuardError> {
+        self.app.guard_provider_target(label)
+    }
+
+    fn connect(&self, label: &str) -> Result<crate::remote::Connection, GuardError> {
+        let h = self.app.host_get(label)?;
+        Ok(connect_saved(&h, self.env, self.key, self.cancel)?)
+    }
+
+    fn full_key(&self, account: &str) -> Result<crate::infra::secret::Secret, GuardError> {
+        self.app
+            .with_db(|c| {
+                let account = accounts::get(c, account)?;
+                accounts::api_key(c, self.app.keystore.as_ref(), &account)
+            })
+            .map_err(boxed)
+    }
+}
+
+/// The guard's side of gpurent's own stop or release ([`GuardKey`]): the account's full key
+/// taken off the machine first ([`App::guard_key_off`]), and put back over the same connection
+/// when the provider refused ([`App::guard_key_back`]).
+pub(crate) struct GuardKeySteps<'a> {
+    app: &'a App,
+    env: Option<&'a SshEnv>,
+    cancel: &'a CancelToken,
+    taken: RefCell<Option<KeyOff>>,
+}
+
+impl<'a> GuardKeySteps<'a> {
+    pub(crate) fn new(app: &'a App, env: Option<&'a SshEnv>, cancel: &'a CancelToken) -> Self {
+        GuardKeySteps {
+            app,
+            env,
+            cancel,
+            taken: RefCell::new(None),
+        }
+    }
+}
+
+impl GuardKey for GuardKeySteps<'_> {
+    fn take_off(&self, label: &str) -> Option<String> {
+        let k = self.app.guard_key_off(label, self.env, self.cancel);
+        let left = k.as_ref().and_then(|k| k.left.clone());
+        *self.taken.borrow_mut() = k;
+        left
+    }
+
+    fn put_back(&self, account: &str) {
+        let taken = self.taken.borrow_mut().take();
+        self.app.guard_key_back(taken, account, self.cancel);
+    }
 }
 
 impl App {
-    /// A pasted host's billing after its guard powered it off (docs/billing.md), from the
-    /// machine's own record only: a record from another boot than now proves it — `powered_off`
-    /// at the record's time, `running` at the machine's boot time; a record on this boot is a
-    /// power-off under way (kept, for when the host stops answering), or — when the host's no
-    /// longer answering was taken as its power-off — proof it did not go off (`running` at that
-    /// same time: nothing was saved). Host times are moved onto this computer's clock by the
-    /// host's own `now`. Nothing happens for a host without a rate.
+    /// A pasted host's billing after its guard powered it off, from what the machine said of
+    /// itself ([`poweroff::record`]).
     pub(crate) fn guard_poweroff_billing(
         &self,
         label: &str,
         f: &Fetched,
     ) -> Result<(), crate::infra::error::CoreError> {
-        use crate::billing::rates::{self, RateEventKind};
-        let (Some(at), Some(rec_boot), Some(host_now), Some(boot)) = (
-            f.poweroff_at_s,
-            f.poweroff_boot_id.as_deref(),
-            f.host_now_s,
-            f.boot_id.as_deref(),
-        ) else {
-            return Ok(());
+        let seen = poweroff::Seen {
+            poweroff_at_s: f.poweroff_at_s,
+            poweroff_boot_id: f.poweroff_boot_id.as_deref(),
+            host_now_s: f.host_now_s,
+            boot_id: f.boot_id.as_deref(),
+            uptime_s: f.uptime_s,
         };
         let now = self.now_ms();
-        let at_ms = now + (at - host_now) * 1000;
-        let pending = poweroff_pending_meta(label);
-        if boot != rec_boot {
-            self.with_store(|s| {
-                rates::record_guard_event(
-                    s,
-                    label,
-                    RateEventKind::PoweredOff,
-                    at_ms,
-                    "the guard powered the machine off (its record; the machine has booted since)",
-                    now,
-                )
-            })?;
-            if let Some(up) = f.uptime_s {
-                let boot_ms = now - up * 1000;
-                if boot_ms > at_ms {
-                    self.with_store(|s| {
-                        rates::record_guard_event(
-                            s,
-                            label,
-                            RateEventKind::Running,
-                            boot_ms,
-                            "running again: the machine's boot time",
-                            now,
-                        )
-                    })?;
-                }
-            }
-            self.with_store(|s| s.meta_set(&pending, ""))?;
-            return Ok(());
-        }
-        // The same record, moved onto this clock at another contact: within a few seconds.
-        let taken_as_off = self.with_store(|s| rates::get(s, label))?.and_then(|r| {
-            r.history
-                .iter()
-                .find(|e| {
-                    e.kind == RateEventKind::PoweredOff
-                        && e.source == "guard"
-                        && (e.at_ms - at_ms).abs() <= 5_000
-                })
-                .map(|e| e.at_ms)
-        });
-        if let Some(at_ms) = taken_as_off {
-            self.with_store(|s| {
-                rates::record_guard_event(
-                    s,
-                    label,
-                    RateEventKind::Running,
-                    at_ms,
-                    "it answered again on the same boot: it did not power off",
-                    now,
-                )
-            })?;
-            self.with_store(|s| s.meta_set(&pending, ""))?;
-        } else {
-            self.with_store(|s| s.meta_set(&pending, &at_ms.to_string()))?;
-        }
-        Ok(())
+        self.with_store(|s| poweroff::record(s, label, &seen, now))
     }
 
-    /// The host no longer answers: when its guard's power-off record was seen under way on the
-    /// last contact, it went off then (`powered_off` at the record's time). `true` when recorded.
+    /// The host no longer answers: [`poweroff::no_answer`]. `true` when recorded.
     pub(crate) fn guard_poweroff_no_answer(
         &self,
         label: &str,
     ) -> Result<bool, crate::infra::error::CoreError> {
-        use crate::billing::rates::{self, RateEventKind};
-        let pending = poweroff_pending_meta(label);
-        let Some(at_ms) = self
-            .with_store(|s| s.meta_get(&pending))?
-            .and_then(|v| v.parse::<i64>().ok())
-        else {
-            return Ok(false);
-        };
         let now = self.now_ms();
-        self.with_store(|s| {
-            rates::record_guard_event(
-                s,
-                label,
-                RateEventKind::PoweredOff,
-                at_ms,
-                "the guard recorded a power-off and the machine no longer answers",
-                now,
-            )
-        })
+        self.with_store(|s| poweroff::no_answer(s, label, now))
     }
 }
 

@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::app::ctx::mark_released;
 use crate::app::login::{open_saved, verifier, LoginKey, SshEnv};
 use crate::app::App;
 use crate::hostparse::{self, HostParseError, ParsedHost, ParsedHostSummary};
@@ -152,12 +153,6 @@ fn validate_spec(spec: &HostSpec) -> Result<(), RemoteError> {
     Ok(())
 }
 
-/// The ledger knows whether the machine behind a rented host still exists.
-fn mark_released(s: &crate::infra::store::Store, mut h: Host) -> Result<Host, RemoteError> {
-    h.released_ms = crate::providers::ledger::released_at(s.conn(), &h.label)?;
-    Ok(h)
-}
-
 impl App {
     /// Saved hosts, by label; a rented machine that was released is marked (`released_ms`).
     pub fn host_list(&self) -> Result<Vec<Host>, RemoteError> {
@@ -167,23 +162,6 @@ impl App {
                 .map(|h| mark_released(s, h))
                 .collect()
         })
-    }
-
-    /// One saved host (marked when its rented machine was released).
-    pub fn host_get(&self, label: &str) -> Result<Host, RemoteError> {
-        self.with_store_remote(|s| mark_released(s, hosts::require(s, label)?))
-    }
-
-    fn with_store_remote<T>(
-        &self,
-        f: impl FnOnce(&crate::infra::store::Store) -> Result<T, RemoteError>,
-    ) -> Result<T, RemoteError> {
-        let mut out = None;
-        self.with_store(|s| {
-            out = Some(f(s));
-            Ok(())
-        })?;
-        out.unwrap_or_else(|| Err(RemoteError::invalid("store", "not reached")))
     }
 
     /// Connect to a new host, check its host key and save it. The first time, this fails with

@@ -8,6 +8,7 @@
 //! way; domain modules (`crate::estimate`, `crate::remote`, …) never carry `impl App`.
 
 pub mod billing;
+mod ctx;
 pub mod estimate;
 pub mod explain;
 pub mod guard;
@@ -82,7 +83,7 @@ pub struct App {
     op_end: Mutex<crate::infra::opnotice::OpEndHook>,
     /// The machines connected accounts listed that gpurent did not start, as the last reconcile
     /// saw them (Billing counts them between its live reads; memory only).
-    pub(crate) foreign_seen: Mutex<Vec<providers::ForeignSeen>>,
+    pub(crate) foreign_seen: Mutex<Vec<crate::providers::foreign::ForeignSeen>>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -253,9 +254,7 @@ impl App {
         &self,
         f: impl FnOnce(&Store) -> Result<T, CoreError>,
     ) -> Result<T, CoreError> {
-        // A panic while holding the lock leaves the connection itself usable.
-        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        f(&guard)
+        crate::infra::store::locked(&self.store, f)
     }
 }
 

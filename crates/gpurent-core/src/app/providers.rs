@@ -16,10 +16,12 @@ use crate::infra::events::{NoProgress, ProgressSink};
 use crate::infra::ipc::Coded;
 use crate::infra::secret::Secret;
 use crate::providers::accounts::{self, Account};
+use crate::providers::action::{self, Action, ActionHost, Actor};
 use crate::providers::ledger::{
     self, AccountFailure, EventSource, ForeignInstance, InstanceEvent, LedgerInstance, LedgerState,
     ReconcileReport,
 };
+use crate::providers::reconcile::{ReconcileHost, Reconciler};
 use crate::providers::rent::{still_billing, RentHost, RentKey, Renter, READY_NOTE};
 use crate::providers::{
     self, images, ClientConfig, OfferQuery, Provider, ProviderError, ProviderKind, ProviderOffer,
@@ -113,88 +115,13 @@ pub struct InstancesView {
     pub reconcile: ReconcileReport,
 }
 
-/// The money behind stop / start / release, stated before doing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct MoneyNote {
-    pub action: String,
-    /// `gpu_billing_stops_disk_kept` (Vast), `gpu_billing_stops_disk_wiped` (RunPod: the
-    /// container disk is ephemeral, wiped on stop — its spec), `gpu_billing_resumes`,
-    /// `everything_deleted`.
-    pub effect: String,
-    pub price_per_hour_usd: f64,
-    pub disk_gb: u32,
-    /// The disk's monthly cost while stopped, when the provider lists a storage price.
-    pub stopped_storage_usd_per_month: Option<f64>,
-}
+pub use crate::providers::action::MoneyNote;
 
-/// A machine a connected account lists that gpurent did not start, as the reconciles saw it
-/// (memory only): what it has cost since gpurent first saw it, counted between reads while it
-/// billed at the price read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ForeignSeen {
-    pub foreign: ForeignInstance,
-    pub first_seen_ms: i64,
-    pub seen_ms: i64,
-    /// USD billed between the first read and `seen_ms` (while both reads said it billed).
-    pub usd_until_seen: f64,
-}
-
-impl ForeignSeen {
-    /// Its price per hour now (0 when it does not bill its GPU or the price is not reported).
-    pub fn usd_per_hour(&self) -> f64 {
-        if self.foreign.billing {
-            self.foreign
-                .instance
-                .price_per_hour_usd
-                .unwrap_or(0.0)
-                .max(0.0)
-        } else {
-            0.0
-        }
+/// The cost report's live read ([`crate::billing::report::cost_report`]).
+impl crate::billing::report::Reconcile for App {
+    fn reconcile(&self) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
+        self.providers_reconcile()
     }
-}
-
-/// The new reads of the accounts that answered replace their old ones; a machine seen before
-/// keeps its first sight and adds what it billed since the last read; the accounts that could
-/// not be read keep what was seen before.
-pub(crate) fn merge_foreign(
-    old: &[ForeignSeen],
-    fresh: &[ForeignInstance],
-    answered: &[String],
-    now_ms: i64,
-) -> Vec<ForeignSeen> {
-    let mut out: Vec<ForeignSeen> = old
-        .iter()
-        .filter(|o| !answered.contains(&o.foreign.account))
-        .cloned()
-        .collect();
-    for f in fresh {
-        let before = old.iter().find(|o| {
-            o.foreign.account == f.account
-                && o.foreign.provider == f.provider
-                && o.foreign.instance.id == f.instance.id
-        });
-        out.push(match before {
-            Some(b) => ForeignSeen {
-                foreign: f.clone(),
-                first_seen_ms: b.first_seen_ms,
-                seen_ms: now_ms,
-                usd_until_seen: b.usd_until_seen
-                    + if f.billing {
-                        b.usd_per_hour() * (now_ms - b.seen_ms).max(0) as f64 / 3_600_000.0
-                    } else {
-                        0.0
-                    },
-            },
-            None => ForeignSeen {
-                foreign: f.clone(),
-                first_seen_ms: now_ms,
-                seen_ms: now_ms,
-                usd_until_seen: 0.0,
-            },
-        });
-    }
-    out
 }
 
 /// A machine gpurent did not start, released by its provider id (`gpurent release PROVIDER_ID`,
@@ -212,17 +139,7 @@ pub struct ForeignRelease {
     pub state_after: String,
 }
 
-/// An intent row older than this with no instance of its label is closed as `create_failed`.
-const INTENT_GRACE_MS: i64 = 10 * 60 * 1000;
-
 impl App {
-    pub(crate) fn with_db<T>(
-        &self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
-    ) -> Result<T, ProviderError> {
-        self.with_store(|s| Ok(f(s.conn())))?
-    }
-
     /// The identity of the key an account uses now ([`accounts::key_id`]).
     fn account_key_id(&self, account: &Account) -> Result<String, ProviderError> {
         let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
@@ -237,17 +154,6 @@ impl App {
             None => true,
             Some(b) => b == self.account_key_id(account)?,
         })
-    }
-
-    pub(crate) fn provider_client(
-        &self,
-        account: &Account,
-    ) -> Result<Box<dyn Provider>, ProviderError> {
-        let key = self.with_db(|c| accounts::api_key(c, self.keystore.as_ref(), account))?;
-        providers::client(
-            account.provider,
-            ClientConfig::from_env(account.provider, key),
-        )
     }
 
     // ---- accounts ----
@@ -590,133 +496,18 @@ impl App {
         })
     }
 
-    fn reconcile_account(
-        &self,
-        account: &Account,
-        client: &dyn Provider,
-        report: &mut ReconcileReport,
-    ) -> Result<Vec<RemoteInstance>, ProviderError> {
-        let list = client.list()?;
-        let now = self.now_ms();
-        let missing = self.with_db(|c| {
-            ledger::reconcile(c, account.provider, &account.name, &list, now, report)
-        })?;
-        for m in missing {
-            // Made with another key (the account's key was changed, or it is another provider
-            // account): what this key does not see says nothing about the machine.
-            if !self.same_key(&m.ledger_id, account)? {
-                continue;
-            }
-            let closed = match &m.provider_instance_id {
-                // A listing can lag a create, and one "gone" read is not the provider's word:
-                // a direct read with this account's key, confirmed by a second one later.
-                Some(pid) => match client.get(pid)? {
-                    Some(r) => {
-                        self.with_db(|c| {
-                            ledger::seen(c, &m.ledger_id, now)?;
-                            ledger::record(
-                                c,
-                                &m.ledger_id,
-                                LedgerState::from_remote(r.state),
-                                EventSource::Reconcile,
-                                Some(&r.raw_status),
-                                now,
-                            )
-                        })?;
-                        false
-                    }
-                    None => self.with_db(|c| {
-                        ledger::gone_read(
-                            c,
-                            &m.ledger_id,
-                            LedgerState::Terminated,
-                            EventSource::Reconcile,
-                            "gone from the provider",
-                            ledger::CREATE_LAG_MS,
-                            now,
-                        )
-                    })?,
-                },
-                // No provider id: an intent row whose create may never have been sent, or an
-                // unclear create (`unknown`) that may have made a machine. Closed as
-                // `create_failed` only when its label stays unlisted across reads spanning the
-                // grace period (10 min for an intent, 30 min for an unclear create).
-                None => {
-                    let lag = if m.state == LedgerState::Intent {
-                        INTENT_GRACE_MS
-                    } else {
-                        ledger::UNCLEAR_CREATE_MS
-                    };
-                    self.with_db(|c| {
-                        ledger::gone_read(
-                            c,
-                            &m.ledger_id,
-                            LedgerState::CreateFailed,
-                            EventSource::Reconcile,
-                            "no instance with this label appeared",
-                            lag,
-                            now,
-                        )
-                    })?
-                }
-            };
-            if closed {
-                report.closed.push(m.ledger_id.clone());
-            }
-        }
-        Ok(list)
-    }
-
     /// Reconcile every account with the ledger (the edges call this on every start, and the app
-    /// periodically). An account whose list cannot be read is reported and left untouched.
+    /// periodically): [`Reconciler::all`].
     pub fn providers_reconcile(
         &self,
     ) -> Result<(ReconcileReport, Vec<RemoteInstance>), ProviderError> {
-        let mut report = ReconcileReport::default();
-        let mut seen = vec![];
-        let mut answered = vec![];
-        for a in self.provider_list()? {
-            let r = self
-                .provider_client(&a)
-                .and_then(|c| self.reconcile_account(&a, c.as_ref(), &mut report));
-            match r {
-                Ok(list) => {
-                    answered.push(a.name.clone());
-                    seen.extend(list)
-                }
-                Err(e) => report.failed_accounts.push(AccountFailure {
-                    account: a.name.clone(),
-                    code: e.code().to_string(),
-                    message: e.to_string(),
-                }),
-            }
+        Reconciler {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            host: &ProviderSteps(self),
+            foreign: &self.foreign_seen,
         }
-        // A machine started again may be at a new address or port: its saved host follows.
-        let rows = self.with_db(ledger::list)?;
-        for r in &seen {
-            if let Some(row) = rows.iter().find(|l| {
-                l.provider == r.provider && l.provider_instance_id.as_deref() == Some(&r.id)
-            }) {
-                self.follow_endpoint(row, r)?;
-            }
-        }
-        let now = self.now_ms();
-        if let Ok(mut f) = self.foreign_seen.lock() {
-            let accounts: Vec<String> = self.provider_list()?.into_iter().map(|a| a.name).collect();
-            let mut merged = merge_foreign(&f, &report.foreign, &answered, now);
-            // An account removed since is no longer asked: what it listed is not shown.
-            merged.retain(|m| accounts.contains(&m.foreign.account));
-            *f = merged;
-        }
-        Ok((report, seen))
-    }
-
-    /// The machines not started by gpurent as the last reconcile saw them.
-    pub(crate) fn foreign_last_seen(&self) -> Vec<ForeignSeen> {
-        self.foreign_seen
-            .lock()
-            .map(|f| f.clone())
-            .unwrap_or_default()
+        .all()
     }
 
     /// `instances`: reconcile, then every ledger row with what the provider says now.
@@ -744,7 +535,7 @@ impl App {
         let row = self
             .with_db(|c| ledger::find(c, key))?
             .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
-        Ok(money(&row, action))
+        Ok(action::money(&row, action))
     }
 
     /// Stop (`stop`), start (`start`) or terminate (`release`) an instance. Without `yes` this
@@ -764,7 +555,7 @@ impl App {
 
     /// [`App::instance_action`]; before a stop or release, the account's full key a guard holds
     /// on the machine is taken off over SSH (`env`), and the answer's `key_left` says when it
-    /// could not be (the stop or release happens anyway).
+    /// could not be (the stop or release happens anyway). The rules: [`crate::providers::action`].
     pub fn instance_action_with(
         &self,
         key: &str,
@@ -776,178 +567,18 @@ impl App {
         let row = self
             .with_db(|c| ledger::find(c, key))?
             .ok_or_else(|| ProviderError::UnknownInstance(key.to_string()))?;
-        let act: &'static str = match action {
-            "stop" => "stop",
-            "start" => "start",
-            "release" => "release",
-            _ => {
-                return Err(ProviderError::Core(crate::CoreError::invalid(
-                    "action",
-                    "stop, start or release",
-                )))
-            }
-        };
-        let row = if row.state.is_terminal() {
-            // A closed row must not hide a machine that bills: ask the provider (with the row's
-            // own account) and reopen the row when it shows the machine alive.
-            self.reopen_if_alive(&row)?
-                .ok_or_else(|| ProviderError::WrongState {
-                    id: row.id.clone(),
-                    state: row.state.as_str().into(),
-                    action: act,
-                })?
-        } else {
-            row
-        };
-        let Some(pid) = row.provider_instance_id.clone() else {
-            return Err(ProviderError::WrongState {
-                id: row.id,
-                state: row.state.as_str().into(),
-                action: act,
-            });
-        };
-        if !yes {
-            let m = money(&row, act);
-            return Err(ProviderError::ConfirmationRequired {
-                summary: serde_json::to_string(&m).unwrap_or_default(),
-            });
+        let act = Action::parse(action)?;
+        let guard_key = crate::app::guard::GuardKeySteps::new(self, env, cancel);
+        let done = Actor {
+            store: &self.store,
+            clock: self.clock.as_ref(),
+            host: &ProviderSteps(self),
+            key: &guard_key,
         }
-        let account = self.with_db(|c| accounts::get(c, &row.account))?;
-        let client = self.provider_client(&account)?;
-        // A guard's full key leaves the machine before it stops (its disk stays readable).
-        let key_off = match (act, row.host_label.as_deref()) {
-            ("stop" | "release", Some(label)) => self.guard_key_off(label, env, cancel),
-            _ => None,
-        };
-        let now = self.now_ms();
-        let sent = match act {
-            "stop" => client.stop(&pid),
-            "start" => client.start(&pid),
-            _ => client.terminate(&pid),
-        };
-        let key_left = key_off.as_ref().and_then(|k| k.left.clone());
-        // Whether what the provider shows now is the action done.
-        let took_effect = |after: &Option<RemoteInstance>| match act {
-            "stop" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Stopped | RemoteState::Stopping)
-            ),
-            "start" => matches!(
-                after.as_ref().map(|r| r.state),
-                Some(RemoteState::Running | RemoteState::Starting | RemoteState::Provisioning)
-            ),
-            _ => after.as_ref().is_none_or(|r| {
-                matches!(r.state, RemoteState::Terminated | RemoteState::Terminating)
-            }),
-        };
-        // Read back: the ledger records what the provider says, not what was hoped.
-        let after = match sent {
-            Ok(()) => client.get(&pid)?,
-            Err(e) => {
-                // An answer that is not a clear refusal (a 5xx, a timeout) may have been lost
-                // after the provider acted: read back, and go on when it shows the action done.
-                let read = if e.is_clear_refusal() {
-                    None
-                } else {
-                    client.get(&pid).ok()
-                };
-                match read {
-                    Some(Some(r)) if took_effect(&Some(r.clone())) => Some(r),
-                    // Not there after a release whose answer was lost: one read is not the
-                    // provider's word (invariant 3) — noted with this row's own key, and a
-                    // second read some seconds later (the reconcile, a retried release) closes
-                    // the row.
-                    Some(None) if act == "release" && self.same_key(&row.id, &account)? => {
-                        self.with_db(|c| {
-                            ledger::gone_read(
-                                c,
-                                &row.id,
-                                LedgerState::Terminated,
-                                EventSource::Provider,
-                                "gone after a release whose answer was lost",
-                                ledger::CREATE_LAG_MS,
-                                now,
-                            )
-                        })?;
-                        return Err(e);
-                    }
-                    _ => {
-                        if let Some(k) = key_off {
-                            self.guard_key_back(k, &row.account, cancel);
-                        }
-                        return Err(e);
-                    }
-                }
-            }
-        };
-        if after.is_none() && !self.same_key(&row.id, &account)? {
-            // This key cannot see a machine another key made: nothing is concluded.
-            return Err(ProviderError::NotConfirmed {
-                provider: row.provider,
-                state:
-                    "not visible with the account's current key (the row was made with another key)"
-                        .into(),
-            });
-        }
-        match &after {
-            // The provider accepted the terminate and then no longer has the machine: its word,
-            // twice, with this row's own key.
-            None if act == "release" => {
-                self.with_db(|c| {
-                    ledger::record(
-                        c,
-                        &row.id,
-                        LedgerState::Terminated,
-                        EventSource::Provider,
-                        Some("after release: gone"),
-                        now,
-                    )
-                })?;
-            }
-            // One gone read after a stop or start is not the provider's word yet.
-            None => {
-                self.with_db(|c| {
-                    ledger::gone_read(
-                        c,
-                        &row.id,
-                        LedgerState::Terminated,
-                        EventSource::Provider,
-                        &format!("gone after {act}"),
-                        ledger::CREATE_LAG_MS,
-                        now,
-                    )
-                })?;
-            }
-            Some(r) => {
-                self.with_db(|c| {
-                    ledger::seen(c, &row.id, now)?;
-                    ledger::record(
-                        c,
-                        &row.id,
-                        LedgerState::from_remote(r.state),
-                        EventSource::Provider,
-                        Some(&format!("after {act}: {}", r.raw_status)),
-                        now,
-                    )
-                })?;
-            }
-        }
-        if let Some(r) = after.as_ref().filter(|_| act == "start") {
-            self.follow_endpoint(&row, r)?;
-        }
-        let raw = after
-            .as_ref()
-            .map_or_else(|| "gone".to_string(), |r| r.raw_status.clone());
-        if !took_effect(&after) {
-            return Err(ProviderError::NotConfirmed {
-                provider: row.provider,
-                state: raw,
-            });
-        }
-        let mut view = self.instance_view(&row.id, after)?;
-        view.key_left = key_left.is_some();
-        view.key_left_why = key_left;
-        Ok(view)
+        .act(row, act, yes)?;
+        Ok(self
+            .instance_view(&done.id, done.after)?
+            .with_key_left(done.key_left))
     }
 }
 
@@ -1173,6 +804,49 @@ impl App {
     }
 }
 
+impl InstanceView {
+    /// Why the guard's full key may remain on the machine after a stop or release.
+    fn with_key_left(mut self, why: Option<String>) -> Self {
+        self.key_left = why.is_some();
+        self.key_left_why = why;
+        self
+    }
+}
+
+/// What a stop, start or release ([`Actor`]) and a reconcile ([`Reconciler`]) ask of the facade.
+struct ProviderSteps<'a>(&'a App);
+
+impl ActionHost for ProviderSteps<'_> {
+    fn reopen_if_alive(
+        &self,
+        row: &LedgerInstance,
+    ) -> Result<Option<LedgerInstance>, ProviderError> {
+        self.0.reopen_if_alive(row)
+    }
+}
+
+impl ReconcileHost for ProviderSteps<'_> {
+    fn client(&self, account: &Account) -> Result<Box<dyn Provider>, ProviderError> {
+        self.0.provider_client(account)
+    }
+
+    fn accounts(&self) -> Result<Vec<Account>, ProviderError> {
+        self.0.with_db(accounts::list)
+    }
+
+    fn same_key(&self, row_id: &str, account: &Account) -> Result<bool, ProviderError> {
+        self.0.same_key(row_id, account)
+    }
+
+    fn follow_endpoint(
+        &self,
+        row: &LedgerInstance,
+        remote: &RemoteInstance,
+    ) -> Result<(), ProviderError> {
+        self.0.follow_endpoint(row, remote)
+    }
+}
+
 /// What the rent state machine asks of the facade: the reconcile, the SSH port, the saved host
 /// and the key login, with the rent's key and SSH environment.
 struct RentSteps<'a> {
@@ -1184,9 +858,14 @@ struct RentSteps<'a> {
 
 impl RentHost for RentSteps<'_> {
     fn reconcile(&self, account: &Account, client: &dyn Provider) -> Result<(), ProviderError> {
-        self.app
-            .reconcile_account(account, client, &mut ReconcileReport::default())
-            .map(|_| ())
+        Reconciler {
+            store: &self.app.store,
+            clock: self.app.clock.as_ref(),
+            host: &ProviderSteps(self.app),
+            foreign: &self.app.foreign_seen,
+        }
+        .account(account, client, &mut ReconcileReport::default())
+        .map(|_| ())
     }
 
     fn ssh_reachable(&self, host: &str, port: u16) -> bool {
@@ -1229,27 +908,6 @@ impl RentHost for RentSteps<'_> {
                     .unwrap_or_else(|| "key login refused".to_string()),
             )
         })
-    }
-}
-
-fn money(row: &LedgerInstance, action: &str) -> MoneyNote {
-    let storage = row
-        .storage_usd_per_gb_month
-        .filter(|_| row.provider.spec().stopped_bills_storage)
-        .map(|p| p * f64::from(row.disk_gb));
-    MoneyNote {
-        action: action.to_string(),
-        effect: match action {
-            // What a stop does to the disk is the provider's fact (RunPod's container disk is
-            // "ephemeral, wiped on restart": a stopped pod loses what is on it).
-            "stop" => row.provider.spec().stop.money_effect(),
-            "start" => "gpu_billing_resumes",
-            _ => "everything_deleted",
-        }
-        .into(),
-        price_per_hour_usd: row.price_per_hour_usd,
-        disk_gb: row.disk_gb,
-        stopped_storage_usd_per_month: storage,
     }
 }
 

@@ -16,6 +16,7 @@ use crate::app::setup::SetupError;
 use crate::app::App;
 use crate::guard::GuardError;
 use crate::infra::cancel::CancelToken;
+use crate::infra::clock::Clock;
 use crate::infra::error::CoreError;
 use crate::infra::events::{Progress, ProgressSink};
 use crate::infra::ipc::{Coded, ErrorData};
@@ -250,17 +251,19 @@ fn wait_ready(
     wait: Duration,
     app: &str,
     still_up: &mut dyn FnMut() -> Result<(), RecipeError>,
+    clock: &dyn Clock,
     cancel: &CancelToken,
 ) -> Result<(u16, u64), RecipeError> {
-    let started = Instant::now();
+    let started = clock.monotonic();
+    let elapsed = || clock.monotonic().saturating_sub(started);
     let mut last = None;
     loop {
         cancel.check().map_err(RemoteError::from)?;
         last = web::get_status(local_port, path, headers).or(last);
         if last == Some(want) {
-            return Ok((want, started.elapsed().as_millis() as u64));
+            return Ok((want, elapsed().as_millis() as u64));
         }
-        if started.elapsed() >= wait {
+        if elapsed() >= wait {
             return Err(RecipeError::NotReady {
                 app: app.to_string(),
                 path: path.to_string(),
@@ -270,7 +273,7 @@ fn wait_ready(
             });
         }
         still_up()?;
-        std::thread::sleep(Duration::from_millis(250));
+        clock.sleep(Duration::from_millis(250));
     }
 }
 
@@ -435,6 +438,7 @@ impl App {
                     first_boot,
                     &recipe.name,
                     &mut || Ok(()),
+                    self.clock.as_ref(),
                     cancel,
                 )
                 .map_err(at(RecipeStep::Ready))?;
@@ -457,6 +461,7 @@ impl App {
                     first_boot,
                     &recipe.name,
                     &mut || Ok(()),
+                    self.clock.as_ref(),
                     cancel,
                 )
                 .map_err(at(RecipeStep::Ready))?;
@@ -494,6 +499,7 @@ impl App {
                     first_boot,
                     &recipe.name,
                     &mut still_up,
+                    self.clock.as_ref(),
                     cancel,
                 )
                 .map_err(at(r))?;

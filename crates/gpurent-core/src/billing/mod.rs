@@ -2,14 +2,17 @@
 //! `data/billing-rules.csv`) and pure cost functions over a state timeline ([`cost`]): cost so far,
 //! cost per hour now, and the projection to a chosen time, stop/start cycles included. The instance
 //! ledger's `(at_ms, state)` rows plug straight in; a pasted host's timeline is the user's own
-//! (see `docs/billing.md`).
+//! (see `docs/billing.md`). [`report`] builds the cost report over every machine; [`poweroff`]
+//! moves a pasted host's billing on its guard's power-off record.
 
 pub mod budget;
 pub mod cost;
 pub mod instance;
 pub mod money;
 pub mod platforms;
+pub mod poweroff;
 pub mod rates;
+pub mod report;
 pub mod rules;
 pub mod spend;
 

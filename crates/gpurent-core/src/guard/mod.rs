@@ -13,9 +13,11 @@
 //! ([`Decision`]); the last GPU sample is kept as nvidia-smi printed it (`gpu.csv`) and read back
 //! with the monitor's parser. Design and the CLI JSON: `docs/guard.md`.
 //!
-//! [`host`] has the SSH side (facts, install, fetch, snooze, off); the facade is `app/guard.rs`.
+//! [`host`] has the SSH side (facts, install, fetch, snooze, off), [`install`] the workflow of
+//! setting the guard on a host; the facade is `app/guard.rs`.
 
 pub mod error;
+pub mod install;
 pub mod provider;
 pub mod saved;
 pub mod ssh;

@@ -226,6 +226,17 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Run `f` on a store kept behind a mutex, locked for this call only (a step locks per step,
+/// never across a wait or a remote call). A panic while holding the lock leaves the connection
+/// itself usable.
+pub fn locked<T, E>(
+    store: &std::sync::Mutex<Store>,
+    f: impl FnOnce(&Store) -> Result<T, E>,
+) -> Result<T, E> {
+    let guard = store.lock().unwrap_or_else(|p| p.into_inner());
+    f(&guard)
+}
+
 /// An open database. Not `Sync`: the shell keeps it behind a mutex.
 #[derive(Debug)]
 pub struct Store {

@@ -2,10 +2,13 @@
 //!
 //! - [`runpod`] (REST v2, managed containers), [`vast`] (a marketplace with per-offer prices),
 //!   [`lambda`] (plain VMs) and [`autodl`] (容器实例 Pro, amounts in CNY) implement [`Provider`]; each opens with its [`ProviderSpec`] (`SPEC`,
-//!   see [`spec`]): the provider's facts in one place. A fourth provider joins by adding a module
-//!   with its client and its `SPEC` and a [`ProviderKind`] variant (the full list of files it
-//!   touches is in ARCHITECTURE.md, "A fourth provider").
+//!   see [`spec`]): the provider's facts in one place. A new provider joins by adding a module
+//!   with its client and its `SPEC` and a [`ProviderKind`] variant (the other files it touches
+//!   are in ARCHITECTURE.md, "A new provider").
 //! - [`rent`]: the rent state machine on the injected clock.
+//! - [`action`]: stop, start and release, confirmed against the provider's answer.
+//! - [`reconcile`]: the ledger against each account's listing (when a machine is gone), and
+//!   [`foreign`]: the machines gpurent did not start, as the reconciles saw them.
 //! - [`http`]: the one HTTP layer (reqwest on rustls, timeouts on every call, reads retried with
 //!   backoff, `Retry-After` / RunPod `RateLimit` honoured, per-endpoint minimum intervals); a
 //!   create is never re-sent by it.
@@ -19,14 +22,17 @@
 //! The `impl App` facade of this domain is in `app/providers.rs`; nothing here carries `impl App`.
 
 pub mod accounts;
+pub mod action;
 pub mod autodl;
 pub mod crash;
 pub mod error;
 pub mod fit;
+pub mod foreign;
 pub mod http;
 pub mod images;
 pub mod lambda;
 pub mod ledger;
+pub mod reconcile;
 pub mod rent;
 pub mod runpod;
 pub mod spec;

@@ -125,9 +125,7 @@ impl Renter<'_> {
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
-        // A panic while holding the lock leaves the connection itself usable.
-        let guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        f(guard.conn())
+        crate::infra::store::locked(self.store, |s| f(s.conn()))
     }
 
     fn now_ms(&self) -> i64 {

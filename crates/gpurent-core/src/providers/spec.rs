@@ -7,7 +7,7 @@
 //! calls a machine's own guard makes — reads this value instead of matching on the provider.
 //!
 //! What stays in a provider's module is how its API is spoken (request and answer shapes, error
-//! bodies); what stays elsewhere by design is listed in ARCHITECTURE.md ("A fourth provider").
+//! bodies); what stays elsewhere by design is listed in ARCHITECTURE.md ("A new provider").
 
 use super::{ProviderKind, RemoteState};
 use crate::infra::currency::Currency;
