@@ -210,6 +210,32 @@ fn one_gone_read_never_closes_a_row_and_a_closed_row_with_a_live_machine_reopens
             .is_some_and(|d| d.starts_with("reopened"))),
         "{row:?}"
     );
+    // Billing sees it in the provider's state again, as Hosts does (money review F1: the
+    // timeline stopped at the close, so the reopened machine stayed 'terminated' at 0 per hour
+    // in Billing, budgets and the second guard).
+    let c = r
+        .app
+        .cost_report(gpurent_core::app::billing::CostOptions {
+            ahead_ms: None,
+            live: false,
+            include_closed: false,
+        })
+        .expect("cost");
+    let m = c
+        .machines
+        .iter()
+        .find(|m| m.instance.as_deref() == Some(id.as_str()))
+        .unwrap_or_else(|| panic!("the reopened row is in Billing: {c:?}"));
+    assert_ne!(
+        m.state,
+        Some(gpurent_core::billing::rules::InstanceState::Terminated),
+        "{m:?}"
+    );
+    assert_eq!(
+        m.ledger_state.as_deref(),
+        Some(row.ledger.state.as_str()),
+        "{m:?}"
+    );
     // And it can be released from gpurent.
     let out = r
         .app

@@ -16,18 +16,16 @@ use crate::providers::ProviderKind;
 /// The ledger's events as a billing timeline. A ledger state the cost functions cannot map
 /// (`unknown`: an answer was lost or a status not understood) is not a change: the state before it
 /// continues (a machine that was running keeps being billed until a known state says otherwise).
-/// Events after the row closed (late answers kept as notes) are ignored. Returns the timeline and
+/// A late answer after the row closed is kept with the closed state (a note) and changes
+/// nothing; a later event in another state is a reopen (the provider showed the machine alive
+/// after gpurent closed its row, `ledger::reopen`): it bills again from there, never $0
+/// (money review F1: the timeline stopped at the first `terminated`, so a reopened, running
+/// machine cost nothing in Billing, budgets and the second guard). Returns the timeline and
 /// whether an `unknown` was passed over.
 pub fn timeline(events: &[InstanceEvent]) -> (Vec<StateChange>, bool) {
     let mut out: Vec<StateChange> = Vec::new();
     let mut unknown = false;
     for e in events {
-        if out
-            .last()
-            .is_some_and(|c| c.state == InstanceState::Terminated)
-        {
-            break;
-        }
         let Some(state) = InstanceState::from_ledger(e.state.as_str()) else {
             unknown = true;
             continue;
@@ -272,7 +270,8 @@ mod tests {
             },
             Case {
                 // Lambda $1.49/h by the minute: 61 min 1 s of running is 62 minutes; an unknown
-                // answer in between does not stop the meter; terminated ends it.
+                // answer in between does not stop the meter; terminated ends it, and a late
+                // answer after the close (kept with the closed state) changes nothing.
                 name: "lambda per minute until terminate",
                 row: row(ProviderKind::Lambda, 1.49, 0, None),
                 events: vec![
@@ -280,12 +279,29 @@ mod tests {
                     ev(0, Running),
                     ev(30 * MIN, Unknown),
                     ev(61 * MIN + 1_000, Terminated),
-                    ev(70 * MIN, Running), // after close: ignored
+                    ev(70 * MIN, Terminated), // after close: a note
                 ],
                 now: 2 * HOUR,
                 compute: 1.49 * 62.0 / 60.0,
                 storage_meter: None,
                 per_hour_now: 0.0,
+            },
+            Case {
+                // Money review F1: the row was closed wrongly (two "not found" while the
+                // provider lagged) and reopened at 70 min when the machine showed again: it
+                // bills from the reopen on (50 more minutes by 2 h), and per hour now.
+                name: "a reopened machine bills again",
+                row: row(ProviderKind::Lambda, 1.49, 0, None),
+                events: vec![
+                    ev(0, Intent),
+                    ev(0, Running),
+                    ev(61 * MIN + 1_000, Terminated),
+                    ev(70 * MIN, Running), // reopened: the provider lists it alive
+                ],
+                now: 2 * HOUR,
+                compute: 1.49 * (62.0 + 50.0) / 60.0,
+                storage_meter: None,
+                per_hour_now: 1.49,
             },
         ];
         for c in cases {
