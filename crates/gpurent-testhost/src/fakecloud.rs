@@ -95,6 +95,11 @@ pub enum Fault {
     /// Vast's paged instance list: this page says `next_token: null` although its
     /// `total_instances` counts more (a cut listing; the client must not take it as complete).
     CutList,
+    /// AutoDL: the create makes the machine, then answers HTTP 200 with a failure word that is
+    /// not a refusal (`InternalError` / 服务繁忙, the word its 5xx answers carry). AutoDL
+    /// documents no failure codes, so nothing says a failure word means "nothing was made";
+    /// this is the case that costs money if a client reads it as a refusal (money review F9).
+    MadeThenFailureWord,
 }
 
 /// Routes faults can be queued on.
@@ -186,6 +191,8 @@ struct Inner {
     /// What instances report as their price per hour instead of the offer's (RunPod `cost`,
     /// Vast `dph_total`): a provider whose own number differs from gpurent's.
     reported_price: Mutex<Option<f64>>,
+    /// AutoDL: how many snapshot reads still answer `data: null` (details not ready yet).
+    snapshot_null: Mutex<u32>,
     /// Vast `users/current` `balance`.
     balance: Mutex<f64>,
     /// RunPod: pods land on the oldest CUDA host of their cloud that their `gpu.minCudaVersion`
@@ -241,6 +248,7 @@ impl FakeCloud {
             provisioning: Mutex::new(Duration::from_millis(300)),
             create_delay: Mutex::new(Duration::ZERO),
             reported_price: Mutex::new(None),
+            snapshot_null: Mutex::new(0),
             balance: Mutex::new(10.0),
             oldest_host: Mutex::new(false),
             vast_asks: Mutex::new(vec![]),
@@ -446,6 +454,13 @@ impl FakeCloud {
     /// `fake-root-password`; a test sets the loopback sshd's password here).
     pub fn set_root_password(&self, password: &str) {
         *lock(&self.inner.root_password) = password.to_string();
+    }
+
+    /// AutoDL: the next `n` snapshot reads answer `"data": null`. The contract allows it
+    /// (`oneOf: null | Snapshot`), and a public AutoDL client notes that AutoDL sometimes cannot
+    /// return an instance's details right after it was created (money review F12).
+    pub fn autodl_snapshot_null(&self, n: u32) {
+        *lock(&self.inner.snapshot_null) = n;
     }
 
     /// AutoDL: how many snapshots were read (each carries the root password).
@@ -677,6 +692,10 @@ fn create_route(inner: &Inner, label: &str, made: impl FnOnce(&str) -> Answer) -
         create_instance(inner, label)?;
         return server_error(inner.flavor, code);
     }
+    if take_if(inner, Route::Create, |f| *f == Fault::MadeThenFailureWord).is_some() {
+        create_instance(inner, label)?;
+        return Some(ok(autodl_failure("InternalError", "服务繁忙")));
+    }
     if let Some(a) = fault(inner, Route::Create) {
         return a;
     }
@@ -720,6 +739,7 @@ fn fault(inner: &Inner, route: Route) -> Option<Option<Answer>> {
             Some(a)
         }
         Fault::ServerError(code) | Fault::MadeThenFailed(code) => server_error(inner.flavor, code),
+        Fault::MadeThenFailureWord => server_error(inner.flavor, 500),
         // Lag on a route that does not answer it itself: the route's "not there" is its caller's.
         Fault::Lag => server_error(inner.flavor, 503),
         // A cut listing where no paged list answers it (only Vast's list does).
@@ -1773,7 +1793,17 @@ fn autodl(inner: &Inner, method: &str, path: &str, query: &str, body: &Value) ->
             get_one(
                 inner,
                 &id,
-                |inner, i| json!({"code": "Success", "msg": "", "data": autodl_snapshot(inner, i), "request_id": "fake"}),
+                |inner, i| {
+                    let mut null = lock(&inner.snapshot_null);
+                    let data = if *null > 0 {
+                        *null -= 1;
+                        Value::Null
+                    } else {
+                        drop(null);
+                        autodl_snapshot(inner, i)
+                    };
+                    json!({"code": "Success", "msg": "", "data": data, "request_id": "fake"})
+                },
                 autodl_missing,
             )
         }

@@ -353,9 +353,12 @@ impl Autodl {
         Req::new(reqwest::Method::POST, path, kind).json(body)
     }
 
-    fn snapshot(&self, id: &str) -> Result<Snapshot, ProviderError> {
+    fn snapshot(&self, id: &str) -> Result<Option<Snapshot>, ProviderError> {
         let d = self.call(&Self::read_by_id(SNAPSHOT, id), "snapshot")?;
-        Self::parse(d, "snapshot")
+        if d.is_null() {
+            return Ok(None);
+        }
+        Self::parse(d, "snapshot").map(Some)
     }
 
     fn status_word(&self, id: &str) -> Result<String, ProviderError> {
@@ -426,8 +429,13 @@ impl Autodl {
 
     /// A running machine's rate, GPU name and SSH endpoint, from its snapshot (the list carries
     /// none of them).
+    /// `data: null` (the contract allows it; AutoDL sometimes has no details right after a
+    /// create) is "no rate or endpoint yet", never a failed listing (money review F12: one such
+    /// answer failed the account's whole list and ended a rent before its key was installed).
     fn fill_from_snapshot(&self, r: &mut RemoteInstance) -> Result<(), ProviderError> {
-        let s = self.snapshot(&r.id)?;
+        let Some(s) = self.snapshot(&r.id)? else {
+            return Ok(());
+        };
         r.price_per_hour_usd = s.payg_price.map(|p| p / 1000.0);
         if let Some(g) = s.snapshot_gpu_alias_name.filter(|g| !g.is_empty()) {
             r.gpu = Some(g);
@@ -564,7 +572,24 @@ impl Provider for Autodl {
             .parse(KIND, "create")
             .map_err(|e| unclear(e.to_string()))?;
         if env.code != "Success" {
-            return Err(envelope_error(r.status, &env.code, &env.msg));
+            // Only the words that say the create was refused (real name, token, balance,
+            // stock, an unknown GPU spec) mean nothing was made. AutoDL documents no failure
+            // codes, so any other word (`InternalError` / 服务繁忙) may come after the machine
+            // was made: unclear, found by its name later, never "nothing was made" (money
+            // review F9: the row was closed create_failed and the next rent made a second one).
+            let e = envelope_error(r.status, &env.code, &env.msg);
+            let refused = matches!(
+                e,
+                ProviderError::AccountNotVerified { .. }
+                    | ProviderError::AuthRejected { .. }
+                    | ProviderError::InsufficientBalance { .. }
+                    | ProviderError::InsufficientCapacity { .. }
+            ) || env.msg.contains("规格不存在");
+            return Err(if refused {
+                e
+            } else {
+                unclear(format!("create answered {}: {}", env.code, env.msg))
+            });
         }
         env.data
             .as_str()
