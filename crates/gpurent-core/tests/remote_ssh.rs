@@ -27,6 +27,20 @@ fn key_sshd() -> (Sshd, UserKey) {
     (sshd, key)
 }
 
+/// A key login to `sshd` that accepts its host key.
+fn key_login(sshd: &Sshd, key: &UserKey) -> gpurent_core::remote::Connection {
+    let pem = Secret::new(key.private_pem.clone());
+    connect(
+        &ep(sshd),
+        None,
+        Auth::Key(&pem),
+        &opts(),
+        &mut accept_all(),
+        &CancelToken::new(),
+    )
+    .expect("connect")
+}
+
 fn ep(sshd: &Sshd) -> Endpoint {
     Endpoint::new(sshd.host(), sshd.port(), sshd.user())
 }
@@ -103,16 +117,7 @@ fn large_stderr_does_not_deadlock_and_cancel_stops_a_command() {
         return;
     }
     let (sshd, key) = key_sshd();
-    let pem = Secret::new(key.private_pem.clone());
-    let conn = connect(
-        &ep(&sshd),
-        None,
-        Auth::Key(&pem),
-        &opts(),
-        &mut accept_all(),
-        &CancelToken::new(),
-    )
-    .expect("connect");
+    let conn = key_login(&sshd, &key);
     // 3 MiB to stderr before any stdout: more than the 2 MiB channel window.
     let cmd = "head -c 3145728 /dev/zero | tr '\\0' e >&2; head -c 1048576 /dev/zero | tr '\\0' o; exit 7";
     let out = exec(&conn, cmd, &CancelToken::new()).expect("exec");
@@ -150,16 +155,7 @@ fn a_flooding_command_is_stopped_at_the_cap() {
         return;
     }
     let (sshd, key) = key_sshd();
-    let pem = Secret::new(key.private_pem.clone());
-    let conn = connect(
-        &ep(&sshd),
-        None,
-        Auth::Key(&pem),
-        &opts(),
-        &mut accept_all(),
-        &CancelToken::new(),
-    )
-    .expect("connect");
+    let conn = key_login(&sshd, &key);
     // 32 MiB: twice the cap (and bounded, should the cap be gone).
     let e = exec(
         &conn,
