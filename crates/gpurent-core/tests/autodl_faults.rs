@@ -11,81 +11,40 @@
 //! One test function (it sets `GPURENT_AUTODL_*` variables of this process). Needs Prism
 //! (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+mod autodl_common;
+
 use std::time::Duration;
 
-use gpurent_core::app::login::{LoginKey, SshEnv};
-use gpurent_core::app::providers::RentRequest;
-use gpurent_core::app::App;
 use gpurent_core::infra::cancel::CancelToken;
-use gpurent_core::infra::clock::Clock;
 use gpurent_core::infra::events::NoProgress;
-use gpurent_core::infra::paths::Paths;
-use gpurent_core::infra::secret::Secret;
-use gpurent_core::keys::MemoryKeyStore;
 use gpurent_core::providers::ledger::LedgerState;
-use gpurent_core::providers::ProviderKind;
 use gpurent_core::Coded;
-use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Fault, Flavor, Route};
-use gpurent_testhost::{prism_available, Prism, UserKey};
+use gpurent_testhost::fakecloud::{FakeState, Fault, Route};
+use gpurent_testhost::prism_available;
 
 const TOKEN: &str = "fake-autodl-token-faults";
-
-/// The injected clock, moved by the test.
-#[derive(Debug, Clone)]
-struct StepClock(Arc<AtomicI64>);
-
-impl Clock for StepClock {
-    fn now_unix_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 #[test]
 fn autodl_failure_words_and_empty_snapshots_never_cost_a_second_machine() {
     if !prism_available() {
         return;
     }
-    let fake = FakeCloud::start(Flavor::Autodl, TOKEN).expect("fake AutoDL");
+    let autodl_common::Rig {
+        fake,
+        prism,
+        clock,
+        app,
+        key,
+        env,
+        req,
+        ..
+    } = &autodl_common::rig(TOKEN, 1_800_000_000_000);
     fake.set_provisioning(Duration::from_millis(0));
-    let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/provider-specs/autodl-pro.openapi.yaml");
-    let prism = Prism::proxy(&spec, &fake.url()).expect("prism proxy");
-    std::env::remove_var("GPURENT_AUTODL_API_KEY");
-    std::env::set_var("GPURENT_AUTODL_API_URL", prism.url());
-    // 30 s: a failure path only (no fault here hangs a request).
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let clock = StepClock(Arc::new(AtomicI64::new(1_800_000_000_000)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock.clone()), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
-    app.provider_add(ProviderKind::Autodl, None, Secret::new(TOKEN))
-        .expect("connect");
-    let k = UserKey::generate("autodl-faults").expect("key");
-    let key = LoginKey {
-        label: "k".into(),
-        pem: Secret::new(k.private_pem.clone()),
-        public_line: k.public_line.clone(),
-    };
-    let env = SshEnv::under_home(tmp.path(), None);
-    let req = RentRequest {
-        provider: ProviderKind::Autodl,
-        offer_id: fake.offer_id(),
-        image: None,
-        disk_gb: None,
-        no_wait: true,
-        ready_timeout_s: None,
-        account: None,
-        max_price_usd: None,
-    };
 
     // A refusal word is still a refusal: nothing made, nothing held.
     fake.push_fault(Route::Create, Fault::ZeroBalance);
     let e = app
-        .rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        .rent(req, key, env, &NoProgress, &CancelToken::new())
         .expect_err("no money");
     assert_eq!(e.code(), "insufficient_balance", "{e:?}");
     assert_eq!(fake.creates_total(), 0, "a refusal made nothing");
@@ -93,7 +52,7 @@ fn autodl_failure_words_and_empty_snapshots_never_cost_a_second_machine() {
     // F9: the machine was made, the answer is a 200 with a failure word that is no refusal.
     fake.push_fault(Route::Create, Fault::MadeThenFailureWord);
     let e = app
-        .rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        .rent(req, key, env, &NoProgress, &CancelToken::new())
         .expect_err("a failure word");
     assert_eq!(e.code(), "create_outcome_unknown", "{e:?}");
     assert_eq!(fake.creates_total(), 1, "the machine was made");
@@ -106,7 +65,7 @@ fn autodl_failure_words_and_empty_snapshots_never_cost_a_second_machine() {
     assert_eq!(open.len(), 1, "the row stays open: {view:?}");
     assert_ne!(open[0].ledger.state, LedgerState::CreateFailed, "{view:?}");
     // The next rent finds that machine and makes none: one intended rent, one machine.
-    let again = app.rent(&req, &key, &env, &NoProgress, &CancelToken::new());
+    let again = app.rent(req, key, env, &NoProgress, &CancelToken::new());
     assert_eq!(fake.creates_total(), 1, "a second machine: {again:?}");
     assert_eq!(
         fake.instances()
@@ -118,7 +77,7 @@ fn autodl_failure_words_and_empty_snapshots_never_cost_a_second_machine() {
 
     // F12: the running machine's snapshot has no details yet: the list still reads, the machine
     // is shown (no rate yet), nothing is closed.
-    clock.0.fetch_add(60_000, Ordering::SeqCst);
+    clock.advance(60_000);
     fake.autodl_snapshot_null(5);
     let view = app
         .instances()
@@ -138,4 +97,7 @@ fn autodl_failure_words_and_empty_snapshots_never_cost_a_second_machine() {
         view.reconcile.closed.is_empty(),
         "nothing closed on an empty snapshot: {view:?}"
     );
+    // Every request and every answer kept to the contract (a null snapshot and a 200 with a
+    // failure word included).
+    prism.assert_spec_kept("AutoDL");
 }

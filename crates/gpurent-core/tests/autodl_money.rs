@@ -11,14 +11,10 @@
 //! and the E2E journey). One test function (it sets `GPURENT_AUTODL_*` variables of this
 //! process). Needs Prism (`npm ci`): skipped with a message otherwise, failing under `CI=true`.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+mod autodl_common;
+
 use std::time::{Duration, Instant};
 
-use gpurent_core::app::login::{LoginKey, SshEnv};
-use gpurent_core::app::providers::RentRequest;
-use gpurent_core::app::App;
 use gpurent_core::billing::budget::Period;
 use gpurent_core::billing::money::Money;
 use gpurent_core::billing::platforms::Platform;
@@ -26,27 +22,14 @@ use gpurent_core::billing::Currency;
 use gpurent_core::infra::cancel::CancelToken;
 use gpurent_core::infra::clock::Clock;
 use gpurent_core::infra::events::NoProgress;
-use gpurent_core::infra::paths::Paths;
-use gpurent_core::infra::secret::Secret;
-use gpurent_core::keys::MemoryKeyStore;
 use gpurent_core::providers::ProviderKind;
 use gpurent_core::second_guard::notice::NoticeKind;
-use gpurent_testhost::fakecloud::{FakeCloud, FakeState, Flavor};
-use gpurent_testhost::{prism_available, Prism, UserKey};
+use gpurent_testhost::fakecloud::FakeState;
+use gpurent_testhost::prism_available;
 
 const TOKEN: &str = "fake-autodl-token-money";
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
-
-/// The injected clock, moved by the test.
-#[derive(Debug, Clone)]
-struct StepClock(Arc<AtomicI64>);
-
-impl Clock for StepClock {
-    fn now_unix_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 fn near(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
@@ -57,47 +40,24 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
     if !prism_available() {
         return;
     }
-    let fake = FakeCloud::start(Flavor::Autodl, TOKEN).expect("fake AutoDL");
+    let t0 = 1_800_000_000_000;
+    let autodl_common::Rig {
+        fake,
+        prism,
+        clock,
+        app,
+        key,
+        env,
+        req,
+        ..
+    } = &autodl_common::rig(TOKEN, t0);
     fake.set_provisioning(Duration::from_millis(300));
     // The wallet: ¥88.50 (88500 on the wire); the machine's own rate: ¥2.10/h (payg_price 2100),
     // not the documented ¥1.97 the offer showed.
     fake.set_balance(88.5);
     fake.set_reported_price(Some(2.1));
-    let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/provider-specs/autodl-pro.openapi.yaml");
-    let prism = Prism::proxy(&spec, &fake.url()).expect("prism proxy");
-    std::env::remove_var("GPURENT_AUTODL_API_KEY");
-    std::env::set_var("GPURENT_AUTODL_API_URL", prism.url());
-    // 30 s: a failure path only (no fault here hangs a request); a few seconds could be
-    // reached by a loaded machine answering a create, which is never resent.
-    std::env::set_var("GPURENT_HTTP_TIMEOUT_S", "30");
-    let tmp = tempfile::tempdir().expect("tmp");
-    let t0 = 1_800_000_000_000;
-    let clock = StepClock(Arc::new(AtomicI64::new(t0)));
-    let app = App::open(Paths::under(tmp.path()), Arc::new(clock.clone()), None)
-        .expect("app")
-        .with_keystore(Box::new(MemoryKeyStore::new()));
-    app.provider_add(ProviderKind::Autodl, None, Secret::new(TOKEN))
-        .expect("connect");
-    let k = UserKey::generate("autodl-money").expect("key");
-    let key = LoginKey {
-        label: "k".into(),
-        pem: Secret::new(k.private_pem.clone()),
-        public_line: k.public_line.clone(),
-    };
-    let env = SshEnv::under_home(tmp.path(), None);
-    let req = RentRequest {
-        provider: ProviderKind::Autodl,
-        offer_id: fake.offer_id(),
-        image: None,
-        disk_gb: None,
-        no_wait: true,
-        ready_timeout_s: None,
-        account: None,
-        max_price_usd: None,
-    };
     let rented = app
-        .rent(&req, &key, &env, &NoProgress, &CancelToken::new())
+        .rent(req, key, env, &NoProgress, &CancelToken::new())
         .expect("rent");
     let id = rented.ledger.id.clone();
     assert!(near(rented.ledger.price_per_hour_usd, 1.97));
@@ -109,7 +69,7 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
 
     // Running, read live: the machine in yuan, AutoDL's own rate beside gpurent's.
     app.cost_all(None).expect("first read");
-    clock.0.fetch_add(2 * HOUR, Ordering::SeqCst);
+    clock.advance(2 * HOUR);
     let report = app.cost_all(None).expect("cost");
     let m = report
         .machines
@@ -171,9 +131,9 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
     assert_eq!(spent(Currency::Usd), 0.0, "{budgets:?}");
 
     // Powered off: AutoDL would release it 15 days after this stop (data wiped).
-    clock.0.fetch_add(HOUR, Ordering::SeqCst);
+    clock.advance(HOUR);
     let stopped_at = clock.now_unix_ms();
-    app.instance_action_with(&id, "stop", true, Some(&env), &CancelToken::new())
+    app.instance_action_with(&id, "stop", true, Some(env), &CancelToken::new())
         .expect("power off");
     let report = app.cost_all(None).expect("cost after the stop");
     let m = report
@@ -190,8 +150,8 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
 
     // Ten days off: nothing yet. Thirteen: the second guard warns, once.
     let cancel = CancelToken::new();
-    clock.0.fetch_add(10 * DAY, Ordering::SeqCst);
-    let tick = app.second_guard_tick(&env, &cancel).expect("tick");
+    clock.advance(10 * DAY);
+    let tick = app.second_guard_tick(env, &cancel).expect("tick");
     assert!(
         tick.notices
             .iter()
@@ -199,8 +159,8 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
         "{:?}",
         tick.notices
     );
-    clock.0.fetch_add(3 * DAY, Ordering::SeqCst);
-    let tick = app.second_guard_tick(&env, &cancel).expect("tick");
+    clock.advance(3 * DAY);
+    let tick = app.second_guard_tick(env, &cancel).expect("tick");
     let soon: Vec<_> = tick
         .notices
         .iter()
@@ -209,7 +169,7 @@ fn an_autodl_machine_is_billed_in_yuan_and_warned_before_its_release() {
     assert_eq!(soon.len(), 1, "{:?}", tick.notices);
     assert_eq!(soon[0].platform, Some(Platform::Autodl));
     assert_eq!(soon[0].hours, Some(48.0), "{:?}", soon[0]);
-    let tick = app.second_guard_tick(&env, &cancel).expect("tick");
+    let tick = app.second_guard_tick(env, &cancel).expect("tick");
     assert!(tick
         .notices
         .iter()
