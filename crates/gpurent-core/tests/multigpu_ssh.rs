@@ -175,16 +175,7 @@ fn ranks_stream_with_their_environment_and_a_cancel_kills_them_all() {
     // Rank 1 ignores SIGTERM before the stop (its SigIgn has bit 15, read from /proc), waited
     // for: a 500 ms sleep raced Python's start on a loaded machine, and a rank that had not got
     // there yet died of the TERM, so the KILL after the grace went untested.
-    let ignores_term = |pid: &u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|st| {
-                st.lines()
-                    .find_map(|l| l.strip_prefix("SigIgn:"))
-                    .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-            })
-            .is_some_and(|m| m & (1 << (15 - 1)) != 0)
-    };
+    let ignores_term = |pid: &u32| gpurent_testhost::ignores_sigterm(&pid.to_string());
     let t = Instant::now();
     while !ranks.iter().any(ignores_term) {
         assert!(

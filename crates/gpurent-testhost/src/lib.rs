@@ -144,6 +144,21 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether process `pid` of this machine ignores SIGTERM (bit 15 of `SigIgn` in
+/// `/proc/PID/status`): what a test waits for before it sends a TERM that must be ignored,
+/// instead of sleeping and racing the process's `trap "" TERM` or `signal(SIGTERM, SIG_IGN)`.
+/// `false` for a process that is gone or unreadable.
+pub fn ignores_sigterm(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        })
+        .is_some_and(|m| m & (1 << (15 - 1)) != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

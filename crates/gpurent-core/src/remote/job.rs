@@ -376,16 +376,7 @@ mod tests {
         // A marked process ignores TERM once the setsid sh has run its `trap "" TERM` (its sleep
         // inherits that): read from /proc (SigIgn, bit 15), not given 200 ms — a TERM that came
         // before the trap ended the job at once, and "the grace was given" failed under load.
-        let ignores_term = |pid: &String| {
-            std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .ok()
-                .and_then(|st| {
-                    st.lines()
-                        .find_map(|l| l.strip_prefix("SigIgn:"))
-                        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-                })
-                .is_some_and(|m| m & (1 << (15 - 1)) != 0)
-        };
+        let ignores_term = |pid: &String| gpurent_testhost::ignores_sigterm(pid);
         let t = std::time::Instant::now();
         // The job's sh (or its last command, where sh execs it), its sleep, the setsid sh and its
         // sleep; up to 30 s, a hang guard.
